@@ -1,0 +1,46 @@
+// rsmap check-host: validates a host's complex_values and prints its canonical form.
+package rsmap.cli;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+import rsmap.Limits;
+import rsmap.ParseException;
+import rsmap.complex.ComplexTable;
+import rsmap.map.ComplexValues;
+
+@Command(name = "check-host", description = "Check a host's complex_values against a complex table and print "
+        + "the canonical form.")
+final class CheckHost implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--complexes", required = true, paramLabel = "FILE", description = "The complex table.")
+    Path complexes;
+
+    @Option(names = "--max-rsmap-ids", paramLabel = "N", defaultValue = "512",
+            description = "MAX_RSMAP_IDS: most ids the short form gpu=N may create; 0 rejects it (default 512).")
+    int maxRsmapIds;
+
+    @Parameters(index = "0", paramLabel = "VALUE", description = "The complex_values, e.g. 'gpu=2(gpu0 gpu1)'.")
+    String value;
+
+    @Override
+    public Integer call() throws Refused {
+        if (maxRsmapIds < 0) {
+            throw new Refused("--max-rsmap-ids must be 0 or more, not " + maxRsmapIds);
+        }
+        Limits limits = Limits.DEFAULT.withMaxRsmapIds(maxRsmapIds);
+        ComplexTable table = Inputs.complexes(complexes, limits);
+        try {
+            spec.commandLine().getOut().println(ComplexValues.parse(value, table, limits));
+            return 0;
+        } catch (ParseException e) {
+            throw new Refused(e.getMessage());
+        }
+    }
+}

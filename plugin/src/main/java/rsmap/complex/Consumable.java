@@ -1,0 +1,26 @@
+// Column "consumable" of a complex: whether and how often a request for it is booked.
+package rsmap.complex;
+
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * How a consumable is booked (seed 002, "How often the amount is taken"): YES per slot, JOB once for
+ * the whole job on the master host, HOST once per host the job runs on; NO is not a consumable.
+ */
+public enum Consumable {
+    NO, YES, JOB, HOST;
+
+    public boolean isConsumable() {
+        return this != NO;
+    }
+
+    public static Optional<Consumable> byName(String text) {
+        for (Consumable c : values()) {
+            if (c.name().equals(text.toUpperCase(Locale.ROOT))) {
+                return Optional.of(c);
+            }
+        }
+        return Optional.empty();
+    }
+}

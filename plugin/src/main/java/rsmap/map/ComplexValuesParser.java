@@ -1,0 +1,391 @@
+// Reads a complex_values string: entries, amounts, id lists, ranges and characteristics blocks.
+package rsmap.map;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import rsmap.Limits;
+import rsmap.ParseException;
+import rsmap.complex.Complex;
+import rsmap.complex.ComplexTable;
+import rsmap.complex.Value;
+
+/**
+ * One pass over the text, with offsets into the original so errors point at what the admin wrote.
+ * A backslash before a line end continues the line; it and all other whitespace separate entries and
+ * ids, and are ignored inside a characteristics block (seed 002, "CHARACTERISTICS").
+ */
+final class ComplexValuesParser {
+    private static final String KEYWORD = "complex_values";
+
+    private final String in;
+    private final ComplexTable table;
+    private final Limits limits;
+    private int pos;
+
+    ComplexValuesParser(String in, ComplexTable table, Limits limits) {
+        this.in = in;
+        this.table = table;
+        this.limits = limits;
+    }
+
+    ComplexValues parse() throws ParseException {
+        if (in.length() > limits.maxInputChars()) {
+            throw error("value longer than " + limits.maxInputChars() + " characters", limits.maxInputChars());
+        }
+        skipBlank();
+        // The line of a host configuration file may be pasted whole: "complex_values gpu=...".
+        if (in.startsWith(KEYWORD, pos) && pos + KEYWORD.length() < in.length()
+                && isBlank(pos + KEYWORD.length())) {
+            pos += KEYWORD.length();
+            skipBlank();
+        }
+        if (pos == in.length()) {
+            throw error("empty complex_values (write NONE for none)", pos);
+        }
+        int end = in.length();
+        while (end > pos && isBlank(end - 1)) {
+            end--;
+        }
+        if (in.substring(pos, end).equalsIgnoreCase("NONE")) {
+            return new ComplexValues(List.of());
+        }
+        List<ComplexValues.Entry> entries = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        int instances = 0;
+        while (true) {
+            int at = pos;
+            ComplexValues.Entry e = entry();
+            if (!names.add(e.name())) {
+                throw error("'" + e.name() + "' is set twice in this list", at);
+            }
+            if (e instanceof ResourceMap) {
+                instances += ((ResourceMap) e).amount();
+                if (instances > limits.maxInstances()) {
+                    throw error("more than " + limits.maxInstances() + " instances on one host", at);
+                }
+            }
+            entries.add(e);
+            int before = pos;
+            skipBlank();
+            if (pos == in.length()) {
+                return new ComplexValues(entries);
+            }
+            if (in.charAt(pos) == ',') {
+                pos++;
+                skipBlank();
+                if (pos == in.length()) {
+                    throw error("expected an entry after ','", pos);
+                }
+            } else if (pos == before) {
+                throw error("unexpected '" + in.charAt(pos) + "' after '" + e.name() + "'", pos);
+            }
+        }
+    }
+
+    private ComplexValues.Entry entry() throws ParseException {
+        int start = pos;
+        while (pos < in.length() && in.charAt(pos) != '=' && in.charAt(pos) != ',' && !isBlank(pos)) {
+            pos++;
+        }
+        String name = in.substring(start, pos);
+        if (name.isEmpty()) {
+            throw error("expected a complex name, found '" + in.charAt(pos) + "'", pos);
+        }
+        if (pos == in.length() || in.charAt(pos) != '=') {
+            throw error("expected '=' after '" + name + "'", pos);
+        }
+        Complex complex = table.find(name).orElseThrow(() -> error("unknown complex '" + name + "'", start));
+        pos++;
+        if (complex.isResourceMap()) {
+            return resourceMap(complex);
+        }
+        int vstart = pos;
+        while (pos < in.length() && in.charAt(pos) != ',' && !isBlank(pos)) {
+            pos++;
+        }
+        if (vstart == pos) {
+            throw error("expected a value for '" + complex.name() + "'", vstart);
+        }
+        return new Setting(complex, Value.parse(complex.type(), in, vstart, pos));
+    }
+
+    private ResourceMap resourceMap(Complex complex) throws ParseException {
+        int amountAt = pos;
+        while (pos < in.length() && in.charAt(pos) >= '0' && in.charAt(pos) <= '9') {
+            pos++;
+        }
+        if (amountAt == pos) {
+            throw error("expected the amount of resource map '" + complex.name() + "' (a whole number)", amountAt);
+        }
+        if (pos - amountAt > 9) {
+            throw error("amount " + in.substring(amountAt, pos) + " is too large", amountAt);
+        }
+        int amount = Integer.parseInt(in.substring(amountAt, pos));
+        if (pos == in.length() || in.charAt(pos) != '(') {
+            if (pos < in.length() && in.charAt(pos) != ',' && !isBlank(pos)) {
+                throw error("unexpected '" + in.charAt(pos) + "' after the amount of '" + complex.name()
+                        + "' (expected '(' or the end of the entry)", pos);
+            }
+            return shortForm(complex, amount, amountAt);
+        }
+        int open = pos++;
+        List<Instance> instances = new ArrayList<>();
+        Map<String, Characteristics> seen = new HashMap<>();
+        while (true) {
+            skipBlank();
+            if (pos == in.length()) {
+                throw error("'(' without a matching ')'", open);
+            }
+            if (in.charAt(pos) == ')') {
+                pos++;
+                break;
+            }
+            idSpec(instances, seen);
+        }
+        if (instances.size() != amount) {
+            throw error("amount " + amount + " of '" + complex.name() + "' does not match the " + instances.size()
+                    + " instance" + (instances.size() == 1 ? "" : "s") + " listed", amountAt);
+        }
+        return new ResourceMap(complex, instances);
+    }
+
+    /** Seed 002, "The short form": gpu=4 is gpu=4(0-3), at most MAX_RSMAP_IDS ids, none when it is 0. */
+    private ResourceMap shortForm(Complex complex, int amount, int amountAt) throws ParseException {
+        if (limits.maxRsmapIds() == 0) {
+            throw error("the short form '" + complex.name() + "=" + amount + "' is disabled (MAX_RSMAP_IDS is 0);"
+                    + " list the ids, e.g. " + complex.name() + "=2(0 1)", amountAt);
+        }
+        if (amount > limits.maxRsmapIds()) {
+            throw error("the short form '" + complex.name() + "=" + amount + "' creates more than MAX_RSMAP_IDS="
+                    + limits.maxRsmapIds() + " ids; list them explicitly", amountAt);
+        }
+        List<Instance> instances = new ArrayList<>(amount);
+        for (int i = 0; i < amount; i++) {
+            instances.add(Instance.bare(Integer.toString(i)));
+        }
+        return new ResourceMap(complex, instances);
+    }
+
+    /** One id-spec: an identifier, a range {@code 1-3}, or an identifier with a characteristics block. */
+    private void idSpec(List<Instance> instances, Map<String, Characteristics> seen) throws ParseException {
+        int start = pos;
+        while (pos < in.length() && isIdChar(in.charAt(pos)) && !isContinuation(pos)) {
+            pos++;
+        }
+        if (pos == start) {
+            char c = in.charAt(pos);
+            if (c == '[') {
+                throw error("a characteristics block must follow its identifier directly", pos);
+            }
+            throw error("'" + c + "' cannot appear in an identifier", pos);
+        }
+        if (pos - start > limits.maxTokenChars()) {
+            throw error("identifier longer than " + limits.maxTokenChars() + " characters", start);
+        }
+        for (int i = start; i < pos; i++) {
+            if (Character.isISOControl(in.charAt(i))) {
+                throw error("control character in identifier", i);
+            }
+        }
+        String token = in.substring(start, pos);
+        Characteristics chars = Characteristics.NONE;
+        if (pos < in.length() && in.charAt(pos) == '[') {
+            chars = block();
+        }
+        if (pos < in.length() && in.charAt(pos) != ')' && !isBlank(pos)) {
+            char c = in.charAt(pos);
+            throw error(c == '[' ? "an identifier carries one characteristics block"
+                    : "'" + c + "' cannot appear in an identifier", pos);
+        }
+        long[] range = range(token, start);
+        if (range == null) {
+            add(instances, seen, token, chars, start);
+            return;
+        }
+        long count = range[1] - range[0] + 1;
+        if (count > 1 && !chars.isEmpty()) {
+            throw error("characteristics cannot be attached to the range '" + token
+                    + "', which covers more than one identifier; list them one by one", start);
+        }
+        if (instances.size() + count > limits.maxInstances()) {
+            throw error("range '" + token + "' makes more than " + limits.maxInstances() + " instances", start);
+        }
+        for (long id = range[0]; id <= range[1]; id++) {
+            add(instances, seen, Long.toString(id), chars, start);
+        }
+    }
+
+    private void add(List<Instance> instances, Map<String, Characteristics> seen, String id, Characteristics chars,
+                     int at) throws ParseException {
+        if (instances.size() >= limits.maxInstances()) {
+            throw error("more than " + limits.maxInstances() + " instances in one resource map", at);
+        }
+        Characteristics first = seen.putIfAbsent(id, chars);
+        if (first != null) {
+            // Seed 002, "Repeated identifiers": all occurrences carry the same set, order ignored.
+            if (first.isEmpty() != chars.isEmpty()) {
+                throw error("identifier '" + id + "' occurs both bare and with characteristics", at);
+            }
+            if (!first.equals(chars)) {
+                throw error("identifier '" + id + "' carries characteristics that differ from its first"
+                        + " occurrence " + id + first, at);
+            }
+            chars = first;
+        }
+        instances.add(new Instance(id, chars));
+    }
+
+    /** {@code [lo, hi]} of an integer range token, or null for a plain identifier. */
+    private long[] range(String token, int at) throws ParseException {
+        int dash = token.indexOf('-');
+        if (dash <= 0 || dash == token.length() - 1 || !digits(token, 0, dash)
+                || !digits(token, dash + 1, token.length())) {
+            return null;
+        }
+        String lo = token.substring(0, dash);
+        String hi = token.substring(dash + 1);
+        if ((lo.length() > 1 && lo.charAt(0) == '0') || (hi.length() > 1 && hi.charAt(0) == '0')) {
+            throw error("range '" + token + "' has a leading zero; write the ids one by one", at);
+        }
+        if (lo.length() > 18 || hi.length() > 18) {
+            throw error("range '" + token + "' is out of bounds", at);
+        }
+        long a = Long.parseLong(lo);
+        long b = Long.parseLong(hi);
+        if (b < a) {
+            throw error("range '" + token + "' runs backwards", at);
+        }
+        if (b - a >= limits.maxInstances()) {
+            throw error("range '" + token + "' makes more than " + limits.maxInstances() + " instances", at);
+        }
+        return new long[] {a, b};
+    }
+
+    /** {@code [name=value,...]}: whitespace inside is ignored; offsets still point into the input. */
+    private Characteristics block() throws ParseException {
+        int open = pos++;
+        StringBuilder clean = new StringBuilder();
+        List<Integer> where = new ArrayList<>();
+        while (true) {
+            if (pos == in.length()) {
+                throw error("'[' without a matching ']'", open);
+            }
+            char c = in.charAt(pos);
+            if (c == ']') {
+                break;
+            }
+            if (isContinuation(pos)) {
+                pos += in.charAt(pos + 1) == '\r' ? 3 : 2;
+                continue;
+            }
+            if (!Character.isWhitespace(c)) {
+                clean.append(c);
+                where.add(pos);
+            }
+            pos++;
+        }
+        int close = pos++;
+        where.add(close);
+        if (clean.length() == 0) {
+            throw error("empty characteristics block", open);
+        }
+        Map<String, Value> values = new TreeMap<>();
+        int from = 0;
+        while (from <= clean.length()) {
+            int comma = clean.indexOf(",", from);
+            int to = comma < 0 ? clean.length() : comma;
+            characteristic(clean.toString(), from, to, where, values);
+            from = to + 1;
+        }
+        return Characteristics.of(values);
+    }
+
+    private void characteristic(String clean, int from, int to, List<Integer> where, Map<String, Value> values)
+            throws ParseException {
+        if (from == to) {
+            throw error("empty characteristic in block", where.get(from));
+        }
+        int eq = clean.indexOf('=', from);
+        if (eq < 0 || eq >= to) {
+            throw error("expected '=' in characteristic '" + clean.substring(from, to) + "'", where.get(from));
+        }
+        String name = clean.substring(from, eq);
+        if (name.isEmpty()) {
+            throw error("expected a characteristic name before '='", where.get(from));
+        }
+        for (int i = eq + 1; i < to; i++) {
+            char c = clean.charAt(i);
+            if (c == '=' || c == '(' || c == ')') {
+                throw error("'" + c + "' cannot appear in a characteristic value", where.get(i));
+            }
+        }
+        if (eq + 1 == to) {
+            throw error("empty value for characteristic '" + name + "'", where.get(eq + 1));
+        }
+        Complex complex = table.find(name).orElseThrow(() -> error("unknown complex '" + name
+                + "' (a characteristic must be a defined complex)", where.get(from)));
+        if (complex.isResourceMap()) {
+            throw error("resource map '" + complex.name() + "' cannot be used as a characteristic", where.get(from));
+        }
+        if (values.containsKey(complex.name())) {
+            throw error("characteristic '" + complex.name() + "' is given twice", where.get(from));
+        }
+        try {
+            String text = clean.substring(eq + 1, to);
+            values.put(complex.name(), Value.parse(complex.type(), text));
+            if (complex.name().equals(DeviceList.CHARACTERISTIC)) {
+                DeviceList.parse(text);
+            }
+        } catch (ParseException e) {
+            throw error(e.problem() + " (characteristic '" + complex.name() + "')", where.get(eq + 1 + e.offset()));
+        }
+    }
+
+    /** Seed 002: an identifier contains anything but whitespace, ',', '=', '(', ')', '[' and ']'. */
+    private static boolean isIdChar(char c) {
+        return !Character.isWhitespace(c) && c != ',' && c != '=' && c != '(' && c != ')' && c != '[' && c != ']';
+    }
+
+    private boolean isContinuation(int i) {
+        return in.charAt(i) == '\\' && i + 1 < in.length()
+                && (in.charAt(i + 1) == '\n' || (in.charAt(i + 1) == '\r' && i + 2 < in.length()
+                && in.charAt(i + 2) == '\n'));
+    }
+
+    private boolean isBlank(int i) {
+        return Character.isWhitespace(in.charAt(i)) || isContinuation(i);
+    }
+
+    private void skipBlank() {
+        while (pos < in.length()) {
+            if (isContinuation(pos)) {
+                pos += in.charAt(pos + 1) == '\r' ? 3 : 2;
+            } else if (Character.isWhitespace(in.charAt(pos))) {
+                pos++;
+            } else {
+                return;
+            }
+        }
+    }
+
+    private static boolean digits(String s, int from, int to) {
+        if (from >= to) {
+            return false;
+        }
+        for (int i = from; i < to; i++) {
+            if (s.charAt(i) < '0' || s.charAt(i) > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private ParseException error(String problem, int at) {
+        return new ParseException(problem, in, at);
+    }
+}

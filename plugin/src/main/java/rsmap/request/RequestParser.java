@@ -1,0 +1,293 @@
+// Reads a request list: entries, amounts, and the bracket parameters of resource map requests.
+package rsmap.request;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import rsmap.Limits;
+import rsmap.ParseException;
+import rsmap.complex.Complex;
+import rsmap.complex.ComplexTable;
+import rsmap.complex.Value;
+import rsmap.complex.ValueType;
+
+/**
+ * One pass with offsets into the original text. Entries are separated by commas; blanks around
+ * commas, brackets and '=' are allowed. Parameters (seed 002, "Parameters in a request"): id, same,
+ * scope, distinct and bind are reserved; any other name is a characteristic.
+ */
+final class RequestParser {
+    private final String in;
+    private final ComplexTable table;
+    private final Limits limits;
+    private int pos;
+
+    RequestParser(String in, ComplexTable table, Limits limits) {
+        this.in = in;
+        this.table = table;
+        this.limits = limits;
+    }
+
+    RequestList parse() throws ParseException {
+        if (in.length() > limits.maxInputChars()) {
+            throw error("request longer than " + limits.maxInputChars() + " characters", limits.maxInputChars());
+        }
+        List<Request> out = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        skipBlank();
+        if (pos == in.length()) {
+            throw error("empty request", pos);
+        }
+        while (true) {
+            int at = pos;
+            Request r = entry();
+            if (!names.add(r.name())) {
+                throw error("'" + r.name() + "' is requested twice", at);
+            }
+            out.add(r);
+            skipBlank();
+            if (pos == in.length()) {
+                return new RequestList(out);
+            }
+            if (in.charAt(pos) != ',') {
+                throw error("unexpected '" + in.charAt(pos) + "' after the request for '" + r.name() + "'", pos);
+            }
+            pos++;
+            skipBlank();
+            if (pos == in.length()) {
+                throw error("expected a request after ','", pos);
+            }
+        }
+    }
+
+    private Request entry() throws ParseException {
+        int start = pos;
+        while (pos < in.length() && "=,[]".indexOf(in.charAt(pos)) < 0 && !Character.isWhitespace(in.charAt(pos))) {
+            pos++;
+        }
+        String name = in.substring(start, pos);
+        if (name.isEmpty()) {
+            throw error("expected a complex name, found '" + in.charAt(pos) + "'", pos);
+        }
+        skipBlank();
+        if (pos == in.length() || in.charAt(pos) != '=') {
+            throw error("expected '=' after '" + name + "'", pos);
+        }
+        pos++;
+        skipBlank();
+        Complex complex = table.find(name).orElseThrow(() -> error("unknown complex '" + name + "'", start));
+        if (!complex.requestable().isRequestable()) {
+            throw error("complex '" + complex.name() + "' is not requestable", start);
+        }
+        if (complex.isResourceMap()) {
+            return resourceRequest(complex);
+        }
+        int vstart = pos;
+        // String values are patterns whose [...] classes belong to them; other types end at '['.
+        int vend = valueEnd(complex.type().isString() ? Stop.PATTERN : Stop.PLAIN);
+        if (vend < in.length() && in.charAt(vend) == '[') {
+            throw error("parameters in brackets are for resource maps only, and '" + complex.name()
+                    + "' is a " + complex.type(), vstart);
+        }
+        Value value = Value.parse(complex.type(), in, vstart, vend);
+        if (complex.type().isString()) {
+            // An ordinary request for a string complex is matched as a pattern (types(1)): it must parse.
+            Expression.parse(in, vstart, vend, limits);
+        }
+        pos = vend;
+        return new PlainRequest(complex, value);
+    }
+
+    private ResourceRequest resourceRequest(Complex complex) throws ParseException {
+        int amountAt = pos;
+        while (pos < in.length() && in.charAt(pos) >= '0' && in.charAt(pos) <= '9') {
+            pos++;
+        }
+        if (amountAt == pos) {
+            throw error("expected the amount of '" + complex.name() + "' (a whole number)", amountAt);
+        }
+        if (pos - amountAt > 9) {
+            throw error("amount " + in.substring(amountAt, pos) + " is too large", amountAt);
+        }
+        int amount = Integer.parseInt(in.substring(amountAt, pos));
+        if (amount < 1) {
+            throw error("the amount of '" + complex.name() + "' must be at least 1", amountAt);
+        }
+        skipBlank();
+        if (pos == in.length() || in.charAt(pos) != '[') {
+            if (pos < in.length() && in.charAt(pos) != ',') {
+                throw error("unexpected '" + in.charAt(pos) + "' after the amount of '" + complex.name() + "'", pos);
+            }
+            return ResourceRequest.of(complex, amount);
+        }
+        return parameters(complex, amount);
+    }
+
+    private ResourceRequest parameters(Complex complex, int amount) throws ParseException {
+        int open = pos++;
+        Optional<Expression> id = Optional.empty();
+        Optional<Same> same = Optional.empty();
+        Optional<Scope> scope = Optional.empty();
+        int scopeAt = -1;
+        List<CharacteristicFilter> filters = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        skipBlank();
+        if (pos < in.length() && in.charAt(pos) == ']') {
+            throw error("empty parameter list", open);
+        }
+        while (true) {
+            skipBlank();
+            int nameAt = pos;
+            while (pos < in.length() && "=,[]".indexOf(in.charAt(pos)) < 0 && !Character.isWhitespace(in.charAt(pos))) {
+                pos++;
+            }
+            String name = in.substring(nameAt, pos);
+            if (pos == in.length()) {
+                throw error("'[' without a matching ']'", open);
+            }
+            if (name.isEmpty()) {
+                throw error("expected a parameter name, found '" + in.charAt(pos) + "'", pos);
+            }
+            skipBlank();
+            if (pos == in.length() || in.charAt(pos) != '=') {
+                throw error("expected '=' after parameter '" + name + "'", pos);
+            }
+            pos++;
+            skipBlank();
+            int vstart = pos;
+            int vend = valueEnd(Stop.PARAMETER);
+            if (vend == in.length()) {
+                throw error("'[' without a matching ']'", open);
+            }
+            int trimmed = vend;
+            while (trimmed > vstart && Character.isWhitespace(in.charAt(trimmed - 1))) {
+                trimmed--;
+            }
+            if (vstart == trimmed) {
+                throw error("expected a value for parameter '" + name + "'", vstart);
+            }
+            String value = in.substring(vstart, trimmed);
+            switch (name) {
+                case "id":
+                    checkOnce(seen, name, nameAt);
+                    id = Optional.of(Expression.parse(in, vstart, trimmed, limits));
+                    break;
+                case "same":
+                    checkOnce(seen, name, nameAt);
+                    same = Optional.of(same(value, vstart));
+                    break;
+                case "scope":
+                    checkOnce(seen, name, nameAt);
+                    scopeAt = nameAt;
+                    if (value.equals("host")) {
+                        scope = Optional.of(Scope.HOST);
+                    } else if (value.equals("job")) {
+                        scope = Optional.of(Scope.JOB);
+                    } else {
+                        throw error("scope= takes host or job, not '" + value + "'", vstart);
+                    }
+                    break;
+                case "distinct":
+                    throw error("distinct= is reserved for a constraint which is not implemented", nameAt);
+                case "bind":
+                    throw error("bind= is reserved and has no meaning yet", nameAt);
+                default:
+                    CharacteristicFilter f = filter(name, nameAt, vstart, trimmed);
+                    checkOnce(seen, f.name(), nameAt);
+                    filters.add(f);
+            }
+            pos = vend;
+            if (in.charAt(pos) == ']') {
+                pos++;
+                break;
+            }
+            pos++; // ','
+        }
+        if (scope.isPresent() && same.isEmpty()) {
+            throw error("scope= needs same=", scopeAt);
+        }
+        return new ResourceRequest(complex, amount, id, same, scope, filters);
+    }
+
+    /** Seed 002: same= takes id or the name of a configured complex. */
+    private Same same(String value, int at) throws ParseException {
+        if (value.equals(Same.ID)) {
+            return new Same(Same.ID);
+        }
+        Complex c = table.find(value).orElseThrow(() -> error("same= takes id or a configured complex, and '"
+                + value + "' is neither", at));
+        return new Same(c.name());
+    }
+
+    /** Seed 002: defined, requestable, neither a consumable nor a resource map; value read with its type. */
+    private CharacteristicFilter filter(String name, int nameAt, int vstart, int vend) throws ParseException {
+        Complex c = table.find(name).orElseThrow(() -> error("unknown parameter '" + name
+                + "' (neither id, same, scope nor a defined complex)", nameAt));
+        if (c.isResourceMap()) {
+            throw error("'" + c.name() + "' is a resource map and cannot be matched as a characteristic", nameAt);
+        }
+        if (!c.requestable().isRequestable()) {
+            throw error("complex '" + c.name() + "' is not requestable", nameAt);
+        }
+        if (c.consumable().isConsumable()) {
+            throw error("complex '" + c.name() + "' is a consumable and cannot be matched as a characteristic",
+                    nameAt);
+        }
+        Value v = Value.parse(c.type(), in, vstart, vend);
+        Optional<Expression> pattern = c.type() == ValueType.RESTRING
+                ? Optional.of(Expression.parse(in, vstart, vend, limits)) : Optional.empty();
+        return new CharacteristicFilter(c, v, pattern);
+    }
+
+    private void checkOnce(Set<String> seen, String name, int at) throws ParseException {
+        if (!seen.add(name)) {
+            throw error("parameter '" + name + "' is given twice", at);
+        }
+    }
+
+    /** Where a value ends: PLAIN at ',', '[' or a blank; PATTERN at ',' or a blank; PARAMETER at ',' or ']'. */
+    private enum Stop { PLAIN, PATTERN, PARAMETER }
+
+    /**
+     * The end of a value, outside brackets and parentheses so that expressions such as
+     * {@code (a|b)&gpu[01]} stay whole. A backslash protects the next character.
+     */
+    private int valueEnd(Stop stop) throws ParseException {
+        int i = pos;
+        int depth = 0;
+        while (i < in.length()) {
+            char c = in.charAt(i);
+            if (c == '\\' && i + 1 < in.length()) {
+                i += 2;
+                continue;
+            }
+            if (depth == 0) {
+                if (c == ',' || (stop == Stop.PARAMETER && c == ']')
+                        || (stop != Stop.PARAMETER && Character.isWhitespace(c)) || (stop == Stop.PLAIN && c == '[')) {
+                    return i;
+                }
+            }
+            if (c == '[' || c == '(') {
+                if (++depth > limits.maxExpressionDepth()) {
+                    throw error("brackets nested deeper than " + limits.maxExpressionDepth() + " levels", i);
+                }
+            } else if ((c == ']' || c == ')') && depth > 0) {
+                depth--;
+            }
+            i++;
+        }
+        return i;
+    }
+
+    private void skipBlank() {
+        while (pos < in.length() && Character.isWhitespace(in.charAt(pos))) {
+            pos++;
+        }
+    }
+
+    private ParseException error(String problem, int at) {
+        return new ParseException(problem, in, at);
+    }
+}
