@@ -12,6 +12,7 @@ import java.util.Objects;
 public final class ParseException extends Exception {
     private static final long serialVersionUID = 1L;
     private static final int SHOWN = 40;
+    private static final int MAX_PROBLEM = 240;
 
     private final String problem;
     private final String input;
@@ -24,8 +25,8 @@ public final class ParseException extends Exception {
      * @param offset  0-based index into {@code input} where the problem starts (clamped to the input)
      */
     public ParseException(String problem, String input, int offset) {
-        super(problem, null, false, false);
-        this.problem = Objects.requireNonNull(problem);
+        super(null, null, false, false);
+        this.problem = printable(Objects.requireNonNull(problem));
         this.input = input == null ? "" : input;
         this.offset = Math.max(0, Math.min(offset, this.input.length()));
         this.found = excerpt(this.input, this.offset);
@@ -87,6 +88,39 @@ public final class ParseException extends Exception {
         int end = input.indexOf('\n', offset);
         String line = input.substring(start, end < 0 ? input.length() : end);
         return line + "\n" + " ".repeat(offset - start) + "^";
+    }
+
+    /**
+     * The problem quotes input, which may hold line breaks, control characters or megabytes: keep the
+     * message one readable line of bounded length.
+     */
+    private static String printable(String s) {
+        StringBuilder b = new StringBuilder(Math.min(s.length(), MAX_PROBLEM + 16));
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (b.length() >= MAX_PROBLEM) {
+                b.append("...");
+                break;
+            }
+            if (c == '\n') {
+                b.append("\\n");
+            } else if (c == '\r') {
+                b.append("\\r");
+            } else if (c == '\t') {
+                b.append("\\t");
+            } else if (Character.isISOControl(c) || Character.isSurrogate(c) && !validSurrogate(s, i)) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
+    }
+
+    private static boolean validSurrogate(String s, int i) {
+        char c = s.charAt(i);
+        return Character.isHighSurrogate(c) ? i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))
+                : i > 0 && Character.isHighSurrogate(s.charAt(i - 1));
     }
 
     private static String excerpt(String input, int offset) {

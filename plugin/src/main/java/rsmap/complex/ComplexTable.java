@@ -113,7 +113,7 @@ public final class ComplexTable {
         int i = from;
         while (i < to) {
             char c = text.charAt(i);
-            if (c == ' ' || c == '\t' || c == '\r') {
+            if (Character.isWhitespace(c)) {
                 i++;
                 continue;
             }

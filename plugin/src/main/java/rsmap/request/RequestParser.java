@@ -255,30 +255,31 @@ final class RequestParser {
      * {@code (a|b)&gpu[01]} stay whole. A backslash protects the next character.
      */
     private int valueEnd(Stop stop) throws ParseException {
-        int i = pos;
-        int depth = 0;
-        while (i < in.length()) {
+        StringBuilder open = new StringBuilder();
+        for (int i = pos; i < in.length(); i++) {
             char c = in.charAt(i);
             if (c == '\\' && i + 1 < in.length()) {
-                i += 2;
+                i++;
                 continue;
             }
-            if (depth == 0) {
-                if (c == ',' || (stop == Stop.PARAMETER && c == ']')
-                        || (stop != Stop.PARAMETER && Character.isWhitespace(c)) || (stop == Stop.PLAIN && c == '[')) {
-                    return i;
-                }
+            boolean outside = open.length() == 0;
+            if (outside && (c == ',' || (stop == Stop.PARAMETER && c == ']')
+                    || (stop != Stop.PARAMETER && Character.isWhitespace(c)) || (stop == Stop.PLAIN && c == '['))) {
+                return i;
             }
+            char top = outside ? 0 : open.charAt(open.length() - 1);
             if (c == '[' || c == '(') {
-                if (++depth > limits.maxExpressionDepth()) {
+                if (open.length() >= limits.maxExpressionDepth()) {
                     throw error("brackets nested deeper than " + limits.maxExpressionDepth() + " levels", i);
                 }
-            } else if ((c == ']' || c == ')') && depth > 0) {
-                depth--;
+                open.append(c);
+            } else if ((c == ']' && top == '[') || (c == ')' && top == '(')) {
+                open.setLength(open.length() - 1);
+            } else if (c == ']' && top == '(' && stop == Stop.PARAMETER) {
+                return i; // the list closes over an unclosed '(': the expression parser says which
             }
-            i++;
         }
-        return i;
+        return in.length();
     }
 
     private void skipBlank() {

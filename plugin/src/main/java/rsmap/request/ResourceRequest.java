@@ -1,10 +1,12 @@
 // A request for a resource map: the amount and the parameters that choose and group its instances.
 package rsmap.request;
 
+import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import rsmap.complex.Complex;
+import java.util.stream.Collectors;
 import rsmap.map.Instance;
 
 /**
@@ -20,7 +22,9 @@ public record ResourceRequest(Complex complex, int amount, Optional<Expression> 
         Objects.requireNonNull(id);
         Objects.requireNonNull(same);
         Objects.requireNonNull(scope);
-        filters = List.copyOf(filters);
+        // Parameters combine regardless of order: keep them sorted by name, the canonical order.
+        filters = filters.stream().sorted(Comparator.comparing(CharacteristicFilter::name))
+                .collect(Collectors.toUnmodifiableList());
         if (!complex.isResourceMap()) {
             throw new IllegalArgumentException(complex.name() + " is not a resource map");
         }
@@ -70,8 +74,7 @@ public record ResourceRequest(Complex complex, int amount, Optional<Expression> 
         id.ifPresent(e -> p.append(",id=").append(e));
         same.ifPresent(s -> p.append(",same=").append(s));
         scope.ifPresent(s -> p.append(",scope=").append(s));
-        filters.stream().sorted((x, y) -> x.name().compareTo(y.name()))
-                .forEach(f -> p.append(',').append(f));
+        filters.forEach(f -> p.append(',').append(f));
         return b.append('[').append(p.substring(1)).append(']').toString();
     }
 }
