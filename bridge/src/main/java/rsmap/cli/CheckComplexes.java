@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import rsmap.Limits;
 
-@Command(name = "check-complexes", description = "Check a complex table in the qconf -sc format; exit 0 when "
+@Command(name = "check-complexes", mixinStandardHelpOptions = true, description = "Check a complex table in the qconf -sc format; exit 0 when "
         + "valid, 2 with one error line otherwise.")
 final class CheckComplexes implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "FILE", description = "The complex table.")

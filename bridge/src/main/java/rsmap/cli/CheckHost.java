@@ -13,7 +13,7 @@ import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
 import rsmap.map.ComplexValues;
 
-@Command(name = "check-host", description = "Check a host's complex_values against a complex table and print "
+@Command(name = "check-host", mixinStandardHelpOptions = true, description = "Check a host's complex_values against a complex table and print "
         + "the canonical form.")
 final class CheckHost implements Callable<Integer> {
     @Spec

@@ -13,7 +13,7 @@ import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
 import rsmap.request.RequestList;
 
-@Command(name = "check-request", description = "Check a -l request list against a complex table and print the "
+@Command(name = "check-request", mixinStandardHelpOptions = true, description = "Check a -l request list against a complex table and print the "
         + "canonical form.")
 final class CheckRequest implements Callable<Integer> {
     @Spec
