@@ -61,10 +61,10 @@ public final class ParseException extends Exception {
         return line;
     }
 
-    /** 1-based column of the offset within its line. */
+    /** 1-based column of the offset within its line, counted in characters (code points). */
     public int column() {
         int start = input.lastIndexOf('\n', offset - 1) + 1;
-        return offset - start + 1;
+        return input.codePointCount(start, offset) + 1;
     }
 
     /** "line L, column C" for multi-line input, "column C" otherwise. */

@@ -25,8 +25,9 @@ final class Inputs {
                 throw new Refused(file + ": larger than " + limits.maxInputChars() + " bytes");
             }
             byte[] bytes = Files.readAllBytes(file);
-            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+            String text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+            return text.startsWith("\uFEFF") ? text.substring(1) : text; // a byte-order mark is not content
         } catch (NoSuchFileException e) {
             throw new Refused(file + ": no such file");
         } catch (CharacterCodingException e) {

@@ -1,7 +1,9 @@
 // The rsmap command line: one entry point, exit codes 0 done, 2 refused input, 1 internal fault.
 package rsmap.cli;
 
+import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -22,12 +24,16 @@ public final class Main implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
+        // Identifiers may be any Unicode: write UTF-8 whatever the locale (bin/rsmap sets a UTF-8 locale
+        // so that the arguments are decoded as UTF-8 too).
+        System.exit(run(new PrintWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), true),
+                new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8), true), args));
     }
 
     /** Runs the CLI with the given streams and returns the exit code (used by tests too). */
     public static int run(PrintWriter out, PrintWriter err, String... args) {
         CommandLine cl = new CommandLine(new Main());
+        cl.setExpandAtFiles(false); // '@x' is a value, never a file to read arguments from
         cl.setOut(out);
         cl.setErr(err);
         cl.setParameterExceptionHandler((ex, a) -> {

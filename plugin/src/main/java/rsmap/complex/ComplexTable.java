@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
+import rsmap.Chars;
 import rsmap.Limits;
 import rsmap.ParseException;
 
@@ -113,7 +114,7 @@ public final class ComplexTable {
         int i = from;
         while (i < to) {
             char c = text.charAt(i);
-            if (Character.isWhitespace(c)) {
+            if (Chars.isSpace(c)) {
                 i++;
                 continue;
             }
@@ -121,7 +122,7 @@ public final class ComplexTable {
                 break;
             }
             int start = i;
-            while (i < to && !Character.isWhitespace(text.charAt(i))) {
+            while (i < to && !Chars.isSpace(text.charAt(i))) {
                 i++;
             }
             if (i - start > limits.maxTokenChars()) {

@@ -64,6 +64,17 @@ public final class Value {
         }
     }
 
+    /**
+     * A value of a string type taken as written, for the pattern of an ordinary request
+     * ({@code -l hostname=node0*}), which is matched as an expression rather than read as a value.
+     */
+    public static Value pattern(ValueType type, String text) {
+        if (!type.isString()) {
+            throw new IllegalArgumentException(type + " is not a string type");
+        }
+        return new Value(type, text, Double.NaN);
+    }
+
     public ValueType type() {
         return type;
     }

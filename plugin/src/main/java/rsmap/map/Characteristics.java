@@ -32,6 +32,19 @@ public record Characteristics(SortedMap<String, Value> values) {
         return Optional.ofNullable(values.get(name));
     }
 
+    /** Whether both carry the same names with the same values as written (seed 002: "the same set"). */
+    public boolean sameText(Characteristics other) {
+        if (!values.keySet().equals(other.values.keySet())) {
+            return false;
+        }
+        for (Map.Entry<String, Value> e : values.entrySet()) {
+            if (!e.getValue().text().equals(other.values.get(e.getKey()).text())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** The canonical block {@code [a=1,b=2]} (sorted by name), or nothing for no characteristics. */
     @Override
     public String toString() {

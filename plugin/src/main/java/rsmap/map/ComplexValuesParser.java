@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import rsmap.Chars;
 import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.complex.Complex;
@@ -15,32 +16,67 @@ import rsmap.complex.ComplexTable;
 import rsmap.complex.Value;
 
 /**
- * One pass over the text, with offsets into the original so errors point at what the admin wrote.
- * A backslash before a line end continues the line; it and all other whitespace separate entries and
- * ids, and are ignored inside a characteristics block (seed 002, "CHARACTERISTICS").
+ * One pass over the text. A backslash before a line end joins the lines first (seed 002, "CHARACTERISTICS":
+ * "a long definition can be continued with \"); errors still point into the text as written. Entries
+ * are separated by commas, id-specs by whitespace, and whitespace inside a characteristics block is
+ * ignored.
  */
 final class ComplexValuesParser {
     private static final String KEYWORD = "complex_values";
 
+    private final String original;
     private final String in;
+    /** For each index of {@code in}, the index in {@code original}; null when nothing was joined. */
+    private final int[] origin;
     private final ComplexTable table;
     private final Limits limits;
     private int pos;
 
-    ComplexValuesParser(String in, ComplexTable table, Limits limits) {
-        this.in = in;
+    ComplexValuesParser(String text, ComplexTable table, Limits limits) {
+        this.original = text;
         this.table = table;
         this.limits = limits;
+        if (text.length() <= limits.maxInputChars() && text.contains("\\")) {
+            StringBuilder joined = new StringBuilder(text.length());
+            int[] map = new int[text.length() + 1];
+            int i = 0;
+            while (i < text.length()) {
+                int skip = continuation(text, i);
+                if (skip > 0) {
+                    i += skip;
+                    continue;
+                }
+                map[joined.length()] = i;
+                joined.append(text.charAt(i++));
+            }
+            map[joined.length()] = text.length();
+            this.in = joined.toString();
+            this.origin = map;
+        } else {
+            this.in = text;
+            this.origin = null;
+        }
+    }
+
+    /** Length of a line continuation (backslash, optional CR, LF) at {@code i}, or 0. */
+    private static int continuation(String s, int i) {
+        if (s.charAt(i) != '\\' || i + 1 >= s.length()) {
+            return 0;
+        }
+        if (s.charAt(i + 1) == '\n') {
+            return 2;
+        }
+        return s.charAt(i + 1) == '\r' && i + 2 < s.length() && s.charAt(i + 2) == '\n' ? 3 : 0;
     }
 
     ComplexValues parse() throws ParseException {
-        if (in.length() > limits.maxInputChars()) {
+        if (original.length() > limits.maxInputChars()) {
             throw error("value longer than " + limits.maxInputChars() + " characters", limits.maxInputChars());
         }
         skipBlank();
         // The line of a host configuration file may be pasted whole: "complex_values gpu=...".
         if (in.startsWith(KEYWORD, pos) && pos + KEYWORD.length() < in.length()
-                && isBlank(pos + KEYWORD.length())) {
+                && Chars.isSpace(in.charAt(pos + KEYWORD.length()))) {
             pos += KEYWORD.length();
             skipBlank();
         }
@@ -48,7 +84,7 @@ final class ComplexValuesParser {
             throw error("empty complex_values (write NONE for none)", pos);
         }
         int end = in.length();
-        while (end > pos && isBlank(end - 1)) {
+        while (end > pos && Chars.isSpace(in.charAt(end - 1))) {
             end--;
         }
         if (in.substring(pos, end).equalsIgnoreCase("NONE")) {
@@ -70,26 +106,24 @@ final class ComplexValuesParser {
                 }
             }
             entries.add(e);
-            int before = pos;
             skipBlank();
             if (pos == in.length()) {
                 return new ComplexValues(entries);
             }
-            if (in.charAt(pos) == ',') {
-                pos++;
-                skipBlank();
-                if (pos == in.length()) {
-                    throw error("expected an entry after ','", pos);
-                }
-            } else if (pos == before) {
-                throw error("unexpected '" + in.charAt(pos) + "' after '" + e.name() + "'", pos);
+            if (in.charAt(pos) != ',') {
+                throw error("expected ',' between entries, found '" + in.charAt(pos) + "'", pos);
+            }
+            pos++;
+            skipBlank();
+            if (pos == in.length()) {
+                throw error("expected an entry after ','", pos);
             }
         }
     }
 
     private ComplexValues.Entry entry() throws ParseException {
         int start = pos;
-        while (pos < in.length() && in.charAt(pos) != '=' && in.charAt(pos) != ',' && !isBlank(pos)) {
+        while (pos < in.length() && in.charAt(pos) != '=' && in.charAt(pos) != ',' && !Chars.isSpace(in.charAt(pos))) {
             pos++;
         }
         String name = in.substring(start, pos);
@@ -105,13 +139,14 @@ final class ComplexValuesParser {
             return resourceMap(complex);
         }
         int vstart = pos;
-        while (pos < in.length() && in.charAt(pos) != ',' && !isBlank(pos)) {
+        while (pos < in.length() && in.charAt(pos) != ',' && !Chars.isSpace(in.charAt(pos))) {
             pos++;
         }
         if (vstart == pos) {
             throw error("expected a value for '" + complex.name() + "'", vstart);
         }
-        return new Setting(complex, Value.parse(complex.type(), in, vstart, pos));
+        checkLength(vstart, pos, "value");
+        return new Setting(complex, value(complex, vstart, pos));
     }
 
     private ResourceMap resourceMap(Complex complex) throws ParseException {
@@ -127,7 +162,14 @@ final class ComplexValuesParser {
         }
         int amount = Integer.parseInt(in.substring(amountAt, pos));
         if (pos == in.length() || in.charAt(pos) != '(') {
-            if (pos < in.length() && in.charAt(pos) != ',' && !isBlank(pos)) {
+            int after = pos;
+            while (after < in.length() && Chars.isSpace(in.charAt(after))) {
+                after++;
+            }
+            if (after < in.length() && in.charAt(after) == '(') {
+                throw error("the id list must follow the amount directly", after);
+            }
+            if (pos < in.length() && in.charAt(pos) != ',' && !Chars.isSpace(in.charAt(pos))) {
                 throw error("unexpected '" + in.charAt(pos) + "' after the amount of '" + complex.name()
                         + "' (expected '(' or the end of the entry)", pos);
             }
@@ -164,6 +206,9 @@ final class ComplexValuesParser {
             throw error("the short form '" + complex.name() + "=" + amount + "' creates more than MAX_RSMAP_IDS="
                     + limits.maxRsmapIds() + " ids; list them explicitly", amountAt);
         }
+        if (amount > limits.maxInstances()) {
+            throw error("more than " + limits.maxInstances() + " instances in one resource map", amountAt);
+        }
         List<Instance> instances = new ArrayList<>(amount);
         for (int i = 0; i < amount; i++) {
             instances.add(Instance.bare(Integer.toString(i)));
@@ -174,7 +219,7 @@ final class ComplexValuesParser {
     /** One id-spec: an identifier, a range {@code 1-3}, or an identifier with a characteristics block. */
     private void idSpec(List<Instance> instances, Map<String, Characteristics> seen) throws ParseException {
         int start = pos;
-        while (pos < in.length() && isIdChar(in.charAt(pos)) && !isContinuation(pos)) {
+        while (pos < in.length() && isIdChar(in.charAt(pos))) {
             pos++;
         }
         if (pos == start) {
@@ -184,9 +229,7 @@ final class ComplexValuesParser {
             }
             throw error("'" + c + "' cannot appear in an identifier", pos);
         }
-        if (pos - start > limits.maxTokenChars()) {
-            throw error("identifier longer than " + limits.maxTokenChars() + " characters", start);
-        }
+        checkLength(start, pos, "identifier");
         for (int i = start; i < pos; i++) {
             if (Character.isISOControl(in.charAt(i))) {
                 throw error("control character in identifier", i);
@@ -197,7 +240,7 @@ final class ComplexValuesParser {
         if (pos < in.length() && in.charAt(pos) == '[') {
             chars = block();
         }
-        if (pos < in.length() && in.charAt(pos) != ')' && !isBlank(pos)) {
+        if (pos < in.length() && in.charAt(pos) != ')' && !Chars.isSpace(in.charAt(pos))) {
             char c = in.charAt(pos);
             throw error(c == '[' ? "an identifier carries one characteristics block"
                     : "'" + c + "' cannot appear in an identifier", pos);
@@ -227,11 +270,12 @@ final class ComplexValuesParser {
         }
         Characteristics first = seen.putIfAbsent(id, chars);
         if (first != null) {
-            // Seed 002, "Repeated identifiers": all occurrences carry the same set, order ignored.
+            // Seed 002, "Repeated identifiers": every occurrence carries the same set, order ignored;
+            // a bare and an annotated occurrence are rejected; an identical annotation is kept once.
             if (first.isEmpty() != chars.isEmpty()) {
                 throw error("identifier '" + id + "' occurs both bare and with characteristics", at);
             }
-            if (!first.equals(chars)) {
+            if (!first.sameText(chars)) {
                 throw error("identifier '" + id + "' carries characteristics that differ from its first"
                         + " occurrence " + id + first, at);
             }
@@ -279,18 +323,13 @@ final class ComplexValuesParser {
             if (c == ']') {
                 break;
             }
-            if (isContinuation(pos)) {
-                pos += in.charAt(pos + 1) == '\r' ? 3 : 2;
-                continue;
-            }
-            if (!Character.isWhitespace(c)) {
+            if (!Chars.isSpace(c)) {
                 clean.append(c);
                 where.add(pos);
             }
             pos++;
         }
-        int close = pos++;
-        where.add(close);
+        where.add(pos++);
         if (clean.length() == 0) {
             throw error("empty characteristics block", open);
         }
@@ -327,16 +366,24 @@ final class ComplexValuesParser {
         if (eq + 1 == to) {
             throw error("empty value for characteristic '" + name + "'", where.get(eq + 1));
         }
+        if (to - eq - 1 > limits.maxTokenChars()) {
+            throw error("characteristic value longer than " + limits.maxTokenChars() + " characters", where.get(eq + 1));
+        }
         Complex complex = table.find(name).orElseThrow(() -> error("unknown complex '" + name
                 + "' (a characteristic must be a defined complex)", where.get(from)));
         if (complex.isResourceMap()) {
             throw error("resource map '" + complex.name() + "' cannot be used as a characteristic", where.get(from));
         }
-        if (values.containsKey(complex.name())) {
-            throw error("characteristic '" + complex.name() + "' is given twice", where.get(from));
+        String text = clean.substring(eq + 1, to);
+        Value known = values.get(complex.name());
+        if (known != null) {
+            if (known.text().equals(text)) {
+                return; // an identical repetition is accepted and kept once
+            }
+            throw error("characteristic '" + complex.name() + "' is given twice with different values",
+                    where.get(from));
         }
         try {
-            String text = clean.substring(eq + 1, to);
             values.put(complex.name(), Value.parse(complex.type(), text));
             if (complex.name().equals(DeviceList.CHARACTERISTIC)) {
                 DeviceList.parse(text);
@@ -346,30 +393,28 @@ final class ComplexValuesParser {
         }
     }
 
+    private Value value(Complex complex, int from, int to) throws ParseException {
+        try {
+            return Value.parse(complex.type(), in, from, to);
+        } catch (ParseException e) {
+            throw error(e.problem(), e.offset());
+        }
+    }
+
+    private void checkLength(int from, int to, String what) throws ParseException {
+        if (to - from > limits.maxTokenChars()) {
+            throw error(what + " longer than " + limits.maxTokenChars() + " characters", from);
+        }
+    }
+
     /** Seed 002: an identifier contains anything but whitespace, ',', '=', '(', ')', '[' and ']'. */
     private static boolean isIdChar(char c) {
-        return !Character.isWhitespace(c) && c != ',' && c != '=' && c != '(' && c != ')' && c != '[' && c != ']';
-    }
-
-    private boolean isContinuation(int i) {
-        return in.charAt(i) == '\\' && i + 1 < in.length()
-                && (in.charAt(i + 1) == '\n' || (in.charAt(i + 1) == '\r' && i + 2 < in.length()
-                && in.charAt(i + 2) == '\n'));
-    }
-
-    private boolean isBlank(int i) {
-        return Character.isWhitespace(in.charAt(i)) || isContinuation(i);
+        return !Chars.isSpace(c) && c != ',' && c != '=' && c != '(' && c != ')' && c != '[' && c != ']';
     }
 
     private void skipBlank() {
-        while (pos < in.length()) {
-            if (isContinuation(pos)) {
-                pos += in.charAt(pos + 1) == '\r' ? 3 : 2;
-            } else if (Character.isWhitespace(in.charAt(pos))) {
-                pos++;
-            } else {
-                return;
-            }
+        while (pos < in.length() && Chars.isSpace(in.charAt(pos))) {
+            pos++;
         }
     }
 
@@ -385,7 +430,9 @@ final class ComplexValuesParser {
         return true;
     }
 
+    /** An error at index {@code at} of the joined text, reported at its place in the text as written. */
     private ParseException error(String problem, int at) {
-        return new ParseException(problem, in, at);
+        int clamped = Math.max(0, Math.min(at, in.length()));
+        return new ParseException(problem, original, origin == null ? clamped : origin[clamped]);
     }
 }

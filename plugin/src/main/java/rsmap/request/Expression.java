@@ -4,6 +4,7 @@ package rsmap.request;
 
 import java.util.ArrayList;
 import java.util.List;
+import rsmap.Chars;
 import rsmap.Limits;
 import rsmap.ParseException;
 
@@ -193,7 +194,7 @@ public final class Expression {
                 if (c == '!' || c == '&' || c == '|' || c == '(' || c == ')') {
                     break;
                 }
-                if (Character.isWhitespace(c)) {
+                if (Chars.isSpace(c)) {
                     throw new ParseException("whitespace in expression", in, pos);
                 }
                 if (pos - start > limits.maxTokenChars()) {

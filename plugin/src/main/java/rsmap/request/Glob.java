@@ -4,6 +4,7 @@ package rsmap.request;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import rsmap.Chars;
 import rsmap.ParseException;
 
 /**
@@ -129,7 +130,7 @@ final class Glob implements Expression.Node {
                     pos++;
                     cp = in.codePointAt(pos);
                 }
-                if (Character.isWhitespace(cp)) {
+                if (Chars.isSpace(cp)) {
                     throw new ParseException("whitespace in expression", in, pos);
                 }
                 pos += Character.charCount(cp);

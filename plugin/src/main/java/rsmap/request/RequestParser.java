@@ -6,6 +6,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import rsmap.Chars;
 import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.complex.Complex;
@@ -64,7 +65,7 @@ final class RequestParser {
 
     private Request entry() throws ParseException {
         int start = pos;
-        while (pos < in.length() && "=,[]".indexOf(in.charAt(pos)) < 0 && !Character.isWhitespace(in.charAt(pos))) {
+        while (pos < in.length() && "=,[]".indexOf(in.charAt(pos)) < 0 && !Chars.isSpace(in.charAt(pos))) {
             pos++;
         }
         String name = in.substring(start, pos);
@@ -91,10 +92,15 @@ final class RequestParser {
             throw error("parameters in brackets are for resource maps only, and '" + complex.name()
                     + "' is a " + complex.type(), vstart);
         }
-        Value value = Value.parse(complex.type(), in, vstart, vend);
+        checkLength(vstart, vend);
+        Value value;
         if (complex.type().isString()) {
-            // An ordinary request for a string complex is matched as a pattern (types(1)): it must parse.
+            // An ordinary request for a string complex is matched as a pattern (seed 002 contrasts it with
+            // a bracket parameter): it must parse as an expression, and is kept as written.
             Expression.parse(in, vstart, vend, limits);
+            value = Value.pattern(complex.type(), in.substring(vstart, vend));
+        } else {
+            value = Value.parse(complex.type(), in, vstart, vend);
         }
         pos = vend;
         return new PlainRequest(complex, value);
@@ -140,7 +146,7 @@ final class RequestParser {
         while (true) {
             skipBlank();
             int nameAt = pos;
-            while (pos < in.length() && "=,[]".indexOf(in.charAt(pos)) < 0 && !Character.isWhitespace(in.charAt(pos))) {
+            while (pos < in.length() && "=,[]".indexOf(in.charAt(pos)) < 0 && !Chars.isSpace(in.charAt(pos))) {
                 pos++;
             }
             String name = in.substring(nameAt, pos);
@@ -162,12 +168,18 @@ final class RequestParser {
                 throw error("'[' without a matching ']'", open);
             }
             int trimmed = vend;
-            while (trimmed > vstart && Character.isWhitespace(in.charAt(trimmed - 1))) {
+            while (trimmed > vstart && Chars.isSpace(in.charAt(trimmed - 1))) {
                 trimmed--;
             }
             if (vstart == trimmed) {
                 throw error("expected a value for parameter '" + name + "'", vstart);
             }
+            for (int i = vstart; i < trimmed; i++) {
+                if (Chars.isSpace(in.charAt(i))) {
+                    throw error("whitespace inside the value of parameter '" + name + "'", i);
+                }
+            }
+            checkLength(vstart, trimmed);
             String value = in.substring(vstart, trimmed);
             switch (name) {
                 case "id":
@@ -218,6 +230,10 @@ final class RequestParser {
         }
         Complex c = table.find(value).orElseThrow(() -> error("same= takes id or a configured complex, and '"
                 + value + "' is neither", at));
+        if (c.isResourceMap()) {
+            throw error("same= cannot name resource map '" + c.name() + "': no instance carries it as a characteristic",
+                    at);
+        }
         return new Same(c.name());
     }
 
@@ -239,6 +255,12 @@ final class RequestParser {
         Optional<Expression> pattern = c.type() == ValueType.RESTRING
                 ? Optional.of(Expression.parse(in, vstart, vend, limits)) : Optional.empty();
         return new CharacteristicFilter(c, v, pattern);
+    }
+
+    private void checkLength(int from, int to) throws ParseException {
+        if (to - from > limits.maxTokenChars()) {
+            throw error("value longer than " + limits.maxTokenChars() + " characters", from);
+        }
     }
 
     private void checkOnce(Set<String> seen, String name, int at) throws ParseException {
@@ -264,7 +286,7 @@ final class RequestParser {
             }
             boolean outside = open.length() == 0;
             if (outside && (c == ',' || (stop == Stop.PARAMETER && c == ']')
-                    || (stop != Stop.PARAMETER && Character.isWhitespace(c)) || (stop == Stop.PLAIN && c == '['))) {
+                    || (stop != Stop.PARAMETER && Chars.isSpace(c)) || (stop == Stop.PLAIN && c == '['))) {
                 return i;
             }
             char top = outside ? 0 : open.charAt(open.length() - 1);
@@ -283,7 +305,7 @@ final class RequestParser {
     }
 
     private void skipBlank() {
-        while (pos < in.length() && Character.isWhitespace(in.charAt(pos))) {
+        while (pos < in.length() && Chars.isSpace(in.charAt(pos))) {
             pos++;
         }
     }

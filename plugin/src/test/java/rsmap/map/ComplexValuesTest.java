@@ -70,7 +70,15 @@ class ComplexValuesTest {
                         "gpu=1(g[devices=/dev/nvidia0;/dev/nvidiactl:r])"),
                 Arguments.of("other complexes in complex_values", "mem_free=64G,gpu=2", "mem_free=64G,gpu=2(0 1)"),
                 Arguments.of("configured order is kept", "nic=1(ib0),gpu=1(x)", "nic=1(ib0),gpu=1(x)"),
-                Arguments.of("NONE is the empty list", "NONE", "NONE"));
+                Arguments.of("NONE is the empty list", "NONE", "NONE"),
+                Arguments.of("issue 2: a \\ line continuation joins lines, also inside an identifier",
+                        "gpu=2(gp\\\nu0 x)", "gpu=2(gpu0 x)"),
+                Arguments.of("a \\ line continuation joins lines inside a value", "gpu=1(g[memory=8\\\n0G])",
+                        "gpu=1(g[memory=80G])"),
+                Arguments.of("Repeating an identical annotation is accepted and deduplicated (also within a block)",
+                        "gpu=1(g[memory=1G,memory=1G])", "gpu=1(g[memory=1G])"),
+                Arguments.of("issue 2: comma-separated, blanks around commas", "gpu=1(a) , nic=1(b)",
+                        "gpu=1(a),nic=1(b)"));
     }
 
     @ParameterizedTest(name = "[{index}] {1}")
@@ -139,7 +147,13 @@ class ComplexValuesTest {
                 Arguments.of("an entry once", "gpu=1(a),gpu=1(b)", "set twice", 10),
                 Arguments.of("a list", "gpu=1(a),", "expected an entry after ','", 10),
                 Arguments.of("a value", "mem_free=x", "is not a MEMORY value", 10),
-                Arguments.of("a value", "", "empty complex_values", 1));
+                Arguments.of("a value", "", "empty complex_values", 1),
+                Arguments.of("issue 2: a comma-separated list", "gpu=1(a) nic=1(b)", "expected ',' between entries", 10),
+                Arguments.of("issue 2: <name>=<amount>(<id-spec> ...)", "gpu=2 (a b)", "must follow the amount directly", 7),
+                Arguments.of("An identifier may contain any character except whitespace (no-break space too)",
+                        "gpu=1(a\u00a0b)", "does not match the 2 instances", 5),
+                Arguments.of("a characteristic once", "gpu=1(g[memory=1G,memory=2G])", "given twice with different", 19),
+                Arguments.of("values are bounded", "gpu=1(g[aff=" + "x".repeat(5000) + "])", "longer than 4096", 13));
     }
 
     @ParameterizedTest(name = "[{index}] {1}")
@@ -199,12 +213,29 @@ class ComplexValuesTest {
     }
 
     @Test
-    void parse_repeatedIdentifierWithEquivalentValues_keepsTheFirstText() throws ParseException {
-        // Deduplicated: the comparison is by typed value, the first occurrence's text is kept.
-        List<Instance> is = ComplexValues.parse("gpu=2(g[memory=1G] g[memory=1024M])", TABLE).resourceMaps().get(0)
+    void parse_repeatedIdentifierWithEquivalentButDifferentlyWrittenValues_isRefused() {
+        // "every occurrence must carry the same set ... Repeating an identical annotation is accepted":
+        // occurrences are compared as written, so 1G and 1024M are not the same annotation.
+        assertRefused(() -> ComplexValues.parse("gpu=2(g[memory=1G] g[memory=1024M])", TABLE), 20,
+                "differ from its first occurrence");
+    }
+
+    @Test
+    void parse_repeatedIdentifier_sharesOneCharacteristicsValue() throws ParseException {
+        List<Instance> is = ComplexValues.parse("gpu=2(g[memory=1G] g[memory=1G])", TABLE).resourceMaps().get(0)
                 .instances();
         assertThat(is.get(1).characteristics()).isSameAs(is.get(0).characteristics());
-        assertThat(is.get(1).toString()).isEqualTo("g[memory=1G]");
+    }
+
+    @Test
+    void parse_shortFormBeyondTheInstanceLimit_isRefusedBeforeBuildingIt() {
+        Limits huge = Limits.DEFAULT.withMaxRsmapIds(Integer.MAX_VALUE);
+        assertRefused(() -> ComplexValues.parse("gpu=999999999", TABLE, huge), 5, "more than 65536 instances");
+    }
+
+    @Test
+    void parse_columns_countCharactersNotUtf16Units() {
+        assertRefused(() -> ComplexValues.parse("gpu=2(\uD83D\uDE00 x[foo=1])", TABLE), 11, "unknown complex 'foo'");
     }
 
     @Test

@@ -44,6 +44,8 @@ class RequestListTest {
                 Arguments.of("map by shortcut", "nic=1,mf=4G", "nic=1,mem_free=4G"),
                 Arguments.of("FORCED complexes are requestable", "gpu=1[forced=x]", "gpu=1[forced=x]"),
                 Arguments.of("ordinary requests", "arch=lx*,mem_free=4G,gpu=1", "arch=lx*,mem_free=4G,gpu=1"),
+                Arguments.of("an ordinary resource request, where a STRING value which contains wildcards is matched as"
+                        + " a pattern (HOST too)", "hostname=node0[1-3]|node1*", "hostname=node0[1-3]|node1*"),
                 Arguments.of("blanks around separators", " gpu=1 [ same = id , scope = job ] , lic=1 ",
                         "gpu=1[same=id,scope=job],lic=1"));
     }
@@ -99,7 +101,13 @@ class RequestListTest {
                 Arguments.of("a list", "gpu=1,", "expected a request after ','", 7),
                 Arguments.of("a list", "", "empty request", 1),
                 Arguments.of("a value", "mem_free=lots", "is not a MEMORY value", 10),
-                Arguments.of("a value", "gpu", "expected '=' after 'gpu'", 4));
+                Arguments.of("a value", "gpu", "expected '=' after 'gpu'", 4),
+                Arguments.of("values hold no whitespace", "gpu=1[model=A 100]", "whitespace inside the value", 14),
+                Arguments.of("same= names what instances have in common: a resource map is no characteristic",
+                        "gpu=2[same=lic]", "cannot name resource map 'lic'", 12),
+                Arguments.of("inside brackets HOST is matched by host name rules: no pattern", "gpu=1[peer=node*]",
+                        "is not a host name", 16),
+                Arguments.of("values are bounded", "gpu=1[model=" + "x".repeat(5000) + "]", "longer than 4096", 13));
     }
 
     @ParameterizedTest(name = "[{index}] {1}")
