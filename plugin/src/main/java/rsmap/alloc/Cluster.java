@@ -263,6 +263,24 @@ public final class Cluster {
         return running;
     }
 
+    /** A canonical dump of the whole state, for tests that check a refusal changed nothing. */
+    String dump() {
+        StringBuilder b = new StringBuilder("now=").append(now).append('\n');
+        pools.forEach((h, ps) -> ps.forEach((n, p) -> {
+            b.append(h).append('/').append(n).append(' ').append(java.util.Arrays.toString(p.heldBy))
+                    .append(java.util.Arrays.toString(p.heldUntil));
+            for (Hold x : p.holds) {
+                b.append(' ').append(x.kind()).append(':').append(x.owner()).append('[').append(x.start()).append(',')
+                        .append(x.end()).append(')').append(java.util.Arrays.toString(x.indices()));
+            }
+            b.append('\n');
+        }));
+        running.forEach((id, r) -> b.append("run ").append(id).append('@').append(r.start()).append('\n'));
+        waiting.forEach(j -> b.append("wait ").append(j.id()).append('\n'));
+        b.append("planned ").append(plannedStart).append(" ars ").append(reservations.keySet()).append('\n');
+        return b.toString();
+    }
+
     // --- the decisions ---
 
     private String checkTime(long time) {

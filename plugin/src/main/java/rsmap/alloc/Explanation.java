@@ -114,7 +114,8 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
                 count += f ? 1 : 0;
             }
             verdict = picks != null ? "can start now with " + ids(pool, picks.get(pool))
-                    : "needs " + needed + " free instances that match, has " + count;
+                    : "needs " + needed + " free matching instance" + (needed == 1 ? "" : "s") + ", " + count
+                    + " available";
         }
         return new MapReport(r.name(), pool.host, needed, same, instances, groups, picks != null, verdict);
     }
