@@ -6,7 +6,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import rsmap.map.Instance;
 import rsmap.map.ResourceMap;
 import rsmap.request.Same;
@@ -30,7 +29,23 @@ final class Pool {
     final long[] heldUntil;
     final List<Hold> holds;
     /** same= groups by name; configuration only, so shared between copies. */
-    private final Map<String, Groups> groups;
+    private final GroupCache groups;
+
+    /** Copy-on-write cache: most pools are never asked for groups, so an empty one costs nothing. */
+    private static final class GroupCache {
+        private volatile Map<String, Groups> byName = Map.of();
+
+        Groups get(Pool pool, Same same) {
+            Groups g = byName.get(same.name());
+            if (g == null) {
+                g = Groups.of(pool, same);
+                Map<String, Groups> next = new HashMap<>(byName);
+                next.put(same.name(), g);
+                byName = Map.copyOf(next);
+            }
+            return g;
+        }
+    }
 
     Pool(String host, ResourceMap map) {
         this.host = host;
@@ -52,7 +67,7 @@ final class Pool {
         this.heldBy = new String[instances.length];
         this.heldUntil = new long[instances.length];
         this.holds = new ArrayList<>();
-        this.groups = new ConcurrentHashMap<>();
+        this.groups = new GroupCache();
     }
 
     private Pool(Pool o) {
@@ -69,7 +84,7 @@ final class Pool {
 
     /** The groups of this pool under {@code same}, computed once. */
     Groups groups(Same same) {
-        return groups.computeIfAbsent(same.name(), n -> Groups.of(this, same));
+        return groups.get(this, same);
     }
 
     Pool copy() {

@@ -31,6 +31,15 @@ final class ComplexValuesParser {
     private final ComplexTable table;
     private final Limits limits;
     private int pos;
+    /**
+     * Equal identifiers, values and blocks are stored once: a host lists the same characteristics on
+     * many instances, and the daemon keeps every host's configuration in memory.
+     */
+    private final Map<String, String> idPool = new HashMap<>();
+    private final Map<String, Value> valuePool = new HashMap<>();
+    private final Map<String, Characteristics> blockPool = new HashMap<>();
+    private final Map<List<String>, String[]> namesPool = new HashMap<>();
+    private final Map<String, Instance> instancePool = new HashMap<>();
 
     ComplexValuesParser(String text, ComplexTable table, Limits limits) {
         this.original = text;
@@ -268,6 +277,7 @@ final class ComplexValuesParser {
         if (instances.size() >= limits.maxInstances()) {
             throw error("more than " + limits.maxInstances() + " instances in one resource map", at);
         }
+        id = idPool.computeIfAbsent(id, k -> k);
         Characteristics first = seen.putIfAbsent(id, chars);
         if (first != null) {
             // Seed 002, "Repeated identifiers": every occurrence carries the same set, order ignored;
@@ -281,7 +291,12 @@ final class ComplexValuesParser {
             }
             chars = first;
         }
-        instances.add(new Instance(id, chars));
+        Instance instance = instancePool.get(id);
+        if (instance == null || instance.characteristics() != chars) {
+            instance = new Instance(id, chars);
+            instancePool.put(id, instance);
+        }
+        instances.add(instance);
     }
 
     /** {@code [lo, hi]} of an integer range token, or null for a plain identifier. */
@@ -341,7 +356,9 @@ final class ComplexValuesParser {
             characteristic(clean.toString(), from, to, where, values);
             from = to + 1;
         }
-        return Characteristics.of(values);
+        Characteristics parsed = Characteristics.of(values);
+        Characteristics block = parsed.withNames(namesPool.computeIfAbsent(List.of(parsed.names()), k -> parsed.names()));
+        return blockPool.computeIfAbsent(block.toString(), k -> block);
     }
 
     private void characteristic(String clean, int from, int to, List<Integer> where, Map<String, Value> values)
@@ -384,7 +401,12 @@ final class ComplexValuesParser {
                     where.get(from));
         }
         try {
-            values.put(complex.name(), Value.parse(complex.type(), text));
+            Value value = valuePool.get(complex.name() + '=' + text);
+            if (value == null) {
+                value = Value.parse(complex.type(), text);
+                valuePool.put(complex.name() + '=' + text, value);
+            }
+            values.put(complex.name(), value);
             if (complex.name().equals(DeviceList.CHARACTERISTIC)) {
                 DeviceList.parse(text);
             }
