@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
 import rsmap.Chars;
+import rsmap.Chars;
 import rsmap.Limits;
 import rsmap.ParseException;
 
@@ -26,6 +27,8 @@ import rsmap.ParseException;
  */
 public final class ComplexTable {
     private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_.\\-]*");
+    private static final Pattern WHOLE = Pattern.compile("[0-9]{1,9}");
+    private static final Pattern NUMBER = Pattern.compile("[+-]?([0-9]{1,15}(\\.[0-9]{0,15})?|\\.[0-9]{1,15})");
     private static final String[] COLUMNS = {"name", "shortcut", "type", "relop", "requestable", "consumable",
         "default", "urgency", "aapre", "affinity", "do_report", "is_static"};
     private static final int REQUIRED = 8;
@@ -163,7 +166,7 @@ public final class ComplexTable {
         for (int col = REQUIRED; col < f.size(); col++) {
             if (COLUMNS[col].equals("affinity")) {
                 checkNumber(text, f, col, "affinity");
-            } else if (!field(text, f, col).equalsIgnoreCase("YES") && !field(text, f, col).equalsIgnoreCase("NO")) {
+            } else if (!Chars.keyword(field(text, f, col), "YES") && !Chars.keyword(field(text, f, col), "NO")) {
                 throw error(text, f, col, COLUMNS[col] + " must be YES or NO, not '" + field(text, f, col) + "'");
             }
         }
@@ -209,11 +212,11 @@ public final class ComplexTable {
     }
 
     private static void checkDefault(String text, int[] at, ValueType type, String dflt) throws ParseException {
-        if (dflt.equalsIgnoreCase("NONE") && (type.isString() || type == ValueType.RSMAP)) {
+        if (Chars.keyword(dflt, "NONE") && (type.isString() || type == ValueType.RSMAP)) {
             return;
         }
         if (type == ValueType.RSMAP) {
-            if (!dflt.matches("\\d{1,9}")) {
+            if (!WHOLE.matcher(dflt).matches()) {
                 throw new ParseException("the default of a resource map is a whole number, not '" + dflt + "'",
                         text, at[0]);
             }
@@ -224,7 +227,7 @@ public final class ComplexTable {
 
     private static void checkNumber(String text, List<int[]> f, int col, String what) throws ParseException {
         String v = field(text, f, col);
-        if (!v.matches("[+-]?(\\d{1,15}(\\.\\d{0,15})?|\\.\\d{1,15})")) {
+        if (!NUMBER.matcher(v).matches()) {
             throw error(text, f, col, what + " must be a number, not '" + v + "'");
         }
     }

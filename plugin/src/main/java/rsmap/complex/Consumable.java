@@ -1,8 +1,8 @@
 // Column "consumable" of a complex: whether and how often a request for it is booked.
 package rsmap.complex;
 
-import java.util.Locale;
 import java.util.Optional;
+import rsmap.Chars;
 
 /**
  * How a consumable is booked (seed 002, "How often the amount is taken"): YES per slot, JOB once for
@@ -17,7 +17,7 @@ public enum Consumable {
 
     public static Optional<Consumable> byName(String text) {
         for (Consumable c : values()) {
-            if (c.name().equals(text.toUpperCase(Locale.ROOT))) {
+            if (Chars.keyword(text, c.name())) {
                 return Optional.of(c);
             }
         }

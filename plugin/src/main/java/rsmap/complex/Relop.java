@@ -2,6 +2,7 @@
 package rsmap.complex;
 
 import java.util.Optional;
+import rsmap.Chars;
 
 /**
  * A relation operator. As in an ordinary resource request the requested value stands on the left
@@ -45,7 +46,7 @@ public enum Relop {
     /** The operator written as {@code text} (EXCL in any case). */
     public static Optional<Relop> bySymbol(String text) {
         for (Relop r : values()) {
-            if (r.symbol.equalsIgnoreCase(text)) {
+            if (Chars.keyword(text, r.symbol)) {
                 return Optional.of(r);
             }
         }

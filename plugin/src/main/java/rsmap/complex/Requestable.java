@@ -1,8 +1,8 @@
 // Column "requestable" of a complex: whether a job may (or must) request it.
 package rsmap.complex;
 
-import java.util.Locale;
 import java.util.Optional;
+import rsmap.Chars;
 
 /** Whether a complex can be requested: YES, NO, or FORCED (only jobs that request it may run). */
 public enum Requestable {
@@ -14,7 +14,7 @@ public enum Requestable {
 
     public static Optional<Requestable> byName(String text) {
         for (Requestable r : values()) {
-            if (r.name().equals(text.toUpperCase(Locale.ROOT))) {
+            if (Chars.keyword(text, r.name())) {
                 return Optional.of(r);
             }
         }

@@ -1,8 +1,8 @@
 // A value read with the type of its complex: a number, a boolean or a string, kept with its text.
 package rsmap.complex;
 
-import java.util.Locale;
 import java.util.Objects;
+import rsmap.Chars;
 import rsmap.ParseException;
 
 /**
@@ -103,7 +103,7 @@ public final class Value {
     private boolean sameText(Value other) {
         switch (type) {
             case CSTRING:
-                return text.equalsIgnoreCase(other.text);
+                return Chars.fold(text).equals(Chars.fold(other.text));
             case HOST:
                 return hostsEqual(text, other.text);
             default:
@@ -116,17 +116,17 @@ public final class Value {
      * first labels are compared ({@code node01} is {@code node01.example.org}).
      */
     public static boolean hostsEqual(String a, String b) {
-        if (a.equalsIgnoreCase(b)) {
+        String fa = Chars.fold(a);
+        String fb = Chars.fold(b);
+        if (fa.equals(fb)) {
             return true;
         }
-        int da = a.indexOf('.');
-        int db = b.indexOf('.');
+        int da = fa.indexOf('.');
+        int db = fb.indexOf('.');
         if (da >= 0 && db >= 0) {
             return false;
         }
-        String sa = da >= 0 ? a.substring(0, da) : a;
-        String sb = db >= 0 ? b.substring(0, db) : b;
-        return sa.equalsIgnoreCase(sb);
+        return (da >= 0 ? fa.substring(0, da) : fa).equals(db >= 0 ? fb.substring(0, db) : fb);
     }
 
     @Override
@@ -145,9 +145,9 @@ public final class Value {
         }
         if (type == ValueType.HOST) {
             int dot = text.indexOf('.');
-            return Objects.hash(type, (dot >= 0 ? text.substring(0, dot) : text).toLowerCase(Locale.ROOT));
+            return Objects.hash(type, Chars.fold(dot >= 0 ? text.substring(0, dot) : text));
         }
-        return Objects.hash(type, type == ValueType.CSTRING ? text.toLowerCase(Locale.ROOT) : text);
+        return Objects.hash(type, type == ValueType.CSTRING ? Chars.fold(text) : text);
     }
 
     @Override
@@ -156,7 +156,7 @@ public final class Value {
     }
 
     private static boolean infinity(String text) {
-        return text.equalsIgnoreCase("INFINITY");
+        return Chars.keyword(text, "INFINITY");
     }
 
     private static double integer(String text, String input, int start) throws ParseException {
@@ -177,7 +177,7 @@ public final class Value {
         if (infinity(text)) {
             return Double.POSITIVE_INFINITY;
         }
-        if (!text.matches("[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d{1,3})?")) {
+        if (text.length() > 64 || !isDecimal(text, true, true)) {
             throw new ParseException("'" + text + "' is not a DOUBLE", input, start);
         }
         double d = Double.parseDouble(text);
@@ -194,7 +194,7 @@ public final class Value {
         char last = text.charAt(text.length() - 1);
         int suffix = SUFFIXES.indexOf(last);
         String digits = suffix >= 0 ? text.substring(0, text.length() - 1) : text;
-        if (digits.length() > 30 || !digits.matches("\\d+(\\.\\d*)?|\\.\\d+")) {
+        if (digits.length() > 30 || !isDecimal(digits, false, false)) {
             throw new ParseException("'" + text + "' is not a MEMORY value (a number with an optional "
                     + "k, m, g, t, K, M, G or T)", input, start);
         }
@@ -226,11 +226,10 @@ public final class Value {
     }
 
     private static double bool(String text, String input, int start) throws ParseException {
-        String t = text.toUpperCase(Locale.ROOT);
-        if (t.equals("TRUE") || t.equals("1")) {
+        if (Chars.keyword(text, "TRUE") || text.equals("1")) {
             return 1;
         }
-        if (t.equals("FALSE") || t.equals("0")) {
+        if (Chars.keyword(text, "FALSE") || text.equals("0")) {
             return 0;
         }
         throw new ParseException("'" + text + "' is not a BOOL (TRUE, FALSE, 1 or 0)", input, start);
@@ -244,6 +243,45 @@ public final class Value {
             }
         }
         return Double.NaN;
+    }
+
+    /** {@code [sign] digits [. digits] [e [sign] 1-3 digits]} with a digit somewhere in the mantissa; linear. */
+    private static boolean isDecimal(String s, boolean sign, boolean exponent) {
+        int i = 0;
+        int n = s.length();
+        if (sign && i < n && (s.charAt(i) == '+' || s.charAt(i) == '-')) {
+            i++;
+        }
+        int mantissa = 0;
+        while (i < n && s.charAt(i) >= '0' && s.charAt(i) <= '9') {
+            i++;
+            mantissa++;
+        }
+        if (i < n && s.charAt(i) == '.') {
+            i++;
+            while (i < n && s.charAt(i) >= '0' && s.charAt(i) <= '9') {
+                i++;
+                mantissa++;
+            }
+        }
+        if (mantissa == 0) {
+            return false;
+        }
+        if (exponent && i < n && (s.charAt(i) == 'e' || s.charAt(i) == 'E')) {
+            i++;
+            if (i < n && (s.charAt(i) == '+' || s.charAt(i) == '-')) {
+                i++;
+            }
+            int digits = 0;
+            while (i < n && s.charAt(i) >= '0' && s.charAt(i) <= '9') {
+                i++;
+                digits++;
+            }
+            if (digits == 0 || digits > 3) {
+                return false;
+            }
+        }
+        return i == n;
     }
 
     private static boolean allDigits(String s, int from, int to) {

@@ -1,8 +1,8 @@
 // The types of a complex (column "type" of qconf -sc) and what each one says about its values.
 package rsmap.complex;
 
-import java.util.Locale;
 import java.util.Optional;
+import rsmap.Chars;
 
 /** The type of a complex; it decides how a value is read and how two values compare. */
 public enum ValueType {
@@ -21,7 +21,7 @@ public enum ValueType {
     /** The type named by {@code text}, ignoring case. */
     public static Optional<ValueType> byName(String text) {
         for (ValueType t : values()) {
-            if (t.name().equals(text.toUpperCase(Locale.ROOT))) {
+            if (Chars.keyword(text, t.name())) {
                 return Optional.of(t);
             }
         }

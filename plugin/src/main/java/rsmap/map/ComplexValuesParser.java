@@ -96,7 +96,7 @@ final class ComplexValuesParser {
         while (end > pos && Chars.isSpace(in.charAt(end - 1))) {
             end--;
         }
-        if (in.substring(pos, end).equalsIgnoreCase("NONE")) {
+        if (Chars.keyword(in.substring(pos, end), "NONE")) {
             return new ComplexValues(List.of());
         }
         List<ComplexValues.Entry> entries = new ArrayList<>();
@@ -155,7 +155,11 @@ final class ComplexValuesParser {
             throw error("expected a value for '" + complex.name() + "'", vstart);
         }
         checkLength(vstart, pos, "value");
-        return new Setting(complex, value(complex, vstart, pos));
+        Value value = value(complex, vstart, pos);
+        if (complex.consumable().isConsumable() && value.number() < 0) {
+            throw error("the capacity of consumable '" + complex.name() + "' cannot be negative", vstart);
+        }
+        return new Setting(complex, value);
     }
 
     private ResourceMap resourceMap(Complex complex) throws ParseException {

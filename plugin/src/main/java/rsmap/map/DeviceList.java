@@ -4,6 +4,7 @@ package rsmap.map;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import rsmap.Chars;
 import rsmap.ParseException;
 
 /**
@@ -96,6 +97,12 @@ public record DeviceList(List<Device> devices) {
         }
         if (path.isEmpty()) {
             throw new ParseException("empty device path in devices list", input, from);
+        }
+        for (int i = 0; i < path.length(); i++) {
+            if (Character.isISOControl(path.charAt(i)) || Chars.isSpace(path.charAt(i))) {
+                throw new ParseException("device path '" + path + "' contains whitespace or a control character", input,
+                        from + i);
+            }
         }
         if (path.charAt(0) != '/') {
             throw new ParseException("device path '" + path + "' is not absolute", input, from);

@@ -290,6 +290,13 @@ final class RequestParser {
                 return i;
             }
             char top = outside ? 0 : open.charAt(open.length() - 1);
+            if (c == '[' && stop != Stop.PLAIN) {
+                int close = classEnd(i);
+                if (close > 0) {
+                    i = close; // a character class such as [[] or []a] is part of the pattern
+                    continue;
+                }
+            }
             if (c == '[' || c == '(') {
                 if (open.length() >= limits.maxExpressionDepth()) {
                     throw error("brackets nested deeper than " + limits.maxExpressionDepth() + " levels", i);
@@ -302,6 +309,28 @@ final class RequestParser {
             }
         }
         return in.length();
+    }
+
+    /** The index of the ']' closing a character class that opens at {@code at}, as Glob reads it, or -1. */
+    private int classEnd(int at) {
+        int i = at + 1;
+        if (i < in.length() && in.charAt(i) == '!') {
+            i++;
+        }
+        if (i < in.length() && in.charAt(i) == ']') {
+            i++; // a leading ']' is a member
+        }
+        for (; i < in.length(); i++) {
+            char c = in.charAt(i);
+            if (c == '\\') {
+                i++;
+            } else if (c == ']') {
+                return i;
+            } else if (c == ',' || Chars.isSpace(c)) {
+                return -1;
+            }
+        }
+        return -1;
     }
 
     private void skipBlank() {
