@@ -28,10 +28,20 @@ public final class Cluster {
     private final Map<String, ComplexValues> config = new LinkedHashMap<>();
     private final Map<String, Map<String, Pool>> pools = new LinkedHashMap<>();
     private final Map<String, Running> running = new LinkedHashMap<>();
-    private final List<JobSpec> waiting = new ArrayList<>();
+    /** Waiting jobs in FIFO order, by id. */
+    private final LinkedHashMap<String, JobSpec> waiting = new LinkedHashMap<>();
     private final Map<String, Long> plannedStart = new LinkedHashMap<>();
     private final Map<String, ReservationSpec> reservations = new LinkedHashMap<>();
     private long now;
+    /** needs() of waiting and running jobs; pools change only on configure, which clears it. */
+    private final Map<JobSpec, Map<ResourceRequest, Map<Pool, Integer>>> needsCache = new java.util.IdentityHashMap<>();
+    /**
+     * At most this many waiting jobs hold a reserved start at once, earliest in the queue first (like
+     * max_reservation of Grid Engine's scheduler configuration); planning is the costly part of a pass.
+     */
+    private int maxReservations = DEFAULT_MAX_RESERVATIONS;
+
+    public static final int DEFAULT_MAX_RESERVATIONS = 64;
 
     /** A running job: what it asked for, when it started, and the instances it holds per pool. */
     record Running(JobSpec spec, long start, Map<Pool, int[]> picks) {
@@ -39,6 +49,14 @@ public final class Cluster {
 
     public Cluster(ComplexTable table) {
         this.table = table;
+    }
+
+    /** Sets how many waiting jobs may hold a reserved start at once (0 turns resource reservation off). */
+    public void setMaxReservations(int max) {
+        if (max < 0) {
+            throw new IllegalArgumentException("max reservations must be 0 or more");
+        }
+        this.maxReservations = max;
     }
 
     public ComplexTable table() {
@@ -65,6 +83,9 @@ public final class Cluster {
             return Decision.refused(late);
         }
         Map<String, Pool> old = pools.get(host);
+        if (old != null) {
+            old.values().forEach(p -> p.holds.removeIf(h -> h.end() <= time)); // ended reservations are gone
+        }
         if (old != null && !old.values().stream().allMatch(Pool::isIdle)) {
             return Decision.refused("host " + host + " has running jobs or reservations; it can be changed when they"
                     + " are gone");
@@ -76,6 +97,7 @@ public final class Cluster {
         }
         config.put(host, values);
         pools.put(host, ps);
+        needsCache.clear();
         return Decision.ok(pass());
     }
 
@@ -83,9 +105,10 @@ public final class Cluster {
     public Decision submit(JobSpec job, long time) {
         String error = checkTime(time);
         if (error == null) {
-            error = checkJob(job);
+            error = checkJob(job, time);
         }
         if (error != null) {
+            needsCache.remove(job);
             return Decision.refused(error);
         }
         now = time;
@@ -96,8 +119,8 @@ public final class Cluster {
             commit(job, picks);
             d = Decision.granted(Grant.of(picks));
         } else {
-            waiting.add(job);
-            OptionalLong at = job.reserve() ? plan(job) : OptionalLong.empty();
+            waiting.put(job.id(), job);
+            OptionalLong at = job.reserve() && plannedStart.size() < maxReservations ? plan(job) : OptionalLong.empty();
             d = Decision.waiting(at);
         }
         return before.isEmpty() ? d : new Decision(d.result(), d.grant(), d.reservedStart(), d.error(), before);
@@ -110,7 +133,7 @@ public final class Cluster {
             return Decision.refused(late);
         }
         Running r = running.get(job);
-        boolean queued = waiting.stream().anyMatch(j -> j.id().equals(job));
+        boolean queued = waiting.containsKey(job);
         if (r == null && !queued) {
             return Decision.refused("unknown job " + job);
         }
@@ -118,8 +141,9 @@ public final class Cluster {
         if (r != null) {
             r.picks().forEach((pool, idx) -> pool.release(idx, job));
             running.remove(job);
+            needsCache.remove(r.spec());
         } else {
-            waiting.removeIf(j -> j.id().equals(job));
+            needsCache.remove(waiting.remove(job));
         }
         return Decision.ok(pass());
     }
@@ -127,7 +151,7 @@ public final class Cluster {
     /** Holds particular instances over {@code [start, end)} for an advance reservation. */
     public Decision reserve(ReservationSpec ar, long time) {
         String error = checkTime(time);
-        if (error == null && (reservations.containsKey(ar.id()))) {
+        if (error == null && reservations.containsKey(ar.id()) && reservations.get(ar.id()).end() > time) {
             error = "advance reservation " + ar.id() + " exists";
         }
         if (error == null && ar.end() <= ar.start()) {
@@ -143,9 +167,11 @@ public final class Cluster {
             error = checkHostsAndMaps(asJob);
         }
         if (error != null) {
+            needsCache.remove(asJob);
             return Decision.refused(error);
         }
         Map<Pool, int[]> picks = placeReservation(asJob, ar.start(), ar.end());
+        needsCache.remove(asJob);
         if (picks == null) {
             return Decision.refused("advance reservation " + ar.id() + " cannot be met over [" + ar.start() + ", "
                     + ar.end() + "): the instances are held or reserved");
@@ -182,7 +208,7 @@ public final class Cluster {
                 for (int i : idx) {
                     b.append(b.length() > 0 ? " " : "").append(pool.instances[i].id());
                 }
-                env.put("SGE_HGR_" + pool.name(), b.toString());
+                env.merge("SGE_HGR_" + pool.name(), b.toString(), (x, y) -> x + " " + y);
             }
         });
         return Optional.of(env);
@@ -207,14 +233,12 @@ public final class Cluster {
     }
 
     public boolean isWaiting(String job) {
-        return waiting.stream().anyMatch(j -> j.id().equals(job));
+        return waiting.containsKey(job);
     }
 
     /** The jobs waiting, in queue order. */
     public List<String> queue() {
-        List<String> ids = new ArrayList<>();
-        waiting.forEach(j -> ids.add(j.id()));
-        return ids;
+        return new ArrayList<>(waiting.keySet());
     }
 
     /** The start planned for a waiting job with resource reservation, from the last queue pass. */
@@ -246,7 +270,7 @@ public final class Cluster {
             r.picks().forEach((p, idx) -> picks.put(mapping.get(p), idx));
             c.running.put(id, new Running(r.spec(), r.start(), picks));
         });
-        c.waiting.addAll(waiting);
+        c.waiting.putAll(waiting);
         c.plannedStart.putAll(plannedStart);
         c.reservations.putAll(reservations);
         c.now = now;
@@ -276,7 +300,7 @@ public final class Cluster {
             b.append('\n');
         }));
         running.forEach((id, r) -> b.append("run ").append(id).append('@').append(r.start()).append('\n'));
-        waiting.forEach(j -> b.append("wait ").append(j.id()).append('\n'));
+        waiting.keySet().forEach(j -> b.append("wait ").append(j).append('\n'));
         b.append("planned ").append(plannedStart).append(" ars ").append(reservations.keySet()).append('\n');
         return b.toString();
     }
@@ -287,8 +311,8 @@ public final class Cluster {
         return time < now ? "time " + time + " is before the current time " + now : null;
     }
 
-    private String checkJob(JobSpec job) {
-        if (running.containsKey(job.id()) || waiting.stream().anyMatch(j -> j.id().equals(job.id()))) {
+    private String checkJob(JobSpec job, long time) {
+        if (running.containsKey(job.id()) || waiting.containsKey(job.id())) {
             return "job " + job.id() + " exists";
         }
         if (!job.hosts().containsKey(job.master())) {
@@ -303,7 +327,7 @@ public final class Cluster {
             if (ar == null) {
                 return "unknown advance reservation " + job.ar().get();
             }
-            if (ar.end() <= now) {
+            if (ar.end() <= time) {
                 return "advance reservation " + ar.id() + " has ended";
             }
             // Seed 002: "A job whose request cannot be met from the reserved instances is refused when it
@@ -374,9 +398,16 @@ public final class Cluster {
         return needs;
     }
 
+    /** The needs of a checked job's request, computed once per job and configuration. */
     @SuppressWarnings("unchecked")
     private Map<Pool, Integer> needsOf(ResourceRequest r, JobSpec job) {
-        return (Map<Pool, Integer>) needs(r, job);
+        Map<ResourceRequest, Map<Pool, Integer>> byRequest = needsCache.computeIfAbsent(job, j -> new LinkedHashMap<>());
+        Map<Pool, Integer> n = byRequest.get(r);
+        if (n == null) {
+            n = (Map<Pool, Integer>) needs(r, job);
+            byRequest.put(r, n);
+        }
+        return n;
     }
 
     private boolean startable(JobSpec job) {
@@ -392,69 +423,87 @@ public final class Cluster {
      * null. When planning, instances of running jobs whose run time ends by {@code at} count as free.
      */
     private Map<Pool, int[]> place(JobSpec job, long at, boolean planning) {
-        long to = job.endAt(at);
-        Map<Pool, int[]> all = new LinkedHashMap<>();
-        for (ResourceRequest r : job.request().resourceRequests()) {
-            Map<Pool, Integer> needs = needsOf(r, job);
-            Map<Pool, boolean[]> available = new LinkedHashMap<>();
-            for (Pool p : needs.keySet()) {
-                available.put(p, available(p, job, at, to, planning));
-            }
-            Map<Pool, int[]> picks = Placement.place(r, needs, available);
-            if (picks == null) {
-                return null;
-            }
-            all.putAll(picks);
+        if (!planning && !enoughFree(job)) {
+            return null; // the cheap test first: most waiting jobs fail it on most passes
         }
-        return all;
+        long to = job.endAt(at);
+        return placeAll(job, p -> available(p, job, at, to, planning));
+    }
+
+    /**
+     * What decides whether a job can start now: its requests, hosts, master and reservation, and which
+     * holds its run time meets.
+     */
+    private List<Object> shape(JobSpec job) {
+        long end = job.endAt(now);
+        List<Hold> overlapped = new ArrayList<>();
+        for (ResourceRequest r : job.request().resourceRequests()) {
+            for (Pool p : needsOf(r, job).keySet()) {
+                for (Hold h : p.holds) {
+                    if (h.overlaps(now, end)) {
+                        overlapped.add(h);
+                    }
+                }
+            }
+        }
+        // Jobs alike but for run time are alike when their windows meet the very same holds.
+        return List.of(job.request(), job.hosts(), job.master(), job.ar().orElse(""), overlapped);
+    }
+
+    /** Whether every pool has at least as many unheld instances as the job needs from it. */
+    private boolean enoughFree(JobSpec job) {
+        for (ResourceRequest r : job.request().resourceRequests()) {
+            for (Map.Entry<Pool, Integer> e : needsOf(r, job).entrySet()) {
+                if (e.getKey().free() < e.getValue()) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /** Whether the job could be met from its reservation's instances alone, whoever uses them now. */
     private Map<Pool, int[]> placeFrom(JobSpec job, String ar) {
-        Map<Pool, int[]> all = new LinkedHashMap<>();
-        for (ResourceRequest r : job.request().resourceRequests()) {
-            Map<Pool, Integer> needs = needsOf(r, job);
-            Map<Pool, boolean[]> available = new LinkedHashMap<>();
-            for (Pool p : needs.keySet()) {
-                boolean[] a = new boolean[p.size()];
-                Hold h = p.holdOf(ar, Hold.Kind.AR);
-                if (h != null) {
-                    for (int i : h.indices()) {
-                        a[i] = true;
-                    }
+        return placeAll(job, p -> {
+            boolean[] a = new boolean[p.size()];
+            Hold h = p.holdOf(ar, Hold.Kind.AR);
+            if (h != null) {
+                for (int i : h.indices()) {
+                    a[i] = true;
                 }
-                available.put(p, a);
             }
-            Map<Pool, int[]> picks = Placement.place(r, needs, available);
-            if (picks == null) {
-                return null;
-            }
-            all.putAll(picks);
-        }
-        return all;
+            return a;
+        });
     }
 
     /** Instances an advance reservation may hold: not used by a job running into it, not reserved. */
     private Map<Pool, int[]> placeReservation(JobSpec ar, long start, long end) {
-        Map<Pool, int[]> all = new LinkedHashMap<>();
-        for (ResourceRequest r : ar.request().resourceRequests()) {
-            Map<Pool, Integer> needs = needsOf(r, ar);
-            Map<Pool, boolean[]> available = new LinkedHashMap<>();
-            for (Pool p : needs.keySet()) {
-                boolean[] a = new boolean[p.size()];
-                for (int i = 0; i < a.length; i++) {
-                    a[i] = p.heldBy[i] == null || p.heldUntil[i] <= start;
-                }
-                for (Hold h : p.holds) {
-                    if (h.kind() == Hold.Kind.AR && h.overlaps(start, end)) {
-                        for (int i : h.indices()) {
-                            a[i] = false;
-                        }
+        return placeAll(ar, p -> {
+            boolean[] a = new boolean[p.size()];
+            for (int i = 0; i < a.length; i++) {
+                a[i] = p.heldBy[i] == null || p.heldUntil[i] <= start;
+            }
+            for (Hold h : p.holds) {
+                if (h.kind() == Hold.Kind.AR && h.overlaps(start, end)) {
+                    for (int i : h.indices()) {
+                        a[i] = false;
                     }
                 }
-                available.put(p, a);
             }
-            Map<Pool, int[]> picks = Placement.place(r, needs, available);
+            return a;
+        });
+    }
+
+    /** Places every resource map request of {@code job}, each pool offering what {@code available} says; null if any fails. */
+    private Map<Pool, int[]> placeAll(JobSpec job, java.util.function.Function<Pool, boolean[]> available) {
+        Map<Pool, int[]> all = new LinkedHashMap<>();
+        for (ResourceRequest r : job.request().resourceRequests()) {
+            Map<Pool, Integer> needs = needsOf(r, job);
+            Map<Pool, boolean[]> offered = new LinkedHashMap<>();
+            for (Pool p : needs.keySet()) {
+                offered.put(p, available.apply(p));
+            }
+            Map<Pool, int[]> picks = Placement.place(r, needs, offered);
             if (picks == null) {
                 return null;
             }
@@ -483,7 +532,9 @@ public final class Cluster {
             java.util.Arrays.fill(a, true);
         }
         for (int i = 0; i < a.length; i++) {
-            if (p.heldBy[i] != null && (!planning || p.heldUntil[i] > from)) {
+            // When planning, a holder's instances are free from the end of its run time on - unless it is
+            // already overdue (ran past time + runtime without finishing): then nobody knows when.
+            if (p.heldBy[i] != null && (!planning || p.heldUntil[i] > from || p.heldUntil[i] <= now)) {
                 a[i] = false;
             }
         }
@@ -510,28 +561,30 @@ public final class Cluster {
      * merely the amount - is free, given when running jobs end; its instances are then held for it.
      */
     private OptionalLong plan(JobSpec job) {
+        // Candidate starts: now, and every time something held in one of the job's pools is freed.
+        java.util.Set<Pool> mine = new java.util.LinkedHashSet<>();
+        for (ResourceRequest r : job.request().resourceRequests()) {
+            mine.addAll(needsOf(r, job).keySet());
+        }
         TreeSet<Long> times = new TreeSet<>();
         times.add(now);
-        for (Running r : running.values()) {
-            long end = r.spec().endAt(r.start());
-            if (end != JobSpec.UNLIMITED && end > now) {
-                times.add(end);
+        for (Pool p : mine) {
+            for (int i = 0; i < p.size(); i++) {
+                if (p.heldBy[i] != null && p.heldUntil[i] > now && p.heldUntil[i] != JobSpec.UNLIMITED) {
+                    times.add(p.heldUntil[i]);
+                }
+            }
+            for (Hold h : p.holds) {
+                for (long t : new long[] {h.start(), h.end()}) {
+                    if (t > now && t != JobSpec.UNLIMITED) {
+                        times.add(t);
+                    }
+                }
             }
         }
         for (ReservationSpec ar : reservations.values()) {
-            for (long t : new long[] {ar.start(), ar.end()}) {
-                if (t > now) {
-                    times.add(t);
-                }
-            }
-        }
-        for (Map<String, Pool> ps : pools.values()) {
-            for (Pool p : ps.values()) {
-                for (Hold h : p.holds) {
-                    if (h.end() > now && h.end() != JobSpec.UNLIMITED) {
-                        times.add(h.end());
-                    }
-                }
+            if (ar.start() > now) {
+                times.add(ar.start());
             }
         }
         ReservationSpec ar = job.ar().map(reservations::get).orElse(null);
@@ -580,15 +633,23 @@ public final class Cluster {
         }
         plannedStart.clear();
         List<Decision.Started> started = new ArrayList<>();
-        for (Iterator<JobSpec> it = waiting.iterator(); it.hasNext(); ) {
+        int planned = 0;
+        // Within one pass availability only shrinks (jobs start, instances get held), so a job that looks
+        // exactly like one that already failed fails too: the queue of a busy cluster is mostly repeats.
+        java.util.Set<List<Object>> failed = new java.util.HashSet<>();
+        for (Iterator<JobSpec> it = waiting.values().iterator(); it.hasNext(); ) {
             JobSpec job = it.next();
-            Map<Pool, int[]> picks = startable(job) ? place(job, now, false) : null;
+            List<Object> shape = shape(job);
+            Map<Pool, int[]> picks = startable(job) && !failed.contains(shape) ? place(job, now, false) : null;
+            if (picks == null) {
+                failed.add(shape);
+            }
             if (picks != null) {
                 it.remove();
                 commit(job, picks);
                 started.add(new Decision.Started(job.id(), Grant.of(picks)));
-            } else if (job.reserve()) {
-                plan(job);
+            } else if (job.reserve() && planned < maxReservations) {
+                planned += plan(job).isPresent() ? 1 : 0;
             }
         }
         return started;

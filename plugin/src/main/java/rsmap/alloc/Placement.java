@@ -14,9 +14,10 @@ import rsmap.request.Scope;
  * Chooses instances deterministically. The policy (documented in docs/allocation.md):
  * <ol>
  * <li>Only instances that are available to the job and satisfy id= and every characteristic qualify.
- * <li>Without same=, identifiers are used fullest first: the one with the fewest qualifying free
- *     shares, ties by configured order. A single share so goes onto an already partly used card
- *     rather than opening a fresh one, which keeps whole cards free for same=id requests.
+ * <li>Without same=, identifiers already partly used by running jobs come first, then the one with
+ *     the fewest qualifying free shares, ties by configured order. A single share so goes onto an
+ *     already partly used card rather than opening a fresh one, which keeps whole cards free for
+ *     same=id requests (issue 3).
  * <li>With same=, the group is chosen best fit: the smallest group that is large enough, ties by
  *     configured order; within it identifiers are again used fullest first.
  * <li>With scope=job over several pools, one group key is chosen for all of them: the key large
@@ -160,10 +161,12 @@ final class Placement {
         int[] count = new int[ids];
         int[] firstAt = new int[ids];
         Arrays.fill(firstAt, -1);
+        boolean[] inUse = new boolean[ids];
         int total = 0;
         for (int i = 0; i < candidates.length; i++) {
+            int k = pool.idIndex[i];
+            inUse[k] |= pool.heldBy[i] != null;
             if (candidates[i]) {
-                int k = pool.idIndex[i];
                 if (count[k]++ == 0) {
                     firstAt[k] = i;
                 }
@@ -180,8 +183,9 @@ final class Placement {
                 order[used++] = k;
             }
         }
-        Arrays.sort(order, 0, used, (a, b) -> count[a] != count[b] ? Integer.compare(count[a], count[b])
-                : Integer.compare(firstAt[a], firstAt[b]));
+        // Partly used identifiers first, then the fewest qualifying shares, then configured order.
+        Arrays.sort(order, 0, used, (a, b) -> inUse[a] != inUse[b] ? (inUse[a] ? -1 : 1)
+                : count[a] != count[b] ? Integer.compare(count[a], count[b]) : Integer.compare(firstAt[a], firstAt[b]));
         int[] rank = new int[ids];
         Arrays.fill(rank, Integer.MAX_VALUE);
         for (int r = 0; r < used; r++) {

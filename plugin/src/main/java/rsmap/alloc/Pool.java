@@ -27,6 +27,8 @@ final class Pool {
     final String[] heldBy;
     /** When the holder's run time ends (its time + runtime), Long.MAX_VALUE when unlimited. */
     final long[] heldUntil;
+    /** How many instances no running job holds: the cheap first test of every placement. */
+    private int free;
     final List<Hold> holds;
     /** same= groups by name; configuration only, so shared between copies. */
     private final GroupCache groups;
@@ -66,6 +68,7 @@ final class Pool {
         this.ids = distinct.toArray(new String[0]);
         this.heldBy = new String[instances.length];
         this.heldUntil = new long[instances.length];
+        this.free = instances.length;
         this.holds = new ArrayList<>();
         this.groups = new GroupCache();
     }
@@ -78,6 +81,7 @@ final class Pool {
         ids = o.ids;
         heldBy = o.heldBy.clone();
         heldUntil = o.heldUntil.clone();
+        free = o.free;
         holds = new ArrayList<>(o.holds);
         groups = o.groups;
     }
@@ -89,6 +93,10 @@ final class Pool {
 
     Pool copy() {
         return new Pool(this);
+    }
+
+    int free() {
+        return free;
     }
 
     String name() {
@@ -110,6 +118,7 @@ final class Pool {
             }
             heldBy[i] = job;
             heldUntil[i] = until;
+            free--;
         }
     }
 
@@ -118,6 +127,7 @@ final class Pool {
             if (job.equals(heldBy[i])) {
                 heldBy[i] = null;
                 heldUntil[i] = 0;
+                free++;
             }
         }
     }

@@ -44,7 +44,9 @@ public final class Simulation {
             "explain", Set.of("op", "request", "host", "time"));
 
     private final ObjectMapper json = new ObjectMapper()
-            .setPropertyNamingStrategy(com.fasterxml.jackson.databind.PropertyNamingStrategies.SNAKE_CASE);
+            .setPropertyNamingStrategy(com.fasterxml.jackson.databind.PropertyNamingStrategies.SNAKE_CASE)
+            .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
     private final Cluster cluster;
     private final Limits limits;
     private final boolean human;
@@ -179,15 +181,7 @@ public final class Simulation {
             o.put("error", e.getMessage());
             return List.of(write(o));
         }
-        o.put("result", d.result().name().toLowerCase(java.util.Locale.ROOT));
-        if (d.isRefused()) {
-            o.put("error", d.error());
-        } else if (d.result() == Decision.Result.GRANTED) {
-            o.set("grants", grants(d.grant()));
-        } else {
-            d.reservedStart().ifPresent(t -> o.put("reserved_start", t));
-        }
-        return withStarts(o, d);
+        return resultAnswer(o, d);
     }
 
     private List<String> finish(JsonNode n, long time) throws Malformed {
@@ -210,18 +204,11 @@ public final class Simulation {
             d = cluster.reserve(new ReservationSpec(ar, RequestList.parse(request, cluster.table(), limits), hosts,
                     start, end), time);
         } catch (ParseException e) {
-            d = null;
             o.put("result", "refused");
             o.put("error", e.getMessage());
             return List.of(write(o));
         }
-        o.put("result", d.result().name().toLowerCase(java.util.Locale.ROOT));
-        if (d.isRefused()) {
-            o.put("error", d.error());
-        } else {
-            o.set("grants", grants(d.grant()));
-        }
-        return withStarts(o, d);
+        return resultAnswer(o, d);
     }
 
     private List<String> env(JsonNode n, long time) throws Malformed {
@@ -229,11 +216,16 @@ public final class Simulation {
         String host = text(n, "host", true);
         ObjectNode o = echo("env", "job", job);
         o.put("host", host);
-        Decision d = cluster.advance(time);
+        // A query that fails changes nothing, not even the time: look ahead on a copy first.
+        Cluster probe = time > cluster.now() ? cluster.copy() : cluster;
+        Decision d = probe.advance(time);
         if (d.isRefused()) {
             return okAnswer(o, d);
         }
-        Optional<Map<String, String>> env = cluster.environment(job, host);
+        Optional<Map<String, String>> env = probe.environment(job, host);
+        if (env.isPresent() && probe != cluster) {
+            d = cluster.advance(time);
+        }
         if (env.isEmpty()) {
             o.put("ok", false);
             o.put("error", cluster.isRunning(job) ? "job " + job + " does not run on " + host
@@ -250,23 +242,24 @@ public final class Simulation {
         String host = text(n, "host", true);
         ObjectNode o = echo("explain", "host", host);
         o.put("request", request);
-        Decision d = cluster.advance(time);
-        if (d.isRefused()) {
-            return okAnswer(o, d);
+        RequestList parsed;
+        try {
+            parsed = RequestList.parse(request, cluster.table(), limits);
+        } catch (ParseException e) {
+            o.put("ok", false);
+            o.put("error", e.getMessage());
+            return List.of(write(o));
         }
         if (!cluster.hosts().containsKey(host)) {
             o.put("ok", false);
             o.put("error", "unknown host " + host);
-            return withStarts(o, d);
+            return List.of(write(o));
         }
-        Explanation x;
-        try {
-            x = cluster.explain(RequestList.parse(request, cluster.table(), limits), host);
-        } catch (ParseException e) {
-            o.put("ok", false);
-            o.put("error", e.getMessage());
-            return withStarts(o, d);
+        Decision d = cluster.advance(time);
+        if (d.isRefused()) {
+            return okAnswer(o, d);
         }
+        Explanation x = cluster.explain(parsed, host);
         List<String> out = new ArrayList<>();
         if (human) {
             out.add(x.toHuman().stripTrailing());
@@ -277,6 +270,19 @@ public final class Simulation {
         }
         starts(d, out);
         return out;
+    }
+
+    /** "result": granted (with grants), waiting (with reserved_start when planned) or refused (with error). */
+    private List<String> resultAnswer(ObjectNode o, Decision d) {
+        o.put("result", d.result().name().toLowerCase(java.util.Locale.ROOT));
+        if (d.isRefused()) {
+            o.put("error", d.error());
+        } else if (d.result() == Decision.Result.GRANTED) {
+            o.set("grants", grants(d.grant()));
+        } else {
+            d.reservedStart().ifPresent(t -> o.put("reserved_start", t));
+        }
+        return withStarts(o, d);
     }
 
     private ObjectNode echo(String op, String key, String value) {
@@ -357,10 +363,12 @@ public final class Simulation {
         if (v == null) {
             return dflt;
         }
-        if (!v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 0) {
+        boolean whole = v.isIntegralNumber() && v.canConvertToLong()
+                || v.isFloatingPointNumber() && v.asDouble() == Math.rint(v.asDouble()) && Math.abs(v.asDouble()) < 9e18;
+        if (!whole || v.asLong() < 0) {
             throw new Malformed("'" + field + "' must be a whole number of seconds, 0 or more");
         }
-        return v.asLong();
+        return v.asLong(); // 1000.0 and 1e3 are 1000
     }
 
     private static boolean bool(JsonNode n, String field) throws Malformed {

@@ -47,6 +47,7 @@ public class AllocationBenchmark {
     Cluster cluster1000;
     JobSpec scopeJob;
     String script;
+    String saturated;
 
     /** 128 cards shared four ways (512 instances), each with memory, model and numa_node. */
     static String host512() {
@@ -82,7 +83,8 @@ public class AllocationBenchmark {
         }
         scopeJob = new JobSpec("wide", RequestList.parse("gpu=4[same=id,scope=job]", table), hosts, "node0", 100,
                 Optional.empty(), false);
-        script = Scripts.replay(100_000, 42);
+        script = Scripts.replay(100_000, 42, 47);
+        saturated = Scripts.replay(100_000, 42, 48);
     }
 
     /** Grant then release (so the state stays the same): id= + same=characteristic + MEMORY filter. */
@@ -110,9 +112,23 @@ public class AllocationBenchmark {
     @Measurement(iterations = 3)
     @OutputTimeUnit(TimeUnit.MILLISECONDS)
     public int replay100kOperations() throws Exception {
+        return replay(script);
+    }
+
+    /** The same mix oversubscribed: the queue grows past a thousand jobs, every finish retries it. */
+    @Benchmark
+    @BenchmarkMode(Mode.SingleShotTime)
+    @Warmup(iterations = 1)
+    @Measurement(iterations = 3)
+    @OutputTimeUnit(TimeUnit.MILLISECONDS)
+    public int replay100kOperationsSaturated() throws Exception {
+        return replay(saturated);
+    }
+
+    private int replay(String text) throws Exception {
         Simulation sim = new Simulation(table, Limits.DEFAULT, false);
         StringWriter out = new StringWriter(1 << 24);
-        sim.run(new BufferedReader(new StringReader(script)), out);
+        sim.run(new BufferedReader(new StringReader(text)), out);
         return out.getBuffer().length();
     }
 }

@@ -15,8 +15,13 @@ final class Scripts {
     private Scripts() {
     }
 
-    /** {@code ops} operations over 16 hosts of 32 instances each, deterministic for a seed. */
-    static String replay(int ops, long seed) {
+    /**
+     * {@code ops} operations over 16 hosts of 32 instances each, deterministic for a seed: {@code submits}
+     * percent submits, 95 - submits percent finishes (mostly the oldest job, some the newest, which may
+     * withdraw a waiting one), 5% env and explain. At 47 a busy cluster keeps a queue of up to ~100 jobs;
+     * at 48 it is oversubscribed and the queue grows past a thousand.
+     */
+    static String replay(int ops, long seed, int submits) {
         Random rnd = new Random(seed);
         StringBuilder b = new StringBuilder();
         int hosts = 16;
@@ -41,7 +46,7 @@ final class Scripts {
         while (written < ops) {
             time += rnd.nextInt(3);
             int what = rnd.nextInt(100);
-            if (what < 50 || live.isEmpty()) {
+            if (what < submits || live.isEmpty()) {
                 String id = "j" + job++;
                 int h = rnd.nextInt(hosts);
                 String hostsJson = rnd.nextInt(8) == 0
