@@ -35,11 +35,9 @@ final class ComplexValuesParser {
      * Equal identifiers, values and blocks are stored once: a host lists the same characteristics on
      * many instances, and the daemon keeps every host's configuration in memory.
      */
-    private final Map<String, String> idPool = new HashMap<>();
-    private final Map<String, Value> valuePool = new HashMap<>();
-    private final Map<String, Characteristics> blockPool = new HashMap<>();
+    private final Map<String, Map<String, Value>> valuePool = new HashMap<>();
+    private final Map<String, Characteristics> blockByText = new HashMap<>();
     private final Map<List<String>, String[]> namesPool = new HashMap<>();
-    private final Map<String, Instance> instancePool = new HashMap<>();
 
     ComplexValuesParser(String text, ComplexTable table, Limits limits) {
         this.original = text;
@@ -190,7 +188,7 @@ final class ComplexValuesParser {
         }
         int open = pos++;
         List<Instance> instances = new ArrayList<>();
-        Map<String, Characteristics> seen = new HashMap<>();
+        Map<String, Instance> seen = new HashMap<>();
         while (true) {
             skipBlank();
             if (pos == in.length()) {
@@ -230,7 +228,7 @@ final class ComplexValuesParser {
     }
 
     /** One id-spec: an identifier, a range {@code 1-3}, or an identifier with a characteristics block. */
-    private void idSpec(List<Instance> instances, Map<String, Characteristics> seen) throws ParseException {
+    private void idSpec(List<Instance> instances, Map<String, Instance> seen) throws ParseException {
         int start = pos;
         while (pos < in.length() && isIdChar(in.charAt(pos))) {
             pos++;
@@ -276,31 +274,28 @@ final class ComplexValuesParser {
         }
     }
 
-    private void add(List<Instance> instances, Map<String, Characteristics> seen, String id, Characteristics chars,
-                     int at) throws ParseException {
+    private void add(List<Instance> instances, Map<String, Instance> seen, String id, Characteristics chars, int at)
+            throws ParseException {
         if (instances.size() >= limits.maxInstances()) {
             throw error("more than " + limits.maxInstances() + " instances in one resource map", at);
         }
-        id = idPool.computeIfAbsent(id, k -> k);
-        Characteristics first = seen.putIfAbsent(id, chars);
-        if (first != null) {
+        Instance first = seen.get(id);
+        if (first == null) {
+            first = new Instance(id, chars);
+            seen.put(id, first);
+        } else {
             // Seed 002, "Repeated identifiers": every occurrence carries the same set, order ignored;
             // a bare and an annotated occurrence are rejected; an identical annotation is kept once.
-            if (first.isEmpty() != chars.isEmpty()) {
+            Characteristics known = first.characteristics();
+            if (known.isEmpty() != chars.isEmpty()) {
                 throw error("identifier '" + id + "' occurs both bare and with characteristics", at);
             }
-            if (!first.sameText(chars)) {
+            if (!known.sameText(chars)) {
                 throw error("identifier '" + id + "' carries characteristics that differ from its first"
-                        + " occurrence " + id + first, at);
+                        + " occurrence " + id + known, at);
             }
-            chars = first;
         }
-        Instance instance = instancePool.get(id);
-        if (instance == null || instance.characteristics() != chars) {
-            instance = new Instance(id, chars);
-            instancePool.put(id, instance);
-        }
-        instances.add(instance);
+        instances.add(first); // shares of one identifier are one immutable Instance
     }
 
     /** {@code [lo, hi]} of an integer range token, or null for a plain identifier. */
@@ -332,68 +327,71 @@ final class ComplexValuesParser {
     /** {@code [name=value,...]}: whitespace inside is ignored; offsets still point into the input. */
     private Characteristics block() throws ParseException {
         int open = pos++;
-        StringBuilder clean = new StringBuilder();
-        List<Integer> where = new ArrayList<>();
-        while (true) {
-            if (pos == in.length()) {
-                throw error("'[' without a matching ']'", open);
-            }
-            char c = in.charAt(pos);
-            if (c == ']') {
-                break;
-            }
-            if (!Chars.isSpace(c)) {
-                clean.append(c);
-                where.add(pos);
-            }
-            pos++;
+        int close = in.indexOf(']', pos);
+        if (close < 0) {
+            throw error("'[' without a matching ']'", open);
         }
-        where.add(pos++);
+        StringBuilder clean = new StringBuilder(close - pos);
+        int[] where = new int[close - pos + 1];
+        for (; pos < close; pos++) {
+            char c = in.charAt(pos);
+            if (!Chars.isSpace(c)) {
+                where[clean.length()] = pos;
+                clean.append(c);
+            }
+        }
+        where[clean.length()] = pos++;
         if (clean.length() == 0) {
             throw error("empty characteristics block", open);
         }
+        String text = clean.toString();
+        Characteristics seenBlock = blockByText.get(text);
+        if (seenBlock != null) {
+            return seenBlock; // the same block as written before: read and checked already
+        }
         Map<String, Value> values = new TreeMap<>();
         int from = 0;
-        while (from <= clean.length()) {
-            int comma = clean.indexOf(",", from);
-            int to = comma < 0 ? clean.length() : comma;
-            characteristic(clean.toString(), from, to, where, values);
+        while (from <= text.length()) {
+            int comma = text.indexOf(',', from);
+            int to = comma < 0 ? text.length() : comma;
+            characteristic(text, from, to, where, values);
             from = to + 1;
         }
         Characteristics parsed = Characteristics.of(values);
         Characteristics block = parsed.withNames(namesPool.computeIfAbsent(List.of(parsed.names()), k -> parsed.names()));
-        return blockPool.computeIfAbsent(block.toString(), k -> block);
+        blockByText.put(text, block);
+        return block;
     }
 
-    private void characteristic(String clean, int from, int to, List<Integer> where, Map<String, Value> values)
+    private void characteristic(String clean, int from, int to, int[] where, Map<String, Value> values)
             throws ParseException {
         if (from == to) {
-            throw error("empty characteristic in block", where.get(from));
+            throw error("empty characteristic in block", where[from]);
         }
         int eq = clean.indexOf('=', from);
         if (eq < 0 || eq >= to) {
-            throw error("expected '=' in characteristic '" + clean.substring(from, to) + "'", where.get(from));
+            throw error("expected '=' in characteristic '" + clean.substring(from, to) + "'", where[from]);
         }
         String name = clean.substring(from, eq);
         if (name.isEmpty()) {
-            throw error("expected a characteristic name before '='", where.get(from));
+            throw error("expected a characteristic name before '='", where[from]);
         }
         for (int i = eq + 1; i < to; i++) {
             char c = clean.charAt(i);
             if (c == '=' || c == '(' || c == ')') {
-                throw error("'" + c + "' cannot appear in a characteristic value", where.get(i));
+                throw error("'" + c + "' cannot appear in a characteristic value", where[i]);
             }
         }
         if (eq + 1 == to) {
-            throw error("empty value for characteristic '" + name + "'", where.get(eq + 1));
+            throw error("empty value for characteristic '" + name + "'", where[eq + 1]);
         }
         if (to - eq - 1 > limits.maxTokenChars()) {
-            throw error("characteristic value longer than " + limits.maxTokenChars() + " characters", where.get(eq + 1));
+            throw error("characteristic value longer than " + limits.maxTokenChars() + " characters", where[eq + 1]);
         }
         Complex complex = table.find(name).orElseThrow(() -> error("unknown complex '" + name
-                + "' (a characteristic must be a defined complex)", where.get(from)));
+                + "' (a characteristic must be a defined complex)", where[from]));
         if (complex.isResourceMap()) {
-            throw error("resource map '" + complex.name() + "' cannot be used as a characteristic", where.get(from));
+            throw error("resource map '" + complex.name() + "' cannot be used as a characteristic", where[from]);
         }
         String text = clean.substring(eq + 1, to);
         Value known = values.get(complex.name());
@@ -402,20 +400,21 @@ final class ComplexValuesParser {
                 return; // an identical repetition is accepted and kept once
             }
             throw error("characteristic '" + complex.name() + "' is given twice with different values",
-                    where.get(from));
+                    where[from]);
         }
         try {
-            Value value = valuePool.get(complex.name() + '=' + text);
+            Map<String, Value> byText = valuePool.computeIfAbsent(complex.name(), k -> new HashMap<>());
+            Value value = byText.get(text);
             if (value == null) {
                 value = Value.parse(complex.type(), text);
-                valuePool.put(complex.name() + '=' + text, value);
+                byText.put(text, value);
             }
             values.put(complex.name(), value);
             if (complex.name().equals(DeviceList.CHARACTERISTIC)) {
                 DeviceList.parse(text);
             }
         } catch (ParseException e) {
-            throw error(e.problem() + " (characteristic '" + complex.name() + "')", where.get(eq + 1 + e.offset()));
+            throw error(e.problem() + " (characteristic '" + complex.name() + "')", where[eq + 1 + e.offset()]);
         }
     }
 

@@ -44,6 +44,8 @@ public class LanguageBenchmark {
     ComplexTable table;
     /** gpu=512(g0[memory=80G,model=A100,numa_node=0] g1[memory=40G,model=H100,numa_node=1] ...) */
     String host;
+    /** The same shape, but no two blocks alike: every instance has its own memory and numa_node. */
+    String uniqueHost;
     ResourceRequest request;
     /** g1[memory=40G,model=H100,numa_node=1]: passes id=, memory and numa_node, so every check runs. */
     Instance instance;
@@ -59,6 +61,12 @@ public class LanguageBenchmark {
                     .append(",numa_node=").append(i % 2).append(']');
         }
         host = b.append(')').toString();
+        StringBuilder u = new StringBuilder("gpu=").append(INSTANCES).append('(');
+        for (int i = 0; i < INSTANCES; i++) {
+            u.append(i == 0 ? "" : " ").append('g').append(i).append("[memory=").append(1 + i).append("G,model=")
+                    .append(i % 2 == 0 ? "A100" : "H100").append(",numa_node=").append(i).append(']');
+        }
+        uniqueHost = u.append(')').toString();
         request = RequestList.parse(REQUEST, table).resourceRequests().get(0);
         instance = ComplexValues.parse(host, table).resourceMaps().get(0).instances().get(1);
         if (!request.admits(instance)) {
@@ -70,6 +78,12 @@ public class LanguageBenchmark {
     @Benchmark
     public ComplexValues parseHost512() throws ParseException {
         return ComplexValues.parse(host, table);
+    }
+
+    /** (a') The same with every block different, so nothing read once can be reused. */
+    @Benchmark
+    public ComplexValues parseHost512Unique() throws ParseException {
+        return ComplexValues.parse(uniqueHost, table);
     }
 
     /** (b) A request with an id= expression and two characteristics. */
