@@ -1,0 +1,117 @@
+// Device isolation with the cgroup v1 devices controller: one cgroup per job under <root>/rsmap.
+package rsmap.device.v1;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Pattern;
+import rsmap.device.DeviceBackend;
+import rsmap.device.DevicePolicy;
+import rsmap.device.DevicePolicyException;
+import rsmap.device.DeviceRule;
+
+/**
+ * A closed policy is a cgroup {@code <root>/rsmap/<job>}: {@code a} written to {@code devices.deny},
+ * then one {@code devices.allow} line per device, then the job's processes moved in through
+ * {@code cgroup.procs}. Removing it moves any process left back to the root cgroup and removes the
+ * directory. Every control file gets one write per line, as the kernel expects.
+ */
+public final class CgroupV1Backend implements DeviceBackend {
+    /** Where distributions mount the v1 devices controller. */
+    public static final Path DEFAULT_ROOT = Path.of("/sys/fs/cgroup/devices");
+    private static final Pattern JOB = Pattern.compile("[A-Za-z0-9_.-]{1,200}");
+
+    private final Path root;
+    private final Path base;
+
+    public CgroupV1Backend(Path root) {
+        this.root = root;
+        this.base = root.resolve("rsmap");
+    }
+
+    @Override
+    public String name() {
+        return "cgroup-v1";
+    }
+
+    @Override
+    public Availability availability() {
+        if (!Files.isRegularFile(root.resolve("devices.allow"))) {
+            return Availability.no(root + " is not a cgroup v1 devices hierarchy (no devices.allow)");
+        }
+        if (!Files.isWritable(root.resolve("cgroup.procs"))) {
+            return Availability.no(root + " is not writable (rsmapd must run as root)");
+        }
+        return Availability.yes();
+    }
+
+    /** The cgroup directory of a job. */
+    public Path cgroupOf(String job) throws DevicePolicyException {
+        if (!JOB.matcher(job).matches() || job.equals(".") || job.equals("..")) {
+            throw new DevicePolicyException("job name '" + job + "' cannot name a cgroup (letters, digits, . _ -)");
+        }
+        return base.resolve(job);
+    }
+
+    @Override
+    public void apply(String job, DevicePolicy policy, long... pids) throws DevicePolicyException {
+        if (policy.isOpen()) {
+            return; // seed 002: a job that does not request the map is not restricted by it
+        }
+        Path dir = cgroupOf(job);
+        try {
+            if (!Files.isDirectory(base)) {
+                Files.createDirectories(base);
+            }
+            if (!Files.isDirectory(dir)) {
+                Files.createDirectory(dir);
+            }
+            write(dir.resolve("devices.deny"), "a");
+            for (DeviceRule r : policy.rules()) {
+                write(dir.resolve("devices.allow"), r.cgroupV1());
+            }
+            for (long pid : pids) {
+                write(dir.resolve("cgroup.procs"), Long.toString(pid));
+            }
+        } catch (IOException e) {
+            try {
+                remove(job);
+            } catch (DevicePolicyException ignored) {
+                // the first failure is the one to report
+            }
+            throw new DevicePolicyException("cannot apply the device policy of job " + job + " in " + dir + ": " + e, e);
+        }
+    }
+
+    @Override
+    public void remove(String job) throws DevicePolicyException {
+        Path dir = cgroupOf(job);
+        if (!Files.isDirectory(dir)) {
+            return;
+        }
+        try {
+            List<String> left = Files.readAllLines(dir.resolve("cgroup.procs"), StandardCharsets.US_ASCII);
+            for (String pid : left) {
+                if (!pid.isBlank()) {
+                    try {
+                        write(root.resolve("cgroup.procs"), pid.trim());
+                    } catch (IOException gone) {
+                        // the process ended meanwhile
+                    }
+                }
+            }
+            Files.delete(dir);
+        } catch (NoSuchFileException e) {
+            // removed concurrently: nothing left to do
+        } catch (IOException e) {
+            throw new DevicePolicyException("cannot remove the device cgroup " + dir + " of job " + job + ": " + e, e);
+        }
+    }
+
+    private static void write(Path file, String line) throws IOException {
+        Files.write(file, line.getBytes(StandardCharsets.US_ASCII));
+    }
+}
