@@ -1,0 +1,55 @@
+// Enforcing a job's device policy with the configured backend, and what happens when that fails.
+package rsmap.device;
+
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A backend plus the admin's choice of what a failure means (issue 4): with {@link Mode#REQUIRED}
+ * (the default) a policy that cannot be applied is an error, and the starter must refuse to exec the
+ * job, since it would otherwise reach devices it was not granted; with {@link Mode#OPTIONAL} the job
+ * runs anyway and the caller gets a warning saying exactly what is unenforced.
+ */
+public final class Isolation {
+    /** What a failure to enforce means. */
+    public enum Mode { REQUIRED, OPTIONAL }
+
+    private final DeviceBackend backend;
+    private final Mode mode;
+
+    public Isolation(DeviceBackend backend, Mode mode) {
+        this.backend = Objects.requireNonNull(backend);
+        this.mode = Objects.requireNonNull(mode);
+    }
+
+    public DeviceBackend backend() {
+        return backend;
+    }
+
+    public Mode mode() {
+        return mode;
+    }
+
+    /**
+     * Applies {@code policy} to the job's processes. Returns a warning when isolation is optional and
+     * could not be enforced; throws when it is required.
+     */
+    public Optional<String> apply(String job, DevicePolicy policy, long... pids) throws DevicePolicyException {
+        try {
+            backend.apply(job, policy, pids);
+            return policy.missing().isEmpty() ? Optional.empty()
+                    : Optional.of("job " + job + ": device paths missing on this host were left out: " + policy.missing());
+        } catch (DevicePolicyException e) {
+            if (mode == Mode.REQUIRED) {
+                throw e;
+            }
+            return Optional.of("job " + job + ": device isolation is NOT enforced (isolation=optional): the job can reach "
+                    + "every device of the host, not only " + policy.rules().size() + " granted; " + e.getMessage());
+        }
+    }
+
+    /** Removes the job's policy; failures are reported, whatever the mode (a cgroup left behind matters). */
+    public void remove(String job) throws DevicePolicyException {
+        backend.remove(job);
+    }
+}
