@@ -1,0 +1,212 @@
+// The systemd backend against a real private dbus-daemon and a stand-in for systemd's manager: the exact
+// methods, signatures and properties sent (issue 4, "Tests that use real components", systemd path).
+package rsmap.device.systemd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.freedesktop.dbus.types.UInt32;
+import org.freedesktop.dbus.types.Variant;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import rsmap.device.DeviceBackend.Availability;
+import rsmap.device.DevicePolicy;
+import rsmap.device.DevicePolicyException;
+import rsmap.device.DeviceRule;
+import rsmap.device.FakeDevices;
+import rsmap.map.DeviceList.Mode;
+
+class SystemdBackendTest {
+    static PrivateBus bus;
+    static SystemdStandIn systemd;
+    SystemdBackend backend;
+
+    @BeforeAll
+    static void startBus() throws Exception {
+        bus = PrivateBus.start();
+        systemd = new SystemdStandIn(bus.address());
+    }
+
+    @AfterAll
+    static void stopBus() throws Exception {
+        if (systemd != null) {
+            systemd.close();
+        }
+        if (bus != null) {
+            bus.close();
+        }
+    }
+
+    @BeforeEach
+    void setUp() {
+        systemd.clear();
+        systemd.failWith(null);
+        backend = new SystemdBackend(bus.address(), false,
+                job -> job.startsWith("ocs") ? Optional.of(SystemdBackend.ocsScope(6445, "17", Optional.of("3")))
+                        : Optional.empty());
+    }
+
+    @AfterEach
+    void tearDown() {
+        backend.close();
+    }
+
+    /** The policy of a host where the granted GPU lists /dev/null read-only and /dev/ptmx read-only. */
+    static DevicePolicy grantedPolicy() throws Exception {
+        return DevicePolicy.of(FakeDevices.instances("gpu=1(g[devices=/dev/null:r;/dev/ptmx:r])"));
+    }
+
+    /** Received a(ss) arrives as a list of Object[] (path, rights): flatten to "path rights". */
+    static List<String> deviceAllow(Variant<?> v) {
+        assertThat(v.getSig()).isEqualTo("a(ss)");
+        List<String> out = new ArrayList<>();
+        for (Object entry : (List<?>) v.getValue()) {
+            Object[] pair = (Object[]) entry;
+            assertThat(pair).hasSize(2).allMatch(String.class::isInstance);
+            out.add(pair[0] + " " + pair[1]);
+        }
+        return out;
+    }
+
+    @Test
+    void availability_standInAnswers_available() {
+        Availability a = backend.availability();
+        assertThat(a.available()).as(a.reason()).isTrue();
+    }
+
+    @Test
+    void availability_noBus_unavailableWithReason() {
+        try (SystemdBackend nowhere = new SystemdBackend("unix:path=/nonexistent/rsmap-bus", false,
+                SystemdBackend.NO_EXISTING_SCOPE)) {
+            Availability a = nowhere.availability();
+            assertThat(a.available()).isFalse();
+            assertThat(a.reason()).contains("unix:path=/nonexistent/rsmap-bus").contains("no socket");
+        }
+    }
+
+    @Test
+    void apply_noExecdScope_startsTransientScopeWithClosedPolicy() throws Exception {
+        backend.apply("42.1", grantedPolicy(), 1234, 5678);
+
+        assertThat(systemd.calls()).hasSize(1);
+        SystemdStandIn.Call call = systemd.calls().get(0);
+        assertThat(call.method()).isEqualTo("StartTransientUnit");
+        assertThat(call.unit()).isEqualTo("rsmap-42.1.scope");
+        assertThat(call.mode()).isEqualTo("fail");
+        Map<String, Variant<?>> p = call.properties();
+        assertThat(p).containsOnlyKeys("PIDs", "DevicePolicy", "DeviceAllow");
+        assertThat(p.get("PIDs").getSig()).isEqualTo("au");
+        assertThat(new ArrayList<Object>((List<?>) p.get("PIDs").getValue())).containsExactly(new UInt32(1234), new UInt32(5678));
+        assertThat(p.get("DevicePolicy").getSig()).isEqualTo("s");
+        assertThat(p.get("DevicePolicy").getValue()).isEqualTo("closed");
+        // seed 002: the listed devices (widest mode) plus the five basics, read and write
+        assertThat(deviceAllow(p.get("DeviceAllow"))).containsExactly("/dev/null rw", "/dev/ptmx r",
+                "/dev/zero rw", "/dev/full rw", "/dev/random rw", "/dev/urandom rw");
+        assertThat(backend.unitOf("42.1")).contains("rsmap-42.1.scope");
+    }
+
+    @Test
+    void apply_eachMode_rightsRWAndRw() throws Exception {
+        DevicePolicy policy = new DevicePolicy(true, List.of(
+                new DeviceRule("/dev/nvidia0", 'c', 195, 0, Mode.R),
+                new DeviceRule("/dev/nvidia1", 'c', 195, 1, Mode.W),
+                new DeviceRule("/dev/nvidia2", 'c', 195, 2, Mode.RW)), List.of());
+        backend.apply("7", policy, 99);
+        assertThat(deviceAllow(systemd.calls().get(0).properties().get("DeviceAllow")))
+                .containsExactly("/dev/nvidia0 r", "/dev/nvidia1 w", "/dev/nvidia2 rw");
+    }
+
+    @Test
+    void apply_execdScope_setsPropertiesOnThatScope() throws Exception {
+        backend.apply("ocs-17.3", grantedPolicy(), 1234);
+
+        assertThat(systemd.calls()).hasSize(1);
+        SystemdStandIn.Call call = systemd.calls().get(0);
+        assertThat(call.method()).isEqualTo("SetUnitProperties");
+        assertThat(call.unit()).isEqualTo("ocs6445.17.3.scope");
+        assertThat(call.mode()).isEqualTo("runtime=true");
+        Map<String, Variant<?>> p = call.properties();
+        assertThat(p).containsOnlyKeys("DevicePolicy", "DeviceAllow"); // execd placed the PIDs already
+        assertThat(p.get("DevicePolicy").getValue()).isEqualTo("closed");
+        assertThat(deviceAllow(p.get("DeviceAllow"))).containsExactly("/dev/null rw", "/dev/ptmx r",
+                "/dev/zero rw", "/dev/full rw", "/dev/random rw", "/dev/urandom rw");
+    }
+
+    @Test
+    void remove_transientScope_stopsUnit() throws Exception {
+        backend.apply("42", grantedPolicy(), 1234);
+        systemd.clear();
+        backend.remove("42");
+
+        assertThat(systemd.calls()).containsExactly(new SystemdStandIn.Call("StopUnit", "rsmap-42.scope", "fail", Map.of()));
+        assertThat(backend.unitOf("42")).isEmpty();
+        backend.remove("42"); // idempotent: nothing more is sent
+        assertThat(systemd.calls()).hasSize(1);
+    }
+
+    @Test
+    void remove_execdScope_resetsDeviceAllowAndReopensPolicy() throws Exception {
+        backend.apply("ocs-17.3", grantedPolicy(), 1234);
+        systemd.clear();
+        backend.remove("ocs-17.3");
+
+        assertThat(systemd.calls()).hasSize(1);
+        SystemdStandIn.Call call = systemd.calls().get(0);
+        assertThat(call.method()).isEqualTo("SetUnitProperties");
+        assertThat(call.unit()).isEqualTo("ocs6445.17.3.scope");
+        // SetUnitProperties appends DeviceAllow entries; only an empty list resets them
+        assertThat(call.properties()).containsOnlyKeys("DeviceAllow", "DevicePolicy");
+        assertThat(deviceAllow(call.properties().get("DeviceAllow"))).isEmpty();
+        assertThat(call.properties().get("DevicePolicy").getValue()).isEqualTo("auto");
+    }
+
+    @Test
+    void apply_openPolicy_sendsNothing() throws Exception {
+        backend.apply("42", DevicePolicy.OPEN, 1234);
+        backend.remove("42");
+        assertThat(systemd.calls()).isEmpty();
+    }
+
+    @Test
+    void apply_dbusError_devicePolicyExceptionNamesUnitAndError() throws Exception {
+        systemd.failWith("Unit rsmap-42.scope already exists.");
+        assertThatThrownBy(() -> backend.apply("42", grantedPolicy(), 1234))
+                .isInstanceOf(DevicePolicyException.class)
+                .hasMessageContaining("rsmap-42.scope")
+                .hasMessageContaining("SystemdStandIn.UnitExists")
+                .hasMessageContaining("Unit rsmap-42.scope already exists.");
+        assertThat(backend.unitOf("42")).isEmpty();
+    }
+
+    @Test
+    void remove_dbusError_devicePolicyExceptionAndStillRemembered() throws Exception {
+        backend.apply("42", grantedPolicy(), 1234);
+        systemd.failWith("stop refused");
+        assertThatThrownBy(() -> backend.remove("42"))
+                .isInstanceOf(DevicePolicyException.class)
+                .hasMessageContaining("StopUnit of unit rsmap-42.scope failed")
+                .hasMessageContaining("stop refused");
+        assertThat(backend.unitOf("42")).contains("rsmap-42.scope"); // a retry can still remove it
+    }
+
+    @Test
+    void apply_noPids_refusedWithoutCall() {
+        assertThatThrownBy(() -> backend.apply("42", grantedPolicy()))
+                .isInstanceOf(DevicePolicyException.class).hasMessageContaining("without processes");
+        assertThat(systemd.calls()).isEmpty();
+    }
+
+    @Test
+    void apply_jobNameNoUnitName_refused() {
+        assertThatThrownBy(() -> backend.apply("a/b", grantedPolicy(), 1))
+                .isInstanceOf(DevicePolicyException.class).hasMessageContaining("a/b");
+        assertThat(systemd.calls()).isEmpty();
+    }
+}

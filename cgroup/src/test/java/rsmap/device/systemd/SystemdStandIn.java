@@ -1,0 +1,137 @@
+// Test support: a stand-in for systemd's manager, exported on a private bus, that records every call.
+package rsmap.device.systemd;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.freedesktop.dbus.DBusPath;
+import org.freedesktop.dbus.connections.impl.DBusConnection;
+import org.freedesktop.dbus.connections.impl.DBusConnectionBuilder;
+import org.freedesktop.dbus.exceptions.DBusException;
+import org.freedesktop.dbus.exceptions.DBusExecutionException;
+import org.freedesktop.dbus.interfaces.Properties;
+import org.freedesktop.dbus.types.Variant;
+
+/**
+ * Owns {@code org.freedesktop.systemd1} and exports itself at {@code /org/freedesktop/systemd1}.
+ * dbus-java dispatches an incoming call on method name and D-Bus signature, so a call reaches a method
+ * here only with the signature of {@link Systemd1} ({@code ssa(sv)a(sa(sv))}, {@code sba(sv)},
+ * {@code ss}); anything else is answered with UnknownMethod. Each property is recorded with the
+ * signature of its variant, so tests see exactly what went over the wire.
+ */
+final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
+    /** One call as received: method, unit name, mode (or runtime flag), properties by name. */
+    record Call(String method, String unit, String mode, Map<String, Variant<?>> properties) {
+    }
+
+    /** Sent as the D-Bus error {@code rsmap.device.systemd.SystemdStandIn.UnitExists}. */
+    static final class UnitExists extends DBusExecutionException {
+        private static final long serialVersionUID = 1L;
+
+        UnitExists(String message) {
+            super(message);
+        }
+    }
+
+    private final DBusConnection connection;
+    private final List<Call> calls = Collections.synchronizedList(new ArrayList<>());
+    private volatile String failWith;
+    private volatile boolean record = true;
+
+    SystemdStandIn(String address) throws DBusException {
+        connection = DBusConnectionBuilder.forAddress(address).withShared(false).build();
+        connection.requestBusName(BUS_NAME);
+        connection.exportObject(OBJECT_PATH, this);
+    }
+
+    /** Every following call fails with UnitExists and this text; null to succeed again. */
+    void failWith(String text) {
+        failWith = text;
+    }
+
+    /** Whether calls are kept (off for the timing loop). */
+    void record(boolean on) {
+        record = on;
+    }
+
+    List<Call> calls() {
+        synchronized (calls) {
+            return List.copyOf(calls);
+        }
+    }
+
+    void clear() {
+        calls.clear();
+    }
+
+    @Override
+    public DBusPath StartTransientUnit(String name, String mode, List<UnitProperty> properties, List<AuxUnit> aux) {
+        received(new Call("StartTransientUnit", name, mode, byName(properties)));
+        if (!aux.isEmpty()) {
+            throw new IllegalStateException("aux units sent: " + aux.size());
+        }
+        return new DBusPath("/org/freedesktop/systemd1/job/1");
+    }
+
+    @Override
+    public void SetUnitProperties(String name, Boolean runtime, List<UnitProperty> properties) {
+        received(new Call("SetUnitProperties", name, "runtime=" + runtime, byName(properties)));
+    }
+
+    @Override
+    public DBusPath StopUnit(String name, String mode) {
+        received(new Call("StopUnit", name, mode, Map.of()));
+        return new DBusPath("/org/freedesktop/systemd1/job/2");
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <A> A Get(String iface, String property) {
+        if (INTERFACE.equals(iface) && "Version".equals(property)) {
+            return (A) "252-stand-in";
+        }
+        throw new DBusExecutionException("no property " + iface + "." + property);
+    }
+
+    @Override
+    public <A> void Set(String iface, String property, A value) {
+        throw new DBusExecutionException("read-only");
+    }
+
+    @Override
+    public Map<String, Variant<?>> GetAll(String iface) {
+        return Map.of("Version", new Variant<>("252-stand-in"));
+    }
+
+    @Override
+    public String getObjectPath() {
+        return OBJECT_PATH;
+    }
+
+    @Override
+    public void close() {
+        connection.disconnect();
+    }
+
+    private void received(Call call) {
+        if (record) {
+            calls.add(call);
+        }
+        String text = failWith;
+        if (text != null) {
+            throw new UnitExists(text);
+        }
+    }
+
+    private static Map<String, Variant<?>> byName(List<UnitProperty> properties) {
+        Map<String, Variant<?>> out = new LinkedHashMap<>();
+        for (UnitProperty p : properties) {
+            if (out.put(p.getName(), p.getValue()) != null) {
+                throw new IllegalStateException("property sent twice: " + p.getName());
+            }
+        }
+        return out;
+    }
+}
