@@ -588,30 +588,8 @@ public final class Cluster {
             }
         }
         ReservationSpec ar = job.ar().map(reservations::get).orElse(null);
-        // A cheap bound first: how many instances of each pool are unheld at t (running jobs freed by
-        // then); a time at which some pool has fewer than the job needs cannot work.
-        Map<Pool, Integer> need = new LinkedHashMap<>();
-        for (ResourceRequest r : job.request().resourceRequests()) {
-            needsOf(r, job).forEach((p, n) -> need.merge(p, n, Integer::sum));
-        }
-        Map<Pool, long[]> freedAt = new LinkedHashMap<>();
-        for (Pool p : need.keySet()) {
-            long[] ends = new long[p.size()];
-            int k = 0;
-            for (int i = 0; i < p.size(); i++) {
-                if (p.heldBy[i] != null && p.heldUntil[i] > now && p.heldUntil[i] != JobSpec.UNLIMITED) {
-                    ends[k++] = p.heldUntil[i];
-                }
-            }
-            long[] sorted = java.util.Arrays.copyOf(ends, k);
-            java.util.Arrays.sort(sorted);
-            freedAt.put(p, sorted);
-        }
         for (long t : times) {
             if (ar != null && (t < ar.start() || t >= ar.end())) {
-                continue;
-            }
-            if (!enoughAt(t, need, freedAt)) {
                 continue;
             }
             Map<Pool, int[]> picks = place(job, t, true);
@@ -624,28 +602,6 @@ public final class Cluster {
         }
         plannedStart.remove(job.id());
         return OptionalLong.empty();
-    }
-
-    /** Whether every pool has enough instances unheld at {@code t}: free now plus those freed by then. */
-    private static boolean enoughAt(long t, Map<Pool, Integer> need, Map<Pool, long[]> freedAt) {
-        for (Map.Entry<Pool, Integer> e : need.entrySet()) {
-            long[] ends = freedAt.get(e.getKey());
-            int lo = 0;
-            int hi = ends.length; // freed = how many ends are <= t (upper bound in the sorted array)
-            while (lo < hi) {
-                int mid = (lo + hi) >>> 1;
-                if (ends[mid] <= t) {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            int freed = lo;
-            if (e.getKey().free() + freed < e.getValue()) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private long lastPass = Long.MIN_VALUE;
