@@ -31,10 +31,7 @@ final class CheckHost implements Callable<Integer> {
 
     @Override
     public Integer call() throws Refused {
-        if (maxRsmapIds < 0) {
-            throw new Refused("--max-rsmap-ids must be 0 or more, not " + maxRsmapIds);
-        }
-        Limits limits = Limits.DEFAULT.withMaxRsmapIds(maxRsmapIds);
+        Limits limits = Inputs.limits(maxRsmapIds);
         ComplexTable table = Inputs.complexes(complexes, limits);
         try {
             spec.commandLine().getOut().println(ComplexValues.parse(value, table, limits));

@@ -18,6 +18,14 @@ final class Inputs {
     private Inputs() {
     }
 
+    /** The default limits with MAX_RSMAP_IDS from {@code --max-rsmap-ids}, refused when negative. */
+    static Limits limits(int maxRsmapIds) throws Refused {
+        if (maxRsmapIds < 0) {
+            throw new Refused("--max-rsmap-ids must be 0 or more, not " + maxRsmapIds);
+        }
+        return Limits.DEFAULT.withMaxRsmapIds(maxRsmapIds);
+    }
+
     /** The UTF-8 text of a file, refused when missing, unreadable, too large or not UTF-8. */
     static String text(Path file, Limits limits) throws Refused {
         try {

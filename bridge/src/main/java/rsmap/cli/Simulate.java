@@ -39,10 +39,7 @@ final class Simulate implements Callable<Integer> {
 
     @Override
     public Integer call() throws Refused {
-        if (maxRsmapIds < 0) {
-            throw new Refused("--max-rsmap-ids must be 0 or more, not " + maxRsmapIds);
-        }
-        Limits limits = Limits.DEFAULT.withMaxRsmapIds(maxRsmapIds);
+        Limits limits = Inputs.limits(maxRsmapIds);
         Simulation sim = new Simulation(Inputs.complexes(complexes, limits), limits, human);
         try (BufferedReader in = script.equals("-")
                 ? new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
