@@ -1,0 +1,53 @@
+// The client half of RealSystemdTest: a JVM started inside the namespaces of the test's systemd
+// (nsenter -t <init> -m -p), driving SystemdBackend on /run/systemd/private there. It has to run inside
+// the PID namespace: systemd's private socket authenticates a peer by SO_PEERCRED, and a peer outside
+// its PID namespace shows PID 0, which sd-bus takes for missing credentials (the connection is reset).
+package rsmap.device.systemd;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import rsmap.device.DeviceBackend.Availability;
+import rsmap.device.DevicePolicy;
+import rsmap.device.FakeDevices;
+
+/**
+ * One command a line on stdin, one answer a line on stdout ({@code ok ...} or {@code error ...}):
+ * {@code availability}, {@code apply <job> <pid> <complex_values>}, {@code remove <job>}; EOF ends it.
+ */
+public final class RealSystemdClient {
+    private RealSystemdClient() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        try (SystemdBackend backend = new SystemdBackend(SystemdBackend.PRIVATE_SOCKET, true,
+                SystemdBackend.NO_EXISTING_SCOPE)) {
+            out.println("ready");
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                String[] w = line.strip().split(" ", 4);
+                try {
+                    switch (w[0]) {
+                        case "availability" -> {
+                            Availability a = backend.availability();
+                            out.println((a.available() ? "ok " : "error ") + a.reason());
+                        }
+                        case "apply" -> {
+                            backend.apply(w[1], DevicePolicy.of(FakeDevices.instances(w[3])), Long.parseLong(w[2]));
+                            out.println("ok " + backend.unitOf(w[1]).orElse(""));
+                        }
+                        case "remove" -> {
+                            backend.remove(w[1]);
+                            out.println("ok " + backend.unitOf(w[1]).orElse(""));
+                        }
+                        default -> out.println("error unknown command: " + line);
+                    }
+                } catch (Exception e) {
+                    out.println("error " + e.toString().replace('\n', ' '));
+                }
+            }
+        }
+    }
+}

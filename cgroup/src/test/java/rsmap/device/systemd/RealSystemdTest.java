@@ -1,0 +1,197 @@
+// The systemd backend against a real systemd 252, booted as PID 1 of new namespaces by
+// src/test/resources/systemd-ns/boot.sh (issue 4, "Tests that use real components"): a real closed policy
+// on a real transient scope shows up in the scope's v1 devices cgroup and is enforced, and remove() ends
+// the scope. Opt-in (RSMAP_REAL_SYSTEMD=1): it boots an init system, needs root, the cgroup v1 devices
+// controller and the name=systemd hierarchy.
+package rsmap.device.systemd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import rsmap.device.DevicePolicy;
+import rsmap.device.FakeDevices;
+
+class RealSystemdTest {
+    static final String ENV = "RSMAP_REAL_SYSTEMD";
+    static final Path CGROUPS = Path.of("/sys/fs/cgroup");
+    /** The cgroup (in every hierarchy) the namespace's systemd runs and makes its units' cgroups in. */
+    static final String NAME = "rsmap-nsd-" + ProcessHandle.current().pid();
+
+    static Path bootScript;
+    static Path nodes;
+    /** Host PID of the namespace's systemd; 0 until booted. */
+    static long init;
+
+    @BeforeAll
+    static void boot() throws Exception {
+        boolean wanted = "1".equals(System.getenv(ENV));
+        if (!wanted) {
+            String why = ENV + "=1 not set: this test boots a real systemd as PID 1 of new namespaces"
+                    + " (systemd-ns/boot.sh); set it to run it (root, cgroup v1 devices, /lib/systemd/systemd)";
+            System.out.println("RealSystemdTest skipped: " + why);
+            assumeTrue(false, why);
+        }
+        FakeDevices.requireRoot("boots systemd in new namespaces and reads its devices cgroups");
+        bootScript = Path.of(RealSystemdTest.class.getResource("/systemd-ns/boot.sh").toURI());
+        // fake GPU nodes: under /dev, since systemd refuses DeviceAllow= paths elsewhere ("DeviceAllow=
+        // requires device node or pattern"); the namespace shares the host's /dev
+        nodes = Files.createDirectory(Path.of("/dev", NAME));
+        try {
+            FakeDevices.node(nodes, "gpu0", 195, 0);
+            FakeDevices.node(nodes, "gpu7", 195, 7);
+            Run r = run(60, "sh", bootScript.toString(), "start", NAME);
+            assertThat(r.code).as("boot.sh start: %s", r.out).isZero();
+            init = Long.parseLong(r.out.strip().lines().reduce((a, b) -> b).orElseThrow());
+        } catch (Throwable t) {
+            shutdown();
+            throw t;
+        }
+    }
+
+    @AfterAll
+    static void shutdown() throws Exception {
+        if (bootScript == null) {
+            return;
+        }
+        try {
+            Run r = run(60, "sh", bootScript.toString(), "stop", NAME, init > 0 ? Long.toString(init) : "");
+            assertThat(r.code).as("boot.sh stop: %s", r.out).isZero();
+            try (Stream<Path> hierarchies = Files.list(CGROUPS)) {
+                assertThat(hierarchies.map(h -> h.resolve(NAME)).filter(Files::exists)).as("cgroups left").isEmpty();
+            }
+        } finally {
+            init = 0;
+            if (nodes != null) {
+                try (Stream<Path> files = Files.list(nodes)) {
+                    for (Path p : files.toList()) {
+                        Files.deleteIfExists(p);
+                    }
+                }
+                Files.deleteIfExists(nodes);
+            }
+        }
+    }
+
+    @Test
+    void apply_realScope_devicesCgroupListsGrantedAndDeniesTheRest_removeEndsIt() throws Exception {
+        String job = "real" + ProcessHandle.current().pid();
+        String scope = "rsmap-" + job + ".scope";
+        Path gpu0 = nodes.resolve("gpu0");
+        Path gpu7 = nodes.resolve("gpu7");
+        String granted = "gpu=1(g[devices=/dev/null:rw;" + gpu0 + ":rw])";
+        assertThat(DevicePolicy.of(FakeDevices.instances(granted)).missing()).isEmpty();
+
+        // A job process inside the PID namespace: prints its PID there, waits, then tries the devices.
+        String probe = "echo $$; read go; for d in " + gpu0 + " " + gpu7 + "; do cat $d >/dev/null 2>/tmp/err;"
+                + " echo \"$d $(cat /tmp/err)\"; done; echo done; exec sleep 300";
+        Process job1 = inNamespace("sh", "-c", probe);
+        // The backend, in a JVM inside the namespaces (see RealSystemdClient for why it cannot be this one)
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process client = inNamespace(java, "-Xmx64m", "-XX:TieredStopAtLevel=1", "-cp",
+                System.getProperty("java.class.path"), RealSystemdClient.class.getName());
+        try {
+            BufferedReader out = reader(job1);
+            long nsPid = Long.parseLong(out.readLine().strip());
+            BufferedReader answers = reader(client);
+            assertThat(answers.readLine()).isEqualTo("ready");
+            assertThat(ask(client, answers, "availability")).startsWith("ok");
+
+            assertThat(ask(client, answers, "apply " + job + " " + nsPid + " " + granted)).isEqualTo("ok " + scope);
+
+            Path scopeDir = find(CGROUPS.resolve("devices").resolve(NAME), scope)
+                    .orElseThrow(() -> new AssertionError("no devices cgroup " + scope + " under " + NAME));
+            List<String> list = Files.readAllLines(scopeDir.resolve("devices.list"));
+            // DevicePolicy=closed adds systemd's own pseudo devices (c 1:3 rwm for /dev/null among them,
+            // where our rw merges in), its c 0:0 / b 0:0 placeholders and c 136:* rw for the ptys
+            assertThat(list).contains("c 195:0 rw").anyMatch(l -> l.startsWith("c 1:3 rw"))
+                    .noneMatch(l -> l.startsWith("a ") || l.startsWith("c 195:7") || l.startsWith("c 195:*"));
+            // the job's process is in that scope (it was named by its PID in the namespace)
+            long hostPid = job1.descendants().filter(p -> p.info().command().orElse("").endsWith("sh"))
+                    .mapToLong(ProcessHandle::pid).findFirst().orElseThrow();
+            assertThat(Files.readAllLines(scopeDir.resolve("cgroup.procs"))).contains(Long.toString(hostPid));
+
+            // enforced: the granted node opens as far as a missing driver lets it, the other one is denied
+            send(job1, "go");
+            List<String> seen = new ArrayList<>();
+            for (String l = out.readLine(); l != null && !l.equals("done"); l = out.readLine()) {
+                seen.add(l);
+            }
+            assertThat(seen).hasSize(2);
+            assertThat(seen.get(0)).startsWith(gpu0 + " ").contains("No such device or address");
+            assertThat(seen.get(1)).startsWith(gpu7 + " ").contains("Operation not permitted");
+
+            assertThat(ask(client, answers, "remove " + job)).isEqualTo("ok ");
+
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (Files.exists(scopeDir) && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertThat(scopeDir).as("devices cgroup of the stopped scope").doesNotExist();
+            assertThat(job1.waitFor(10, TimeUnit.SECONDS)).as("the scope's process ends with the scope").isTrue();
+        } finally {
+            for (Process p : List.of(client, job1)) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    /** A command in the mount and PID namespaces of the test's systemd. */
+    static Process inNamespace(String... command) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("nsenter", "-t", Long.toString(init), "-m", "-p", "--"));
+        cmd.addAll(List.of(command));
+        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    }
+
+    static BufferedReader reader(Process p) {
+        return new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+    }
+
+    static void send(Process p, String line) throws IOException {
+        OutputStream in = p.getOutputStream();
+        in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        in.flush();
+    }
+
+    static String ask(Process client, BufferedReader answers, String command) throws IOException {
+        send(client, command);
+        String answer = answers.readLine();
+        assertThat(answer).as("answer to '%s'", command).isNotNull();
+        return answer;
+    }
+
+    static Optional<Path> find(Path root, String dirName) throws IOException {
+        try (Stream<Path> s = Files.walk(root)) {
+            return s.filter(p -> p.getFileName().toString().equals(dirName) && Files.isDirectory(p)).findFirst();
+        }
+    }
+
+    record Run(int code, String out) {
+    }
+
+    static Run run(int seconds, String... command) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(command));
+        cmd.removeIf(String::isEmpty);
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return new Run(-1, String.join(" ", cmd) + " timed out after " + seconds + " s");
+        }
+        return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+    }
+}
