@@ -1,5 +1,6 @@
-// The client half of RealSystemdTest: a JVM started inside the namespaces of the test's systemd
-// (nsenter -t <init> -m -p), driving SystemdBackend on /run/systemd/private there. It has to run inside
+// The client half of RealSystemdTest: a JVM started inside the PID namespace of the test's systemd
+// (nsenter -t <init> -p), driving SystemdBackend on that systemd's private socket, reached through
+// /proc/<init>/root/run/systemd/private (its address is the first argument). It has to run inside
 // the PID namespace: systemd's private socket authenticates a peer by SO_PEERCRED, and a peer outside
 // its PID namespace shows PID 0, which sd-bus takes for missing credentials (the connection is reset).
 package rsmap.device.systemd;
@@ -23,7 +24,8 @@ public final class RealSystemdClient {
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        try (SystemdBackend backend = new SystemdBackend(SystemdBackend.PRIVATE_SOCKET, true,
+        String address = args.length > 0 ? args[0] : SystemdBackend.PRIVATE_SOCKET;
+        try (SystemdBackend backend = new SystemdBackend(address, true,
                 SystemdBackend.NO_EXISTING_SCOPE)) {
             out.println("ready");
             for (String line = in.readLine(); line != null; line = in.readLine()) {

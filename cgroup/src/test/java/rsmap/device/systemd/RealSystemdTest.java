@@ -102,8 +102,11 @@ class RealSystemdTest {
         Process job1 = inNamespace("sh", "-c", probe);
         // The backend, in a JVM inside the namespaces (see RealSystemdClient for why it cannot be this one)
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process client = inNamespace(java, "-Xmx64m", "-XX:TieredStopAtLevel=1", "-cp",
-                System.getProperty("java.class.path"), RealSystemdClient.class.getName());
+        // Only the PID namespace: in the mount namespace /tmp is a private tmpfs, which would hide a test
+        // classpath under /tmp (CI clones anywhere); the socket is reached through /proc/<init>/root.
+        Process client = inPidNamespace(java, "-Xmx64m", "-XX:TieredStopAtLevel=1", "-cp",
+                System.getProperty("java.class.path"), RealSystemdClient.class.getName(),
+                "unix:path=/proc/" + init + "/root/run/systemd/private");
         try {
             BufferedReader out = reader(job1);
             long nsPid = Long.parseLong(out.readLine().strip());
@@ -149,6 +152,13 @@ class RealSystemdTest {
                 p.destroyForcibly();
             }
         }
+    }
+
+    /** A command in the PID namespace of the test's systemd only (host mounts). */
+    static Process inPidNamespace(String... command) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("nsenter", "-t", Long.toString(init), "-p", "--"));
+        cmd.addAll(List.of(command));
+        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }
 
     /** A command in the mount and PID namespaces of the test's systemd. */
