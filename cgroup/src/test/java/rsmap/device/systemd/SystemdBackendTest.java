@@ -48,6 +48,7 @@ class SystemdBackendTest {
     void setUp() {
         systemd.clear();
         systemd.failWith(null);
+        systemd.unitGone(false);
         backend = new SystemdBackend(bus.address(), false,
                 job -> job.startsWith("ocs") ? Optional.of(SystemdBackend.ocsScope(6445, "17", Optional.of("3")))
                         : Optional.empty());
@@ -183,6 +184,23 @@ class SystemdBackendTest {
                 .hasMessageContaining("SystemdStandIn.UnitExists")
                 .hasMessageContaining("Unit rsmap-42.scope already exists.");
         assertThat(backend.unitOf("42")).isEmpty();
+    }
+
+    @Test
+    void remove_unitAlreadyGone_isDone() throws Exception {
+        // systemd drops an empty scope when the job's processes end; StopUnit then answers NoSuchUnit.
+        backend.apply("42", grantedPolicy(), 1234);
+        systemd.unitGone(true);
+        backend.remove("42");
+        assertThat(backend.unitOf("42")).isEmpty();
+        assertThat(systemd.calls()).last().extracting(SystemdStandIn.Call::method).isEqualTo("StopUnit");
+    }
+
+    @Test
+    void apply_noSuchUnitOnApply_isAnError() {
+        systemd.unitGone(true);
+        assertThatThrownBy(() -> backend.apply("42", grantedPolicy(), 1234)).isInstanceOf(DevicePolicyException.class)
+                .hasMessageContaining("org.freedesktop.systemd1.NoSuchUnit");
     }
 
     @Test

@@ -38,6 +38,7 @@ final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
     private final DBusConnection connection;
     private final List<Call> calls = Collections.synchronizedList(new ArrayList<>());
     private volatile String failWith;
+    private volatile boolean gone;
     private volatile boolean record = true;
 
     SystemdStandIn(String address) throws DBusException {
@@ -49,6 +50,11 @@ final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
     /** Every following call fails with UnitExists and this text; null to succeed again. */
     void failWith(String text) {
         failWith = text;
+    }
+
+    /** Every following call fails with systemd's org.freedesktop.systemd1.NoSuchUnit (true) or not. */
+    void unitGone(boolean on) {
+        gone = on;
     }
 
     /** Whether calls are kept (off for the timing loop). */
@@ -118,6 +124,9 @@ final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
     private void received(Call call) {
         if (record) {
             calls.add(call);
+        }
+        if (gone) {
+            throw new org.freedesktop.systemd1.NoSuchUnit("Unit " + call.unit() + " not loaded.");
         }
         String text = failWith;
         if (text != null) {
