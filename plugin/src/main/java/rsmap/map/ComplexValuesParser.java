@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import rsmap.Chars;
+import rsmap.Continuation;
 import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.complex.Complex;
@@ -26,8 +27,8 @@ final class ComplexValuesParser {
 
     private final String original;
     private final String in;
-    /** For each index of {@code in}, the index in {@code original}; null when nothing was joined. */
-    private final int[] origin;
+    /** The joined lines; null for input over the length limit (refused before anything else). */
+    private final Continuation lines;
     private final ComplexTable table;
     private final Limits limits;
     private int pos;
@@ -43,37 +44,8 @@ final class ComplexValuesParser {
         this.original = text;
         this.table = table;
         this.limits = limits;
-        if (text.length() <= limits.maxInputChars() && text.contains("\\")) {
-            StringBuilder joined = new StringBuilder(text.length());
-            int[] map = new int[text.length() + 1];
-            int i = 0;
-            while (i < text.length()) {
-                int skip = continuation(text, i);
-                if (skip > 0) {
-                    i += skip;
-                    continue;
-                }
-                map[joined.length()] = i;
-                joined.append(text.charAt(i++));
-            }
-            map[joined.length()] = text.length();
-            this.in = joined.toString();
-            this.origin = map;
-        } else {
-            this.in = text;
-            this.origin = null;
-        }
-    }
-
-    /** Length of a line continuation (backslash, optional CR, LF) at {@code i}, or 0. */
-    private static int continuation(String s, int i) {
-        if (s.charAt(i) != '\\' || i + 1 >= s.length()) {
-            return 0;
-        }
-        if (s.charAt(i + 1) == '\n') {
-            return 2;
-        }
-        return s.charAt(i + 1) == '\r' && i + 2 < s.length() && s.charAt(i + 2) == '\n' ? 3 : 0;
+        this.lines = text.length() <= limits.maxInputChars() ? Continuation.of(text) : null;
+        this.in = lines == null ? text : lines.joined();
     }
 
     ComplexValues parse() throws ParseException {
@@ -457,7 +429,6 @@ final class ComplexValuesParser {
 
     /** An error at index {@code at} of the joined text, reported at its place in the text as written. */
     private ParseException error(String problem, int at) {
-        int clamped = Math.max(0, Math.min(at, in.length()));
-        return new ParseException(problem, original, origin == null ? clamped : origin[clamped]);
+        return lines == null ? new ParseException(problem, original, at) : lines.error(problem, at);
     }
 }

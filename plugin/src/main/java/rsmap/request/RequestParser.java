@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import rsmap.Chars;
+import rsmap.Continuation;
 import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.complex.Complex;
@@ -21,17 +22,29 @@ import rsmap.complex.ValueType;
  */
 final class RequestParser {
     private final String in;
+    /** The request as written, its continuation lines joined into {@code in}. */
+    private final Continuation lines;
     private final ComplexTable table;
     private final Limits limits;
     private int pos;
 
-    RequestParser(String in, ComplexTable table, Limits limits) {
-        this.in = in;
+    RequestParser(String text, ComplexTable table, Limits limits) {
+        this.lines = text.length() <= limits.maxInputChars() ? Continuation.of(text) : null;
+        this.in = lines == null ? text : lines.joined();
         this.table = table;
         this.limits = limits;
     }
 
+    /** Every refusal points into the request as written, continuation lines included. */
     RequestList parse() throws ParseException {
+        try {
+            return list();
+        } catch (ParseException e) {
+            throw lines == null ? e : lines.relocate(e);
+        }
+    }
+
+    private RequestList list() throws ParseException {
         if (in.length() > limits.maxInputChars()) {
             throw error("request longer than " + limits.maxInputChars() + " characters", limits.maxInputChars());
         }
@@ -250,6 +263,13 @@ final class RequestParser {
         if (c.consumable().isConsumable()) {
             throw error("complex '" + c.name() + "' is a consumable and cannot be matched as a characteristic",
                     nameAt);
+        }
+        for (int i = vstart; i < vend && c.type() != ValueType.RESTRING; i++) {
+            char x = in.charAt(i);
+            if (x == '(' || x == ')' || x == '=') {
+                // seed 002: a char-value never holds these, so a request naming one could never match
+                throw error("'" + x + "' cannot appear in a characteristic value", i);
+            }
         }
         Value v = Value.parse(c.type(), in, vstart, vend);
         Optional<Expression> pattern = c.type() == ValueType.RESTRING

@@ -46,6 +46,8 @@ class RequestListTest {
                 Arguments.of("ordinary requests", "arch=lx*,mem_free=4G,gpu=1", "arch=lx*,mem_free=4G,gpu=1"),
                 Arguments.of("an ordinary resource request, where a STRING value which contains wildcards is matched as"
                         + " a pattern (HOST too)", "hostname=node0[1-3]|node1*", "hostname=node0[1-3]|node1*"),
+                Arguments.of("a \\ line continuation joins lines, as in a host value", "gpu=1[same=id,\\\nscope=job]",
+                        "gpu=1[same=id,scope=job]"),
                 Arguments.of("blanks around separators", " gpu=1 [ same = id , scope = job ] , lic=1 ",
                         "gpu=1[same=id,scope=job],lic=1"));
     }
@@ -107,13 +109,22 @@ class RequestListTest {
                         "gpu=2[same=lic]", "cannot name resource map 'lic'", 12),
                 Arguments.of("inside brackets HOST is matched by host name rules: no pattern", "gpu=1[peer=node*]",
                         "is not a host name", 16),
-                Arguments.of("values are bounded", "gpu=1[model=" + "x".repeat(5000) + "]", "longer than 4096", 13));
+                Arguments.of("values are bounded", "gpu=1[model=" + "x".repeat(5000) + "]", "longer than 4096", 13),
+                Arguments.of("A char-value may contain any byte except ... ( and ): a request for one never matches",
+                        "gpu=1[model=a(b]", "'(' cannot appear in a characteristic value", 14));
     }
 
     @ParameterizedTest(name = "[{index}] {1}")
     @MethodSource("refused")
     void parse_invalidRequest_isRefusedWithColumn(String seed, String input, String problem, int column) {
         assertRefused(() -> RequestList.parse(input, TABLE), column, problem);
+    }
+
+    @Test
+    void parse_errorAfterAContinuation_pointsAtTheLineAsWritten() {
+        ParseException e = assertRefused(() -> RequestList.parse("gpu=1[same=id,\\\n  scope=jo]", TABLE), 9,
+                "scope= takes host or job");
+        assertThat(e.line()).isEqualTo(2);
     }
 
     @Test
