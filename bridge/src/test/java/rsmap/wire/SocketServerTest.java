@@ -1,0 +1,195 @@
+// The protocol rules over a real Unix socket: INIT first with a matching version, one OK or ERROR per
+// TID, QUIT, bad frames answered (and the connection closed when the stream cannot be delimited), and
+// clients that do not block each other.
+package rsmap.wire;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SocketServerTest {
+    @TempDir
+    Path tmp;
+    SocketServer server;
+
+    /** A handler for the test: QUERY answers one STATE event; RELOAD is refused. */
+    static Session.Handler handler() {
+        return (code, command) -> {
+            switch (code) {
+                case QUERY:
+                    return List.of(Frame.of(command.tid(), Code.STATE.value(), "{\"host\":\"node01\"}"));
+                case RELOAD:
+                    throw new Session.CommandException("RELOAD would remove instance 0 held by job 7");
+                default:
+                    throw new IllegalStateException("boom");
+            }
+        };
+    }
+
+    @BeforeEach
+    void start() throws IOException {
+        server = new SocketServer(tmp.resolve("rsmapd.sock"), SocketServerTest::handler, 4096);
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        server.close();
+    }
+
+    /** A protocol client on a real socket. */
+    final class Client implements AutoCloseable {
+        final SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+        final FrameDecoder decoder = new FrameDecoder(1 << 20);
+
+        Client() throws IOException {
+            ch.connect(UnixDomainSocketAddress.of(server.path()));
+        }
+
+        void send(byte[] bytes) throws IOException {
+            ByteBuffer b = ByteBuffer.wrap(bytes);
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+        }
+
+        /** The events of one command: up to and including its OK or ERROR (empty if the server closed). */
+        List<Frame> call(Frame command) throws Exception {
+            send(command.encode());
+            return untilDone(command.tid());
+        }
+
+        List<Frame> untilDone(long tid) throws Exception {
+            List<Frame> got = new ArrayList<>();
+            ByteBuffer in = ByteBuffer.allocate(4096);
+            while (true) {
+                for (Optional<Frame> f = decoder.next(); f.isPresent(); f = decoder.next()) {
+                    got.add(f.get());
+                    assertThat(f.get().tid()).isEqualTo(tid);
+                    if (f.get().code() == Code.OK.value() || f.get().code() == Code.ERROR.value()) {
+                        return got;
+                    }
+                }
+                in.clear();
+                int n = ch.read(in);
+                if (n < 0) {
+                    return got;
+                }
+                decoder.feed(in.array(), 0, n);
+            }
+        }
+
+        boolean closedByServer() throws IOException {
+            return ch.read(ByteBuffer.allocate(1)) < 0;
+        }
+
+        @Override
+        public void close() throws IOException {
+            ch.close();
+        }
+    }
+
+    static Frame init(long tid, String version) {
+        return Frame.of(tid, Code.INIT.value(), version);
+    }
+
+    @Test
+    void init_matchingVersion_isOk_andQueryAnswersEventsThenOk() throws Exception {
+        try (Client c = new Client()) {
+            assertThat(c.call(init(1, "1"))).containsExactly(Session.ok(1));
+            assertThat(c.call(Frame.of(2, Code.QUERY.value()))).containsExactly(
+                    Frame.of(2, Code.STATE.value(), "{\"host\":\"node01\"}"), Session.ok(2));
+        }
+    }
+
+    @Test
+    void init_otherVersion_isAnErrorNamingBothVersions() throws Exception {
+        try (Client c = new Client()) {
+            assertThat(c.call(init(5, "2"))).containsExactly(
+                    Session.error(5, "protocol version 2 is not supported; rsmapd speaks version 1"));
+        }
+    }
+
+    @Test
+    void command_beforeInit_isRefused() throws Exception {
+        try (Client c = new Client()) {
+            assertThat(c.call(Frame.of(3, Code.QUERY.value()))).containsExactly(Session.error(3, "INIT must come first"));
+            assertThat(c.call(init(4, "1"))).containsExactly(Session.ok(4)); // and the session goes on
+        }
+    }
+
+    @Test
+    void commandFailures_areErrorEvents_neverAClosedSocket() throws Exception {
+        try (Client c = new Client()) {
+            c.call(init(1, "1"));
+            assertThat(c.call(Frame.of(6, Code.RELOAD.value()))).containsExactly(
+                    Session.error(6, "RELOAD would remove instance 0 held by job 7"));
+            assertThat(c.call(Frame.of(7, Code.JOB_END.value()))).singleElement()
+                    .satisfies(f -> assertThat(f.text(0)).startsWith("internal error: java.lang.IllegalStateException: boom"));
+            assertThat(c.call(Frame.of(8, 0x7777))).containsExactly(Session.error(8, "unknown command code 7777"));
+            assertThat(c.call(Frame.of(9, Code.OK.value()))).containsExactly(Session.error(9, "unknown command code 8000"));
+            assertThat(c.call(Frame.of(10, Code.QUERY.value()))).hasSize(2);
+        }
+    }
+
+    @Test
+    void quit_isOk_andEndsTheConnection() throws Exception {
+        try (Client c = new Client()) {
+            c.call(init(1, "1"));
+            assertThat(c.call(Frame.of(2, Code.QUIT.value()))).containsExactly(Session.ok(2));
+            assertThat(c.closedByServer()).isTrue();
+        }
+    }
+
+    @Test
+    void badFrame_inside_isAnErrorWithItsTid_andTheNextFrameIsServed() throws Exception {
+        try (Client c = new Client()) {
+            c.call(init(1, "1"));
+            c.send("0000000e0000002a0012 x".getBytes(StandardCharsets.US_ASCII));
+            List<Frame> err = c.untilDone(42);
+            assertThat(err).singleElement().satisfies(f -> assertThat(f.text(0)).contains("has no HEXLEN: prefix"));
+            assertThat(c.call(Frame.of(43, Code.QUERY.value()))).hasSize(2);
+        }
+    }
+
+    @Test
+    void undelimitableStream_isAnErrorAndTheConnectionCloses() throws Exception {
+        try (Client c = new Client()) {
+            c.send("zzzzzzzz".getBytes(StandardCharsets.US_ASCII));
+            List<Frame> err = c.untilDone(0);
+            assertThat(err).singleElement().satisfies(f -> assertThat(f.text(0)).contains("LENGTH is not 8 hex digits"));
+            assertThat(c.closedByServer()).isTrue();
+        }
+    }
+
+    @Test
+    void oversizedFrame_isRefusedAndTheConnectionCloses() throws Exception {
+        try (Client c = new Client()) {
+            c.send("00100000".getBytes(StandardCharsets.US_ASCII));
+            assertThat(c.untilDone(0)).singleElement()
+                    .satisfies(f -> assertThat(f.text(0)).contains("larger than the maximum 4096"));
+            assertThat(c.closedByServer()).isTrue();
+        }
+    }
+
+    @Test
+    void aSilentClient_doesNotBlockAnother() throws Exception {
+        try (Client idle = new Client(); Client busy = new Client()) {
+            idle.send("0000".getBytes(StandardCharsets.US_ASCII)); // half a length field, then nothing
+            assertThat(busy.call(init(1, "1"))).containsExactly(Session.ok(1));
+            assertThat(busy.call(Frame.of(2, Code.QUERY.value()))).hasSize(2);
+        }
+    }
+}
