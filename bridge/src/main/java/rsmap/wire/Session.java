@@ -15,9 +15,21 @@ public final class Session {
     /** The version of the protocol this daemon speaks. */
     public static final String VERSION = "1";
 
-    /** Executes commands after INIT; returns the events before the closing OK. */
+    /** Executes commands after INIT for a peer; returns the events before the closing OK. */
     public interface Handler {
-        List<Frame> handle(Code code, Frame command) throws CommandException;
+        List<Frame> handle(Code code, Frame command, Peer peer) throws CommandException;
+    }
+
+    /**
+     * Who is on the other end of the socket, from the kernel (SO_PEERCRED): the user and group names;
+     * {@link #UNKNOWN} where the platform does not say.
+     */
+    public record Peer(String user, String group) {
+        public static final Peer UNKNOWN = new Peer("", "");
+
+        public boolean isRoot() {
+            return user.equals("root");
+        }
     }
 
     /** A command refused with a reason: answered by ERROR, state unchanged. */
@@ -30,11 +42,17 @@ public final class Session {
     }
 
     private final Handler handler;
+    private final Peer peer;
     private boolean initialised;
     private boolean closed;
 
-    public Session(Handler handler) {
+    public Session(Handler handler, Peer peer) {
         this.handler = handler;
+        this.peer = peer;
+    }
+
+    public Peer peer() {
+        return peer;
     }
 
     public boolean closed() {
@@ -69,7 +87,7 @@ public final class Session {
         }
         List<Frame> out = new ArrayList<>();
         try {
-            out.addAll(handler.handle(code, command));
+            out.addAll(handler.handle(code, command, peer));
             out.add(ok(tid));
         } catch (CommandException e) {
             out.clear();

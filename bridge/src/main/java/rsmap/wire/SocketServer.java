@@ -16,6 +16,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import jdk.net.ExtendedSocketOptions;
+import jdk.net.UnixDomainPrincipal;
 
 /**
  * Listens on a Unix socket. A connection ends on QUIT, on a frame that cannot be delimited (after its
@@ -63,7 +65,7 @@ public final class SocketServer implements AutoCloseable {
     }
 
     private void serve(SocketChannel client) {
-        Session session = new Session(handlers.get());
+        Session session = new Session(handlers.get(), peer(client));
         FrameDecoder decoder = new FrameDecoder(maxFrame);
         ByteBuffer in = ByteBuffer.allocate(64 * 1024);
         try (client) {
@@ -95,6 +97,16 @@ public final class SocketServer implements AutoCloseable {
             }
         } catch (IOException e) {
             // the client went away: nothing to answer
+        }
+    }
+
+    /** The peer's user and group as the kernel reports them (SO_PEERCRED). */
+    static Session.Peer peer(SocketChannel client) {
+        try {
+            UnixDomainPrincipal p = client.getOption(ExtendedSocketOptions.SO_PEERCRED);
+            return new Session.Peer(p.user().getName(), p.group().getName());
+        } catch (IOException | UnsupportedOperationException e) {
+            return Session.Peer.UNKNOWN;
         }
     }
 

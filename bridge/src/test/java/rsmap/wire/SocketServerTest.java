@@ -27,10 +27,12 @@ class SocketServerTest {
 
     /** A handler for the test: QUERY answers one STATE event; RELOAD is refused. */
     static Session.Handler handler() {
-        return (code, command) -> {
+        return (code, command, peer) -> {
             switch (code) {
                 case QUERY:
                     return List.of(Frame.of(command.tid(), Code.STATE.value(), "{\"host\":\"node01\"}"));
+                case MODEL_DEF:
+                    return List.of(Frame.of(command.tid(), Code.STATE.value(), peer.user(), peer.group()));
                 case RELOAD:
                     throw new Session.CommandException("RELOAD would remove instance 0 held by job 7");
                 default:
@@ -141,6 +143,15 @@ class SocketServerTest {
             assertThat(c.call(Frame.of(8, 0x7777))).containsExactly(Session.error(8, "unknown command code 7777"));
             assertThat(c.call(Frame.of(9, Code.OK.value()))).containsExactly(Session.error(9, "unknown command code 8000"));
             assertThat(c.call(Frame.of(10, Code.QUERY.value()))).hasSize(2);
+        }
+    }
+
+    @Test
+    void peer_isKnownFromTheKernel() throws Exception {
+        String me = System.getProperty("user.name");
+        try (Client c = new Client()) {
+            c.call(init(1, "1"));
+            assertThat(c.call(Frame.of(2, Code.MODEL_DEF.value())).get(0).text(0)).isEqualTo(me);
         }
     }
 
