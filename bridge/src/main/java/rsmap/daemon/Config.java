@@ -1,0 +1,115 @@
+// rsmapd.conf: what the daemon reads at start and on RELOAD; every error names the file, line and reason.
+package rsmap.daemon;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import rsmap.Continuation;
+import rsmap.Limits;
+import rsmap.ParseException;
+import rsmap.device.Backends;
+import rsmap.device.Isolation;
+import rsmap.wire.FrameDecoder;
+
+/**
+ * The daemon's settings, {@code key = value} one per line, {@code #} comments, a {@code \} at a line end
+ * continues it (long complex_values). Paths are read relative to the file's folder.
+ *
+ * <pre>
+ * complexes             = /etc/rsmap/complexes          # the complex table (qconf -sc format)
+ * host                  = node01                        # this host's name (default: the system's)
+ * complex_values        = gpu=2(gpu0[devices=/dev/nvidia0:rw] gpu1[devices=/dev/nvidia1:rw])
+ * global_complex_values = lic=4(la lb lc ld)
+ * socket                = /run/rsmap/rsmapd.sock
+ * socket_group          = rsmap
+ * state_dir             = /var/lib/rsmap
+ * device_backend        = auto                          # auto | systemd | cgroup-v1 | dry-run
+ * isolation             = required                      # required | optional
+ * execd_spool           = /var/spool/sge/node01
+ * admin_user            = root
+ * max_frame             = 1048576
+ * max_rsmap_ids         = 512
+ * </pre>
+ */
+public record Config(Path complexes, String host, String complexValues, String globalComplexValues, Path socket,
+                     String socketGroup, Path stateDir, String deviceBackend, Isolation.Mode isolation, Path execdSpool,
+                     String adminUser, int maxFrame, int maxRsmapIds) {
+
+    private static final Set<String> KEYS = Set.of("complexes", "host", "complex_values", "global_complex_values",
+            "socket", "socket_group", "state_dir", "device_backend", "isolation", "execd_spool", "admin_user",
+            "max_frame", "max_rsmap_ids");
+
+    /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
+    public static Config parse(String text, Path file, String defaultHost) throws ParseException {
+        Continuation lines = Continuation.of(text);
+        String in = lines.joined();
+        Map<String, String> values = new LinkedHashMap<>();
+        Map<String, Integer> where = new LinkedHashMap<>();
+        int start = 0;
+        while (start <= in.length()) {
+            int end = in.indexOf('\n', start);
+            if (end < 0) {
+                end = in.length();
+            }
+            String line = in.substring(start, end);
+            int hash = line.indexOf('#');
+            String content = (hash >= 0 ? line.substring(0, hash) : line).strip();
+            if (!content.isEmpty()) {
+                int eq = content.indexOf('=');
+                int at = start + line.indexOf(content.charAt(0));
+                if (eq < 0) {
+                    throw lines.error("expected 'key = value'", at);
+                }
+                String key = content.substring(0, eq).strip().toLowerCase(Locale.ROOT);
+                String value = content.substring(eq + 1).strip();
+                if (!KEYS.contains(key)) {
+                    throw lines.error("unknown setting '" + key + "' (" + String.join(", ", new java.util.TreeSet<>(KEYS))
+                            + ")", at);
+                }
+                if (values.put(key, value) != null) {
+                    throw lines.error("'" + key + "' is set twice", at);
+                }
+                where.put(key, at);
+            }
+            start = end + 1;
+        }
+        Path dir = file.toAbsolutePath().getParent();
+        if (!values.containsKey("complexes")) {
+            throw lines.error("'complexes' is missing: name the complex table", 0);
+        }
+        String backend = values.getOrDefault("device_backend", "auto");
+        if (!Backends.NAMES.contains(backend)) {
+            throw lines.error("device_backend is one of " + Backends.NAMES + ", not '" + backend + "'",
+                    where.get("device_backend"));
+        }
+        String iso = values.getOrDefault("isolation", "required");
+        Isolation.Mode mode;
+        try {
+            mode = Isolation.Mode.valueOf(iso.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw lines.error("isolation is required or optional, not '" + iso + "'", where.get("isolation"));
+        }
+        return new Config(dir.resolve(values.get("complexes")), values.getOrDefault("host", defaultHost),
+                values.getOrDefault("complex_values", "NONE"), values.getOrDefault("global_complex_values", "NONE"),
+                dir.resolve(values.getOrDefault("socket", "/run/rsmap/rsmapd.sock")),
+                values.getOrDefault("socket_group", "rsmap"), dir.resolve(values.getOrDefault("state_dir", "/var/lib/rsmap")),
+                backend, mode, values.containsKey("execd_spool") ? dir.resolve(values.get("execd_spool")) : null,
+                values.getOrDefault("admin_user", "root"),
+                number(lines, values, where, "max_frame", FrameDecoder.DEFAULT_MAX_FRAME, 64, 64 << 20),
+                number(lines, values, where, "max_rsmap_ids", Limits.DEFAULT_MAX_RSMAP_IDS, 0, 1 << 20));
+    }
+
+    private static int number(Continuation lines, Map<String, String> values, Map<String, Integer> where, String key,
+                              int dflt, int min, int max) throws ParseException {
+        String v = values.get(key);
+        if (v == null) {
+            return dflt;
+        }
+        if (!v.matches("[0-9]{1,9}") || Integer.parseInt(v) < min || Integer.parseInt(v) > max) {
+            throw lines.error(key + " is a whole number from " + min + " to " + max + ", not '" + v + "'", where.get(key));
+        }
+        return Integer.parseInt(v);
+    }
+}
