@@ -1,0 +1,181 @@
+// The daemon's journal: every record on disk (forced) before the answer goes out; replayed at start,
+// torn tails cut off, compacted atomically.
+package rsmap.journal;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32;
+
+/**
+ * An append-only file of records, one per line:
+ *
+ * <pre>
+ * CRC32(8 hex) SP LENGTH(8 hex) SP RECORD LF
+ * </pre>
+ *
+ * A record is on disk when {@link #append} returns (the channel is forced). A crash can leave only the
+ * last line torn; {@link #open} keeps every whole line before it and cuts the rest, so a record is
+ * either fully there or not at all - never half, never twice. {@link #compact} replaces the whole file
+ * by a snapshot through a forced temporary file and an atomic rename (the Kubernetes DRA checkpoint
+ * habit), so a crash leaves either the old or the new journal. Records must not contain a line feed.
+ */
+public final class Journal implements AutoCloseable {
+    private final Path file;
+    private FileChannel channel;
+    private final List<String> replayed;
+
+    private Journal(Path file, FileChannel channel, List<String> replayed) {
+        this.file = file;
+        this.channel = channel;
+        this.replayed = List.copyOf(replayed);
+    }
+
+    /** Opens (or creates) the journal, replaying its whole records and cutting a torn tail. */
+    public static Journal open(Path file) throws IOException {
+        Files.createDirectories(file.toAbsolutePath().getParent());
+        Files.deleteIfExists(tmp(file)); // a compaction that did not finish
+        FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE);
+        byte[] all = Files.readAllBytes(file);
+        List<String> records = new ArrayList<>();
+        int good = 0;
+        int p = 0;
+        while (p < all.length) {
+            int lf = indexOf(all, (byte) '\n', p);
+            if (lf < 0) {
+                break; // torn: no line end
+            }
+            String record = decode(all, p, lf);
+            if (record == null) {
+                break; // torn or damaged: nothing after it can be trusted
+            }
+            records.add(record);
+            p = lf + 1;
+            good = p;
+        }
+        if (good < all.length) {
+            ch.truncate(good);
+            ch.force(true);
+        }
+        ch.position(good);
+        return new Journal(file, ch, records);
+    }
+
+    /** The records found when the journal was opened, in order. */
+    public List<String> replayed() {
+        return replayed;
+    }
+
+    /** Appends one record and forces it to disk before returning. */
+    public synchronized void append(String record) throws IOException {
+        ByteBuffer b = ByteBuffer.wrap(encode(record));
+        while (b.hasRemaining()) {
+            channel.write(b);
+        }
+        channel.force(false);
+    }
+
+    /** Replaces the journal by {@code snapshot}, atomically. */
+    public synchronized void compact(List<String> snapshot) throws IOException {
+        Path tmp = tmp(file);
+        try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.WRITE)) {
+            for (String r : snapshot) {
+                ByteBuffer b = ByteBuffer.wrap(encode(r));
+                while (b.hasRemaining()) {
+                    out.write(b);
+                }
+            }
+            out.force(true);
+        }
+        channel.close();
+        try {
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            throw new IOException("the state directory must allow an atomic rename: " + e.getMessage(), e);
+        }
+        forceDirectory(file.toAbsolutePath().getParent());
+        channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        channel.position(channel.size());
+    }
+
+    @Override
+    public synchronized void close() throws IOException {
+        channel.close();
+    }
+
+    static byte[] encode(String record) {
+        if (record.indexOf('\n') >= 0) {
+            throw new IllegalArgumentException("a journal record is one line");
+        }
+        byte[] body = record.getBytes(StandardCharsets.UTF_8);
+        CRC32 crc = new CRC32();
+        crc.update(body);
+        byte[] head = String.format("%08x %08x ", crc.getValue(), body.length).getBytes(StandardCharsets.US_ASCII);
+        byte[] line = new byte[head.length + body.length + 1];
+        System.arraycopy(head, 0, line, 0, head.length);
+        System.arraycopy(body, 0, line, head.length, body.length);
+        line[line.length - 1] = '\n';
+        return line;
+    }
+
+    /** The record of the line {@code all[from, lf)}, or null when it is not a whole, intact line. */
+    static String decode(byte[] all, int from, int lf) {
+        if (lf - from < 18 || all[from + 8] != ' ' || all[from + 17] != ' ') {
+            return null;
+        }
+        long crc = hex(all, from, 8);
+        long len = hex(all, from + 9, 8);
+        if (crc < 0 || len < 0 || len != lf - from - 18) {
+            return null;
+        }
+        CRC32 check = new CRC32();
+        check.update(all, from + 18, (int) len);
+        if (check.getValue() != crc) {
+            return null;
+        }
+        return new String(all, from + 18, (int) len, StandardCharsets.UTF_8);
+    }
+
+    private static long hex(byte[] b, int at, int digits) {
+        long v = 0;
+        for (int i = 0; i < digits; i++) {
+            int d = Character.digit(b[at + i], 16);
+            if (d < 0) {
+                return -1;
+            }
+            v = v << 4 | d;
+        }
+        return v;
+    }
+
+    private static int indexOf(byte[] b, byte x, int from) {
+        for (int i = from; i < b.length; i++) {
+            if (b[i] == x) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static Path tmp(Path file) {
+        return file.resolveSibling(file.getFileName() + ".tmp");
+    }
+
+    private static void forceDirectory(Path dir) throws IOException {
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (IOException e) {
+            // some file systems cannot sync a directory; the rename itself is atomic
+        }
+    }
+}

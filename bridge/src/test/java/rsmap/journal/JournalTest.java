@@ -1,0 +1,129 @@
+// The journal: replay, torn tails cut off, atomic compaction - and a child process killed with SIGKILL
+// at random instants never loses an acknowledged record nor doubles one.
+package rsmap.journal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class JournalTest {
+    private static final long SEED = Long.getLong("rsmap.seed", 5L);
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void append_thenOpen_replaysInOrder() throws Exception {
+        Path f = tmp.resolve("journal");
+        try (Journal j = Journal.open(f)) {
+            assertThat(j.replayed()).isEmpty();
+            j.append("{\"grant\":\"7\"}");
+            j.append("ü and spaces");
+        }
+        try (Journal j = Journal.open(f)) {
+            assertThat(j.replayed()).containsExactly("{\"grant\":\"7\"}", "ü and spaces");
+            j.append("third");
+        }
+        assertThat(Journal.open(f).replayed()).hasSize(3);
+    }
+
+    @Test
+    void open_tornTail_isCutAndAppendingGoesOn() throws Exception {
+        Path f = tmp.resolve("journal");
+        try (Journal j = Journal.open(f)) {
+            j.append("one");
+            j.append("two");
+        }
+        byte[] torn = Journal.encode("three");
+        Files.write(f, java.util.Arrays.copyOf(torn, torn.length - 3), StandardOpenOption.APPEND);
+        try (Journal j = Journal.open(f)) {
+            assertThat(j.replayed()).containsExactly("one", "two");
+            j.append("four");
+        }
+        assertThat(Journal.open(f).replayed()).containsExactly("one", "two", "four");
+    }
+
+    @Test
+    void open_damagedLine_keepsWhatComesBefore() throws Exception {
+        Path f = tmp.resolve("journal");
+        try (Journal j = Journal.open(f)) {
+            j.append("one");
+            j.append("two");
+        }
+        byte[] all = Files.readAllBytes(f);
+        all[all.length - 2] ^= 1; // flip a bit of "two"
+        Files.write(f, all);
+        assertThat(Journal.open(f).replayed()).containsExactly("one");
+    }
+
+    @Test
+    void compact_replacesTheJournal_andAnUnfinishedOneIsIgnored() throws Exception {
+        Path f = tmp.resolve("journal");
+        try (Journal j = Journal.open(f)) {
+            for (int i = 0; i < 10; i++) {
+                j.append("r" + i);
+            }
+            j.compact(List.of("snapshot"));
+            j.append("after");
+        }
+        Files.writeString(tmp.resolve("journal.tmp"), "half a compaction");
+        assertThat(Journal.open(f).replayed()).containsExactly("snapshot", "after");
+        assertThat(tmp.resolve("journal.tmp")).doesNotExist();
+    }
+
+    @Test
+    void append_lineFeed_isRefused() throws Exception {
+        try (Journal j = Journal.open(tmp.resolve("journal"))) {
+            assertThatThrownBy(() -> j.append("a\nb")).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
+    void sigkillAtRandomInstants_neverLosesAnAcknowledgedRecord_norDoublesOne() throws Exception {
+        killLoop(tmp.resolve("plain"), "append", new Random(SEED));
+    }
+
+    @Test
+    void sigkillDuringCompactions_neverLosesAnAcknowledgedRecord_norDoublesOne() throws Exception {
+        killLoop(tmp.resolve("compacted"), "compact", new Random(SEED + 1));
+    }
+
+    private static void killLoop(Path f, String mode, Random rnd) throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        int acked = -1;
+        for (int round = 0; round < 8; round++) {
+            Process child = new ProcessBuilder(java, "-Xmx64m", "-XX:TieredStopAtLevel=1", "-cp",
+                    System.getProperty("java.class.path"), JournalWriter.class.getName(), f.toString(), mode)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+            int wanted = 1 + rnd.nextInt(150);
+            for (int seen = 0; seen < wanted; seen++) {
+                String line = out.readLine();
+                assertThat(line).as("the writer died early").isNotNull();
+                acked = Integer.parseInt(line.substring(4));
+            }
+            if (rnd.nextBoolean()) {
+                Thread.sleep(rnd.nextInt(3)); // kill between acknowledgements, not only right after one
+            }
+            child.destroyForcibly(); // SIGKILL
+            assertThat(child.waitFor(20, TimeUnit.SECONDS)).isTrue();
+            List<String> records = Journal.open(f).replayed();
+            assertThat(records.size()).as("round %d: every acknowledged record is there", round).isGreaterThan(acked);
+            for (int i = 0; i < records.size(); i++) {
+                assertThat(records.get(i)).as("round %d: no record lost or doubled", round)
+                        .isEqualTo("r" + i + " " + "x".repeat(i % 97));
+            }
+        }
+    }
+}

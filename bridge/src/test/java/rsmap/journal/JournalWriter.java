@@ -1,0 +1,29 @@
+// The child process of JournalKillTest: appends numbered records (compacting now and then) and
+// acknowledges each one on stdout only after append returned, until it is killed.
+package rsmap.journal;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+public final class JournalWriter {
+    private JournalWriter() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        boolean compacting = args.length > 1 && args[1].equals("compact");
+        try (Journal j = Journal.open(Path.of(args[0]))) {
+            List<String> all = new ArrayList<>(j.replayed());
+            for (int i = all.size(); ; i++) {
+                String r = "r" + i + " " + "x".repeat(i % 97); // records of varying length
+                j.append(r);
+                all.add(r);
+                if (compacting && i % 25 == 0) {
+                    j.compact(all);
+                }
+                System.out.println("ack " + i);
+                System.out.flush();
+            }
+        }
+    }
+}
