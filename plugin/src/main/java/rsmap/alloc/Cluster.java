@@ -639,10 +639,13 @@ public final class Cluster {
         java.util.Set<List<Object>> failed = new java.util.HashSet<>();
         for (Iterator<JobSpec> it = waiting.values().iterator(); it.hasNext(); ) {
             JobSpec job = it.next();
-            List<Object> shape = shape(job);
-            Map<Pool, int[]> picks = startable(job) && !failed.contains(shape) ? place(job, now, false) : null;
-            if (picks == null) {
-                failed.add(shape);
+            Map<Pool, int[]> picks = null;
+            if (startable(job) && enoughFree(job)) { // the cheap tests first: most of a long queue fails them
+                List<Object> shape = shape(job);
+                picks = failed.contains(shape) ? null : place(job, now, false);
+                if (picks == null) {
+                    failed.add(shape);
+                }
             }
             if (picks != null) {
                 it.remove();
