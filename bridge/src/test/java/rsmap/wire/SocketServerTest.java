@@ -6,15 +6,9 @@ package rsmap.wire;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -51,55 +45,33 @@ class SocketServerTest {
         server.close();
     }
 
-    /** A protocol client on a real socket. */
+    /** A protocol client on the server's socket. */
     final class Client implements AutoCloseable {
-        final SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
-        final FrameDecoder decoder = new FrameDecoder(1 << 20);
+        final TestClient c;
 
         Client() throws IOException {
-            ch.connect(UnixDomainSocketAddress.of(server.path()));
+            c = new TestClient(server.path());
         }
 
         void send(byte[] bytes) throws IOException {
-            ByteBuffer b = ByteBuffer.wrap(bytes);
-            while (b.hasRemaining()) {
-                ch.write(b);
-            }
+            c.send(bytes);
         }
 
-        /** The events of one command: up to and including its OK or ERROR (empty if the server closed). */
         List<Frame> call(Frame command) throws Exception {
-            send(command.encode());
-            return untilDone(command.tid());
+            return c.call(command);
         }
 
         List<Frame> untilDone(long tid) throws Exception {
-            List<Frame> got = new ArrayList<>();
-            ByteBuffer in = ByteBuffer.allocate(4096);
-            while (true) {
-                for (Optional<Frame> f = decoder.next(); f.isPresent(); f = decoder.next()) {
-                    got.add(f.get());
-                    assertThat(f.get().tid()).isEqualTo(tid);
-                    if (f.get().code() == Code.OK.value() || f.get().code() == Code.ERROR.value()) {
-                        return got;
-                    }
-                }
-                in.clear();
-                int n = ch.read(in);
-                if (n < 0) {
-                    return got;
-                }
-                decoder.feed(in.array(), 0, n);
-            }
+            return c.untilDone(tid);
         }
 
         boolean closedByServer() throws IOException {
-            return ch.read(ByteBuffer.allocate(1)) < 0;
+            return c.closedByServer();
         }
 
         @Override
         public void close() throws IOException {
-            ch.close();
+            c.close();
         }
     }
 

@@ -222,6 +222,24 @@ public final class Cluster {
         return Explanation.of(this, request.resourceRequests(), host);
     }
 
+    /** The instances of each map on {@code host}: identifier and the job holding it ("" when free). */
+    public Map<String, List<Map.Entry<String, String>>> instances(String host) {
+        Map<String, List<Map.Entry<String, String>>> out = new LinkedHashMap<>();
+        pools.getOrDefault(host, Map.of()).forEach((name, p) -> {
+            List<Map.Entry<String, String>> list = new ArrayList<>();
+            for (int i = 0; i < p.size(); i++) {
+                list.add(Map.entry(p.instances[i].id(), p.heldBy[i] == null ? "" : p.heldBy[i]));
+            }
+            out.put(name, list);
+        });
+        return out;
+    }
+
+    /** The running jobs, in the order they started. */
+    public List<String> runningJobs() {
+        return new ArrayList<>(running.keySet());
+    }
+
     /** The grant of a running job. */
     public Optional<Grant> grantOf(String job) {
         Running r = running.get(job);

@@ -1,0 +1,66 @@
+// A protocol client on a real Unix socket, for the tests of the server and the daemon.
+package rsmap.wire;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+public final class TestClient implements AutoCloseable {
+    private final SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+    private final FrameDecoder decoder = new FrameDecoder(1 << 20);
+
+    public TestClient(Path socket) throws IOException {
+        ch.connect(UnixDomainSocketAddress.of(socket));
+    }
+
+    public void send(byte[] bytes) throws IOException {
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        while (b.hasRemaining()) {
+            ch.write(b);
+        }
+    }
+
+    /** The events of one command: up to and including its OK or ERROR (fewer if the server closed). */
+    public List<Frame> call(Frame command) throws IOException, FrameException {
+        send(command.encode());
+        return untilDone(command.tid());
+    }
+
+    /** Reads events until the OK or ERROR of {@code tid}; every event must carry that TID. */
+    public List<Frame> untilDone(long tid) throws IOException, FrameException {
+        List<Frame> got = new ArrayList<>();
+        ByteBuffer in = ByteBuffer.allocate(4096);
+        while (true) {
+            for (Optional<Frame> f = decoder.next(); f.isPresent(); f = decoder.next()) {
+                if (f.get().tid() != tid) {
+                    throw new AssertionError("event of TID " + f.get().tid() + " while waiting for " + tid);
+                }
+                got.add(f.get());
+                if (f.get().code() == Code.OK.value() || f.get().code() == Code.ERROR.value()) {
+                    return got;
+                }
+            }
+            in.clear();
+            int n = ch.read(in);
+            if (n < 0) {
+                return got;
+            }
+            decoder.feed(in.array(), 0, n);
+        }
+    }
+
+    public boolean closedByServer() throws IOException {
+        return ch.read(ByteBuffer.allocate(1)) < 0;
+    }
+
+    @Override
+    public void close() throws IOException {
+        ch.close();
+    }
+}
