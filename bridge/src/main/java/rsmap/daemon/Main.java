@@ -1,0 +1,72 @@
+// rsmapd: reads its configuration, replays the journal and serves the agent protocol until stopped.
+package rsmap.daemon;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import rsmap.ParseException;
+import rsmap.complex.ComplexTable;
+
+/**
+ * {@code rsmapd [--config FILE]} (default /etc/rsmap/rsmapd.conf). A configuration error stops it at
+ * start with one line naming the file, line and reason, and exit code 2; SIGTERM stops it cleanly.
+ */
+public final class Main {
+    private Main() {
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        Path file = Path.of("/etc/rsmap/rsmapd.conf");
+        if (args.length == 2 && args[0].equals("--config")) {
+            file = Path.of(args[1]);
+        } else if (args.length != 0) {
+            System.err.println("error: usage: rsmapd [--config FILE]");
+            System.exit(2);
+        }
+        Daemon daemon;
+        try {
+            Config config = Config.parse(Files.readString(file, StandardCharsets.UTF_8), file, hostName());
+            ComplexTable table;
+            try {
+                table = ComplexTable.parse(Files.readString(config.complexes(), StandardCharsets.UTF_8));
+            } catch (ParseException e) {
+                throw new IllegalArgumentException(config.complexes() + ": " + e.lineAndColumn() + ": " + e.problem());
+            }
+            daemon = new Daemon(config, table).serve();
+            System.out.println("rsmapd: host " + config.host() + ", socket " + config.socket() + ", state "
+                    + config.stateDir());
+        } catch (ParseException e) {
+            System.err.println("error: " + file + ": " + e.lineAndColumn() + ": " + e.problem());
+            System.exit(2);
+            return;
+        } catch (IllegalArgumentException | IOException e) {
+            System.err.println("error: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Daemon running = daemon;
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                running.close();
+            } catch (IOException e) {
+                System.err.println("rsmapd: closing: " + e.getMessage());
+            }
+            stopped.countDown();
+        }));
+        stopped.await();
+    }
+
+    private static String hostName() {
+        try {
+            String h = InetAddress.getLocalHost().getHostName();
+            int dot = h.indexOf('.');
+            return dot > 0 ? h.substring(0, dot) : h;
+        } catch (IOException e) {
+            return "localhost";
+        }
+    }
+}
