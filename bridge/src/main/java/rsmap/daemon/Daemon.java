@@ -148,10 +148,15 @@ public final class Daemon implements AutoCloseable {
             cluster.finish(id, cluster.now()); // not on disk: not granted
             throw new Session.CommandException("journal: " + e.getMessage());
         }
+        Map<String, String> env = cluster.environment(id, config.host()).orElse(Map.of());
         ObjectNode state = JSON.createObjectNode().put("job", id);
         state.set("grants", JSON.valueToTree(d.grant().byHost()));
-        state.set("env", JSON.valueToTree(cluster.environment(id, config.host()).orElse(Map.of())));
-        return List.of(Frame.of(command.tid(), Code.STATE.value(), state.toString()));
+        state.set("env", JSON.valueToTree(env));
+        // The JSON, then the environment again as NAME=value arguments: the C hook needs no JSON parser.
+        List<String> args = new java.util.ArrayList<>();
+        args.add(state.toString());
+        env.forEach((k, v) -> args.add(k + "=" + v));
+        return List.of(Frame.of(command.tid(), Code.STATE.value(), args.toArray(new String[0])));
     }
 
     private List<Frame> jobEnd(Frame command) throws Session.CommandException {

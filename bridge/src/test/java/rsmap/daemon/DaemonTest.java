@@ -62,6 +62,9 @@ class DaemonTest {
             List<Frame> start = c.call(json(2, Code.JOB_START, "{\"job\":\"7\",\"task\":\"1\",\"slots\":1,"
                     + "\"request\":\"gpu=4[same=id],lic=1\"}"));
             assertThat(start).hasSize(2);
+            assertThat(start.get(0).args()).hasSize(3);
+            assertThat(start.get(0).text(1)).isEqualTo("SGE_HGR_gpu=0 0 0 0");
+            assertThat(start.get(0).text(2)).isEqualTo("SGE_HGR_lic=la");
             assertThat(start.get(0).text(0)).isEqualTo("{\"job\":\"7.1\",\"grants\":{\"node01\":{\"gpu\":[\"0\",\"0\",\"0\","
                     + "\"0\"]},\"global\":{\"lic\":[\"la\"]}},\"env\":{\"SGE_HGR_gpu\":\"0 0 0 0\",\"SGE_HGR_lic\":\"la\"}}");
             assertThat(start.get(1)).isEqualTo(Session.ok(2));
