@@ -1,5 +1,6 @@
-/* rsmap-hook: what sge_execd runs as prolog and epilog - a small client of rsmapd's agent protocol
- * (docs/protocol.md), so that no JVM starts in the job path. Modes: prolog (JOB_START), epilog (JOB_END).
+/* rsmap-hook: what sge_execd runs as prolog, starter_method and epilog - a small client of rsmapd's agent
+ * protocol (docs/protocol.md), so that no JVM starts in the job path. Modes: prolog (JOB_START),
+ * starter (the job's environment, then exec), epilog (JOB_END).
  *
  * Exit codes as execd reads them from a prolog: 0 granted; 99 reschedule the job elsewhere (this host
  * cannot serve it now, or rsmapd is unreachable); 100 put the job in error state (its request is
@@ -139,9 +140,42 @@ static int call(int fd, unsigned tid, unsigned code, int argc, const char **argv
     }
 }
 
+extern char **environ;
+
+/* starter: drop every SGE_HGR_* the job brought along (seed 002: set by the execution daemon alone), set
+ * the granted ones from $SGE_JOB_SPOOL_DIR/rsmap.env, and exec the job. */
+static int starter(char **cmd) {
+    static char *env[4096];
+    static char lines[65536];
+    int n = 0;
+    for (char **e = environ; *e && n < 4000; e++) {
+        if (strncmp(*e, "SGE_HGR_", 8) != 0) env[n++] = *e;
+    }
+    const char *dir = getenv("SGE_JOB_SPOOL_DIR");
+    char path[4096];
+    if (dir && *dir && snprintf(path, sizeof path, "%s/rsmap.env", dir) < (int)sizeof path) {
+        FILE *f = fopen(path, "r");
+        if (f) {
+            size_t used = 0;
+            while (n < 4090 && used + 2 < sizeof lines && fgets(lines + used, (int)(sizeof lines - used), f)) {
+                size_t len = strlen(lines + used);
+                if (len > 0 && lines[used + len - 1] == '\n') lines[used + len - 1] = '\0';
+                if (strncmp(lines + used, "SGE_HGR_", 8) == 0) env[n++] = lines + used; /* ours only */
+                used += len + 1;
+            }
+            fclose(f);
+        }
+    }
+    env[n] = NULL;
+    execvpe(cmd[0], cmd, env);
+    fprintf(stderr, "rsmap-hook: cannot exec %s: %s\n", cmd[0], strerror(errno));
+    return 127;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 3 && !strcmp(argv[1], "starter")) return starter(argv + 2);
     if (argc != 2 || (strcmp(argv[1], "prolog") && strcmp(argv[1], "epilog"))) {
-        fprintf(stderr, "usage: rsmap-hook prolog|epilog\n");
+        fprintf(stderr, "usage: rsmap-hook prolog|epilog|starter COMMAND...\n");
         return 2;
     }
     int prolog = !strcmp(argv[1], "prolog");
