@@ -1,0 +1,68 @@
+// Issue 5's benchmark: what rsmap-hook prolog + epilog add to a job start, beside the time to exec a
+// no-op C program, both measured here in the same run (target: the hook adds under 1 ms).
+package rsmap.daemon;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Map;
+import rsmap.complex.ComplexTable;
+
+/**
+ * Run: {@code java -cp <bridge test classpath> rsmap.daemon.HookTiming [rounds]} from {@code bridge/}
+ * after {@code mvn package}; it compiles {@code src/test/c/noop.c} with gcc itself.
+ */
+public final class HookTiming {
+    private HookTiming() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 500;
+        Path tmp = Files.createTempDirectory("rsmap-timing");
+        Path noop = tmp.resolve("noop");
+        if (new ProcessBuilder("gcc", "-O2", "-o", noop.toString(), "src/test/c/noop.c").inheritIO().start().waitFor() != 0) {
+            throw new IllegalStateException("gcc failed");
+        }
+        Files.copy(Path.of("..", "examples", "complexes"), tmp.resolve("complexes"));
+        Path conf = Files.writeString(tmp.resolve("rsmapd.conf"), String.join("\n", "complexes = complexes",
+                "host = node01", "complex_values = gpu=8(0 0 0 0 1 1 1 1)", "socket = rsmapd.sock", "state_dir = state",
+                "device_backend = dry-run", "admin_user = " + System.getProperty("user.name"), ""));
+        Config config = Config.parse(Files.readString(conf), conf, "node01");
+        try (Daemon daemon = new Daemon(config, ComplexTable.parse(Files.readString(config.complexes()))).serve()) {
+            String hook = Path.of("target", "rsmap-hook").toAbsolutePath().toString();
+            long[] base = new long[rounds];
+            long[] start = new long[rounds];
+            long[] end = new long[rounds];
+            for (int r = 0; r < rounds; r++) {
+                base[r] = time(new ProcessBuilder(noop.toString()), Map.of());
+                Map<String, String> env = Map.of("RSMAP_SOCKET", config.socket().toString(), "JOB_ID", "j" + r,
+                        "NSLOTS", "1", "RSMAP_REQUEST", "gpu=1");
+                start[r] = time(new ProcessBuilder(hook, "prolog"), env);
+                end[r] = time(new ProcessBuilder(hook, "epilog"), env);
+            }
+            double b = median(base);
+            System.out.printf("exec of a no-op C program   median %7.1f us%n", b / 1e3);
+            System.out.printf("rsmap-hook prolog (JOB_START) median %7.1f us  (adds %.1f us)%n", median(start) / 1e3,
+                    (median(start) - b) / 1e3);
+            System.out.printf("rsmap-hook epilog (JOB_END)   median %7.1f us  (adds %.1f us)%n", median(end) / 1e3,
+                    (median(end) - b) / 1e3);
+        }
+    }
+
+    private static long time(ProcessBuilder pb, Map<String, String> env) throws Exception {
+        pb.environment().putAll(env);
+        long t0 = System.nanoTime();
+        int rc = pb.start().waitFor();
+        long t = System.nanoTime() - t0;
+        if (rc != 0) {
+            throw new IllegalStateException(pb.command() + " exited " + rc);
+        }
+        return t;
+    }
+
+    private static double median(long[] ns) {
+        long[] s = ns.clone();
+        Arrays.sort(s);
+        return s[s.length / 2];
+    }
+}
