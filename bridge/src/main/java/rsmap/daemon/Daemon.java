@@ -117,23 +117,19 @@ public final class Daemon implements AutoCloseable {
         if (request.isEmpty() || slots < 1) {
             throw new Session.CommandException("JOB_START needs \"request\" and \"slots\" of at least 1");
         }
-        Decision d;
+        JobSpec spec;
         try {
-            d = cluster.submit(spec(id, request, slots), cluster.now());
+            spec = spec(id, request, slots);
         } catch (ParseException e) {
             throw new Session.CommandException("request: " + e.getMessage());
         }
+        Decision d = cluster.submit(spec, cluster.now());
         if (d.isRefused()) {
             throw new Session.CommandException(d.error());
         }
         if (d.result() == Decision.Result.WAITING) {
             // execd already started the job here: it cannot wait. Say why, and leave nothing behind.
-            Explanation x;
-            try {
-                x = cluster.explain(RequestList.parse(request, cluster.table(), limits), config.host());
-            } catch (ParseException e) {
-                throw new IllegalStateException(e);
-            }
+            Explanation x = cluster.explain(spec.request(), config.host());
             cluster.finish(id, cluster.now());
             StringBuilder why = new StringBuilder();
             x.maps().stream().filter(m -> !m.canStart()).forEach(m -> why.append(why.length() > 0 ? "; " : "")

@@ -4,14 +4,12 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import rsmap.complex.ComplexTable;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -21,24 +19,12 @@ class DaemonTest {
     @TempDir
     Path tmp;
     Config config;
-    ComplexTable table;
     Daemon daemon;
 
     @BeforeEach
     void start() throws Exception {
-        Files.copy(Path.of("..", "examples", "complexes"), tmp.resolve("complexes"));
-        Path conf = Files.writeString(tmp.resolve("rsmapd.conf"), String.join("\n",
-                "complexes = complexes",
-                "host = node01",
-                "complex_values = gpu=8(0 0 0 0 1 1 1 1)",
-                "global_complex_values = lic=2(la lb)",
-                "socket = rsmapd.sock",
-                "state_dir = state",
-                "device_backend = dry-run",
-                "admin_user = " + System.getProperty("user.name"), ""));
-        config = Config.parse(Files.readString(conf), conf, "node01");
-        table = ComplexTable.parse(Files.readString(config.complexes()));
-        daemon = new Daemon(config, table).serve();
+        config = TestDaemon.config(tmp, "gpu=8(0 0 0 0 1 1 1 1)", "global_complex_values = lic=2(la lb)");
+        daemon = TestDaemon.start(config);
     }
 
     @AfterEach
@@ -98,7 +84,7 @@ class DaemonTest {
         }
         String before = query();
         daemon.close();
-        daemon = new Daemon(config, table).serve();
+        daemon = TestDaemon.start(config);
         assertThat(query()).isEqualTo(before);
         assertThat(daemon.cluster().runningJobs()).containsExactly("2", "3");
     }

@@ -14,7 +14,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import rsmap.complex.ComplexTable;
 
 class ExecdStubTest {
     static final Path STUB = Path.of("..", "native-stubs", "target", "execd-stub").toAbsolutePath().normalize();
@@ -28,12 +27,8 @@ class ExecdStubTest {
     @BeforeEach
     void start() throws Exception {
         assertThat(STUB).as("built by the native-stubs module").isExecutable();
-        Files.copy(Path.of("..", "examples", "complexes"), tmp.resolve("complexes"));
-        Path conf = Files.writeString(tmp.resolve("rsmapd.conf"), String.join("\n", "complexes = complexes",
-                "host = node01", "complex_values = gpu=4(0 0 1 1)", "socket = rsmapd.sock", "state_dir = state",
-                "device_backend = dry-run", "admin_user = " + System.getProperty("user.name"), ""));
-        config = Config.parse(Files.readString(conf), conf, "node01");
-        daemon = new Daemon(config, ComplexTable.parse(Files.readString(config.complexes()))).serve();
+        config = TestDaemon.config(tmp, "gpu=4(0 0 1 1)");
+        daemon = TestDaemon.start(config);
     }
 
     @AfterEach

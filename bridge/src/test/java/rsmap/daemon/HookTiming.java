@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Map;
-import rsmap.complex.ComplexTable;
 
 /**
  * Run: {@code java -cp <bridge test classpath> rsmap.daemon.HookTiming [rounds]} from {@code bridge/}
@@ -23,12 +22,8 @@ public final class HookTiming {
         if (new ProcessBuilder("gcc", "-O2", "-o", noop.toString(), "src/test/c/noop.c").inheritIO().start().waitFor() != 0) {
             throw new IllegalStateException("gcc failed");
         }
-        Files.copy(Path.of("..", "examples", "complexes"), tmp.resolve("complexes"));
-        Path conf = Files.writeString(tmp.resolve("rsmapd.conf"), String.join("\n", "complexes = complexes",
-                "host = node01", "complex_values = gpu=8(0 0 0 0 1 1 1 1)", "socket = rsmapd.sock", "state_dir = state",
-                "device_backend = dry-run", "admin_user = " + System.getProperty("user.name"), ""));
-        Config config = Config.parse(Files.readString(conf), conf, "node01");
-        try (Daemon daemon = new Daemon(config, ComplexTable.parse(Files.readString(config.complexes()))).serve()) {
+        Config config = TestDaemon.config(tmp, "gpu=8(0 0 0 0 1 1 1 1)");
+        try (Daemon daemon = TestDaemon.start(config)) {
             String hook = Path.of("target", "rsmap-hook").toAbsolutePath().toString();
             long[] base = new long[rounds];
             long[] start = new long[rounds];

@@ -13,7 +13,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import rsmap.complex.ComplexTable;
 
 class RsmapHookTest {
     static final Path HOOK = Path.of("target", "rsmap-hook");
@@ -29,12 +28,8 @@ class RsmapHookTest {
     @BeforeEach
     void start() throws Exception {
         assertThat(HOOK).as("built by the Maven build (gcc)").isExecutable();
-        Files.copy(Path.of("..", "examples", "complexes"), tmp.resolve("complexes"));
-        Path conf = Files.writeString(tmp.resolve("rsmapd.conf"), String.join("\n", "complexes = complexes",
-                "host = node01", "complex_values = gpu=4(0 0 1 1)", "socket = rsmapd.sock", "state_dir = state",
-                "device_backend = dry-run", "admin_user = " + System.getProperty("user.name"), ""));
-        config = Config.parse(Files.readString(conf), conf, "node01");
-        daemon = new Daemon(config, ComplexTable.parse(Files.readString(config.complexes()))).serve();
+        config = TestDaemon.config(tmp, "gpu=4(0 0 1 1)");
+        daemon = TestDaemon.start(config);
     }
 
     @AfterEach
@@ -90,7 +85,7 @@ class RsmapHookTest {
         Run r = hook("prolog", Map.of("JOB_ID", "5", "RSMAP_REQUEST", "gpu=1"));
         assertThat(r.code()).isEqualTo(99);
         assertThat(r.err()).startsWith("rsmap-hook: cannot reach rsmapd");
-        daemon = new Daemon(config, ComplexTable.parse(Files.readString(config.complexes()))).serve();
+        daemon = TestDaemon.start(config);
     }
 
     @Test

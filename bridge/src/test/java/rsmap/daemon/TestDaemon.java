@@ -1,0 +1,30 @@
+// Test support: a real rsmapd on a temporary socket and state directory, dry-run devices, the example
+// complex table, and this user as admin.
+package rsmap.daemon;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import rsmap.complex.ComplexTable;
+
+final class TestDaemon {
+    private TestDaemon() {
+    }
+
+    /** The configuration of a daemon in {@code dir} serving {@code complexValues} on host node01. */
+    static Config config(Path dir, String complexValues, String... more) throws Exception {
+        Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"));
+        List<String> lines = new ArrayList<>(List.of("complexes = complexes", "host = node01",
+                "complex_values = " + complexValues, "socket = rsmapd.sock", "state_dir = state",
+                "device_backend = dry-run", "admin_user = " + System.getProperty("user.name")));
+        lines.addAll(List.of(more));
+        Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", lines) + "\n");
+        return Config.parse(Files.readString(conf), conf, "node01");
+    }
+
+    /** A daemon serving {@code config}, its journal replayed. */
+    static Daemon start(Config config) throws Exception {
+        return new Daemon(config, ComplexTable.parse(Files.readString(config.complexes()))).serve();
+    }
+}
