@@ -55,6 +55,23 @@ public final class TestClient implements AutoCloseable {
         }
     }
 
+    /** The next event, whatever its TID; null when the server closed the connection. */
+    public Frame next() throws IOException, FrameException {
+        ByteBuffer in = ByteBuffer.allocate(4096);
+        while (true) {
+            Optional<Frame> f = decoder.next();
+            if (f.isPresent()) {
+                return f.get();
+            }
+            in.clear();
+            int n = ch.read(in);
+            if (n < 0) {
+                return null;
+            }
+            decoder.feed(in.array(), 0, n);
+        }
+    }
+
     public boolean closedByServer() throws IOException {
         return ch.read(ByteBuffer.allocate(1)) < 0;
     }
