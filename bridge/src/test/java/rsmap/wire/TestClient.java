@@ -6,6 +6,7 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -79,5 +80,19 @@ public final class TestClient implements AutoCloseable {
     @Override
     public void close() throws IOException {
         ch.close();
+    }
+
+    /** The doc writes bytes as text with \xNN for the rest. */
+    public static byte[] unescape(String s) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i < s.length(); i++) {
+            if (s.startsWith("\\x", i)) {
+                out.write(Integer.parseInt(s.substring(i + 2, i + 4), 16));
+                i += 3;
+            } else {
+                out.writeBytes(String.valueOf(s.charAt(i)).getBytes(StandardCharsets.UTF_8));
+            }
+        }
+        return out.toByteArray();
     }
 }
