@@ -50,7 +50,12 @@ public final class JobCgroups {
         return Optional.empty();
     }
 
+    /** Job 7 is task 1 of itself, as in execd's spool (active_jobs/7.1). */
     private static boolean sameJob(String found, String job) {
-        return found.equals(job) || found.equals(job + ".1") && !job.contains(".");
+        return withTask(found).equals(withTask(job));
+    }
+
+    private static String withTask(String job) {
+        return job.contains(".") ? job : job + ".1";
     }
 }
