@@ -311,6 +311,70 @@ class DaemonTest {
         assertThat(daemon.cluster().runningJobs()).containsExactly("8.2");
     }
 
+    /** A session of another user, as the kernel would name it, talking to the daemon directly. */
+    private Session as(String user, long pid, List<Frame> events) {
+        Session s = new Session((code, command, session) -> daemon.handle(code, command, session),
+                new Session.Peer(user, user, 1001, 1001, pid));
+        s.attach((frame, force) -> events.add(frame));
+        s.onCommand(Frame.of(1, Code.INIT.value(), Session.VERSION));
+        return s;
+    }
+
+    @Test
+    void aJobOwner_seesAndEntersOnlyItsOwnJobs_andMayNotStartEndOrReload() throws Exception {
+        try (TestClient c = client()) {
+            c.call(json(2, Code.JOB_START, start("7", "alice", "nic=1[numa_node=0]")));
+            c.call(json(3, Code.JOB_START, start("8", "bob", "nic=1[numa_node=1]")));
+        }
+        String admin = System.getProperty("user.name");
+        List<Frame> events = new ArrayList<>();
+        Session bob = as("bob", 0, events);
+        assertThat(bob.onCommand(json(2, Code.JOB_START, start("9", "bob", "gpu=1")))).containsExactly(Session.error(2,
+                "JOB_START is for root or the admin user " + admin + ", not 'bob'"));
+        assertThat(bob.onCommand(json(3, Code.JOB_END, "{\"job\":\"7\"}")).get(0).text(0)).startsWith("JOB_END is for root");
+        assertThat(bob.onCommand(Frame.of(4, Code.RELOAD.value())).get(0).text(0)).startsWith("RELOAD is for root");
+        JsonNode q = JSON.readTree(bob.onCommand(Frame.of(5, Code.QUERY.value())).get(0).text(0));
+        assertThat(q.path("jobs")).hasSize(1);
+        assertThat(q.path("jobs").get(0).path("job").asText()).isEqualTo("8");
+        assertThat(q.path("maps").path("nic").path("instances").get(0).path("holder").asText()).isEqualTo("*");
+        assertThat(q.path("maps").path("nic").path("instances").get(1).path("holder").asText()).isEqualTo("8");
+        assertThat(bob.onCommand(json(6, Code.QUERY, "{\"job\":\"7\"}"))).containsExactly(
+                Session.error(6, "job 7 is not yours, 'bob'"));
+        assertThat(bob.onCommand(json(7, Code.JOB_ENTER, "{\"job\":\"7\"}"))).containsExactly(
+                Session.error(7, "job 7 belongs to 'alice', not 'bob'"));
+        assertThat(bob.onCommand(json(8, Code.JOB_ENTER, "{\"job\":\"8\"}")).get(0).text(0))
+                .startsWith("the caller's pid is unknown");
+        // bob's event stream shows bob's jobs only.
+        bob.onCommand(Frame.of(9, Code.START_EVENTS.value()));
+        try (TestClient c = client()) {
+            c.call(json(2, Code.JOB_END, "{\"job\":\"7\"}"));
+            c.call(json(3, Code.JOB_END, "{\"job\":\"8\"}"));
+        }
+        assertThat(events).hasSize(2);
+        assertThat(JSON.readTree(events.get(0).text(0)).path("jobs")).hasSize(1);
+        assertThat(JSON.readTree(events.get(1).text(0)).path("job").asText()).isEqualTo("8");
+        assertThat(daemon.cluster().runningJobs()).isEmpty();
+    }
+
+    @Test
+    void jobEnter_putsTheCallersPidUnderThePolicy_andReconciliationReleasesItWhenTheProcessIsGone() throws Exception {
+        try (TestClient c = client()) {
+            c.call(json(2, Code.JOB_START, start("7", "alice", "gpu=1")));
+        }
+        Process p = new ProcessBuilder("sleep", "60").start();
+        Session alice = as("alice", p.pid(), new ArrayList<>());
+        List<Frame> entered = alice.onCommand(json(2, Code.JOB_ENTER, "{\"job\":\"7\",\"task\":\"undefined\"}"));
+        assertThat(entered.get(1)).isEqualTo(Session.ok(2));
+        assertThat(entered.get(0).text(1)).isEqualTo("SGE_HGR_gpu=0");
+        daemon.reconcile();
+        assertThat(daemon.cluster().runningJobs()).containsExactly("7");
+        p.destroyForcibly();
+        p.waitFor();
+        daemon.reconcile(); // no execd_spool here: the job's process decides
+        assertThat(daemon.cluster().runningJobs()).isEmpty();
+        assertThat(daemon.log()).contains("released job 7 (its process " + p.pid() + " has exited)");
+    }
+
     private String query() throws Exception {
         try (TestClient c = client()) {
             return c.call(Frame.of(9, Code.QUERY.value())).get(0).text(0);
