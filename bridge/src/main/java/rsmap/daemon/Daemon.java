@@ -109,7 +109,7 @@ public final class Daemon implements AutoCloseable {
             if (config.isolation() == Isolation.Mode.REQUIRED) {
                 throw new IOException("device_backend: " + e.getMessage(), e);
             }
-            note("WARNING: device isolation is NOT enforced (isolation=optional): " + e.getMessage());
+            note(Log.Level.WARNING, "device isolation is NOT enforced (isolation=optional): " + e.getMessage());
             iso = new Isolation(new rsmap.device.DryRunBackend(), Isolation.Mode.OPTIONAL);
         }
         this.isolation = iso;
@@ -125,9 +125,10 @@ public final class Daemon implements AutoCloseable {
         } else if (!fileHost.equals(hostValues) || !fileGlobal.equals(globalValues)) {
             try {
                 reconfigure(fileHost, fileGlobal);
-                note("configuration changed since the last run: now generation " + generation);
+                note(Log.Level.INFO, "configuration changed since the last run: now generation " + generation);
             } catch (Session.CommandException e) {
-                note("WARNING: keeping configuration generation " + generation + " of the journal: " + e.getMessage());
+                note(Log.Level.WARNING, "keeping configuration generation " + generation + " of the journal: "
+                        + e.getMessage());
             }
         }
         journal.compact(snapshot());
@@ -180,11 +181,11 @@ public final class Daemon implements AutoCloseable {
         return List.copyOf(log);
     }
 
-    private void note(String line) {
+    private void note(Log.Level level, String line) {
         synchronized (log) {
             log.add(line);
         }
-        System.err.println("rsmapd: " + line);
+        Log.write(level, line);
     }
 
     // --- configuration and journal ---
@@ -466,6 +467,7 @@ public final class Daemon implements AutoCloseable {
             throw new Session.CommandException("journal: " + e.getMessage());
         }
         jobs.put(id, job);
+        note(Log.Level.INFO, "job " + id + (user.isEmpty() ? "" : " (" + user + ")") + " granted " + env);
         ObjectNode diff = Views.job(job).put("event", "grant");
         events.publish("grant", job.maps(), id, user, diff, s -> mayQuery(s.peer(), job));
         return List.of(answer(command.tid(), job));
@@ -493,7 +495,10 @@ public final class Daemon implements AutoCloseable {
         try {
             isolation.remove(id);
         } catch (DevicePolicyException e) {
-            note("job " + id + ": removing its device policy: " + e.getMessage());
+            note(Log.Level.ERROR, "job " + id + ": removing its device policy: " + e.getMessage());
+        }
+        if (why.equals("epilog")) {
+            note(Log.Level.INFO, "job " + id + " released " + job.env());
         }
         ObjectNode diff = Views.job(job).put("event", "release").put("why", why);
         events.publish("release", job.maps(), id, job.user(), diff, s -> mayQuery(s.peer(), job));
@@ -530,7 +535,7 @@ public final class Daemon implements AutoCloseable {
         }
         DevicePolicy policy = DevicePolicy.of(grantedInstances(job));
         try {
-            isolation.apply(id, policy, peer.pid()).ifPresent(this::note);
+            isolation.apply(id, policy, peer.pid()).ifPresent(w -> note(Log.Level.WARNING, w));
         } catch (DevicePolicyException e) {
             throw new Session.CommandException("job " + id + ": device isolation cannot be enforced: " + e.getMessage());
         }
@@ -587,7 +592,7 @@ public final class Daemon implements AutoCloseable {
                     .put("changed", false).toString()));
         }
         reconfigure(next.complexValues(), next.globalComplexValues());
-        note("RELOAD: configuration generation " + generation);
+        note(Log.Level.INFO, "RELOAD: configuration generation " + generation);
         return List.of(Frame.of(tid, Code.STATE.value(), JSON.createObjectNode().put("generation", generation)
                 .put("changed", true).toString()));
     }
@@ -613,9 +618,9 @@ public final class Daemon implements AutoCloseable {
                 String why = g.substring(g.indexOf('\u0000') + 1);
                 try {
                     jobEnd(id, "reconciled", false);
-                    note("released job " + id + " (" + why + ")");
+                    note(Log.Level.WARNING, "released job " + id + " (" + why + ")");
                 } catch (Session.CommandException e) {
-                    note("could not release job " + id + ": " + e.getMessage());
+                    note(Log.Level.ERROR, "could not release job " + id + ": " + e.getMessage());
                 }
             }
         }
