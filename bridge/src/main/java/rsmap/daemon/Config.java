@@ -36,7 +36,13 @@ import rsmap.wire.FrameDecoder;
  */
 public record Config(Path complexes, String host, String complexValues, String globalComplexValues, Path socket,
                      String socketGroup, Path stateDir, String deviceBackend, Isolation.Mode isolation, Path execdSpool,
-                     String adminUser, int maxFrame, int maxRsmapIds, int reconcileInterval) {
+                     String adminUser, int maxFrame, int maxRsmapIds, int reconcileInterval,
+                     Map<String, Integer> lines) {
+
+    /** The line of the file that set {@code key}, 0 when the file does not set it. */
+    public int lineOf(String key) {
+        return lines.getOrDefault(key, 0);
+    }
 
     private static final Set<String> KEYS = Set.of("complexes", "host", "complex_values", "global_complex_values",
             "socket", "socket_group", "state_dir", "device_backend", "isolation", "execd_spool", "admin_user",
@@ -100,7 +106,28 @@ public record Config(Path complexes, String host, String complexValues, String g
                 values.getOrDefault("admin_user", "root"),
                 number(lines, values, where, "max_frame", FrameDecoder.DEFAULT_MAX_FRAME, 64, 64 << 20),
                 number(lines, values, where, "max_rsmap_ids", Limits.DEFAULT_MAX_RSMAP_IDS, 0, 1 << 20),
-                number(lines, values, where, "reconcile_interval", 60, 0, 86_400));
+                number(lines, values, where, "reconcile_interval", 60, 0, 86_400), lineNumbers(text, values.keySet()));
+    }
+
+    /** The physical line where each key is set (continued lines count as the line they start on). */
+    private static Map<String, Integer> lineNumbers(String text, Set<String> keys) {
+        Map<String, Integer> out = new LinkedHashMap<>();
+        String[] physical = text.split("\n", -1);
+        boolean continued = false;
+        for (int i = 0; i < physical.length; i++) {
+            String line = physical[i].strip();
+            if (!continued) {
+                int eq = line.indexOf('=');
+                if (eq > 0) {
+                    String key = line.substring(0, eq).strip().toLowerCase(Locale.ROOT);
+                    if (keys.contains(key)) {
+                        out.putIfAbsent(key, i + 1);
+                    }
+                }
+            }
+            continued = line.endsWith("\\");
+        }
+        return Map.copyOf(out);
     }
 
     private static int number(Continuation lines, Map<String, String> values, Map<String, Integer> where, String key,

@@ -113,9 +113,10 @@ public final class Daemon implements AutoCloseable {
             iso = new Isolation(new rsmap.device.DryRunBackend(), Isolation.Mode.OPTIONAL);
         }
         this.isolation = iso;
-        this.journal = Journal.open(config.stateDir().resolve("journal"));
         String fileHost = config.complexValues();
         String fileGlobal = config.globalComplexValues();
+        checkValues(fileHost, fileGlobal);
+        this.journal = Journal.open(config.stateDir().resolve("journal"));
         replay();
         if (generation == 0) {
             cluster = build(fileHost, fileGlobal);
@@ -132,6 +133,18 @@ public final class Daemon implements AutoCloseable {
             }
         }
         journal.compact(snapshot());
+    }
+
+    /** complex_values that do not parse stop the daemon with the file, the line and the reason. */
+    private void checkValues(String host, String global) throws IOException {
+        String file = configFile == null ? "rsmapd.conf" : configFile.toString();
+        for (String key : List.of("complex_values", "global_complex_values")) {
+            try {
+                ComplexValues.parse(key.equals("complex_values") ? host : global, table, limits);
+            } catch (ParseException e) {
+                throw new IOException(file + ": line " + config.lineOf(key) + ": " + key + ": " + e.getMessage(), e);
+            }
+        }
     }
 
     /** Starts serving on the configured socket, and reconciling every {@code reconcile_interval}. */

@@ -35,6 +35,20 @@ class ConfigTest {
         assertThat(c.isolation()).isEqualTo(Isolation.Mode.OPTIONAL);
         assertThat(c.maxFrame()).isEqualTo(65536);
         assertThat(c.stateDir()).isEqualTo(Path.of("/var/lib/rsmap"));
+        assertThat(c.reconcileInterval()).isEqualTo(60);
+        assertThat(c.lineOf("complex_values")).isEqualTo(3);
+        assertThat(c.lineOf("device_backend")).isEqualTo(7);
+        assertThat(c.lineOf("admin_user")).isZero();
+    }
+
+    @Test
+    void complexValuesThatDoNotParse_stopTheDaemonAtStart_withFileLineAndReason(@org.junit.jupiter.api.io.TempDir Path tmp)
+            throws Exception {
+        Config c = TestDaemon.config(tmp, "gpu=2(0 \\\n    1 2)");
+        Throwable t = catchThrowableOfType(() -> TestDaemon.start(c), java.io.IOException.class);
+        assertThat(t).hasMessage(tmp.resolve("rsmapd.conf") + ": line 3: complex_values: column 5: amount 2 of 'gpu' does"
+                + " not match the 3 instances listed");
+        assertThat(tmp.resolve("state")).doesNotExist(); // nothing was touched
     }
 
     @Test
