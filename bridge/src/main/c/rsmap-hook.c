@@ -10,7 +10,9 @@
  *            reschedules a job that exits 99), 100 rsmapd refused JOB_ENTER (job error state), 127 the
  *            command cannot be executed.
  *   epilog   0 once the grant is gone (also when there was none); 1 rsmapd unreachable (execd puts the
- *            queue in error state: the grant may still be held). */
+ *            queue in error state: the grant may still be held).
+ * A job without RSMAP_REQUEST requested no map: prolog and epilog do nothing, the starter only drops
+ * SGE_HGR_*. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,7 +312,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rsmap-hook: JOB_ID is not set: run me from sge_execd\n");
         return prolog ? EXIT_JOB_ERROR : 1;
     }
-    if (prolog && (!request || !*request)) return 0; /* the job requests no resource map */
+    if (!request || !*request) return 0; /* the job requests no resource map: nothing to grant or give back */
     char why[4096] = "", ej[256], et[256], eu[256], er[65536];
     static char arg[70000];
     int fd = open_session(why, sizeof why);

@@ -95,6 +95,8 @@ class RsmapHookTest {
     void prolog_withoutRequest_isANoOp_andWithoutDaemon_reschedules() throws Exception {
         assertThat(hook("prolog", Map.of("JOB_ID", "4")).code()).isZero();
         daemon.close();
+        assertThat(hook("epilog", Map.of("JOB_ID", "4"))).as("nothing to give back: rsmapd is not asked")
+                .isEqualTo(new Run(0, "", ""));
         Run r = hook("prolog", Map.of("JOB_ID", "5", "RSMAP_REQUEST", "gpu=1"));
         assertThat(r.code()).isEqualTo(99);
         assertThat(r.err()).startsWith("rsmap-hook: cannot reach rsmapd");
