@@ -93,7 +93,7 @@ class ExecdStubTest {
     void twoJobsSharingACard_seeTheSameIdentifier_andEverythingIsGivenBack() throws Exception {
         Path go = shared.resolve("go");
         Process first = job("1", "gpu=1", "echo \"first=$SGE_HGR_gpu\"; while [ ! -e " + go + " ]; do sleep 0.05; done");
-        for (int i = 0; i < 200 && daemon.cluster().runningJobs().isEmpty(); i++) {
+        for (int i = 0; i < 200 && daemon.cluster().runningJobs().isEmpty() && first.isAlive(); i++) {
             Thread.sleep(50);
         }
         String second = finish(job("2", "gpu=1", "echo \"second=$SGE_HGR_gpu\""));
