@@ -31,15 +31,16 @@ import rsmap.wire.FrameDecoder;
  * admin_user            = root
  * max_frame             = 1048576
  * max_rsmap_ids         = 512
+ * reconcile_interval    = 60                            # seconds between reconciliations (0: at start only)
  * </pre>
  */
 public record Config(Path complexes, String host, String complexValues, String globalComplexValues, Path socket,
                      String socketGroup, Path stateDir, String deviceBackend, Isolation.Mode isolation, Path execdSpool,
-                     String adminUser, int maxFrame, int maxRsmapIds) {
+                     String adminUser, int maxFrame, int maxRsmapIds, int reconcileInterval) {
 
     private static final Set<String> KEYS = Set.of("complexes", "host", "complex_values", "global_complex_values",
             "socket", "socket_group", "state_dir", "device_backend", "isolation", "execd_spool", "admin_user",
-            "max_frame", "max_rsmap_ids");
+            "max_frame", "max_rsmap_ids", "reconcile_interval");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
     public static Config parse(String text, Path file, String defaultHost) throws ParseException {
@@ -98,7 +99,8 @@ public record Config(Path complexes, String host, String complexValues, String g
                 backend, mode, values.containsKey("execd_spool") ? dir.resolve(values.get("execd_spool")) : null,
                 values.getOrDefault("admin_user", "root"),
                 number(lines, values, where, "max_frame", FrameDecoder.DEFAULT_MAX_FRAME, 64, 64 << 20),
-                number(lines, values, where, "max_rsmap_ids", Limits.DEFAULT_MAX_RSMAP_IDS, 0, 1 << 20));
+                number(lines, values, where, "max_rsmap_ids", Limits.DEFAULT_MAX_RSMAP_IDS, 0, 1 << 20),
+                number(lines, values, where, "reconcile_interval", 60, 0, 86_400));
     }
 
     private static int number(Continuation lines, Map<String, String> values, Map<String, Integer> where, String key,

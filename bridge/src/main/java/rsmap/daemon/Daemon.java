@@ -6,116 +6,437 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.alloc.Cluster;
 import rsmap.alloc.Decision;
 import rsmap.alloc.Explanation;
+import rsmap.alloc.Grant;
 import rsmap.alloc.JobSpec;
 import rsmap.complex.ComplexTable;
+import rsmap.device.Backends;
+import rsmap.device.DevicePolicy;
+import rsmap.device.DevicePolicyException;
+import rsmap.device.Isolation;
+import rsmap.device.JobCgroups;
 import rsmap.journal.Journal;
 import rsmap.map.ComplexValues;
+import rsmap.map.Instance;
+import rsmap.map.ResourceMap;
 import rsmap.request.RequestList;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.PeerCredentials;
 import rsmap.wire.Session;
 import rsmap.wire.SocketServer;
 
 /**
- * The daemon of one execution host. JOB_START grants the job's instances on this host and JOB_END gives
- * them back; both are in the journal before the answer goes out, and at start the journal is replayed
- * through the same allocation core, which decides deterministically, so the grants come back exactly
- * (issue 5). Commands are handled one at a time on the state; the socket serves clients concurrently.
+ * The daemon of one execution host (issue 5). JOB_START grants the job's instances on this host and
+ * JOB_END gives them back; both are in the journal, forced to disk, before the answer goes out. The
+ * journal keeps grants, not decisions: start-up restores each running job's exact grant under the
+ * configuration generation it was made in, then compacts the journal to that state. Commands are
+ * executed one at a time on the state; the socket serves clients concurrently.
  */
 public final class Daemon implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final Config config;
-    private final Cluster cluster;
-    private final Journal journal;
-    private final Limits limits;
-    private SocketServer server;
-
-    /** Builds the state from the configuration and replays the journal. */
-    public Daemon(Config config, ComplexTable table) throws ParseException, IOException {
-        this.config = config;
-        this.limits = Limits.DEFAULT.withMaxRsmapIds(config.maxRsmapIds());
-        this.cluster = new Cluster(table);
-        cluster.configure(config.host(), ComplexValues.parse(config.complexValues(), table, limits), 0);
-        ComplexValues global = ComplexValues.parse(config.globalComplexValues(), table, limits);
-        if (!global.entries().isEmpty()) {
-            cluster.configure(Cluster.GLOBAL, global, 0);
+    /** A job holding instances here: who owns it, what it asked for, what it got, where it runs. */
+    record Job(String id, String user, String request, int slots, Grant grant, Map<String, String> env, long pid,
+               Instant pidStart) {
+        Job withPid(long p, Instant start) {
+            return new Job(id, user, request, slots, grant, env, p, start);
         }
-        this.journal = Journal.open(config.stateDir().resolve("journal"));
-        for (String record : journal.replayed()) {
-            replay(record);
+
+        Job withEnv(Map<String, String> e) {
+            return new Job(id, user, request, slots, grant, e, pid, pidStart);
+        }
+
+        Set<String> maps() {
+            Set<String> maps = new LinkedHashSet<>();
+            grant.byHost().values().forEach(m -> maps.addAll(m.keySet()));
+            return maps;
         }
     }
 
-    /** Starts serving on the configured socket. */
+    private final Config config;
+    private final Path configFile;
+    private final ComplexTable table;
+    private final Limits limits;
+    private final Journal journal;
+    private final Isolation isolation;
+    private final EventHub events = new EventHub();
+    private final Map<String, Job> jobs = new LinkedHashMap<>();
+    private final List<String> log = new ArrayList<>();
+    private Cluster cluster;
+    private String hostValues;
+    private String globalValues;
+    private long generation;
+    private SocketServer server;
+    private ScheduledExecutorService timer;
+
+    /** Builds the state from the configuration and the journal. */
+    public Daemon(Config config, ComplexTable table) throws ParseException, IOException {
+        this(config, table, null);
+    }
+
+    /**
+     * The same, remembering the file the configuration came from for RELOAD ({@code null}: RELOAD
+     * is refused).
+     */
+    public Daemon(Config config, ComplexTable table, Path configFile) throws ParseException, IOException {
+        this.config = config;
+        this.configFile = configFile;
+        this.table = table;
+        this.limits = Limits.DEFAULT.withMaxRsmapIds(config.maxRsmapIds());
+        Isolation iso;
+        try {
+            iso = new Isolation(Backends.choose(config.deviceBackend()), config.isolation());
+        } catch (DevicePolicyException e) {
+            if (config.isolation() == Isolation.Mode.REQUIRED) {
+                throw new IOException("device_backend: " + e.getMessage(), e);
+            }
+            note("WARNING: device isolation is NOT enforced (isolation=optional): " + e.getMessage());
+            iso = new Isolation(new rsmap.device.DryRunBackend(), Isolation.Mode.OPTIONAL);
+        }
+        this.isolation = iso;
+        this.journal = Journal.open(config.stateDir().resolve("journal"));
+        String fileHost = config.complexValues();
+        String fileGlobal = config.globalComplexValues();
+        replay();
+        if (generation == 0) {
+            cluster = build(fileHost, fileGlobal);
+            generation = 1;
+            hostValues = fileHost;
+            globalValues = fileGlobal;
+        } else if (!fileHost.equals(hostValues) || !fileGlobal.equals(globalValues)) {
+            try {
+                reconfigure(fileHost, fileGlobal);
+                note("configuration changed since the last run: now generation " + generation);
+            } catch (Session.CommandException e) {
+                note("WARNING: keeping configuration generation " + generation + " of the journal: " + e.getMessage());
+            }
+        }
+        journal.compact(snapshot());
+    }
+
+    /** Starts serving on the configured socket, and reconciling every {@code reconcile_interval}. */
     public Daemon serve() throws IOException {
-        server = new SocketServer(config.socket(), () -> this::handle, config.maxFrame());
+        server = new SocketServer(config.socket(), () -> new Session.Handler() {
+            @Override
+            public List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
+                return Daemon.this.handle(code, command, session);
+            }
+
+            @Override
+            public void closed(Session session) {
+                Daemon.this.closed(session);
+            }
+        }, config.maxFrame(), groupIfExists(config.socketGroup()));
+        reconcile();
+        if (config.reconcileInterval() > 0) {
+            timer = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "rsmapd-reconcile");
+                t.setDaemon(true);
+                return t;
+            });
+            timer.scheduleWithFixedDelay(this::reconcile, config.reconcileInterval(), config.reconcileInterval(),
+                    TimeUnit.SECONDS);
+        }
         return this;
     }
 
-    public Cluster cluster() {
+    private static String groupIfExists(String group) {
+        try {
+            Path p = Path.of("/etc/group");
+            if (Files.isReadable(p) && Files.readAllLines(p).stream().anyMatch(l -> l.startsWith(group + ":"))) {
+                return group;
+            }
+        } catch (IOException e) {
+            // no group database: leave the socket's group as it is
+        }
+        return "";
+    }
+
+    public synchronized Cluster cluster() {
         return cluster;
     }
 
-    private void replay(String record) throws IOException {
-        JsonNode r = JSON.readTree(record);
-        String id = r.path("job").asText();
-        if (r.path("op").asText().equals("start")) {
-            try {
-                cluster.submit(spec(id, r.path("request").asText(), r.path("slots").asInt(1)), 0);
-            } catch (ParseException e) {
-                throw new IOException("journal: job " + id + " no longer parses: " + e.getMessage(), e);
+    /** What the daemon logged (also on stderr), for tests. */
+    public synchronized List<String> log() {
+        return List.copyOf(log);
+    }
+
+    private void note(String line) {
+        synchronized (log) {
+            log.add(line);
+        }
+        System.err.println("rsmapd: " + line);
+    }
+
+    // --- configuration and journal ---
+
+    private Cluster build(String host, String global) throws ParseException {
+        Cluster c = new Cluster(table);
+        c.configure(config.host(), ComplexValues.parse(host, table, limits), 0);
+        ComplexValues g = ComplexValues.parse(global, table, limits);
+        if (!g.entries().isEmpty()) {
+            c.configure(Cluster.GLOBAL, g, 0);
+        }
+        return c;
+    }
+
+    private void replay() throws IOException, ParseException {
+        for (String record : journal.replayed()) {
+            JsonNode r = JSON.readTree(record);
+            String op = r.path("op").asText();
+            String id = r.path("job").asText();
+            switch (op) {
+                case "config" -> {
+                    hostValues = r.path("complex_values").asText();
+                    globalValues = r.path("global_complex_values").asText();
+                    generation = r.path("generation").asLong();
+                    Cluster next = build(hostValues, globalValues);
+                    for (Job j : jobs.values()) {
+                        Decision d = next.restore(spec(j.id(), j.request(), j.slots()), j.grant(), 0);
+                        if (d.isRefused()) {
+                            throw new IOException("journal: generation " + generation + " drops a grant: " + d.error());
+                        }
+                    }
+                    cluster = next;
+                }
+                case "start" -> {
+                    if (cluster == null) {
+                        throw new IOException("journal: a grant before any configuration record");
+                    }
+                    Grant grant = new Grant(JSON.convertValue(r.path("grant"),
+                            new com.fasterxml.jackson.core.type.TypeReference<Map<String, Map<String, List<String>>>>() {
+                            }));
+                    Job j = new Job(id, r.path("user").asText(""), r.path("request").asText(), r.path("slots").asInt(1),
+                            grant, Map.of(), r.path("pid").asLong(0), r.hasNonNull("pid_start")
+                                    ? Instant.parse(r.path("pid_start").asText()) : null);
+                    Decision d = cluster.restore(spec(id, j.request(), j.slots()), grant, 0);
+                    if (d.isRefused()) {
+                        throw new IOException("journal: job " + id + " cannot be restored: " + d.error());
+                    }
+                    jobs.put(id, j.withEnv(cluster.environment(id, config.host()).orElse(Map.of())));
+                }
+                case "enter" -> {
+                    Job j = jobs.get(id);
+                    if (j != null) {
+                        jobs.put(id, j.withPid(r.path("pid").asLong(), Instant.parse(r.path("pid_start").asText())));
+                    }
+                }
+                case "end" -> {
+                    if (jobs.remove(id) != null) {
+                        cluster.finish(id, 0);
+                    }
+                }
+                default -> throw new IOException("journal: unknown record " + record);
             }
-        } else {
-            cluster.finish(id, 0);
         }
     }
 
-    private JobSpec spec(String id, String request, int slots) throws ParseException {
-        return new JobSpec(id, RequestList.parse(request, cluster.table(), limits), Map.of(config.host(), slots),
-                config.host(), JobSpec.UNLIMITED, Optional.empty(), false);
+    /** The journal's content for the current state: the configuration, then every held grant. */
+    private List<String> snapshot() {
+        List<String> out = new ArrayList<>();
+        out.add(configRecord().toString());
+        for (Job j : jobs.values()) {
+            out.add(startRecord(j).toString());
+        }
+        return out;
     }
 
+    private ObjectNode configRecord() {
+        return JSON.createObjectNode().put("op", "config").put("generation", generation)
+                .put("complex_values", hostValues).put("global_complex_values", globalValues);
+    }
+
+    private ObjectNode startRecord(Job j) {
+        ObjectNode r = JSON.createObjectNode().put("op", "start").put("job", j.id()).put("user", j.user())
+                .put("request", j.request()).put("slots", j.slots());
+        r.set("grant", JSON.valueToTree(j.grant().byHost()));
+        if (j.pid() > 0) {
+            r.put("pid", j.pid()).put("pid_start", j.pidStart() == null ? null : j.pidStart().toString());
+        }
+        return r;
+    }
+
+    private JobSpec spec(String id, String request, int slots) throws ParseException {
+        return new JobSpec(id, RequestList.parse(request, table, limits), Map.of(config.host(), slots), config.host(),
+                JobSpec.UNLIMITED, Optional.empty(), false);
+    }
+
+    /**
+     * Switches to new complex_values, keeping every running job's exact grant; refused (state unchanged)
+     * when that is impossible, naming the job and the instance.
+     */
+    private void reconfigure(String host, String global) throws Session.CommandException {
+        Cluster next;
+        try {
+            next = build(host, global);
+        } catch (ParseException e) {
+            throw new Session.CommandException("complex_values: " + e.getMessage());
+        }
+        for (Job j : jobs.values()) {
+            Decision d;
+            try {
+                d = next.restore(spec(j.id(), j.request(), j.slots()), j.grant(), 0);
+            } catch (ParseException e) {
+                throw new Session.CommandException("running job " + j.id() + ": its request no longer parses: "
+                        + e.getMessage());
+            }
+            if (d.isRefused()) {
+                throw new Session.CommandException("the new configuration would take away what running job " + j.id()
+                        + " holds: " + d.error());
+            }
+        }
+        long nextGeneration = generation + 1;
+        ObjectNode record = JSON.createObjectNode().put("op", "config").put("generation", nextGeneration)
+                .put("complex_values", host).put("global_complex_values", global);
+        append(record);
+        cluster = next;
+        generation = nextGeneration;
+        hostValues = host;
+        globalValues = global;
+        ObjectNode diff = JSON.createObjectNode().put("event", "config").put("generation", generation);
+        diff.set("maps", Views.maps(this, null, EventHub.Filters.NONE));
+        events.publish("config", mapNames(), null, null, diff, s -> true);
+    }
+
+    private Set<String> mapNames() {
+        return new LinkedHashSet<>(cluster.instances(config.host()).keySet());
+    }
+
+    private void append(ObjectNode record) throws Session.CommandException {
+        try {
+            journal.append(record.toString());
+        } catch (IOException e) {
+            throw new Session.CommandException("journal: " + e.getMessage());
+        }
+    }
+
+    // --- commands ---
+
     /** One command of one client; state changes are serialised here. */
-    synchronized List<Frame> handle(Code code, Frame command, Session.Peer peer) throws Session.CommandException {
+    synchronized List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
+        Session.Peer peer = session.peer();
+        long tid = command.tid();
         switch (code) {
+            case MODEL_DEF:
+                noArguments(command);
+                return Views.attributes(this, tid);
+            case START_EVENTS: {
+                noArguments(command);
+                EventHub.Stream s = events.of(session);
+                if (s.tid != null) {
+                    throw new Session.CommandException("an event stream is already open (TID " + Long.toHexString(s.tid)
+                            + "); STOP_EVENTS first");
+                }
+                s.tid = tid;
+                session.post(Frame.of(tid, Code.STATE.value(), Views.state(this, peer, s.filters, null).toString()), true);
+                session.keepOpen();
+                return List.of();
+            }
+            case STOP_EVENTS:
+                noArguments(command);
+                if (!events.stop(session)) {
+                    throw new Session.CommandException("no event stream is open");
+                }
+                return List.of();
+            case LIST_FILTERS: {
+                noArguments(command);
+                ObjectNode f = JSON.createObjectNode();
+                events.of(session).filters.toJson(f.putObject("filters"));
+                ObjectNode keys = f.putObject("keys");
+                mapNames().forEach(keys.putArray("map")::add);
+                keys.put("job", "job identifiers (7, or 7.3 for an array task; 7 also matches its tasks)");
+                keys.put("user", "user names");
+                EventHub.KINDS.forEach(keys.putArray("event")::add);
+                return List.of(Frame.of(tid, Code.FILTERS.value(), f.toString()));
+            }
+            case SET_FILTERS:
+                events.of(session).filters = EventHub.Filters.parse(argument(command));
+                return List.of();
+            case QUERY: {
+                JsonNode a = command.args().isEmpty() ? JSON.createObjectNode() : argument(command);
+                String job = a.has("job") ? jobId(a) : null;
+                if (job != null && !jobs.containsKey(job)) {
+                    throw new Session.CommandException("job " + job + " holds nothing on " + config.host());
+                }
+                if (job != null && !mayQuery(peer, jobs.get(job))) {
+                    throw new Session.CommandException("job " + job + " is not yours, '" + peer.user() + "'");
+                }
+                return List.of(Frame.of(tid, Code.STATE.value(), Views.state(this, peer, EventHub.Filters.NONE, job)
+                        .toString()));
+            }
             case JOB_START:
                 authorise(code, peer);
                 return jobStart(command);
             case JOB_END:
                 authorise(code, peer);
-                return jobEnd(command);
-            case QUERY:
-                return List.of(Frame.of(command.tid(), Code.STATE.value(), query().toString()));
+                jobEnd(jobId(argument(command)), "epilog", true);
+                return List.of();
+            case JOB_ENTER:
+                return jobEnter(command, peer);
+            case RELOAD:
+                authorise(code, peer);
+                noArguments(command);
+                return reload(tid);
             default:
-                throw new Session.CommandException(code + " is not implemented yet");
+                throw new Session.CommandException(code + " is not a command of this daemon");
         }
     }
 
+    private synchronized void closed(Session session) {
+        events.stop(session);
+        events.forget(session);
+    }
+
+    private boolean privileged(Session.Peer peer) {
+        return peer.isRoot() || peer.user().equals(config.adminUser());
+    }
+
+    boolean mayQuery(Session.Peer peer, Job job) {
+        return privileged(peer) || !job.user().isEmpty() && job.user().equals(peer.user());
+    }
+
     private void authorise(Code code, Session.Peer peer) throws Session.CommandException {
-        if (!peer.isRoot() && !peer.user().equals(config.adminUser())) {
+        if (!privileged(peer)) {
             throw new Session.CommandException(code + " is for root or the admin user " + config.adminUser() + ", not '"
                     + peer.user() + "'");
         }
     }
 
-    /** {"job":"7","task":"1","slots":1,"request":"gpu=2[same=id]"} answered by STATE {job, grants, env}. */
+    /** {"job":"7","task":"1","user":"alice","slots":1,"request":"gpu=2[same=id]"} answered by STATE. */
     private List<Frame> jobStart(Frame command) throws Session.CommandException {
         JsonNode a = argument(command);
         String id = jobId(a);
         String request = a.path("request").asText("");
         int slots = a.path("slots").asInt(1);
+        String user = a.path("user").asText("");
         if (request.isEmpty() || slots < 1) {
             throw new Session.CommandException("JOB_START needs \"request\" and \"slots\" of at least 1");
+        }
+        if (!user.isEmpty() && !user.matches("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}")) {
+            throw new Session.CommandException("\"user\" is the job owner's name, not '" + user + "'");
+        }
+        if (jobs.containsKey(id)) {
+            throw new Session.CommandException("job " + id + " already holds " + jobs.get(id).grant().byHost()
+                    + "; a second JOB_START is refused (no doubled grants)");
         }
         JobSpec spec;
         try {
@@ -136,49 +457,211 @@ public final class Daemon implements AutoCloseable {
                     .append(m.map()).append(": ").append(m.verdict()));
             throw new Session.CommandException("job " + id + " cannot be granted now: " + why);
         }
-        ObjectNode record = JSON.createObjectNode().put("op", "start").put("job", id).put("request", request)
-                .put("slots", slots);
+        Map<String, String> env = cluster.environment(id, config.host()).orElse(Map.of());
+        Job job = new Job(id, user, request, slots, d.grant(), env, 0, null);
         try {
-            journal.append(record.toString());
+            journal.append(startRecord(job).toString());
         } catch (IOException e) {
             cluster.finish(id, cluster.now()); // not on disk: not granted
             throw new Session.CommandException("journal: " + e.getMessage());
         }
-        Map<String, String> env = cluster.environment(id, config.host()).orElse(Map.of());
-        ObjectNode state = JSON.createObjectNode().put("job", id);
-        state.set("grants", JSON.valueToTree(d.grant().byHost()));
-        state.set("env", JSON.valueToTree(env));
-        // The JSON, then the environment again as NAME=value arguments: the C hook needs no JSON parser.
-        List<String> args = new java.util.ArrayList<>();
-        args.add(state.toString());
-        env.forEach((k, v) -> args.add(k + "=" + v));
-        return List.of(Frame.of(command.tid(), Code.STATE.value(), args.toArray(new String[0])));
+        jobs.put(id, job);
+        ObjectNode diff = Views.job(job).put("event", "grant");
+        events.publish("grant", job.maps(), id, user, diff, s -> mayQuery(s.peer(), job));
+        return List.of(answer(command.tid(), job));
     }
 
-    private List<Frame> jobEnd(Frame command) throws Session.CommandException {
+    /** STATE {job, user, grants, env}, then the environment again as NAME=value (the C hook reads no JSON). */
+    private static Frame answer(long tid, Job job) {
+        List<String> args = new ArrayList<>();
+        args.add(Views.job(job).toString());
+        job.env().forEach((k, v) -> args.add(k + "=" + v));
+        return Frame.of(tid, Code.STATE.value(), args.toArray(new String[0]));
+    }
+
+    private void jobEnd(String id, String why, boolean strict) throws Session.CommandException {
+        Job job = jobs.get(id);
+        if (job == null) {
+            if (strict) {
+                throw new Session.CommandException("job " + id + " holds nothing on " + config.host());
+            }
+            return;
+        }
+        append(JSON.createObjectNode().put("op", "end").put("job", id).put("why", why));
+        cluster.finish(id, cluster.now());
+        jobs.remove(id);
+        try {
+            isolation.remove(id);
+        } catch (DevicePolicyException e) {
+            note("job " + id + ": removing its device policy: " + e.getMessage());
+        }
+        ObjectNode diff = Views.job(job).put("event", "release").put("why", why);
+        events.publish("release", job.maps(), id, job.user(), diff, s -> mayQuery(s.peer(), job));
+    }
+
+    /**
+     * The starter: puts the calling process (its pid from SO_PEERCRED, never from the message) under the
+     * job's device policy, and answers the job's environment like JOB_START. Only root, the admin or the
+     * job's owner may, and never for a process inside another job's cgroup: that could widen what the
+     * other job reaches.
+     */
+    private List<Frame> jobEnter(Frame command, Session.Peer peer) throws Session.CommandException {
         String id = jobId(argument(command));
-        if (!cluster.isRunning(id)) {
-            throw new Session.CommandException("job " + id + " holds nothing on " + config.host());
+        Job job = jobs.get(id);
+        if (job == null) {
+            throw new Session.CommandException("job " + id + " holds nothing on " + config.host()
+                    + " (did its prolog run rsmap-hook prolog?)");
+        }
+        if (!mayQuery(peer, job)) {
+            throw new Session.CommandException("job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
+        }
+        if (peer.pid() <= 0) {
+            throw new Session.CommandException("the caller's pid is unknown: " + (PeerCredentials.UNAVAILABLE.isEmpty()
+                    ? "the kernel did not say" : PeerCredentials.UNAVAILABLE));
         }
         try {
-            journal.append(JSON.createObjectNode().put("op", "end").put("job", id).toString());
+            Optional<String> other = JobCgroups.foreignJob(peer.pid(), id);
+            if (other.isPresent()) {
+                throw new Session.CommandException("process " + peer.pid() + " is in the cgroup of job " + other.get()
+                        + ", not of job " + id + "; refused");
+            }
         } catch (IOException e) {
-            throw new Session.CommandException("journal: " + e.getMessage());
+            throw new Session.CommandException("process " + peer.pid() + ": cannot read its cgroups: " + e.getMessage());
         }
-        cluster.finish(id, cluster.now());
-        return List.of();
+        DevicePolicy policy = DevicePolicy.of(grantedInstances(job));
+        try {
+            isolation.apply(id, policy, peer.pid()).ifPresent(this::note);
+        } catch (DevicePolicyException e) {
+            throw new Session.CommandException("job " + id + ": device isolation cannot be enforced: " + e.getMessage());
+        }
+        Instant start = ProcessHandle.of(peer.pid()).flatMap(p -> p.info().startInstant()).orElse(null);
+        Job entered = job.withPid(peer.pid(), start);
+        ObjectNode record = JSON.createObjectNode().put("op", "enter").put("job", id).put("pid", peer.pid())
+                .put("pid_start", start == null ? null : start.toString());
+        append(record);
+        jobs.put(id, entered);
+        return List.of(answer(command.tid(), entered));
     }
 
-    private ObjectNode query() {
-        ObjectNode q = JSON.createObjectNode().put("host", config.host());
-        ObjectNode maps = q.putObject("maps");
-        cluster.instances(config.host()).forEach((name, list) -> {
-            var arr = maps.putArray(name);
-            list.forEach(e -> arr.addObject().put("id", e.getKey()).put("holder", e.getValue()));
-        });
-        var jobs = q.putArray("jobs");
-        cluster.runningJobs().forEach(jobs::add);
-        return q;
+    /** The instances behind a job's grant on this host (and the global host), for its device policy. */
+    private List<Instance> grantedInstances(Job job) {
+        List<Instance> out = new ArrayList<>();
+        job.grant().byHost().forEach((host, maps) -> maps.forEach((name, ids) -> {
+            Optional<ResourceMap> m = cluster.hosts().getOrDefault(host, new ComplexValues(List.of())).resourceMap(name);
+            for (String id : ids) {
+                m.flatMap(rm -> rm.instances().stream().filter(i -> i.id().equals(id)).findFirst()).ifPresent(out::add);
+            }
+        }));
+        return out;
+    }
+
+    private List<Frame> reload(long tid) throws Session.CommandException {
+        if (configFile == null) {
+            throw new Session.CommandException("this daemon was not started from a configuration file");
+        }
+        Config next;
+        try {
+            next = Config.parse(Files.readString(configFile, StandardCharsets.UTF_8), configFile, config.host());
+        } catch (ParseException e) {
+            throw new Session.CommandException(configFile + ": " + e.lineAndColumn() + ": " + e.problem());
+        } catch (IOException e) {
+            throw new Session.CommandException(configFile + ": " + e.getMessage());
+        }
+        List<String> unchangeable = new ArrayList<>();
+        if (!next.host().equals(config.host())) {
+            unchangeable.add("host");
+        }
+        if (!next.complexes().equals(config.complexes())) {
+            unchangeable.add("complexes");
+        }
+        if (!next.socket().equals(config.socket()) || !next.stateDir().equals(config.stateDir())
+                || !next.deviceBackend().equals(config.deviceBackend())) {
+            unchangeable.add("socket, state_dir or device_backend");
+        }
+        if (!unchangeable.isEmpty()) {
+            throw new Session.CommandException("RELOAD changes complex_values and global_complex_values only; "
+                    + String.join(", ", unchangeable) + " changed: restart rsmapd for that");
+        }
+        if (next.complexValues().equals(hostValues) && next.globalComplexValues().equals(globalValues)) {
+            return List.of(Frame.of(tid, Code.STATE.value(), JSON.createObjectNode().put("generation", generation)
+                    .put("changed", false).toString()));
+        }
+        reconfigure(next.complexValues(), next.globalComplexValues());
+        note("RELOAD: configuration generation " + generation);
+        return List.of(Frame.of(tid, Code.STATE.value(), JSON.createObjectNode().put("generation", generation)
+                .put("changed", true).toString()));
+    }
+
+    // --- reconciliation ---
+
+    /**
+     * Releases the grants of jobs that no longer exist: with {@code execd_spool} set, a job whose
+     * {@code active_jobs/<job>.<task>} directory execd has removed; without it, a job whose starter
+     * process (JOB_ENTER's pid, checked with its start time against pid reuse) has exited.
+     */
+    public void reconcile() {
+        List<String> gone = new ArrayList<>();
+        synchronized (this) {
+            for (Job j : jobs.values()) {
+                String why = goneReason(j);
+                if (why != null) {
+                    gone.add(j.id() + "\u0000" + why);
+                }
+            }
+            for (String g : gone) {
+                String id = g.substring(0, g.indexOf('\u0000'));
+                String why = g.substring(g.indexOf('\u0000') + 1);
+                try {
+                    jobEnd(id, "reconciled", false);
+                    note("released job " + id + " (" + why + ")");
+                } catch (Session.CommandException e) {
+                    note("could not release job " + id + ": " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    private String goneReason(Job j) {
+        Path spool = config.execdSpool();
+        if (spool != null) {
+            String dir = j.id().indexOf('.') < 0 ? j.id() + ".1" : j.id();
+            if (!Files.isDirectory(spool.resolve("active_jobs").resolve(dir))) {
+                return "its spool directory active_jobs/" + dir + " is gone";
+            }
+        }
+        if (j.pid() > 0 && spool == null) {
+            Optional<ProcessHandle> p = ProcessHandle.of(j.pid());
+            boolean same = p.isPresent() && p.get().isAlive() && (j.pidStart() == null
+                    || p.get().info().startInstant().map(j.pidStart()::equals).orElse(true));
+            if (!same) {
+                return "its process " + j.pid() + " has exited";
+            }
+        }
+        return null;
+    }
+
+    // --- views for Views ---
+
+    Config config() {
+        return config;
+    }
+
+    Map<String, Job> jobs() {
+        return jobs;
+    }
+
+    long generation() {
+        return generation;
+    }
+
+    ComplexTable table() {
+        return table;
+    }
+
+    private static void noArguments(Frame command) throws Session.CommandException {
+        if (!command.args().isEmpty()) {
+            throw new Session.CommandException("expected no argument, got " + command.args().size());
+        }
     }
 
     private static JsonNode argument(Frame command) throws Session.CommandException {
@@ -198,10 +681,13 @@ public final class Daemon implements AutoCloseable {
 
     private static String jobId(JsonNode a) throws Session.CommandException {
         String job = a.path("job").asText("");
-        if (!job.matches("[A-Za-z0-9_.-]{1,100}")) {
+        if (!job.matches("[A-Za-z0-9_+-]{1,100}")) {
             throw new Session.CommandException("\"job\" is missing or not a job id: '" + job + "'");
         }
         String task = a.path("task").asText("");
+        if (!task.isEmpty() && !task.equals("undefined") && !task.matches("[0-9]{1,10}")) {
+            throw new Session.CommandException("\"task\" is a task number or \"undefined\", not '" + task + "'");
+        }
         return task.isEmpty() || task.equals("undefined") ? job : job + "." + task;
     }
 
@@ -212,6 +698,9 @@ public final class Daemon implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
+        if (timer != null) {
+            timer.shutdownNow();
+        }
         if (server != null) {
             server.close();
         }

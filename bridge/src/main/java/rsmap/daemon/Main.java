@@ -35,7 +35,7 @@ public final class Main {
             } catch (ParseException e) {
                 throw new IllegalArgumentException(config.complexes() + ": " + e.lineAndColumn() + ": " + e.problem());
             }
-            daemon = new Daemon(config, table).serve();
+            daemon = new Daemon(config, table, file).serve();
             System.out.println("rsmapd: host " + config.host() + ", socket " + config.socket() + ", state "
                     + config.stateDir());
         } catch (ParseException e) {

@@ -9,26 +9,45 @@ import java.util.List;
  * Seed 004, "Proxy Protocol": one command may cause several events; all carry the command's TID; the
  * last is exactly one OK or ERROR. INIT carries the protocol version and must come first; a mismatch is
  * an ERROR naming both versions. QUIT is answered OK and ends the session. Commands other than these
- * go to the {@link Handler}, whose failures become ERROR events.
+ * go to the {@link Handler}, whose failures become ERROR events. A handler may leave its command open
+ * ({@link #keepOpen}, START_EVENTS) and send events for it later through {@link #post}.
  */
 public final class Session {
     /** The version of the protocol this daemon speaks. */
     public static final String VERSION = "1";
 
-    /** Executes commands after INIT for a peer; returns the events before the closing OK. */
+    /** Executes commands after INIT for a session; returns the events before the closing OK. */
     public interface Handler {
-        List<Frame> handle(Code code, Frame command, Peer peer) throws CommandException;
+        List<Frame> handle(Code code, Frame command, Session session) throws CommandException;
+
+        /** The session ended (QUIT, a fatal frame, or the client went away): drop what it had open. */
+        default void closed(Session session) {
+        }
+    }
+
+    /** Where a session's asynchronous events go; never blocks. */
+    public interface Output {
+        /**
+         * Queues {@code frame} behind everything sent before; false when the client reads too slowly and
+         * {@code force} is off (or the connection is gone), and then nothing was queued.
+         */
+        boolean post(Frame frame, boolean force);
     }
 
     /**
-     * Who is on the other end of the socket, from the kernel (SO_PEERCRED): the user and group names;
-     * {@link #UNKNOWN} where the platform does not say.
+     * Who is on the other end of the socket, from the kernel (SO_PEERCRED): the user and group names, and
+     * where known the numeric uid and gid (-1 unknown) and pid (0 unknown); {@link #UNKNOWN} where the
+     * platform does not say.
      */
-    public record Peer(String user, String group) {
-        public static final Peer UNKNOWN = new Peer("", "");
+    public record Peer(String user, String group, long uid, long gid, long pid) {
+        public static final Peer UNKNOWN = new Peer("", "", -1, -1, 0);
+
+        public Peer(String user, String group) {
+            this(user, group, -1, -1, 0);
+        }
 
         public boolean isRoot() {
-            return user.equals("root");
+            return uid == 0 || user.equals("root");
         }
     }
 
@@ -43,12 +62,39 @@ public final class Session {
 
     private final Handler handler;
     private final Peer peer;
+    private volatile Output output = (frame, force) -> false;
     private boolean initialised;
-    private boolean closed;
+    private volatile boolean closed;
+    private boolean keepOpen;
+    private boolean ended;
 
     public Session(Handler handler, Peer peer) {
         this.handler = handler;
         this.peer = peer;
+    }
+
+    /** Connects the session to its connection's outgoing queue. */
+    public void attach(Output out) {
+        this.output = out;
+    }
+
+    /** Sends an event outside the answer of the current command (the event stream); see {@link Output}. */
+    public boolean post(Frame frame, boolean force) {
+        return output.post(frame, force);
+    }
+
+    /** Called by the handler: the current command stays open, its OK or ERROR comes later. */
+    public void keepOpen() {
+        keepOpen = true;
+    }
+
+    /** The session is over (QUIT, or the connection is gone): tells the handler, once. */
+    public void end() {
+        closed = true;
+        if (!ended) {
+            ended = true;
+            handler.closed(this);
+        }
     }
 
     public Peer peer() {
@@ -82,13 +128,16 @@ public final class Session {
             return List.of(error(tid, "INIT must come first"));
         }
         if (code == Code.QUIT) {
-            closed = true;
+            end(); // the handler stops what the session had open (its OK first), then QUIT's OK
             return List.of(ok(tid));
         }
         List<Frame> out = new ArrayList<>();
+        keepOpen = false;
         try {
-            out.addAll(handler.handle(code, command, peer));
-            out.add(ok(tid));
+            out.addAll(handler.handle(code, command, this));
+            if (!keepOpen) {
+                out.add(ok(tid));
+            }
         } catch (CommandException e) {
             out.clear();
             out.add(error(tid, e.getMessage()));
@@ -96,6 +145,7 @@ public final class Session {
             out.clear(); // the daemon never throws across the socket
             out.add(error(tid, "internal error: " + e));
         }
+        keepOpen = false;
         return out;
     }
 

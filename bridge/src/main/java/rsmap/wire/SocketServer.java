@@ -11,13 +11,16 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import jdk.net.ExtendedSocketOptions;
-import jdk.net.UnixDomainPrincipal;
 
 /**
  * Listens on a Unix socket. A connection ends on QUIT, on a frame that cannot be delimited (after its
@@ -33,15 +36,42 @@ public final class SocketServer implements AutoCloseable {
     });
     private final Supplier<Session.Handler> handlers;
     private final int maxFrame;
+    /** Bytes of events that may wait for one slow client before its stream is dropped. */
+    static final long MAX_QUEUED = 16L << 20;
 
     /** Binds {@code path} (a stale socket file is replaced) and starts accepting. */
     public SocketServer(Path path, Supplier<Session.Handler> handlers, int maxFrame) throws IOException {
+        this(path, handlers, maxFrame, "");
+    }
+
+    /**
+     * Binds {@code path} with mode 0660 and, unless empty, group {@code group}: the socket is bound under
+     * a temporary name, given its mode and group, then renamed into place, so that no client ever
+     * connects through wider permissions.
+     */
+    public SocketServer(Path path, Supplier<Session.Handler> handlers, int maxFrame, String group) throws IOException {
         this.path = path;
         this.handlers = handlers;
         this.maxFrame = maxFrame;
-        Files.deleteIfExists(path);
+        Path dir = path.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        Path temp = dir.resolve("." + path.getFileName() + "." + ProcessHandle.current().pid());
+        Files.deleteIfExists(temp);
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-        server.bind(UnixDomainSocketAddress.of(path));
+        try {
+            server.bind(UnixDomainSocketAddress.of(temp));
+            Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rw-rw----"));
+            if (!group.isEmpty()) {
+                var lookup = temp.getFileSystem().getUserPrincipalLookupService();
+                Files.getFileAttributeView(temp, PosixFileAttributeView.class)
+                        .setGroup(lookup.lookupPrincipalByGroupName(group));
+            }
+            Files.move(temp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            server.close();
+            Files.deleteIfExists(temp);
+            throw e;
+        }
         workers.execute(this::accept);
     }
 
@@ -65,10 +95,12 @@ public final class SocketServer implements AutoCloseable {
     }
 
     private void serve(SocketChannel client) {
-        Session session = new Session(handlers.get(), peer(client));
+        Session session = new Session(handlers.get(), PeerCredentials.of(client));
+        Outbox outbox = new Outbox(client);
+        session.attach(outbox);
         FrameDecoder decoder = new FrameDecoder(maxFrame);
         ByteBuffer in = ByteBuffer.allocate(64 * 1024);
-        try (client) {
+        try {
             while (!session.closed()) {
                 in.clear();
                 int n = client.read(in);
@@ -87,26 +119,144 @@ public final class SocketServer implements AutoCloseable {
                     } catch (FrameException e) {
                         answer = List.of(session.onBadFrame(e));
                     }
-                    for (Frame f : answer) {
-                        ByteBuffer out = ByteBuffer.wrap(f.encode());
-                        while (out.hasRemaining()) {
-                            client.write(out);
-                        }
-                    }
+                    outbox.sendNow(answer);
                 }
             }
         } catch (IOException e) {
             // the client went away: nothing to answer
+        } finally {
+            session.end();
+            outbox.finish();
+            try {
+                client.close();
+            } catch (IOException e) {
+                // closing a dead connection: nothing to do
+            }
         }
     }
 
-    /** The peer's user and group as the kernel reports them (SO_PEERCRED). */
-    static Session.Peer peer(SocketChannel client) {
-        try {
-            UnixDomainPrincipal p = client.getOption(ExtendedSocketOptions.SO_PEERCRED);
-            return new Session.Peer(p.user().getName(), p.group().getName());
-        } catch (IOException | UnsupportedOperationException e) {
-            return Session.Peer.UNKNOWN;
+    /**
+     * The frames going to one client, in order: the answers of its commands (written by its reader
+     * thread) and the events of its stream (queued by the daemon, written by a pool thread), so that a
+     * client that stops reading blocks neither the daemon nor any other client. Events beyond
+     * {@link #MAX_QUEUED} bytes are refused; the daemon then ends that stream.
+     */
+    private final class Outbox implements Session.Output {
+        private final SocketChannel channel;
+        private final ArrayDeque<ByteBuffer> queue = new ArrayDeque<>();
+        private long queued;
+        private boolean draining;
+        private boolean dead;
+
+        Outbox(SocketChannel channel) {
+            this.channel = channel;
+        }
+
+        @Override
+        public boolean post(Frame frame, boolean force) {
+            if (!offer(List.of(frame), force)) {
+                return false;
+            }
+            if (claim()) {
+                try {
+                    workers.execute(this::drain);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    synchronized (this) { // the server is closing: nothing more goes out
+                        dead = true;
+                        draining = false;
+                        queue.clear();
+                        notifyAll();
+                    }
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        void sendNow(List<Frame> frames) {
+            if (offer(frames, true) && claim()) {
+                drain();
+            }
+        }
+
+        private synchronized boolean offer(List<Frame> frames, boolean force) {
+            if (dead) {
+                return false;
+            }
+            List<ByteBuffer> encoded = new ArrayList<>(frames.size());
+            long size = 0;
+            for (Frame f : frames) {
+                ByteBuffer b = ByteBuffer.wrap(f.encode());
+                encoded.add(b);
+                size += b.remaining();
+            }
+            if (!force && queued + size > MAX_QUEUED) {
+                return false;
+            }
+            queue.addAll(encoded);
+            queued += size;
+            return true;
+        }
+
+        private synchronized boolean claim() {
+            if (draining || queue.isEmpty()) {
+                return false;
+            }
+            draining = true;
+            return true;
+        }
+
+        private void drain() {
+            for (;;) {
+                ByteBuffer b;
+                synchronized (this) {
+                    b = queue.poll();
+                    if (b == null) {
+                        draining = false;
+                        notifyAll();
+                        return;
+                    }
+                }
+                try {
+                    while (b.hasRemaining()) {
+                        channel.write(b);
+                    }
+                } catch (IOException e) {
+                    synchronized (this) {
+                        dead = true;
+                        queue.clear();
+                        queued = 0;
+                        draining = false;
+                        notifyAll();
+                    }
+                    return;
+                }
+                synchronized (this) {
+                    queued -= b.capacity();
+                }
+            }
+        }
+
+        /** Waits (a little) until what was queued is written; then the connection may close. */
+        synchronized void finish() {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            while ((draining || !queue.isEmpty()) && !dead && System.nanoTime() < until) {
+                if (!draining && claim()) {
+                    try {
+                        workers.execute(this::drain);
+                    } catch (java.util.concurrent.RejectedExecutionException e) {
+                        break;
+                    }
+                }
+                try {
+                    wait(100);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            dead = true;
+            queue.clear();
         }
     }
 

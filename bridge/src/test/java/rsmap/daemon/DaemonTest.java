@@ -1,21 +1,31 @@
-// rsmapd over its real socket: JOB_START grants and answers the environment, JOB_END gives back, a job
-// that cannot be granted is refused with the reason, and a restart replays the journal exactly.
+// rsmapd over its real socket: every command of the agent protocol (issue 5, seed 004) - JOB_START and
+// JOB_END with the journal, QUERY, MODEL_DEF, START_EVENTS / STOP_EVENTS, LIST_FILTERS / SET_FILTERS,
+// QUIT, RELOAD - and reconciliation against execd's active_jobs.
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
 import rsmap.wire.TestClient;
 
+@Timeout(60)
 class DaemonTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
     @TempDir
     Path tmp;
     Config config;
@@ -23,7 +33,9 @@ class DaemonTest {
 
     @BeforeEach
     void start() throws Exception {
-        config = TestDaemon.config(tmp, "gpu=8(0 0 0 0 1 1 1 1)", "global_complex_values = lic=2(la lb)");
+        Files.createDirectories(tmp.resolve("spool/active_jobs"));
+        config = TestDaemon.config(tmp, "gpu=8(0 0 0 0 1 1 1 1),nic=2(ib0[numa_node=0] ib1[numa_node=1])",
+                "global_complex_values = lic=2(la lb)", "reconcile_interval = 0");
         daemon = TestDaemon.start(config);
     }
 
@@ -42,21 +54,30 @@ class DaemonTest {
         return c;
     }
 
+    private static String start(String job, String user, String request) {
+        return "{\"job\":\"" + job + "\",\"task\":\"undefined\",\"user\":\"" + user + "\",\"slots\":1,\"request\":\""
+                + request + "\"}";
+    }
+
     @Test
     void jobStart_grantsAndAnswersTheEnvironment_jobEndGivesBack() throws Exception {
         try (TestClient c = client()) {
-            List<Frame> start = c.call(json(2, Code.JOB_START, "{\"job\":\"7\",\"task\":\"1\",\"slots\":1,"
-                    + "\"request\":\"gpu=4[same=id],lic=1\"}"));
+            List<Frame> start = c.call(json(2, Code.JOB_START, "{\"job\":\"7\",\"task\":\"1\",\"user\":\"alice\","
+                    + "\"slots\":1,\"request\":\"gpu=4[same=id],lic=1\"}"));
             assertThat(start).hasSize(2);
             assertThat(start.get(0).args()).hasSize(3);
             assertThat(start.get(0).text(1)).isEqualTo("SGE_HGR_gpu=0 0 0 0");
             assertThat(start.get(0).text(2)).isEqualTo("SGE_HGR_lic=la");
-            assertThat(start.get(0).text(0)).isEqualTo("{\"job\":\"7.1\",\"grants\":{\"node01\":{\"gpu\":[\"0\",\"0\",\"0\","
-                    + "\"0\"]},\"global\":{\"lic\":[\"la\"]}},\"env\":{\"SGE_HGR_gpu\":\"0 0 0 0\",\"SGE_HGR_lic\":\"la\"}}");
+            assertThat(start.get(0).text(0)).isEqualTo("{\"job\":\"7.1\",\"user\":\"alice\",\"request\":"
+                    + "\"gpu=4[same=id],lic=1\",\"slots\":1,\"grants\":{\"node01\":{\"gpu\":[\"0\",\"0\",\"0\",\"0\"]},"
+                    + "\"global\":{\"lic\":[\"la\"]}},\"env\":{\"SGE_HGR_gpu\":\"0 0 0 0\",\"SGE_HGR_lic\":\"la\"}}");
             assertThat(start.get(1)).isEqualTo(Session.ok(2));
-            assertThat(c.call(json(3, Code.JOB_END, "{\"job\":\"7\",\"task\":\"1\"}"))).containsExactly(Session.ok(3));
-            assertThat(c.call(json(4, Code.JOB_END, "{\"job\":\"7\",\"task\":\"1\"}"))).containsExactly(
-                    Session.error(4, "job 7.1 holds nothing on node01"));
+            assertThat(c.call(json(3, Code.JOB_START, start("7", "alice", "gpu=1").replace("undefined", "1"))))
+                    .containsExactly(Session.error(3, "job 7.1 already holds {node01={gpu=[0, 0, 0, 0]}, global={lic=[la]}};"
+                            + " a second JOB_START is refused (no doubled grants)"));
+            assertThat(c.call(json(4, Code.JOB_END, "{\"job\":\"7\",\"task\":\"1\"}"))).containsExactly(Session.ok(4));
+            assertThat(c.call(json(5, Code.JOB_END, "{\"job\":\"7\",\"task\":\"1\"}"))).containsExactly(
+                    Session.error(5, "job 7.1 holds nothing on node01"));
         }
     }
 
@@ -75,18 +96,23 @@ class DaemonTest {
     }
 
     @Test
-    void restart_replaysTheJournal_sameGrantsExactly() throws Exception {
+    void restart_restoresTheGrantsExactly_evenAfterEarlierJobsEnded_andCompactsTheJournal() throws Exception {
         try (TestClient c = client()) {
-            c.call(json(2, Code.JOB_START, "{\"job\":\"1\",\"request\":\"gpu=1\"}"));
-            c.call(json(3, Code.JOB_START, "{\"job\":\"2\",\"request\":\"gpu=4[same=id]\"}"));
-            c.call(json(4, Code.JOB_START, "{\"job\":\"3\",\"request\":\"gpu=2,lic=1\"}"));
+            c.call(json(2, Code.JOB_START, start("1", "alice", "gpu=4[same=id]")));  // takes the 0s
+            c.call(json(3, Code.JOB_START, start("2", "bob", "gpu=2[same=id]")));    // takes two 1s
+            c.call(json(4, Code.JOB_START, start("3", "bob", "gpu=2,lic=1")));
             c.call(json(5, Code.JOB_END, "{\"job\":\"1\"}"));
+            c.call(json(6, Code.JOB_START, start("4", "carol", "nic=1[numa_node=1]")));
         }
         String before = query();
         daemon.close();
         daemon = TestDaemon.start(config);
+        // Deciding job 2 again on an empty host would give it the 0s; its grant is kept instead.
         assertThat(query()).isEqualTo(before);
-        assertThat(daemon.cluster().runningJobs()).containsExactly("2", "3");
+        assertThat(daemon.cluster().runningJobs()).containsExactly("2", "3", "4");
+        List<String> journal = Files.readAllLines(config.stateDir().resolve("journal"));
+        assertThat(journal).hasSize(4); // the configuration and one line per held grant
+        assertThat(journal.get(0)).contains("\"op\":\"config\"", "\"generation\":1");
     }
 
     @Test
@@ -96,7 +122,193 @@ class DaemonTest {
             assertThat(c.call(json(3, Code.JOB_START, "{\"job\":\"../x\",\"request\":\"gpu=1\"}")).get(0).text(0))
                     .startsWith("\"job\" is missing or not a job id");
             assertThat(c.call(Frame.of(4, Code.JOB_END.value())).get(0).text(0)).isEqualTo("expected one JSON argument, got 0");
+            assertThat(c.call(json(5, Code.JOB_START, "{\"job\":\"5\",\"task\":\"x/y\",\"request\":\"gpu=1\"}")).get(0)
+                    .text(0)).isEqualTo("\"task\" is a task number or \"undefined\", not 'x/y'");
+            assertThat(c.call(json(6, Code.MODEL_DEF, "{}")).get(0).text(0)).isEqualTo("expected no argument, got 1");
+            assertThat(c.call(json(7, Code.QUERY, "{\"job\":\"99\"}"))).containsExactly(
+                    Session.error(7, "job 99 holds nothing on node01"));
         }
+        assertThat(daemon.cluster().runningJobs()).isEmpty();
+    }
+
+    @Test
+    void query_showsMapsInstancesHoldersCharacteristicsJobsAndReservations() throws Exception {
+        try (TestClient c = client()) {
+            c.call(json(2, Code.JOB_START, start("7", "alice", "nic=1[numa_node=1]")));
+            JsonNode q = JSON.readTree(c.call(Frame.of(3, Code.QUERY.value())).get(0).text(0));
+            assertThat(q.path("host").asText()).isEqualTo("node01");
+            assertThat(q.path("generation").asInt()).isEqualTo(1);
+            assertThat(q.path("maps").path("nic").toString()).isEqualTo("{\"amount\":2,\"instances\":[{\"id\":\"ib0\","
+                    + "\"holder\":\"\",\"numa_node\":\"0\"},{\"id\":\"ib1\",\"holder\":\"7\",\"numa_node\":\"1\"}]}");
+            assertThat(q.path("jobs").get(0).path("job").asText()).isEqualTo("7");
+            assertThat(q.path("reservations").isArray()).isTrue();
+            JsonNode one = JSON.readTree(c.call(json(4, Code.QUERY, "{\"job\":\"7\"}")).get(0).text(0));
+            assertThat(one.path("jobs")).hasSize(1);
+        }
+    }
+
+    @Test
+    void modelDef_describesHostMapsInstancesCharacteristicsAndJobFields_thenOk() throws Exception {
+        try (TestClient c = client()) {
+            List<Frame> defs = c.call(Frame.of(2, Code.MODEL_DEF.value()));
+            assertThat(defs.get(defs.size() - 1)).isEqualTo(Session.ok(2));
+            Set<Integer> ids = new HashSet<>();
+            List<String> names = new ArrayList<>();
+            for (Frame f : defs.subList(0, defs.size() - 1)) {
+                assertThat(f.code()).isEqualTo(Code.ATTR_DEF.value());
+                JsonNode a = JSON.readTree(f.text(0));
+                assertThat(a.fieldNames()).toIterable().containsExactly("id", "name", "type", "short", "long", "min",
+                        "max", "default", "values");
+                assertThat(ids.add(a.path("id").asInt())).as("unique id").isTrue();
+                names.add(a.path("name").asText());
+                if (a.path("name").asText().equals("map.nic.numa_node")) {
+                    assertThat(a.path("type").asText()).isEqualTo("INT");
+                    assertThat(a.path("min").asText()).isEqualTo("0");
+                    assertThat(a.path("max").asText()).isEqualTo("1");
+                }
+                if (a.path("name").asText().equals("map.gpu.id")) {
+                    assertThat(a.path("values").toString()).isEqualTo("[\"0\",\"1\"]");
+                }
+                if (a.path("name").asText().equals("map.gpu.amount")) {
+                    assertThat(a.path("max").asInt()).isEqualTo(8);
+                }
+            }
+            assertThat(names).contains("host.name", "map.gpu.amount", "map.gpu.id", "map.nic.numa_node", "map.lic.id",
+                    "job.id", "job.user", "job.request", "job.grants", "job.env");
+            // The names persist across runs: the same model again, the same names and ids.
+            List<Frame> again = c.call(Frame.of(3, Code.MODEL_DEF.value()));
+            assertThat(again.stream().map(f -> f.args().isEmpty() ? "" : f.text(0)).toList())
+                    .isEqualTo(defs.stream().map(f -> f.args().isEmpty() ? "" : f.text(0)).toList());
+        }
+    }
+
+    @Test
+    void startEvents_fullStateThenDiffs_stopEndsTheStreamWithOkForStartThenForStop() throws Exception {
+        try (TestClient watcher = client(); TestClient actor = client()) {
+            watcher.send(Frame.of(5, Code.START_EVENTS.value()).encode());
+            Frame state = watcher.next();
+            assertThat(state.tid()).isEqualTo(5);
+            assertThat(state.code()).isEqualTo(Code.STATE.value());
+            assertThat(JSON.readTree(state.text(0)).path("jobs")).isEmpty();
+            actor.call(json(2, Code.JOB_START, start("7", "alice", "gpu=2[same=id]")));
+            Frame grant = watcher.next();
+            assertThat(grant.tid()).isEqualTo(5);
+            assertThat(grant.code()).isEqualTo(Code.DIFF.value());
+            assertThat(JSON.readTree(grant.text(0)).path("event").asText()).isEqualTo("grant");
+            assertThat(JSON.readTree(grant.text(0)).path("grants").toString()).isEqualTo("{\"node01\":{\"gpu\":[\"0\",\"0\"]}}");
+            actor.call(json(3, Code.JOB_END, "{\"job\":\"7\"}"));
+            JsonNode release = JSON.readTree(watcher.next().text(0));
+            assertThat(release.path("event").asText()).isEqualTo("release");
+            assertThat(release.path("why").asText()).isEqualTo("epilog");
+            assertThat(watcher.call(Frame.of(6, Code.START_EVENTS.value()))).containsExactly(Session.error(6,
+                    "an event stream is already open (TID 5); STOP_EVENTS first"));
+            watcher.send(Frame.of(7, Code.STOP_EVENTS.value()).encode());
+            assertThat(watcher.next()).isEqualTo(Session.ok(5));
+            assertThat(watcher.next()).isEqualTo(Session.ok(7));
+            actor.call(json(4, Code.JOB_START, start("8", "alice", "gpu=1")));
+            assertThat(watcher.call(Frame.of(8, Code.STOP_EVENTS.value()))).containsExactly(
+                    Session.error(8, "no event stream is open"));
+        }
+    }
+
+    @Test
+    void filters_limitTheStream_byMapJobUserAndKind_andAreListed() throws Exception {
+        try (TestClient watcher = client(); TestClient actor = client()) {
+            assertThat(watcher.call(json(2, Code.SET_FILTERS, "{\"map\":[\"nic\"],\"event\":[\"grant\"]}")))
+                    .containsExactly(Session.ok(2));
+            List<Frame> listed = watcher.call(Frame.of(3, Code.LIST_FILTERS.value()));
+            assertThat(listed).hasSize(2);
+            assertThat(listed.get(0).code()).isEqualTo(Code.FILTERS.value());
+            JsonNode f = JSON.readTree(listed.get(0).text(0));
+            assertThat(f.path("filters").toString()).isEqualTo("{\"map\":[\"nic\"],\"job\":[],\"user\":[],\"event\":[\"grant\"]}");
+            assertThat(f.path("keys").path("map").toString()).isEqualTo("[\"gpu\",\"nic\"]");
+            assertThat(f.path("keys").path("event").toString()).isEqualTo("[\"grant\",\"release\",\"config\"]");
+            watcher.send(Frame.of(4, Code.START_EVENTS.value()).encode());
+            JsonNode state = JSON.readTree(watcher.next().text(0));
+            assertThat(state.path("maps").fieldNames()).toIterable().containsExactly("nic");
+            actor.call(json(2, Code.JOB_START, start("1", "alice", "gpu=1")));         // other map: filtered
+            actor.call(json(3, Code.JOB_START, start("2", "bob", "nic=1")));           // passes
+            actor.call(json(4, Code.JOB_END, "{\"job\":\"2\"}"));                       // a release: filtered
+            actor.call(json(5, Code.JOB_START, start("3", "carol", "nic=1")));         // passes
+            assertThat(JSON.readTree(watcher.next().text(0)).path("job").asText()).isEqualTo("2");
+            assertThat(JSON.readTree(watcher.next().text(0)).path("job").asText()).isEqualTo("3");
+            assertThat(watcher.call(json(5, Code.SET_FILTERS, "{\"colour\":[\"red\"]}")).get(0).text(0))
+                    .isEqualTo("unknown filter 'colour' (map, job, user, event)");
+            assertThat(watcher.call(json(6, Code.SET_FILTERS, "{\"event\":[\"boom\"]}")).get(0).text(0))
+                    .isEqualTo("filter 'event': unknown kind 'boom' (grant, release, config)");
+            assertThat(watcher.call(json(7, Code.SET_FILTERS, "{\"user\":\"bob\"}")).get(0).text(0))
+                    .isEqualTo("filter 'user' is a list of strings");
+            assertThat(watcher.call(json(8, Code.SET_FILTERS, "{\"user\":[\"bob\"]}"))).containsExactly(Session.ok(8));
+            actor.call(json(6, Code.JOB_START, start("4", "carol", "nic=1")));         // carol: filtered
+            actor.call(json(7, Code.JOB_END, "{\"job\":\"3\"}"));
+            actor.call(json(8, Code.JOB_START, start("5", "bob", "gpu=1")));           // bob, any map now
+            assertThat(JSON.readTree(watcher.next().text(0)).path("job").asText()).isEqualTo("5");
+        }
+    }
+
+    @Test
+    void quit_endsTheStreamFirst_thenIsOk_andCloses() throws Exception {
+        try (TestClient watcher = client()) {
+            watcher.send(Frame.of(4, Code.START_EVENTS.value()).encode());
+            assertThat(watcher.next().code()).isEqualTo(Code.STATE.value());
+            watcher.send(Frame.of(5, Code.QUIT.value()).encode());
+            assertThat(watcher.next()).isEqualTo(Session.ok(4));
+            assertThat(watcher.next()).isEqualTo(Session.ok(5));
+            assertThat(watcher.next()).isNull();
+        }
+    }
+
+    @Test
+    void reload_addsInstances_refusesToRemoveAHeldOne_andTheGenerationSurvivesARestart() throws Exception {
+        Path conf = tmp.resolve("rsmapd.conf");
+        try (TestClient c = client()) {
+            c.call(json(2, Code.JOB_START, start("7", "alice", "nic=1[numa_node=1]")));
+            String text = Files.readString(conf);
+            Files.writeString(conf, text.replace("ib1[numa_node=1])", "ib1[numa_node=1] ib2[numa_node=1])")
+                    .replace("nic=2(", "nic=3("));
+            List<Frame> ok = c.call(Frame.of(3, Code.RELOAD.value()));
+            assertThat(ok.get(1)).isEqualTo(Session.ok(3));
+            assertThat(ok.get(0).text(0)).isEqualTo("{\"generation\":2,\"changed\":true}");
+            Files.writeString(conf, text.replace(",nic=2(ib0[numa_node=0] ib1[numa_node=1])", ",nic=1(ib0[numa_node=0])"));
+            String before = query();
+            assertThat(c.call(Frame.of(4, Code.RELOAD.value()))).containsExactly(Session.error(4, "the new configuration"
+                    + " would take away what running job 7 holds: host node01 has no map nic any more".replace(
+                    "host node01 has no map nic any more", "node01/nic has no free instance ib1 for job 7")));
+            assertThat(query()).isEqualTo(before);
+            Files.writeString(conf, text.replace("complexes = complexes", "complexes = complexes\nbogus = 1"));
+            assertThat(c.call(Frame.of(5, Code.RELOAD.value())).get(0).text(0)).startsWith(conf + ": line 2");
+            Files.writeString(conf, text.replace("ib1[numa_node=1])", "ib1[numa_node=1] ib2[numa_node=1])")
+                    .replace("nic=2(", "nic=3("));
+        }
+        daemon.close();
+        config = Config.parse(Files.readString(conf), conf, "node01"); // what the file says now
+        daemon = TestDaemon.start(config);
+        JsonNode q = JSON.readTree(query());
+        assertThat(q.path("generation").asInt()).isEqualTo(2);
+        assertThat(q.path("maps").path("nic").path("amount").asInt()).isEqualTo(3);
+        assertThat(q.path("maps").path("nic").path("instances").get(1).path("holder").asText()).isEqualTo("7");
+    }
+
+    @Test
+    void reconciliation_releasesJobsWhoseSpoolDirectoryIsGone_andLogsIt() throws Exception {
+        daemon.close();
+        config = TestDaemon.config(tmp.resolve("r"), "gpu=2(0 1)", "execd_spool = spool", "reconcile_interval = 0");
+        Path active = tmp.resolve("r/spool/active_jobs");
+        Files.createDirectories(active.resolve("7.1"));
+        Files.createDirectories(active.resolve("8.2"));
+        daemon = TestDaemon.start(config);
+        try (TestClient c = client()) {
+            c.call(json(2, Code.JOB_START, start("7", "alice", "gpu=1")));
+            c.call(json(3, Code.JOB_START, "{\"job\":\"8\",\"task\":\"2\",\"request\":\"gpu=1\"}"));
+        }
+        Files.delete(active.resolve("7.1")); // execd cleaned up a job whose epilog never ran
+        daemon.reconcile();
+        assertThat(daemon.cluster().runningJobs()).containsExactly("8.2");
+        assertThat(daemon.log()).contains("released job 7 (its spool directory active_jobs/7.1 is gone)");
+        // A restart sees it too: the release is in the journal.
+        daemon.close();
+        daemon = TestDaemon.start(config);
+        assertThat(daemon.cluster().runningJobs()).containsExactly("8.2");
     }
 
     private String query() throws Exception {

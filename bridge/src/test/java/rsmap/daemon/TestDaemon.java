@@ -14,6 +14,7 @@ final class TestDaemon {
 
     /** The configuration of a daemon in {@code dir} serving {@code complexValues} on host node01. */
     static Config config(Path dir, String complexValues, String... more) throws Exception {
+        Files.createDirectories(dir);
         Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"));
         List<String> lines = new ArrayList<>(List.of("complexes = complexes", "host = node01",
                 "complex_values = " + complexValues, "socket = rsmapd.sock", "state_dir = state",
@@ -25,6 +26,7 @@ final class TestDaemon {
 
     /** A daemon serving {@code config}, its journal replayed. */
     static Daemon start(Config config) throws Exception {
-        return new Daemon(config, ComplexTable.parse(Files.readString(config.complexes()))).serve();
+        return new Daemon(config, ComplexTable.parse(Files.readString(config.complexes())),
+                config.complexes().resolveSibling("rsmapd.conf")).serve();
     }
 }

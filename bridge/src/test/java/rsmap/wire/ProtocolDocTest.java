@@ -4,7 +4,6 @@ package rsmap.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -27,7 +26,7 @@ class ProtocolDocTest {
                 continue;
             }
             rows.add(line);
-            byte[] bytes = unescape(m.group(3));
+            byte[] bytes = TestClient.unescape(m.group(3));
             List<Frame> frames = FrameDecoderTest.decodeAll(bytes);
             assertThat(frames).as(line).hasSize(1);
             Frame f = frames.get(0);
@@ -36,19 +35,5 @@ class ProtocolDocTest {
             assertThat(f.encode()).as(line).isEqualTo(bytes);
         }
         assertThat(rows).as("the doc's examples").hasSizeGreaterThanOrEqualTo(5);
-    }
-
-    /** The doc writes bytes as text with \xNN for the rest. */
-    static byte[] unescape(String s) {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-        for (int i = 0; i < s.length(); i++) {
-            if (s.startsWith("\\x", i)) {
-                out.write(Integer.parseInt(s.substring(i + 2, i + 4), 16));
-                i += 3;
-            } else {
-                out.writeBytes(String.valueOf(s.charAt(i)).getBytes(StandardCharsets.UTF_8));
-            }
-        }
-        return out.toByteArray();
     }
 }

@@ -21,12 +21,14 @@ class SocketServerTest {
 
     /** A handler for the test: QUERY answers one STATE event; RELOAD is refused. */
     static Session.Handler handler() {
-        return (code, command, peer) -> {
+        return (code, command, session) -> {
+            Session.Peer peer = session.peer();
             switch (code) {
                 case QUERY:
                     return List.of(Frame.of(command.tid(), Code.STATE.value(), "{\"host\":\"node01\"}"));
                 case MODEL_DEF:
-                    return List.of(Frame.of(command.tid(), Code.STATE.value(), peer.user(), peer.group()));
+                    return List.of(Frame.of(command.tid(), Code.STATE.value(), peer.user(), peer.group(),
+                            Long.toString(peer.pid()), Long.toString(peer.uid())));
                 case RELOAD:
                     throw new Session.CommandException("RELOAD would remove instance 0 held by job 7");
                 default:
@@ -119,12 +121,22 @@ class SocketServerTest {
     }
 
     @Test
-    void peer_isKnownFromTheKernel() throws Exception {
+    void peer_isKnownFromTheKernel_nameAndPid() throws Exception {
         String me = System.getProperty("user.name");
         try (Client c = new Client()) {
             c.call(init(1, "1"));
-            assertThat(c.call(Frame.of(2, Code.MODEL_DEF.value())).get(0).text(0)).isEqualTo(me);
+            Frame state = c.call(Frame.of(2, Code.MODEL_DEF.value())).get(0);
+            assertThat(state.text(0)).isEqualTo(me);
+            // The pid comes from getsockopt(SO_PEERCRED): the client is this very JVM.
+            assertThat(state.text(2)).as(PeerCredentials.UNAVAILABLE).isEqualTo(Long.toString(ProcessHandle.current().pid()));
+            assertThat(Long.parseLong(state.text(3))).isEqualTo(me.equals("root") ? 0 : Long.parseLong(state.text(3)));
         }
+    }
+
+    @Test
+    void socket_isMode0660_fromItsFirstMoment() throws Exception {
+        assertThat(java.nio.file.Files.getPosixFilePermissions(server.path()))
+                .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw----"));
     }
 
     @Test

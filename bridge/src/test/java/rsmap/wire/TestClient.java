@@ -6,6 +6,7 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,6 +56,23 @@ public final class TestClient implements AutoCloseable {
         }
     }
 
+    /** The next event, whatever its TID; null when the server closed the connection. */
+    public Frame next() throws IOException, FrameException {
+        ByteBuffer in = ByteBuffer.allocate(4096);
+        while (true) {
+            Optional<Frame> f = decoder.next();
+            if (f.isPresent()) {
+                return f.get();
+            }
+            in.clear();
+            int n = ch.read(in);
+            if (n < 0) {
+                return null;
+            }
+            decoder.feed(in.array(), 0, n);
+        }
+    }
+
     public boolean closedByServer() throws IOException {
         return ch.read(ByteBuffer.allocate(1)) < 0;
     }
@@ -62,5 +80,19 @@ public final class TestClient implements AutoCloseable {
     @Override
     public void close() throws IOException {
         ch.close();
+    }
+
+    /** The doc writes bytes as text with \xNN for the rest. */
+    public static byte[] unescape(String s) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i < s.length(); i++) {
+            if (s.startsWith("\\x", i)) {
+                out.write(Integer.parseInt(s.substring(i + 2, i + 4), 16));
+                i += 3;
+            } else {
+                out.writeBytes(String.valueOf(s.charAt(i)).getBytes(StandardCharsets.UTF_8));
+            }
+        }
+        return out.toByteArray();
     }
 }

@@ -126,6 +126,57 @@ public final class Cluster {
         return before.isEmpty() ? d : new Decision(d.result(), d.grant(), d.reservedStart(), d.error(), before);
     }
 
+    /**
+     * Puts a job back with exactly the instances it was granted before (a daemon's journal replay, or a
+     * reconfiguration that must keep every running job's grant): no choice is made again, so grants
+     * survive whatever ran and ended in between. Refused, with nothing changed, when an instance of the
+     * grant is no longer configured or is held by another job.
+     */
+    public Decision restore(JobSpec job, Grant grant, long time) {
+        String error = checkTime(time);
+        if (error == null && (running.containsKey(job.id()) || waiting.containsKey(job.id()))) {
+            error = "job " + job.id() + " exists";
+        }
+        Map<Pool, int[]> picks = new LinkedHashMap<>();
+        for (var host : grant.byHost().entrySet()) {
+            for (var map : host.getValue().entrySet()) {
+                if (error != null) {
+                    break;
+                }
+                Pool p = pools.getOrDefault(host.getKey(), Map.of()).get(map.getKey());
+                if (p == null) {
+                    error = "host " + host.getKey() + " has no map " + map.getKey() + " any more";
+                    break;
+                }
+                int[] idx = new int[map.getValue().size()];
+                boolean[] taken = new boolean[p.size()];
+                for (int k = 0; k < idx.length && error == null; k++) {
+                    String id = map.getValue().get(k);
+                    int found = -1;
+                    for (int i = 0; i < p.size() && found < 0; i++) {
+                        if (!taken[i] && p.heldBy[i] == null && p.instances[i].id().equals(id)) {
+                            found = i;
+                        }
+                    }
+                    if (found < 0) {
+                        error = host.getKey() + "/" + map.getKey() + " has no free instance " + id + " for job "
+                                + job.id();
+                    } else {
+                        taken[found] = true;
+                        idx[k] = found;
+                    }
+                }
+                picks.put(p, idx);
+            }
+        }
+        if (error != null) {
+            return Decision.refused(error);
+        }
+        now = time;
+        commit(job, picks);
+        return Decision.granted(Grant.of(picks));
+    }
+
     /** Ends a running job (or withdraws a waiting one) and retries the queue in order. */
     public Decision finish(String job, long time) {
         String late = checkTime(time);

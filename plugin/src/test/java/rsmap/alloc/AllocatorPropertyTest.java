@@ -92,6 +92,68 @@ class AllocatorPropertyTest {
         }
     }
 
+    /**
+     * A daemon's journal keeps grants, not decisions: restoring the running jobs' grants into a fresh
+     * cluster, in any order and whatever ended in between, gives back exactly the same grants; restoring
+     * onto a held instance is refused and changes nothing.
+     */
+    @Test
+    void restoringGrants_givesBackTheSameHolders_andNeverDoublesAnInstance() throws ParseException {
+        Random rnd = new Random(SEED + 1);
+        for (int run = 0; run < RUNS; run++) {
+            Cluster c = new Cluster(Fixtures.TABLE);
+            ComplexValues values = ComplexValues.parse(HOST_VALUES[rnd.nextInt(HOST_VALUES.length)], Fixtures.TABLE);
+            c.configure("node00", values, 0);
+            for (int step = 0; step < 80; step++) {
+                if (rnd.nextInt(3) > 0) {
+                    c.submit(new JobSpec("j" + step, RequestList.parse(REQUESTS[rnd.nextInt(12)], Fixtures.TABLE),
+                            Map.of("node00", 1), "node00", JobSpec.UNLIMITED, Optional.empty(), false), 0);
+                } else if (!c.running().isEmpty()) {
+                    List<String> all = new ArrayList<>(c.running().keySet());
+                    c.finish(all.get(rnd.nextInt(all.size())), 0);
+                }
+            }
+            new ArrayList<>(c.queue()).forEach(j -> c.finish(j, 0));
+            Cluster fresh = new Cluster(Fixtures.TABLE);
+            fresh.configure("node00", values, 0);
+            List<String> order = new ArrayList<>(c.running().keySet());
+            java.util.Collections.shuffle(order, rnd);
+            for (String id : order) {
+                Decision d = fresh.restore(c.running().get(id).spec(), c.grantOf(id).orElseThrow(), 0);
+                assertThat(d.isRefused()).as("run %d restore %s: %s", run, id, d.error()).isFalse();
+            }
+            for (String id : order) {
+                assertThat(fresh.grantOf(id)).as("run %d job %s", run, id).isEqualTo(c.grantOf(id));
+            }
+            checkInvariants(fresh, "restored run " + run);
+            if (!order.isEmpty()) {
+                String id = order.get(0);
+                assertThat(fresh.restore(c.running().get(id).spec(), c.grantOf(id).orElseThrow(), 0).error())
+                        .contains("exists");
+            }
+        }
+    }
+
+    @Test
+    void restore_refusesHeldGoneAndUnknownInstances_changingNothing() throws ParseException {
+        Cluster c = new Cluster(Fixtures.TABLE);
+        c.configure("node00", ComplexValues.parse("gpu=2(a a)", Fixtures.TABLE), 0);
+        JobSpec one = new JobSpec("j1", RequestList.parse("gpu=2", Fixtures.TABLE), Map.of("node00", 1), "node00",
+                JobSpec.UNLIMITED, Optional.empty(), false);
+        JobSpec two = new JobSpec("j2", RequestList.parse("gpu=1", Fixtures.TABLE), Map.of("node00", 1), "node00",
+                JobSpec.UNLIMITED, Optional.empty(), false);
+        assertThat(c.restore(one, new Grant(Map.of("node00", Map.of("gpu", List.of("a", "a")))), 0).isRefused()).isFalse();
+        String before = c.dump();
+        assertThat(c.restore(two, new Grant(Map.of("node00", Map.of("gpu", List.of("a")))), 0).error())
+                .isEqualTo("node00/gpu has no free instance a for job j2");
+        assertThat(c.restore(two, new Grant(Map.of("node00", Map.of("nic", List.of("ib0")))), 0).error())
+                .isEqualTo("host node00 has no map nic any more");
+        assertThat(c.dump()).isEqualTo(before);
+        c.finish("j1", 0);
+        assertThat(c.restore(two, new Grant(Map.of("node00", Map.of("gpu", List.of("b")))), 0).error())
+                .isEqualTo("node00/gpu has no free instance b for job j2");
+    }
+
     private static JobSpec randomJob(Random rnd, String id, List<String> names, Cluster c) throws ParseException {
         Map<String, Integer> hosts = new LinkedHashMap<>();
         int n = 1 + rnd.nextInt(names.size());

@@ -1,0 +1,183 @@
+// What rsmapd shows of its state: the STATE of QUERY and START_EVENTS, the job objects of JOB_START and
+// the diffs, and the self-describing attributes of MODEL_DEF.
+package rsmap.daemon;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import rsmap.alloc.Cluster;
+import rsmap.complex.Value;
+import rsmap.complex.ValueType;
+import rsmap.map.Instance;
+import rsmap.map.ResourceMap;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+
+/** JSON views of a {@link Daemon}; called under the daemon's lock. */
+final class Views {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** What a job owner sees in place of another user's job holding an instance. */
+    static final String OTHER = "*";
+
+    private Views() {
+    }
+
+    /** {job, user, request, slots, grants, env}: one job as JOB_START, JOB_ENTER and the diffs show it. */
+    static ObjectNode job(Daemon.Job j) {
+        ObjectNode n = JSON.createObjectNode().put("job", j.id()).put("user", j.user()).put("request", j.request())
+                .put("slots", j.slots());
+        n.set("grants", JSON.valueToTree(j.grant().byHost()));
+        n.set("env", JSON.valueToTree(j.env()));
+        return n;
+    }
+
+    /**
+     * The whole state a peer may see: host, configuration generation, maps with their instances and
+     * holders, jobs, reservations (none: the scheduler keeps those). A job owner sees its own jobs; other
+     * holders show as {@value #OTHER}. {@code onlyJob} narrows the jobs to one.
+     */
+    static ObjectNode state(Daemon d, Session.Peer peer, EventHub.Filters filters, String onlyJob) {
+        ObjectNode q = JSON.createObjectNode().put("host", d.config().host()).put("generation", d.generation());
+        q.set("maps", maps(d, peer, filters));
+        ArrayNode jobs = q.putArray("jobs");
+        for (Daemon.Job j : d.jobs().values()) {
+            if ((onlyJob == null || onlyJob.equals(j.id())) && d.mayQuery(peer, j)
+                    && filters.passJob(j.id(), j.user(), j.maps())) {
+                jobs.add(job(j));
+            }
+        }
+        q.putArray("reservations");
+        return q;
+    }
+
+    /**
+     * Per map: amount, the instances with holder ("" free) and, for each identifier, its characteristics.
+     * {@code peer} null: no holders at all (configuration events go to everyone).
+     */
+    static ObjectNode maps(Daemon d, Session.Peer peer, EventHub.Filters filters) {
+        ObjectNode maps = JSON.createObjectNode();
+        Cluster c = d.cluster();
+        Map<String, List<Map.Entry<String, String>>> held = c.instances(d.config().host());
+        for (Map.Entry<String, List<Map.Entry<String, String>>> e : held.entrySet()) {
+            if (!filters.passMap(e.getKey())) {
+                continue;
+            }
+            ResourceMap rm = c.hosts().get(d.config().host()).resourceMap(e.getKey()).orElseThrow();
+            ObjectNode m = maps.putObject(e.getKey()).put("amount", rm.amount());
+            ArrayNode instances = m.putArray("instances");
+            for (int i = 0; i < e.getValue().size(); i++) {
+                Instance inst = rm.instances().get(i);
+                ObjectNode o = instances.addObject().put("id", inst.id());
+                if (peer != null) {
+                    String holder = e.getValue().get(i).getValue();
+                    Daemon.Job j = d.jobs().get(holder);
+                    o.put("holder", holder.isEmpty() || j == null || d.mayQuery(peer, j) ? holder : OTHER);
+                }
+                inst.characteristics().asMap().forEach((k, v) -> o.put(k, v.text()));
+            }
+        }
+        return maps;
+    }
+
+    /**
+     * Seed 004, "Attributes": self-describing metadata of the data rsmapd sends, one ATTR_DEF event each:
+     * {@code id} (unique, numbered in this order), {@code name} (stable across runs), {@code type},
+     * {@code short} and {@code long} name, {@code min}, {@code max}, {@code default} (null where none),
+     * {@code values} (the allowed values where they are a closed set). Host, then per map its amount,
+     * instance identifier and characteristics, then the job fields.
+     */
+    static List<Frame> attributes(Daemon d, long tid) {
+        List<ObjectNode> attrs = new ArrayList<>();
+        attrs.add(attr("host.name", "STRING", "host", "The execution host this rsmapd serves", null, null,
+                d.config().host(), List.of(d.config().host())));
+        attrs.add(attr("host.generation", "INT", "generation", "Configuration generation (RELOAD adds one)", 1L, null,
+                null, List.of()));
+        ComplexSource src = new ComplexSource(d);
+        for (ResourceMap rm : src.maps()) {
+            String base = "map." + rm.name();
+            attrs.add(attr(base + ".amount", "INT", rm.complex().shortcut().isEmpty() ? rm.name() : rm.complex().shortcut(),
+                    "Instances of resource map " + rm.name() + " on this host", 0L, (long) rm.amount(),
+                    rm.complex().defaultValue(), List.of()));
+            Set<String> ids = new LinkedHashSet<>();
+            rm.instances().forEach(i -> ids.add(i.id()));
+            attrs.add(attr(base + ".id", "STRING", "id", "Identifier of an instance of " + rm.name()
+                    + " (shared as many ways as it is listed)", null, null, null, List.copyOf(ids)));
+            Map<String, List<Value>> chars = new LinkedHashMap<>();
+            rm.instances().forEach(i -> i.characteristics().asMap().forEach((k, v) ->
+                    chars.computeIfAbsent(k, x -> new ArrayList<>()).add(v)));
+            chars.forEach((k, vs) -> attrs.add(characteristic(base + "." + k, rm.name(), k, vs)));
+        }
+        attrs.add(attr("job.id", "STRING", "job", "Job identifier (job, or job.task for an array task)", null, null,
+                null, List.of()));
+        attrs.add(attr("job.user", "STRING", "user", "The job owner", null, null, null, List.of()));
+        attrs.add(attr("job.request", "STRING", "request", "The job's resource-map request (rsmap request language)",
+                null, null, null, List.of()));
+        attrs.add(attr("job.slots", "INT", "slots", "Slots of the job on this host", 1L, null, "1", List.of()));
+        attrs.add(attr("job.grants", "GRANT", "grants", "Granted identifiers: host -> map -> ids, one per instance",
+                null, null, null, List.of()));
+        attrs.add(attr("job.env", "ENV", "env", "The SGE_HGR_<map> variables the job sees", null, null, null, List.of()));
+        List<Frame> out = new ArrayList<>();
+        for (int i = 0; i < attrs.size(); i++) {
+            ObjectNode a = JSON.createObjectNode().put("id", i + 1);
+            a.setAll(attrs.get(i));
+            out.add(Frame.of(tid, Code.ATTR_DEF.value(), a.toString()));
+        }
+        return out;
+    }
+
+    /** The maps of this host, then those of the global host. */
+    private record ComplexSource(Daemon d) {
+        List<ResourceMap> maps() {
+            List<ResourceMap> out = new ArrayList<>();
+            d.cluster().hosts().values().forEach(v -> out.addAll(v.resourceMaps()));
+            return out;
+        }
+    }
+
+    private static ObjectNode characteristic(String name, String map, String key, List<Value> values) {
+        ValueType type = values.get(0).type();
+        Value min = null;
+        Value max = null;
+        Set<String> texts = new TreeSet<>();
+        for (Value v : values) {
+            if (type.isNumeric() && v.type() == type) {
+                min = min == null || v.compareTo(min) < 0 ? v : min;
+                max = max == null || v.compareTo(max) > 0 ? v : max;
+            }
+            texts.add(v.text());
+        }
+        ObjectNode a = attr(name, type.name(), key, "Characteristic " + key + " of the instances of " + map, null, null,
+                null, type.isNumeric() ? List.of() : List.copyOf(texts));
+        if (min != null) {
+            a.put("min", min.text()).put("max", max.text());
+        }
+        return a;
+    }
+
+    private static ObjectNode attr(String name, String type, String shortName, String longName, Long min, Long max,
+                                   String dflt, List<String> values) {
+        ObjectNode a = JSON.createObjectNode().put("name", name).put("type", type).put("short", shortName)
+                .put("long", longName);
+        if (min == null) {
+            a.putNull("min");
+        } else {
+            a.put("min", min);
+        }
+        if (max == null) {
+            a.putNull("max");
+        } else {
+            a.put("max", max);
+        }
+        a.put("default", dflt == null || dflt.isEmpty() ? null : dflt);
+        values.forEach(a.putArray("values")::add);
+        return a;
+    }
+}

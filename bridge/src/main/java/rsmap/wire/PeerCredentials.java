@@ -1,0 +1,85 @@
+// Who is on the other end of a Unix socket, from the kernel: user and group names from the JDK, and the
+// numeric uid, gid and pid from getsockopt(SO_PEERCRED) through JNA.
+package rsmap.wire;
+
+import com.sun.jna.Library;
+import com.sun.jna.Native;
+import com.sun.jna.ptr.IntByReference;
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.nio.channels.SocketChannel;
+import jdk.net.ExtendedSocketOptions;
+import jdk.net.UnixDomainPrincipal;
+
+/**
+ * Java 17's {@code ExtendedSocketOptions.SO_PEERCRED} gives the peer's user and group only. The pid (the
+ * process a starter asks rsmapd to put under its job's device policy) comes from getsockopt on the
+ * channel's file descriptor, which the JDK exposes only through {@code sun.nio.ch.SelChImpl#getFDVal};
+ * the JVM must run with {@code --add-exports java.base/sun.nio.ch=ALL-UNNAMED} (bin/rsmapd and the unit
+ * do). Without it, or without JNA, the pid is 0: unknown, and what needs it is refused.
+ */
+public final class PeerCredentials {
+    private static final int SOL_SOCKET = 1;
+    private static final int SO_PEERCRED = 17;
+
+    private interface LibC extends Library {
+        int getsockopt(int fd, int level, int name, int[] value, IntByReference length);
+    }
+
+    private static final LibC LIBC;
+    private static final Method FD_VAL;
+    /** Why the pid is unknown, or "" when it can be read. */
+    public static final String UNAVAILABLE;
+
+    static {
+        LibC libc = null;
+        Method fdVal = null;
+        String why = "";
+        try {
+            fdVal = Class.forName("sun.nio.ch.SelChImpl").getMethod("getFDVal");
+            libc = Native.load("c", LibC.class);
+        } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
+            why = "the peer's pid cannot be read (" + e.getClass().getSimpleName() + ": " + e.getMessage()
+                    + "); run the JVM with --add-exports java.base/sun.nio.ch=ALL-UNNAMED";
+            libc = null;
+            fdVal = null;
+        }
+        LIBC = libc;
+        FD_VAL = fdVal;
+        UNAVAILABLE = why;
+    }
+
+    private PeerCredentials() {
+    }
+
+    /** The peer of {@code client}; {@link Session.Peer#UNKNOWN} where the platform does not say. */
+    public static Session.Peer of(SocketChannel client) {
+        String user;
+        String group;
+        try {
+            UnixDomainPrincipal p = client.getOption(ExtendedSocketOptions.SO_PEERCRED);
+            user = p.user().getName();
+            group = p.group().getName();
+        } catch (IOException | UnsupportedOperationException e) {
+            return Session.Peer.UNKNOWN;
+        }
+        int[] cred = numeric(client);
+        return cred == null ? new Session.Peer(user, group, -1, -1, 0)
+                : new Session.Peer(user, group, cred[1], cred[2], cred[0]);
+    }
+
+    /** struct ucred {pid, uid, gid}, or null. */
+    private static int[] numeric(SocketChannel client) {
+        if (LIBC == null) {
+            return null;
+        }
+        try {
+            int fd = (Integer) FD_VAL.invoke(client);
+            int[] cred = new int[3];
+            IntByReference len = new IntByReference(12);
+            return LIBC.getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, len) == 0 && len.getValue() == 12 ? cred : null;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
+    }
+}

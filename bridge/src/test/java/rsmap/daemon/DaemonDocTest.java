@@ -1,0 +1,107 @@
+// Golden protocol conversations: every ```conversation block of docs/protocol.md is replayed against a
+// real rsmapd, and each answer must be the documented bytes exactly.
+package rsmap.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import rsmap.wire.Frame;
+import rsmap.wire.TestClient;
+
+/**
+ * Lines {@code A> BYTES} are sent by client A, {@code A< BYTES} read by it. To write new conversations,
+ * put {@code ?} for an answer and {@code ? TID CODE JSON} (hex TID and code) for a command, and run with
+ * {@code -Drsmap.golden.update=true}: the doc is rewritten with the real bytes, to be read and committed.
+ */
+@Timeout(120)
+class DaemonDocTest {
+    static final Path DOC = Path.of("..", "docs", "protocol.md");
+    private static final boolean UPDATE = Boolean.getBoolean("rsmap.golden.update");
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void everyConversationOfTheDoc_isWhatTheDaemonSaysByteForByte() throws Exception {
+        List<String> lines = Files.readAllLines(DOC, StandardCharsets.UTF_8);
+        List<String> out = new ArrayList<>();
+        int blocks = 0;
+        for (int i = 0; i < lines.size(); i++) {
+            out.add(lines.get(i));
+            if (!lines.get(i).equals("```conversation")) {
+                continue;
+            }
+            List<String> block = new ArrayList<>();
+            for (i++; !lines.get(i).equals("```"); i++) {
+                block.add(lines.get(i));
+            }
+            out.addAll(replay(block, blocks++));
+            out.add("```");
+        }
+        assertThat(blocks).as("conversations in the doc").isGreaterThanOrEqualTo(5);
+        if (UPDATE) {
+            Files.writeString(DOC, String.join("\n", out) + "\n", StandardCharsets.UTF_8);
+        }
+    }
+
+    private List<String> replay(List<String> block, int n) throws Exception {
+        String host = block.get(0).replaceFirst("^# host: ", "");
+        Config config = TestDaemon.config(tmp.resolve("d" + n), host, "reconcile_interval = 0");
+        List<String> out = new ArrayList<>(List.of(block.get(0)));
+        Map<String, TestClient> clients = new LinkedHashMap<>();
+        try (Daemon daemon = TestDaemon.start(config)) {
+            for (String line : block.subList(1, block.size())) {
+                String who = line.substring(0, 1);
+                TestClient c = clients.get(who);
+                if (c == null) {
+                    c = new TestClient(config.socket());
+                    clients.put(who, c);
+                }
+                String bytes = line.substring(3);
+                if (line.charAt(1) == '>') {
+                    if (bytes.startsWith("? ")) {
+                        String[] p = bytes.split(" ", 4);
+                        bytes = escape(Frame.of(Long.parseLong(p[1], 16), Integer.parseInt(p[2], 16), p[3]).encode());
+                    }
+                    c.send(TestClient.unescape(bytes));
+                    out.add(who + "> " + bytes);
+                } else {
+                    Frame got = c.next();
+                    String actual = got == null ? "(closed)" : escape(got.encode());
+                    if (!UPDATE) {
+                        assertThat(actual).as("conversation %d, %s", n, line).isEqualTo(bytes);
+                    }
+                    out.add(who + "< " + actual);
+                }
+            }
+        } finally {
+            for (TestClient c : clients.values()) {
+                c.close();
+            }
+        }
+        return out;
+    }
+
+    /** Bytes as the doc writes them: printable ASCII as is, the rest as \xNN. */
+    static String escape(byte[] bytes) {
+        StringBuilder b = new StringBuilder();
+        for (byte x : bytes) {
+            int c = x & 0xff;
+            if (c >= 0x20 && c < 0x7f && c != '\\') {
+                b.append((char) c);
+            } else {
+                b.append(String.format("\\x%02x", c));
+            }
+        }
+        return b.toString();
+    }
+}
