@@ -14,7 +14,7 @@
  * adds - PATH with $TMPDIR first, HOME, SHELL, USER, LOGNAME from the owner's passwd entry, JOB_NAME,
  * JOB_SCRIPT, REQUEST, HOSTNAME, QUEUE, JOB_ID, NQUEUES, NSLOTS, NHOSTS, RESTARTED, TMPDIR, TMP, PE,
  * PE_HOSTFILE, then the SGE_ ones: SGE_CELL, SGE_TASK_ID/FIRST/LAST/STEPSIZE ("undefined" for a non-array
- * job), SGE_ACCOUNT, SGE_JOB_SPOOL_DIR - one NAME=value a line, a newline in a value written as \n. A
+ * job; --task N stands for an array job of the one task N), SGE_ACCOUNT, SGE_JOB_SPOOL_DIR - one NAME=value a line, a newline in a value written as \n. A
  * variable execd sets replaces the user's of the same name in place. Each step starts with exactly that
  * environment (execd_params INHERIT_ENV=false); the starter_method additionally sees
  * SGE_STARTER_SHELL_PATH, SGE_STARTER_SHELL_START_MODE (posix_compliant) and, never here,

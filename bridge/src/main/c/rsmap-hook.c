@@ -7,8 +7,8 @@
  *   prolog   0 granted (or nothing requested); 99 reschedule the job elsewhere (this host cannot serve it
  *            now, rsmapd unreachable); 100 job error (its request is refused).
  *   starter  the job's own status once it runs. Before that, fail closed: 99 rsmapd unreachable (execd
- *            reschedules a job that exits 99), 100 rsmapd refused JOB_ENTER (job error state), 127 the
- *            command cannot be executed.
+ *            reschedules a job that exits 99), 100 rsmapd refused JOB_ENTER or JOB_ID is missing (job
+ *            error state), 127 the command cannot be executed.
  *   epilog   0 once the grant is gone (also when there was none); 1 rsmapd unreachable (execd puts the
  *            queue in error state: the grant may still be held).
  * A job without RSMAP_REQUEST requested no map: prolog and epilog do nothing, the starter only drops
