@@ -1,12 +1,45 @@
-/* execd-stub: runs one job the way sge_execd does, for rsmapd's integration tests - the spool directory
- * <spool>/<host>/active_jobs/<job>.<task>/ with its environment file, then prolog, starter_method + job,
- * epilog, each with the job's environment, and execd's meaning of the prolog's exit code (99 reschedule,
- * 100 job error). Usage:
- *   execd-stub --spool DIR --host NAME --job ID [--task N] [--slots N] [--prolog CMD] [--starter CMD]
- *              [--epilog CMD] [--keep] -- JOB-COMMAND...
- * CMD is one executable path with its arguments separated by spaces. Exit: the job's exit status, or 99 /
- * 100 when the prolog asked for it (printed as "rescheduled" / "job error"). */
+/* execd-stub: runs one job the way sge_execd and its shepherd do, for rsmapd's integration tests: the spool
+ * directory with config, environment and pe_hostfile, the job's tmpdir, then prolog, starter_method + job,
+ * epilog - each loading the job's environment file, each as the user execd would run it as - and execd's
+ * meaning of their exit codes (sge_conf(5)). Usage:
+ *   execd-stub --spool DIR --job ID [--host NAME] [--task N] [--slots N] [--user NAME] [--queue NAME]
+ *              [--pe NAME] [--cwd DIR] [--tmpdir DIR] [--shell PATH] [--script] [--prolog [USER@]CMD]
+ *              [--starter PATH] [--epilog [USER@]CMD] [--keep] -- COMMAND [ARG...]
+ *
+ * Layout, as execd writes it (source/daemons/execd/exec_job.cc):
+ *   DIR/HOST/active_jobs/JOB.TASK/   (TASK 1 for a non-array job) config, environment, pe_hostfile
+ *   DIR/HOST/job_scripts/JOB         the job script, with --script
+ *   TMPDIR/JOB.TASK.QUEUE/           $TMPDIR, owned by the job's owner (--tmpdir, default /tmp)
+ * The environment file is the user's environment (here: the stub's own, as with qsub -V), then what execd
+ * adds - PATH with $TMPDIR first, HOME, SHELL, USER, LOGNAME from the owner's passwd entry, JOB_NAME,
+ * JOB_SCRIPT, REQUEST, HOSTNAME, QUEUE, JOB_ID, NQUEUES, NSLOTS, NHOSTS, RESTARTED, TMPDIR, TMP, PE,
+ * PE_HOSTFILE, then the SGE_ ones: SGE_CELL, SGE_TASK_ID/FIRST/LAST/STEPSIZE ("undefined" for a non-array
+ * job; --task N stands for an array job of the one task N), SGE_ACCOUNT, SGE_JOB_SPOOL_DIR - one NAME=value a line, a newline in a value written as \n. A
+ * variable execd sets replaces the user's of the same name in place. Each step starts with exactly that
+ * environment (execd_params INHERIT_ENV=false); the starter_method additionally sees
+ * SGE_STARTER_SHELL_PATH, SGE_STARTER_SHELL_START_MODE (posix_compliant) and, never here,
+ * SGE_STARTER_USE_LOGIN_SHELL.
+ *
+ * Users: the job belongs to --user (default: whoever runs the stub; another user needs root). Prolog and
+ * epilog run as the job's owner, or as USER with a "USER@" prefix (root@/path, as in qconf); the
+ * starter_method and the job always run as the owner (setgid, initgroups, setuid), in --cwd (default: the
+ * stub's directory, like qsub -cwd), stdin from /dev/null, in a session of their own.
+ *
+ * Commands: a prolog or epilog is a path and arguments separated by blanks; the starter_method is one path
+ * (execd passes it no arguments), run as argv[0] = its base name, then the job's script or command and
+ * arguments. Without --script the job is a binary run as given (qsub -b y -shell no); with --script
+ * COMMAND is a script file copied into job_scripts and run by --shell (default /bin/sh), as with
+ * shell_start_mode posix_compliant.
+ *
+ * Exit: 99 / 100 when the prolog asks to reschedule / to put the job in error state (the job and the
+ * epilog do not run); 1 when a prolog or epilog exits with anything else (execd puts the queue in error
+ * state) or the stub cannot set the job up; 2 for a usage error; otherwise the job's exit status (128 +
+ * signal), or the epilog's 99 / 100 if the job exited 0. Each meaning is printed on stderr. */
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +49,164 @@
 
 extern char **environ;
 
-static int run(const char *what, char **argv) {
+/* The owner's passwd entry, copied: getpwnam's buffer does not survive the next lookup. */
+struct owner {
+    char name[256], dir[4096], shell[4096];
+    uid_t uid;
+    gid_t gid;
+};
+
+static int lookup(const char *name, struct owner *o) {
+    struct passwd *pw = getpwnam(name);
+    if (!pw) return -1;
+    snprintf(o->name, sizeof o->name, "%s", pw->pw_name);
+    snprintf(o->dir, sizeof o->dir, "%s", pw->pw_dir);
+    snprintf(o->shell, sizeof o->shell, "%s", pw->pw_shell);
+    o->uid = pw->pw_uid;
+    o->gid = pw->pw_gid;
+    return 0;
+}
+
+/* Becomes `o` for good, as the shepherd does before it execs a step; a no-op when we already are `o`. */
+static int become(const struct owner *o) {
+    if (getuid() == o->uid && geteuid() == o->uid) return 0;
+    if (setgid(o->gid) < 0 || initgroups(o->name, o->gid) < 0 || setuid(o->uid) < 0) return -1;
+    if (o->uid != 0 && setuid(0) == 0) return -1; /* the switch must not be reversible */
+    return 0;
+}
+
+/* The environment, in execd's order: set() replaces a variable in place or appends it. */
+static char *vars[8192];
+static int nvars;
+
+static void set(const char *name, const char *value) {
+    size_t len = strlen(name);
+    char *v = malloc(len + strlen(value) + 2);
+    if (!v) { perror("malloc"); exit(1); }
+    sprintf(v, "%s=%s", name, value);
+    for (int i = 0; i < nvars; i++) {
+        if (strncmp(vars[i], name, len) == 0 && vars[i][len] == '=') {
+            free(vars[i]);
+            vars[i] = v;
+            return;
+        }
+    }
+    if (nvars < (int)(sizeof vars / sizeof *vars)) vars[nvars++] = v;
+}
+
+static void set_int(const char *name, long value) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%ld", value);
+    set(name, buf);
+}
+
+/* NAME=value per line; a newline inside a value is written as the two characters \n (var_list_dump_to_file). */
+static int write_environment(const char *path) {
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    for (int i = 0; i < nvars; i++) {
+        for (const char *c = vars[i]; *c; c++) {
+            if (*c == '\n') fputs("\\n", f);
+            else fputc(*c, f);
+        }
+        fputc('\n', f);
+    }
+    return fclose(f);
+}
+
+/* What the shepherd does with it (sge_set_environment): every line back into the environment. */
+static int load_environment(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    clearenv();
+    static char line[1 << 16];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *eq = strchr(line, '=');
+        if (!eq || eq == line) continue;
+        *eq = '\0';
+        char *value = eq + 1, *w = value;
+        for (char *r = value; *r; r++) {
+            if (r[0] == '\\' && r[1] == 'n') { *w++ = '\n'; r++; }
+            else *w++ = *r;
+        }
+        *w = '\0';
+        setenv(line, value, 1);
+    }
+    fclose(f);
+    return 0;
+}
+
+static int mkdirs(const char *path, mode_t mode) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s", path);
+    for (char *c = p + 1; *c; c++) {
+        if (*c == '/') {
+            *c = '\0';
+            if (mkdir(p, 0755) < 0 && errno != EEXIST) return -1;
+            *c = '/';
+        }
+    }
+    return mkdir(p, mode) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static void remove_tree(const char *path) {
+    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int copy_file(const char *from, const char *to, mode_t mode) {
+    int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, mode);
+    char buf[65536];
+    ssize_t n;
+    int rc = in < 0 || out < 0 ? -1 : 0;
+    while (rc == 0 && (n = read(in, buf, sizeof buf)) > 0) {
+        if (write(out, buf, (size_t)n) != n) rc = -1;
+    }
+    if (in >= 0) close(in);
+    if (out >= 0 && close(out) < 0) rc = -1;
+    return rc;
+}
+
+/* One step: fork, become its user, load the job's environment, chdir, exec. Returns the exit status. */
+struct step {
+    const char *what;      /* "prolog", "starter_method", "job", "epilog" */
+    const struct owner *as;
+    const char *path;      /* what is executed (PATH searched) */
+    char **argv;
+    const char *environment, *cwd, *starter_shell;
+};
+
+static int run(const struct step *s) {
+    fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) { perror("fork"); return 127; }
     if (pid == 0) {
-        execvp(argv[0], argv);
-        fprintf(stderr, "execd-stub: cannot run %s %s: %s\n", what, argv[0], strerror(errno));
+        setsid();
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0) { dup2(null, 0); if (null > 0) close(null); }
+        if (become(s->as) < 0) {
+            fprintf(stderr, "execd-stub: cannot run the %s as %s: %s\n", s->what, s->as->name, strerror(errno));
+            _exit(127);
+        }
+        if (load_environment(s->environment) < 0) {
+            fprintf(stderr, "execd-stub: cannot read %s: %s\n", s->environment, strerror(errno));
+            _exit(127);
+        }
+        if (s->starter_shell) { /* what the shepherd tells a starter_method */
+            setenv("SGE_STARTER_SHELL_PATH", s->starter_shell, 1);
+            setenv("SGE_STARTER_SHELL_START_MODE", "posix_compliant", 1);
+        }
+        if (chdir(s->cwd) < 0) {
+            fprintf(stderr, "execd-stub: %s: cannot chdir to %s: %s\n", s->what, s->cwd, strerror(errno));
+            _exit(127);
+        }
+        execvp(s->path, s->argv);
+        fprintf(stderr, "execd-stub: cannot run %s %s: %s\n", s->what, s->path, strerror(errno));
         _exit(127);
     }
     int status;
@@ -31,91 +216,218 @@ static int run(const char *what, char **argv) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* Splits "a b c" into argv (in place), then appends extra. */
-static int split(char *cmd, char **out, int max, char **extra) {
+/* "[user@]path arg arg" as the shepherd reads a prolog or epilog (parse_script_params): an '@' before the
+ * first blank names the user. Splits in place into argv; returns the user or NULL. */
+static char *split_procedure(char *cmd, char **argv, int max) {
+    char *user = NULL, *s = strpbrk(cmd, "@ ");
+    if (s && *s == '@') {
+        *s = '\0';
+        user = cmd;
+        cmd = s + 1;
+    }
     int n = 0;
-    for (char *t = strtok(cmd, " "); t && n < max - 1; t = strtok(NULL, " ")) out[n++] = t;
-    for (; extra && *extra && n < max - 1; extra++) out[n++] = *extra;
-    out[n] = NULL;
-    return n;
+    for (char *t = strtok(cmd, " "); t && n < max - 1; t = strtok(NULL, " ")) argv[n++] = t;
+    if (n == 0) argv[n++] = (char *)""; /* an empty command: exec says what is wrong with it */
+    argv[n] = NULL;
+    return user;
 }
 
-static int mkdirs(char *path) {
-    for (char *p = path + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(path, 0755) < 0 && errno != EEXIST) return -1;
-            *p = '/';
-        }
-    }
-    return mkdir(path, 0755) < 0 && errno != EEXIST ? -1 : 0;
+/* A prolog's or epilog's exit code as execd reads it. Returns 0 to go on, else the stub's exit code. */
+static int procedure_verdict(const char *what, int rc) {
+    if (rc == 0) return 0;
+    if (rc == 99) fprintf(stderr, "execd-stub: %s asked to reschedule the job\n", what);
+    else if (rc == 100) fprintf(stderr, "execd-stub: %s put the job in error state\n", what);
+    else fprintf(stderr, "execd-stub: %s exited %d: execd puts the queue in error state\n", what, rc);
+    return rc == 99 || rc == 100 ? rc : 1;
+}
+
+static int procedure_owner(const char *what, const char *user, const struct owner *job_owner, struct owner *out) {
+    if (!user) { *out = *job_owner; return 0; }
+    if (lookup(user, out) < 0) { fprintf(stderr, "execd-stub: %s: no user %s\n", what, user); return -1; }
+    return 0;
 }
 
 int main(int argc, char **argv) {
     const char *spool = NULL, *host = "localhost", *job = NULL, *task = "undefined", *slots = "1";
+    const char *user = NULL, *queue = "all.q", *pe = NULL, *cwd = NULL, *tmpbase = "/tmp", *shell = "/bin/sh";
     char *prolog = NULL, *starter = NULL, *epilog = NULL;
-    int keep = 0, i = 1;
+    int keep = 0, script = 0, i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (i + 1 >= argc && strcmp(argv[i], "--keep") != 0) { fprintf(stderr, "execd-stub: %s needs a value\n", argv[i]); return 2; }
-        if (!strcmp(argv[i], "--spool")) spool = argv[++i];
-        else if (!strcmp(argv[i], "--host")) host = argv[++i];
-        else if (!strcmp(argv[i], "--job")) job = argv[++i];
-        else if (!strcmp(argv[i], "--task")) task = argv[++i];
-        else if (!strcmp(argv[i], "--slots")) slots = argv[++i];
-        else if (!strcmp(argv[i], "--prolog")) prolog = argv[++i];
-        else if (!strcmp(argv[i], "--starter")) starter = argv[++i];
-        else if (!strcmp(argv[i], "--epilog")) epilog = argv[++i];
-        else if (!strcmp(argv[i], "--keep")) keep = 1;
-        else { fprintf(stderr, "execd-stub: unknown option %s\n", argv[i]); return 2; }
+        if (!strcmp(argv[i], "--keep")) { keep = 1; continue; }
+        if (!strcmp(argv[i], "--script")) { script = 1; continue; }
+        if (i + 1 >= argc) { fprintf(stderr, "execd-stub: %s needs a value\n", argv[i]); return 2; }
+        const char *o = argv[i++];
+        if (!strcmp(o, "--spool")) spool = argv[i];
+        else if (!strcmp(o, "--host")) host = argv[i];
+        else if (!strcmp(o, "--job")) job = argv[i];
+        else if (!strcmp(o, "--task")) task = argv[i];
+        else if (!strcmp(o, "--slots")) slots = argv[i];
+        else if (!strcmp(o, "--user")) user = argv[i];
+        else if (!strcmp(o, "--queue")) queue = argv[i];
+        else if (!strcmp(o, "--pe")) pe = argv[i];
+        else if (!strcmp(o, "--cwd")) cwd = argv[i];
+        else if (!strcmp(o, "--tmpdir")) tmpbase = argv[i];
+        else if (!strcmp(o, "--shell")) shell = argv[i];
+        else if (!strcmp(o, "--prolog")) prolog = argv[i];
+        else if (!strcmp(o, "--starter")) starter = argv[i];
+        else if (!strcmp(o, "--epilog")) epilog = argv[i];
+        else { fprintf(stderr, "execd-stub: unknown option %s\n", o); return 2; }
     }
     if (!spool || !job || i + 1 >= argc) {
-        fprintf(stderr, "usage: execd-stub --spool DIR --host NAME --job ID [options] -- COMMAND...\n");
+        fprintf(stderr, "usage: execd-stub --spool DIR --job ID [options] -- COMMAND [ARG...]\n");
         return 2;
     }
     char **command = argv + i + 1;
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/%s/active_jobs/%s.%s", spool, host, job,
-             strcmp(task, "undefined") ? task : "1"); /* task 1 for a non-array job */
-    if (mkdirs(dir) < 0) { fprintf(stderr, "execd-stub: cannot create %s: %s\n", dir, strerror(errno)); return 1; }
-    /* The job's environment: the user's (ours), then what execd adds. */
-    setenv("JOB_ID", job, 1);
-    setenv("SGE_TASK_ID", task, 1);
-    setenv("NSLOTS", slots, 1);
-    setenv("NHOSTS", "1", 1);
-    setenv("SGE_JOB_SPOOL_DIR", dir, 1);
-    char file[4200];
-    snprintf(file, sizeof file, "%s/environment", dir);
+    int array = strcmp(task, "undefined") != 0;
+    const char *task_dir = array ? task : "1"; /* task 1 for a non-array job */
+
+    struct owner owner;
+    if (!user) {
+        struct passwd *me = getpwuid(getuid());
+        user = me ? me->pw_name : "";
+    }
+    if (lookup(user, &owner) < 0) { fprintf(stderr, "execd-stub: no user %s\n", user); return 2; }
+    if (geteuid() != 0 && owner.uid != geteuid()) {
+        fprintf(stderr, "execd-stub: --user %s needs root (execd runs as root)\n", user);
+        return 2;
+    }
+    char here[4096];
+    if (!cwd) cwd = getcwd(here, sizeof here) ? here : "/";
+
+    /* The spool directory (sge_get_active_job_file_path) and the job's tmpdir (sge_make_tmpdir). */
+    char hostdir[4096], dir[4200], tmpdir[4200], scripts[4200], script_file[4300], file[4400];
+    snprintf(hostdir, sizeof hostdir, "%s/%s", spool, host);
+    snprintf(dir, sizeof dir, "%s/active_jobs/%s.%s", hostdir, job, task_dir);
+    snprintf(scripts, sizeof scripts, "%s/job_scripts", hostdir);
+    snprintf(tmpdir, sizeof tmpdir, "%s/%s.%s.%s", tmpbase, job, task_dir, queue);
+    if (mkdirs(dir, 0755) < 0 || mkdirs(tmpdir, 0755) < 0 || chown(tmpdir, owner.uid, owner.gid) < 0) {
+        fprintf(stderr, "execd-stub: cannot create %s or %s: %s\n", dir, tmpdir, strerror(errno));
+        return 1;
+    }
+    snprintf(script_file, sizeof script_file, "%s", command[0]);
+    if (script) {
+        snprintf(script_file, sizeof script_file, "%s/%s", scripts, job);
+        if (mkdirs(scripts, 0755) < 0 || copy_file(command[0], script_file, 0755) < 0) {
+            fprintf(stderr, "execd-stub: cannot spool the job script %s: %s\n", command[0], strerror(errno));
+            return 1;
+        }
+    }
+    const char *name = strrchr(command[0], '/') ? strrchr(command[0], '/') + 1 : command[0];
+
+    /* pe_hostfile: written for every job, "host slots queue processors". */
+    snprintf(file, sizeof file, "%s/pe_hostfile", dir);
     FILE *f = fopen(file, "w");
+    if (!f || fprintf(f, "%s %s %s@%s UNDEFINED\n", host, slots, queue, host) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "execd-stub: cannot write %s\n", file);
+        return 1;
+    }
+
+    /* The environment file, in execd's order. */
+    for (char **e = environ; *e; e++) {
+        char *eq = strchr(*e, '=');
+        if (!eq || eq == *e) continue;
+        char n[1024];
+        snprintf(n, sizeof n, "%.*s", (int)(eq - *e), *e);
+        set(n, eq + 1);
+    }
+    char path[8192];
+    const char *user_path = getenv("PATH");
+    snprintf(path, sizeof path, "%s:%s", tmpdir, user_path ? user_path : "/usr/local/bin:/bin:/usr/bin");
+    set("PATH", path);
+    set("REQNAME", name);
+    set("HOME", owner.dir);
+    set("SHELL", owner.shell);
+    set("USER", owner.name);
+    set("LOGNAME", owner.name);
+    set("JOB_NAME", name);
+    set("JOB_SCRIPT", script_file);
+    set("REQUEST", name);
+    set("HOSTNAME", host);
+    set("QUEUE", queue);
+    set("JOB_ID", job);
+    set("ENVIRONMENT", "BATCH");
+    set_int("NQUEUES", 1);
+    set("NSLOTS", slots);
+    set_int("NHOSTS", 1);
+    set_int("RESTARTED", 0);
+    set("TMPDIR", tmpdir);
+    set("TMP", tmpdir);
+    set("SHELL", shell);
+    snprintf(file, sizeof file, "%s/pe_hostfile", dir);
+    if (pe) {
+        set("PE", pe);
+        set("PE_HOSTFILE", file);
+    }
+    /* execd sets these through its prefix list, so they come last and always win over the user's */
+    set("SGE_CELL", "default");
+    set("SGE_TASK_ID", task);
+    set("SGE_TASK_FIRST", task);
+    set("SGE_TASK_LAST", task);
+    set("SGE_TASK_STEPSIZE", array ? "1" : "undefined");
+    set("SGE_ACCOUNT", "sge");
+    set("SGE_JOB_SPOOL_DIR", dir);
+    char environment[4400];
+    snprintf(environment, sizeof environment, "%s/environment", dir);
+    if (write_environment(environment) != 0) {
+        fprintf(stderr, "execd-stub: cannot write %s\n", environment);
+        return 1;
+    }
+
+    /* The config file: what the shepherd reads (the part a hook may look at). */
+    snprintf(file, sizeof file, "%s/config", dir);
+    f = fopen(file, "w");
     if (!f) { fprintf(stderr, "execd-stub: cannot write %s\n", file); return 1; }
-    for (char **e = environ; *e; e++) fprintf(f, "%s\n", *e);
-    fclose(f);
+    fprintf(f, "job_owner=%s\njob_id=%s\nja_task_id=%s\njob_name=%s\nqueue=%s\nhost=%s\naccount=sge\n", owner.name, job,
+            array ? task : "0", name, queue, host);
+    fprintf(f, "cwd=%s\ntmpdir=%s\nstdin_path=/dev/null\nshell_path=%s\nscript_file=%s\n", cwd, tmpdir, shell,
+            script_file);
+    fprintf(f, "handle_as_binary=%d\nno_shell=%d\nshell_start_mode=posix_compliant\nuse_login_shell=0\n", !script, !script);
+    fprintf(f, "prolog=%s\nepilog=%s\nstarter_method=%s\n", prolog ? prolog : "none", epilog ? epilog : "none",
+            starter ? starter : "none");
+    fprintf(f, "pe=%s\npe_slots=%s\nhost_slots=%s\nenable_systemd=0\n", pe ? pe : "none", slots, slots);
+    int nargs = 0;
+    for (char **a = command + 1; *a; a++) nargs++;
+    fprintf(f, "njob_args=%d\n", nargs);
+    for (int a = 0; a < nargs; a++) fprintf(f, "job_arg%d=%s\n", a + 1, command[a + 1]);
+    if (fclose(f) != 0) { fprintf(stderr, "execd-stub: cannot write %s\n", file); return 1; }
 
     char *args[256];
+    int status = 0, verdict;
+    struct owner as;
     if (prolog) {
-        split(prolog, args, 256, NULL);
-        int rc = run("prolog", args);
-        if (rc == 99) { fprintf(stderr, "execd-stub: prolog asked to reschedule the job\n"); return 99; }
-        if (rc == 100) { fprintf(stderr, "execd-stub: prolog put the job in error state\n"); return 100; }
-        if (rc != 0) { fprintf(stderr, "execd-stub: prolog failed with %d\n", rc); return 1; }
+        char *who = split_procedure(prolog, args, 256);
+        if (procedure_owner("prolog", who, &owner, &as) < 0) return 1;
+        struct step s = { "prolog", &as, args[0], args, environment, cwd, NULL };
+        if ((verdict = procedure_verdict("prolog", run(&s))) != 0) {
+            if (!keep) { remove_tree(dir); remove_tree(tmpdir); if (script) unlink(script_file); }
+            return verdict;
+        }
     }
-    int status;
-    if (starter) {
-        split(starter, args, 256, command);
-        status = run("starter", args);
-    } else {
-        status = run("job", command);
-    }
+    /* The job: script or command, then its arguments; a starter_method gets them after its own name. */
+    char *job_argv[260];
+    int n = 0;
+    const char *exe = starter ? starter : script ? shell : script_file;
+    if (starter) job_argv[n++] = strrchr(starter, '/') ? strrchr(starter, '/') + 1 : starter;
+    else if (script) job_argv[n++] = (char *)shell;
+    job_argv[n++] = script_file;
+    for (char **a = command + 1; *a && n < 259; a++) job_argv[n++] = *a;
+    job_argv[n] = NULL;
+    struct step j = { starter ? "starter_method" : "job", &owner, exe, job_argv, environment, cwd,
+                      starter ? shell : NULL };
+    status = run(&j);
+    if (status == 99) fprintf(stderr, "execd-stub: the job exited 99: execd reschedules it\n");
+    if (status == 100) fprintf(stderr, "execd-stub: the job exited 100: execd puts it in error state\n");
     if (epilog) {
-        split(epilog, args, 256, NULL);
-        int rc = run("epilog", args);
-        if (rc != 0) fprintf(stderr, "execd-stub: epilog failed with %d\n", rc);
+        char *who = split_procedure(epilog, args, 256);
+        if (procedure_owner("epilog", who, &owner, &as) < 0) return 1;
+        struct step s = { "epilog", &as, args[0], args, environment, cwd, NULL };
+        verdict = procedure_verdict("epilog", run(&s));
+        if (status == 0) status = verdict;
     }
     if (!keep) {
-        char rm[4300];
-        snprintf(rm, sizeof rm, "%s/rsmap.env", dir);
-        unlink(rm);
-        unlink(file);
-        rmdir(dir);
+        remove_tree(dir);
+        remove_tree(tmpdir);
+        if (script) unlink(script_file);
     }
     return status;
 }
