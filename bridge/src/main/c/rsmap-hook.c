@@ -278,6 +278,13 @@ static int starter(char **cmd) {
             return EXIT_JOB_ERROR;
         }
     }
+    /* Installed set-group-ID rsmap (packaging), the starter can reach a socket of mode 0660; the job must
+     * not keep that group: real, effective and saved group all become the owner's again. */
+    gid_t gid = getgid();
+    if (getegid() != gid && setresgid(gid, gid, gid) != 0) {
+        fprintf(stderr, "rsmap-hook: cannot drop the rsmap group: %s\n", strerror(errno));
+        return EXIT_JOB_ERROR;
+    }
     size_t n = 0;
     for (char **e = environ; *e; e++) n++;
     char **env = calloc(n + (size_t)granted_count + 1, sizeof *env);

@@ -270,4 +270,20 @@ class RsmapHookTest {
         assertThat(r.code()).isEqualTo(127);
         assertThat(r.err()).isEqualTo("rsmap-hook: cannot exec /no/such/job: No such file or directory\n");
     }
+
+    @Test
+    void starter_installedSetgid_dropsTheGroupBeforeTheJobRuns() throws Exception {
+        String user = ExecdStubTest.jobUser();
+        Path dir = Files.createDirectories(tmp.resolve("libexec"));
+        Path starter = Files.copy(HOOK, dir.resolve("rsmap-hook"));
+        // as packaging installs it: group "daemon" stands for rsmap here, mode 2755
+        ExecdStubTest.sh("chgrp daemon " + starter + " && chmod 2755 " + starter + " && chmod 755 " + tmp);
+        Map<String, String> env = new java.util.HashMap<>(Map.of("JOB_ID", "1"));
+        String own = ExecdStubTest.sh("id -g " + user).strip();
+        Run r = run(List.of("setpriv", "--reuid=" + user, "--regid=" + own, "--init-groups", starter.toString(),
+                "starter", "grep", "^Gid:", "/proc/self/status"), env);
+        assertThat(r.code()).as(r.err()).isZero();
+        String[] gids = r.out().strip().split("\\s+");
+        assertThat(gids).as("real, effective, saved, filesystem group").containsExactly("Gid:", own, own, own, own);
+    }
 }

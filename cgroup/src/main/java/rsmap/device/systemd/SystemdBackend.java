@@ -126,7 +126,10 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
         if (existing.isPresent()) {
             String unit = existing.get();
             // execd moved the job's processes already; only the device properties change. runtime=true:
-            // the setting dies with the unit and is never written to /etc.
+            // the setting dies with the unit and is never written to /etc. SetUnitProperties appends to
+            // DeviceAllow, so what the scope already allows (execd honours a user-set
+            // SGE_DEBUG_DEVICES_ALLOW) is reset first: nothing the job's owner controls widens the grant.
+            call(unit, false, manager(), "SetUnitProperties", unit, true, List.of(deviceAllow(List.of())));
             properties.add(devicePolicy("closed"));
             properties.add(deviceAllow(policy.rules()));
             call(unit, false, manager(), "SetUnitProperties", unit, true, properties);

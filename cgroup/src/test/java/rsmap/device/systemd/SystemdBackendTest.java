@@ -128,8 +128,14 @@ class SystemdBackendTest {
     void apply_execdScope_setsPropertiesOnThatScope() throws Exception {
         backend.apply("ocs-17.3", grantedPolicy(), 1234);
 
-        assertThat(systemd.calls()).hasSize(1);
-        SystemdStandIn.Call call = systemd.calls().get(0);
+        assertThat(systemd.calls()).hasSize(2);
+        // First whatever the scope allowed already is reset (execd applies a user-set SGE_DEBUG_DEVICES_ALLOW).
+        SystemdStandIn.Call reset = systemd.calls().get(0);
+        assertThat(reset.method()).isEqualTo("SetUnitProperties");
+        assertThat(reset.unit()).isEqualTo("ocs6445.17.3.scope");
+        assertThat(reset.properties()).containsOnlyKeys("DeviceAllow");
+        assertThat(deviceAllow(reset.properties().get("DeviceAllow"))).isEmpty();
+        SystemdStandIn.Call call = systemd.calls().get(1);
         assertThat(call.method()).isEqualTo("SetUnitProperties");
         assertThat(call.unit()).isEqualTo("ocs6445.17.3.scope");
         assertThat(call.mode()).isEqualTo("runtime=true");
