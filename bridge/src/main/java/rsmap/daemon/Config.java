@@ -24,6 +24,7 @@ import rsmap.wire.FrameDecoder;
  * global_complex_values = lic=4(la lb lc ld)
  * socket                = /run/rsmap/rsmapd.sock
  * socket_group          = rsmap
+ * socket_mode           = 0660                          # octal; 0666 lets every job owner's starter connect
  * state_dir             = /var/lib/rsmap
  * device_backend        = auto                          # auto | systemd | cgroup-v1 | dry-run
  * isolation             = required                      # required | optional
@@ -35,7 +36,7 @@ import rsmap.wire.FrameDecoder;
  * </pre>
  */
 public record Config(Path complexes, String host, String complexValues, String globalComplexValues, Path socket,
-                     String socketGroup, Path stateDir, String deviceBackend, Isolation.Mode isolation, Path execdSpool,
+                     String socketGroup, String socketMode, Path stateDir, String deviceBackend, Isolation.Mode isolation, Path execdSpool,
                      String adminUser, int maxFrame, int maxRsmapIds, int reconcileInterval,
                      Map<String, Integer> lines) {
 
@@ -45,7 +46,7 @@ public record Config(Path complexes, String host, String complexValues, String g
     }
 
     private static final Set<String> KEYS = Set.of("complexes", "host", "complex_values", "global_complex_values",
-            "socket", "socket_group", "state_dir", "device_backend", "isolation", "execd_spool", "admin_user",
+            "socket", "socket_group", "socket_mode", "state_dir", "device_backend", "isolation", "execd_spool", "admin_user",
             "max_frame", "max_rsmap_ids", "reconcile_interval");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
@@ -101,12 +102,30 @@ public record Config(Path complexes, String host, String complexValues, String g
         return new Config(dir.resolve(values.get("complexes")), values.getOrDefault("host", defaultHost),
                 values.getOrDefault("complex_values", "NONE"), values.getOrDefault("global_complex_values", "NONE"),
                 dir.resolve(values.getOrDefault("socket", "/run/rsmap/rsmapd.sock")),
-                values.getOrDefault("socket_group", "rsmap"), dir.resolve(values.getOrDefault("state_dir", "/var/lib/rsmap")),
+                values.getOrDefault("socket_group", "rsmap"), socketMode(lines, values, where),
+                dir.resolve(values.getOrDefault("state_dir", "/var/lib/rsmap")),
                 backend, mode, values.containsKey("execd_spool") ? dir.resolve(values.get("execd_spool")) : null,
                 values.getOrDefault("admin_user", "root"),
                 number(lines, values, where, "max_frame", FrameDecoder.DEFAULT_MAX_FRAME, 64, 64 << 20),
                 number(lines, values, where, "max_rsmap_ids", Limits.DEFAULT_MAX_RSMAP_IDS, 0, 1 << 20),
                 number(lines, values, where, "reconcile_interval", 60, 0, 86_400), lineNumbers(text, values.keySet()));
+    }
+
+    /** rw for the owner, and rw, r or nothing for group and others: never execute bits. */
+    private static String socketMode(Continuation lines, Map<String, String> values, Map<String, Integer> where)
+            throws ParseException {
+        String v = values.getOrDefault("socket_mode", "0660");
+        if (!v.matches("0?6[0246][0246]")) {
+            throw lines.error("socket_mode is an octal mode like 0660 or 0666 (owner rw; no execute bits), not '" + v
+                    + "'", where.get("socket_mode"));
+        }
+        String digits = v.length() == 4 ? v.substring(1) : v;
+        StringBuilder rwx = new StringBuilder();
+        for (char c : digits.toCharArray()) {
+            int d = c - '0';
+            rwx.append((d & 4) != 0 ? 'r' : '-').append((d & 2) != 0 ? 'w' : '-').append('-');
+        }
+        return rwx.toString();
     }
 
     /** The physical line where each key is set (continued lines count as the line they start on). */

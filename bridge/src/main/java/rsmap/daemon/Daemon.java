@@ -159,7 +159,7 @@ public final class Daemon implements AutoCloseable {
             public void closed(Session session) {
                 Daemon.this.closed(session);
             }
-        }, config.maxFrame(), groupIfExists(config.socketGroup()));
+        }, config.maxFrame(), groupIfExists(config.socketGroup()), config.socketMode());
         reconcile();
         if (config.reconcileInterval() > 0) {
             timer = Executors.newSingleThreadScheduledExecutor(r -> {

@@ -41,15 +41,16 @@ public final class SocketServer implements AutoCloseable {
 
     /** Binds {@code path} (a stale socket file is replaced) and starts accepting. */
     public SocketServer(Path path, Supplier<Session.Handler> handlers, int maxFrame) throws IOException {
-        this(path, handlers, maxFrame, "");
+        this(path, handlers, maxFrame, "", "rw-rw----");
     }
 
     /**
-     * Binds {@code path} with mode 0660 and, unless empty, group {@code group}: the socket is bound under
-     * a temporary name, given its mode and group, then renamed into place, so that no client ever
-     * connects through wider permissions.
+     * Binds {@code path} with {@code mode} (like {@code rw-rw----}) and, unless empty, group {@code group}:
+     * the socket is bound under a temporary name, given its mode and group, then renamed into place, so
+     * that no client ever connects through wider permissions.
      */
-    public SocketServer(Path path, Supplier<Session.Handler> handlers, int maxFrame, String group) throws IOException {
+    public SocketServer(Path path, Supplier<Session.Handler> handlers, int maxFrame, String group, String mode)
+            throws IOException {
         this.path = path;
         this.handlers = handlers;
         this.maxFrame = maxFrame;
@@ -60,7 +61,7 @@ public final class SocketServer implements AutoCloseable {
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         try {
             server.bind(UnixDomainSocketAddress.of(temp));
-            Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rw-rw----"));
+            Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString(mode));
             if (!group.isEmpty()) {
                 var lookup = temp.getFileSystem().getUserPrincipalLookupService();
                 Files.getFileAttributeView(temp, PosixFileAttributeView.class)

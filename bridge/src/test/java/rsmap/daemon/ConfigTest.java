@@ -36,6 +36,7 @@ class ConfigTest {
         assertThat(c.maxFrame()).isEqualTo(65536);
         assertThat(c.stateDir()).isEqualTo(Path.of("/var/lib/rsmap"));
         assertThat(c.reconcileInterval()).isEqualTo(60);
+        assertThat(c.socketMode()).isEqualTo("rw-rw----");
         assertThat(c.lineOf("complex_values")).isEqualTo(3);
         assertThat(c.lineOf("device_backend")).isEqualTo(7);
         assertThat(c.lineOf("admin_user")).isZero();
@@ -66,6 +67,12 @@ class ConfigTest {
     }
 
     @Test
+    void socketMode_isOctal_ownerReadWrite_neverExecute() throws ParseException {
+        assertThat(Config.parse("complexes = c\nsocket_mode = 0666\n", FILE, "n").socketMode()).isEqualTo("rw-rw-rw-");
+        assertThat(Config.parse("complexes = c\nsocket_mode = 600\n", FILE, "n").socketMode()).isEqualTo("rw-------");
+    }
+
+    @Test
     void parse_errors_nameLineAndReason() {
         ParseException e = refused("complexes = c\nisolation = maybe\n");
         assertThat(e.lineAndColumn() + ": " + e.problem()).isEqualTo("line 2, column 1: isolation is required or optional, "
@@ -76,6 +83,8 @@ class ConfigTest {
         assertThat(refused("complexes = c\njust words\n").problem()).isEqualTo("expected 'key = value'");
         assertThat(refused("complexes = c\ndevice_backend = selinux\n").problem()).startsWith("device_backend is one of");
         assertThat(refused("complexes = c\nmax_frame = 10\n").problem()).startsWith("max_frame is a whole number from 64");
+        assertThat(refused("complexes = c\nsocket_mode = 0777\n").problem()).startsWith("socket_mode is an octal mode");
+        assertThat(refused("complexes = c\nsocket_mode = 0460\n").problem()).startsWith("socket_mode is an octal mode");
         ParseException cont = refused("complexes = c\ncomplex_values = a \\\nb\nbogus\n");
         assertThat(cont.line()).isEqualTo(4);
     }

@@ -42,10 +42,9 @@ class ExecdStubTest {
                 PosixFilePermissions.fromString("rwxr-xr-x")));
         hook = Files.copy(HOOK, shared.resolve("rsmap-hook"));
         starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
-        config = TestDaemon.config(shared, "gpu=4(0 0 1 1)");
-        daemon = TestDaemon.start(config);
         // The starter runs as the job's owner: it must be able to connect (docs/integration-ocs.md, "Socket").
-        Files.setPosixFilePermissions(config.socket(), PosixFilePermissions.fromString("rw-rw-rw-"));
+        config = TestDaemon.config(shared, "gpu=4(0 0 1 1)", "socket_mode = 0666");
+        daemon = TestDaemon.start(config);
     }
 
     @AfterEach
