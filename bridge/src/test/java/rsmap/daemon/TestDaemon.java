@@ -19,7 +19,11 @@ final class TestDaemon {
         List<String> lines = new ArrayList<>(List.of("complexes = complexes", "host = node01",
                 "complex_values = " + complexValues, "socket = rsmapd.sock", "state_dir = state",
                 "device_backend = dry-run", "admin_user = " + System.getProperty("user.name")));
-        lines.addAll(List.of(more));
+        for (String m : more) { // a setting given here replaces the default one
+            String key = m.substring(0, m.indexOf('=')).strip();
+            lines.removeIf(l -> l.startsWith(key + " ="));
+            lines.add(m);
+        }
         Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", lines) + "\n");
         return Config.parse(Files.readString(conf), conf, "node01");
     }
