@@ -1,0 +1,10 @@
+# %postun of rsmap: an upgrade restarts a running rsmapd on the new program. An erase keeps the journal
+# (/var/lib/rsmap) and a changed /etc/rsmap/rsmapd.conf (as rsmapd.conf.rpmsave): RPM has no purge, so
+# they stay, as does the rsmap group.
+if [ -d /run/systemd/system ]; then
+    systemctl daemon-reload >/dev/null 2>&1 || :
+    if [ "$1" -ge 1 ]; then
+        systemctl try-restart rsmapd.service >/dev/null 2>&1 || :
+    fi
+fi
+exit 0
