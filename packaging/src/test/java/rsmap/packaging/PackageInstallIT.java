@@ -1,0 +1,443 @@
+// The .deb installed for real on this machine (issue 6, "Tested for real in CI"): dpkg -i, rsmapd started
+// with its unit's ExecStart and environment (no systemd here), jobs through the installed execd-stub and
+// hooks as another user, the installed rsmap, an upgrade, dpkg -r and dpkg -P - and what each leaves.
+package rsmap.packaging;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * One package's life, step by step (each step needs the ones before it). It changes the machine: it runs
+ * under CI=true, with {@code -Ppackages} or with RSMAP_PACKAGE_TEST=1, as root, and ends with the package
+ * purged. What stays by policy: the {@code rsmap} group (Debian policy 9.2.2: never removed, files may
+ * still belong to it) and whatever the admin - here this test - wrote into /etc/rsmap itself.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class PackageInstallIT {
+    static final Path UNIT = Path.of("/usr/lib/systemd/system/rsmapd.service");
+    static final Path CONF = Path.of("/etc/rsmap/rsmapd.conf");
+    static final Path COMPLEXES = Path.of("/etc/rsmap/complexes");
+    static final Path HOOK = Path.of("/usr/libexec/rsmap/rsmap-hook");
+    static final Path STUB = Path.of("/usr/libexec/rsmap/execd-stub");
+    static final Path SOCKET = Path.of("/run/rsmap/rsmapd.sock");
+    static final Path JOURNAL_DIR = Path.of("/var/lib/rsmap");
+    static final String MARK = "# written by rsmap's PackageInstallIT: an admin's table stands here\n";
+    /** Where a package's traces could be: every path below these whose name says rsmap is compared. */
+    static final List<Path> ROOTS = List.of(Path.of("/etc"), Path.of("/usr"), Path.of("/var"), Path.of("/run"),
+            Path.of("/opt"));
+
+    Path deb;
+    Path shared;
+    Set<String> before;
+    String adminConf;
+    Process daemon;
+    Path daemonLog;
+    FileChannel lockFile;
+    FileLock lock;
+
+    @BeforeAll
+    void onlyWhereAsked() throws Exception {
+        boolean asked = Boolean.getBoolean("rsmap.packageTest") || "true".equals(System.getenv("CI"))
+                || "1".equals(System.getenv("RSMAP_PACKAGE_TEST"));
+        Assumptions.assumeTrue(asked, "installs and purges the package rsmap on this machine: runs under CI=true, "
+                + "with mvn -Ppackages, or with RSMAP_PACKAGE_TEST=1");
+        if (!Run.ok(List.of("id", "-u")).strip().equals("0")) {
+            Packages.missing("dpkg -i needs root");
+        }
+        deb = Packages.deb();
+        // one package test per machine at a time (dpkg has its own lock, but the steps span several calls)
+        lockFile = FileChannel.open(Path.of("/tmp/.rsmap-package-test.lock"), StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE);
+        lock = lockFile.lock();
+        // what an earlier run that was killed may have left: the package, and this test's own table
+        if (!dpkgStatus().isEmpty()) {
+            Run.ok(List.of("dpkg", "--purge", "rsmap"));
+        }
+        if (Files.isRegularFile(COMPLEXES) && Files.readString(COMPLEXES).startsWith(MARK)) {
+            Files.delete(COMPLEXES);
+            deleteIfEmpty(COMPLEXES.getParent());
+        }
+        assertThat(COMPLEXES.getParent()).as("an /etc/rsmap of someone else's: this test would change it").doesNotExist();
+        before = rsmapPaths();
+        shared = Files.createTempDirectory("rsmap-pkg", PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwxr-xr-x"))); // the job's owner reaches its spool and tmpdir
+    }
+
+    @AfterAll
+    void cleanUp() throws Exception {
+        try {
+            stopDaemon();
+            if (deb != null && !dpkgStatus().isEmpty()) {
+                Run.of(List.of("dpkg", "--purge", "rsmap"));
+            }
+            if (Files.isRegularFile(COMPLEXES) && Files.readString(COMPLEXES).startsWith(MARK)) {
+                Files.delete(COMPLEXES);
+                deleteIfEmpty(COMPLEXES.getParent());
+            }
+            if (shared != null) {
+                deleteTree(shared);
+            }
+        } finally {
+            if (lock != null) {
+                lock.release();
+                lockFile.close();
+            }
+        }
+    }
+
+    // --- the steps --------------------------------------------------------------------------------
+
+    @Test
+    @Order(1)
+    void install_laysDownEveryFile_theGroup_andTheSetGidHook() throws Exception {
+        String out = Run.ok(List.of("dpkg", "--install", deb.toString()));
+        assertThat(dpkgStatus()).as(out).isEqualTo("ii ");
+        assertThat(Run.of(List.of("getent", "group", "rsmap")).code()).as("postinst made the group").isZero();
+        assertThat(stat(HOOK)).isEqualTo("root:rsmap 2755");
+        assertThat(Files.readSymbolicLink(HOOK.resolveSibling("rsmap-starter"))).isEqualTo(Path.of("rsmap-hook"));
+        for (String f : Packages.lines(Run.ok(List.of("dpkg", "--listfiles", "rsmap")))) {
+            assertThat(Path.of(f)).as("dpkg -L lists it").exists();
+        }
+        assertThat(stat(Path.of("/usr/sbin/rsmapd"))).isEqualTo("root:root 755");
+        assertThat(stat(CONF)).isEqualTo("root:root 644");
+        // nothing is running or enabled: the admin writes the complex table first
+        assertThat(JOURNAL_DIR).doesNotExist();
+        Run verify = Run.of(List.of("systemd-analyze", "verify", UNIT.toString()));
+        assertThat(verify.output()).as("systemd-analyze verify").doesNotContain("rsmapd.service:");
+        Run man = Run.of(List.of("man", "--warnings", "-l", "/usr/share/man/man8/rsmapd.8.gz"), "MANPAGER=cat", "LC_ALL=C.UTF-8");
+        assertThat(man.output().replaceAll("\\s+", " ")).contains("rsmapd - grants resource-map instances")
+                .doesNotContain("warning");
+    }
+
+    @Test
+    @Order(2)
+    void daemonFromTheUnit_grantsAJobOfAnotherUser_throughTheInstalledHooks() throws Exception {
+        // what an admin does: the cluster's table, and this host's instances in the shipped configuration
+        Files.writeString(COMPLEXES, MARK + Files.readString(Path.of("/usr/share/doc/rsmap/examples/complexes")));
+        // two cards as device files of their own (major 195 as NVIDIA's), so that isolation is real
+        Path card0 = shared.resolve("nvidia0");
+        Path card1 = shared.resolve("nvidia1");
+        Run.ok(List.of("mknod", "-m", "666", card0.toString(), "c", "195", "0"));
+        Run.ok(List.of("mknod", "-m", "666", card1.toString(), "c", "195", "1"));
+        adminConf = Files.readString(CONF) + "\n# this host\nhost = node01\ncomplex_values = gpu=2(gpu0[devices=" + card0
+                + ":rw] gpu1[devices=" + card1 + ":rw])\n";
+        Files.writeString(CONF, adminConf);
+        startDaemon();
+        assertThat(stat(SOCKET)).as("socket_mode 0660, socket_group rsmap").isEqualTo("root:rsmap 660");
+
+        Job j = job("1", "gpu=1", "echo \"grant=$SGE_HGR_gpu\"; echo \"user=$(id -un)\"; echo \"groups=$(id -G)\"; "
+                + "echo \"devices=$(grep ':devices:' /proc/self/cgroup)\"; case $SGE_HGR_gpu in gpu0) m=" + card0 + " o=" + card1
+                + ";; *) m=" + card1 + " o=" + card0 + ";; esac; echo \"mine=$(head -c1 $m 2>&1)\"; echo \"other=$(head -c1 $o 2>&1)\"");
+        assertThat(j.exit()).as(j.output()).isZero();
+        assertThat(j.output()).containsPattern("(?m)^grant=gpu[01]$").contains("\nuser=nobody\n");
+        // the starter reached the 0660 socket through the hook's group, and dropped it before the job ran
+        String gid = Run.ok(List.of("getent", "group", "rsmap")).split(":")[2];
+        assertThat(List.of(j.line("groups").split(" "))).doesNotContain(gid);
+        // device_backend=auto took the cgroup v1 devices controller (PID 1 is not systemd here): the job
+        // ran in the cgroup rsmapd made for it, could open its card (no driver behind it: ENXIO) and was
+        // refused the other one (EPERM)
+        assertThat(j.line("devices")).endsWith(":devices:/rsmap/1");
+        assertThat(j.line("mine")).contains("No such device or address");
+        assertThat(j.line("other")).contains("Operation not permitted");
+        try (Stream<Path> journal = Files.list(JOURNAL_DIR)) {
+            assertThat(journal.count()).as("the journal").isPositive();
+        }
+    }
+
+    @Test
+    @Order(3)
+    void installedCli_checksThisHostsValues() throws Exception {
+        assertThat(Run.ok(List.of("/usr/bin/rsmap", "check-host", "--complexes", COMPLEXES.toString(), "gpu=2(gpu0 gpu1)")))
+                .isEqualTo("gpu=2(gpu0 gpu1)\n");
+        Run refused = Run.of(List.of("/usr/bin/rsmap", "check-request", "--complexes", COMPLEXES.toString(), "gpu=1[scope=job]"));
+        assertThat(refused.code()).isEqualTo(2);
+        assertThat(refused.output()).isEqualTo("error: column 7: scope= needs same=\n");
+    }
+
+    @Test
+    @Order(4)
+    void upgrade_keepsTheConfigurationAndTheJournal_andAHeldGrantStaysHeld() throws Exception {
+        Path out = Files.createDirectory(shared.resolve("out")); // the job's owner writes here
+        Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rwxrwxrwx"));
+        Path go = shared.resolve("go");
+        Path granted = out.resolve("granted");
+        Process held = jobProcess("2", "gpu=1", "echo \"$SGE_HGR_gpu\" > " + granted + "; while [ ! -e " + go
+                + " ]; do sleep 0.1; done; echo done");
+        for (int i = 0; i < 300 && !Files.exists(granted) && held.isAlive(); i++) {
+            Thread.sleep(100);
+        }
+        assertThat(granted).as("job 2 runs with its grant").exists();
+
+        stopDaemon();
+        Path newer = newerVersion();
+        String upgraded = Run.ok(List.of("dpkg", "--install", newer.toString()));
+        assertThat(Run.ok(List.of("dpkg-query", "-W", "-f", "${Version}", "rsmap"))).as(upgraded).endsWith("-2");
+        assertThat(Files.readString(CONF)).as("the admin's configuration").isEqualTo(adminConf);
+        assertThat(COMPLEXES).exists();
+        assertThat(stat(HOOK)).as("dpkg applied the statoverride to the new hook").isEqualTo("root:rsmap 2755");
+
+        startDaemon();
+        // job 2's grant came back from the journal: one gpu is left
+        Job both = job("3", "gpu=2", "echo job-ran");
+        assertThat(both.exit()).as(both.output()).isEqualTo(99);
+        assertThat(both.output()).doesNotContain("job-ran");
+        Files.writeString(go, "");
+        assertThat(held.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(held.exitValue()).as(new String(held.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).isZero();
+        Job after = job("4", "gpu=2", "echo \"grant=$SGE_HGR_gpu\"");
+        assertThat(after.exit()).as(after.output()).isZero();
+        assertThat(after.output()).contains("grant=gpu0 gpu1\n");
+    }
+
+    @Test
+    @Order(5)
+    void remove_keepsOnlyTheConfigurationAndTheJournal() throws Exception {
+        stopDaemon();
+        Run.ok(List.of("dpkg", "--remove", "rsmap"));
+        assertThat(dpkgStatus()).isEqualTo("rc ");
+        assertThat(Files.readString(CONF)).isEqualTo(adminConf);
+        Set<String> left = newPaths();
+        left.removeIf(p -> p.startsWith("/var/lib/dpkg/")); // dpkg's own record of the config-files state
+        assertThat(left).contains(CONF.toString(), COMPLEXES.toString(), JOURNAL_DIR.toString());
+        // and /run/rsmap, which the unit keeps until purge or reboot (RuntimeDirectoryPreserve=yes)
+        assertThat(left).allMatch(p -> p.startsWith("/etc/rsmap") || p.startsWith("/var/lib/rsmap")
+                || p.startsWith("/var/cache/rsmap") || p.equals("/run/rsmap"), "only the configuration, the journal and the cache");
+        assertThat(Path.of("/usr/libexec/rsmap")).doesNotExist();
+        assertThat(Path.of("/usr/share/rsmap")).doesNotExist();
+    }
+
+    @Test
+    @Order(6)
+    void purge_leavesNothing_butTheAdminsOwnFile_andTheGroup() throws Exception {
+        Run.ok(List.of("dpkg", "--purge", "rsmap"));
+        assertThat(dpkgStatus()).isEmpty();
+        assertThat(newPaths()).containsExactly(COMPLEXES.getParent().toString(), COMPLEXES.toString());
+        assertThat(Run.of(List.of("dpkg-statoverride", "--list", HOOK.toString())).code()).as("statoverride removed").isEqualTo(1);
+        assertThat(Run.of(List.of("getent", "group", "rsmap")).code()).as("the group stays").isZero();
+    }
+
+    // --- rsmapd as its unit runs it -------------------------------------------------------------------
+
+    /**
+     * Starts ExecStart= of the installed unit with the environment systemd would give it: Environment=,
+     * the directories of RuntimeDirectory=, StateDirectory= and CacheDirectory= made with their modes and
+     * named in RUNTIME_DIRECTORY, STATE_DIRECTORY and CACHE_DIRECTORY, and systemd's PATH.
+     */
+    void startDaemon() throws Exception {
+        UnitFile unit = UnitFile.read(UNIT);
+        ProcessBuilder pb = new ProcessBuilder(unit.execStart());
+        Map<String, String> env = pb.environment();
+        env.clear();
+        env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin");
+        env.putAll(unit.environment());
+        for (String[] kind : new String[][] {{"Runtime", "/run"}, {"State", "/var/lib"}, {"Cache", "/var/cache"}}) {
+            String name = unit.one("Service", kind[0] + "Directory");
+            if (name.isEmpty()) {
+                continue;
+            }
+            String mode = unit.one("Service", kind[0] + "DirectoryMode");
+            Path dir = Path.of(kind[1], name);
+            Files.createDirectories(dir);
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString(rwx(mode.isEmpty() ? "0755" : mode)));
+            env.put(kind[0].toUpperCase(Locale.ROOT) + "_DIRECTORY", dir.toString());
+        }
+        daemonLog = Files.createTempFile(shared, "rsmapd", ".log");
+        daemon = pb.redirectErrorStream(true).redirectOutput(daemonLog.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        for (int i = 0; i < 600 && daemon.isAlive() && !Files.exists(SOCKET); i++) {
+            Thread.sleep(100);
+        }
+        assertThat(daemon.isAlive()).as("rsmapd runs: %s", Files.readString(daemonLog)).isTrue();
+        assertThat(SOCKET).as("rsmapd serves: %s", Files.readString(daemonLog)).exists();
+    }
+
+    /** SIGTERM, as systemctl stop sends it; the JVM's 143 is the unit's SuccessExitStatus. */
+    void stopDaemon() throws Exception {
+        if (daemon == null) {
+            return;
+        }
+        daemon.destroy();
+        if (!daemon.waitFor(30, TimeUnit.SECONDS)) {
+            daemon.destroyForcibly();
+            throw new AssertionError("rsmapd did not stop on SIGTERM: " + Files.readString(daemonLog));
+        }
+        int code = daemon.exitValue();
+        daemon = null;
+        assertThat(String.valueOf(code)).as("exit code of rsmapd: %s", Files.readString(daemonLog))
+                .isIn("0", UnitFile.read(UNIT).one("Service", "SuccessExitStatus"));
+    }
+
+    // --- jobs through the installed execd-stub ---------------------------------------------------------
+
+    record Job(int exit, String output) {
+        /** The value of the job's {@code name=value} line. */
+        String line(String name) {
+            for (String l : output.split("\n")) {
+                if (l.startsWith(name + "=")) {
+                    return l.substring(name.length() + 1);
+                }
+            }
+            throw new AssertionError("no " + name + "= line in: " + output);
+        }
+    }
+
+    Process jobProcess(String id, String request, String script) throws IOException {
+        List<String> cmd = List.of(STUB.toString(), "--spool", shared.resolve("spool").toString(), "--host", "node01",
+                "--job", id, "--user", "nobody", "--cwd", "/", "--tmpdir", shared.toString(),
+                "--prolog", "root@" + HOOK + " prolog", "--starter", HOOK.resolveSibling("rsmap-starter").toString(),
+                "--epilog", "root@" + HOOK + " epilog", "--", "sh", "-c", script);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().remove("RSMAP_SOCKET"); // the hook's default, /run/rsmap/rsmapd.sock
+        pb.environment().put("RSMAP_REQUEST", request);
+        return pb.start();
+    }
+
+    Job job(String id, String request, String script) throws Exception {
+        Process p = jobProcess(id, request, script);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("job %s ends", id).isTrue();
+        return new Job(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+    }
+
+    // --- the machine ------------------------------------------------------------------------------------
+
+    /** "ii " installed, "rc " removed with its configuration, "" unknown to dpkg. */
+    static String dpkgStatus() throws Exception {
+        Run r = Run.of(List.of("dpkg-query", "-W", "-f", "${db:Status-Abbrev}", "rsmap"));
+        return r.code() == 0 ? r.output() : "";
+    }
+
+    /** The same package at a higher version (release 2), repacked from the built one. */
+    Path newerVersion() throws Exception {
+        Path dir = shared.resolve("newer");
+        Run.ok(List.of("dpkg-deb", "--raw-extract", deb.toString(), dir.toString()));
+        Path control = dir.resolve("DEBIAN/control");
+        Files.writeString(control, Files.readString(control).replaceFirst("(?m)^(Version: .*)-1$", "$1-2"));
+        Path newer = shared.resolve("rsmap-newer.deb");
+        Run.ok(List.of("dpkg-deb", "--build", dir.toString(), newer.toString()));
+        return newer;
+    }
+
+    static String stat(Path p) throws Exception {
+        return Run.ok(List.of("stat", "-c", "%U:%G %a", p.toString())).strip();
+    }
+
+    /** Every path under ROOTS whose name contains "rsmap". */
+    static Set<String> rsmapPaths() throws IOException {
+        Set<String> out = new TreeSet<>();
+        for (Path root : ROOTS) {
+            if (!Files.isDirectory(root)) {
+                continue;
+            }
+            Files.walkFileTree(root, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
+                    if (dir.startsWith("/proc") || dir.startsWith("/sys")) {
+                        return FileVisitResult.SKIP_SUBTREE;
+                    }
+                    note(dir);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                    note(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path file, IOException e) {
+                    return FileVisitResult.CONTINUE; // gone meanwhile
+                }
+
+                private void note(Path p) {
+                    if (p.getFileName() != null && p.getFileName().toString().toLowerCase(Locale.ROOT).contains("rsmap")) {
+                        out.add(p.toString());
+                    }
+                }
+            });
+        }
+        return out;
+    }
+
+    /**
+     * What rsmapPaths() has now that it did not have before the install, with everything below those;
+     * not man-db's cache of formatted pages (/var/cache/man), which man-db's own cron job ages out.
+     */
+    Set<String> newPaths() throws IOException {
+        Set<String> now = rsmapPaths();
+        now.removeAll(before);
+        now.removeIf(p -> p.startsWith("/var/cache/man/"));
+        Set<String> all = new TreeSet<>();
+        for (String p : now) {
+            all.add(p);
+            if (Files.isDirectory(Path.of(p))) {
+                try (Stream<Path> s = Files.walk(Path.of(p))) {
+                    s.forEach(q -> all.add(q.toString()));
+                }
+            }
+        }
+        return all;
+    }
+
+    static String rwx(String octal) {
+        String digits = octal.substring(octal.length() - 3);
+        StringBuilder b = new StringBuilder();
+        for (char c : digits.toCharArray()) {
+            int d = c - '0';
+            b.append((d & 4) != 0 ? 'r' : '-').append((d & 2) != 0 ? 'w' : '-').append((d & 1) != 0 ? 'x' : '-');
+        }
+        return b.toString();
+    }
+
+    static void deleteIfEmpty(Path dir) throws IOException {
+        if (Files.isDirectory(dir)) {
+            try (Stream<Path> s = Files.list(dir)) {
+                if (s.findAny().isEmpty()) {
+                    Files.delete(dir);
+                }
+            }
+        }
+    }
+
+    static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        List<Path> all = new ArrayList<>();
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(all::add);
+        }
+        for (Path p : all) {
+            Files.deleteIfExists(p);
+        }
+    }
+}
