@@ -394,8 +394,11 @@ public final class Daemon implements AutoCloseable {
                 if (job != null && !mayQuery(peer, jobs.get(job))) {
                     throw new Session.CommandException("job " + job + " is not yours, '" + peer.user() + "'");
                 }
-                return List.of(Frame.of(tid, Code.STATE.value(), Views.state(this, peer, EventHub.Filters.NONE, job)
-                        .toString()));
+                ObjectNode state = Views.state(this, peer, EventHub.Filters.NONE, job);
+                if (a.has("explain")) {
+                    state.set("explain", explain(a.path("explain").asText("")));
+                }
+                return List.of(Frame.of(tid, Code.STATE.value(), state.toString()));
             }
             case JOB_START:
                 authorise(code, peer);
@@ -413,6 +416,18 @@ public final class Daemon implements AutoCloseable {
             default:
                 throw new Session.CommandException(code + " is not a command of this daemon");
         }
+    }
+
+    /** Why a request could or could not start on this host now, instance by instance. */
+    private ObjectNode explain(String request) throws Session.CommandException {
+        RequestList parsed;
+        try {
+            parsed = RequestList.parse(request, table, limits);
+        } catch (ParseException e) {
+            throw new Session.CommandException("explain: " + e.getMessage());
+        }
+        Explanation x = cluster.explain(parsed, config.host());
+        return JSON.createObjectNode().put("request", request).put("can_start", x.canStart()).put("text", x.toHuman());
     }
 
     private synchronized void closed(Session session) {
