@@ -51,6 +51,8 @@ public final class GrantRss {
                     Rsmapd.mib(peak), (double) after / idle, (double) after / before, (after - before) * 1024.0 / grants,
                     TARGET_MIB, Rsmapd.mib(after) < TARGET_MIB ? "met"
                     : String.format("MISSED by %.1f MiB", Rsmapd.mib(after) - TARGET_MIB));
+        } finally {
+            Rsmapd.deleteTree(dir);
         }
     }
 

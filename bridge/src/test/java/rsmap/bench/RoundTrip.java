@@ -68,6 +68,8 @@ public final class RoundTrip {
                 server.getOutputStream().close(); // pingpong serve exits when its stdin closes
                 server.waitFor();
             }
+        } finally {
+            Rsmapd.deleteTree(dir);
         }
     }
 

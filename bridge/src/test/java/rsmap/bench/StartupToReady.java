@@ -27,10 +27,20 @@ public final class StartupToReady {
         int records = args.length > 1 ? Integer.parseInt(args[1]) : 10_000;
         String example = Files.readString(Rsmapd.ROOT.resolve("examples/node01.complex_values"));
         Path empty = Files.createTempDirectory("rsmap-bench-start");
-        Rsmapd.configure(empty, example);
         Path churn = Files.createTempDirectory("rsmap-bench-start-churn");
-        Rsmapd.configure(churn, example);
         Path live = Files.createTempDirectory("rsmap-bench-start-live");
+        try {
+            run(runs, records, example, empty, churn, live);
+        } finally {
+            for (Path p : List.of(empty, churn, live)) {
+                Rsmapd.deleteTree(p);
+            }
+        }
+    }
+
+    private static void run(int runs, int records, String example, Path empty, Path churn, Path live) throws Exception {
+        Rsmapd.configure(empty, example);
+        Rsmapd.configure(churn, example);
         Rsmapd.configure(live, "gpu=" + records + "(0-" + (records - 1) + ")");
         List<String> options;
         try (Rsmapd d = Rsmapd.start(churn)) {
