@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
@@ -47,9 +48,11 @@ public final class Main {
             System.exit(2);
             return;
         }
+        Optional<Notify> notify = notifier();
         CountDownLatch stopped = new CountDownLatch(1);
         Daemon running = daemon;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            notify.ifPresent(n -> tell(n, "STOPPING=1"));
             try {
                 running.close();
             } catch (IOException e) {
@@ -57,7 +60,28 @@ public final class Main {
             }
             stopped.countDown();
         }));
+        // The service manager's READY=1 (Type=notify): the socket answers from here on.
+        notify.ifPresent(n -> tell(n, "READY=1"));
         stopped.await();
+    }
+
+    /** The supervisor's notification socket; a malformed one is reported and ignored, as sd_notify does. */
+    private static Optional<Notify> notifier() {
+        try {
+            return Notify.fromEnvironment(System.getenv());
+        } catch (IllegalArgumentException e) {
+            System.err.println("rsmapd: " + e.getMessage());
+            return Optional.empty();
+        }
+    }
+
+    /** A supervisor that cannot be told is reported; the daemon serves on (the supervisor decides). */
+    private static void tell(Notify notify, String state) {
+        try {
+            notify.send(state);
+        } catch (IOException e) {
+            System.err.println("rsmapd: " + state + ": " + e.getMessage());
+        }
     }
 
     private static String hostName() {
