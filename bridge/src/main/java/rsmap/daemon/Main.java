@@ -27,6 +27,12 @@ public final class Main {
             System.err.println("error: usage: rsmapd [--config FILE]");
             System.exit(2);
         }
+        // Start-up is mostly class loading, and Jackson's is the largest part: load it on the second core
+        // while this one reads the configuration and the complex table.
+        Thread warm = new Thread(() -> new com.fasterxml.jackson.databind.ObjectMapper().createObjectNode()
+                .put("warm", 1).toString(), "rsmapd-warm-up");
+        warm.setDaemon(true);
+        warm.start();
         Daemon daemon;
         try {
             Config config = Config.parse(Files.readString(file, StandardCharsets.UTF_8), file, hostName());
@@ -84,7 +90,17 @@ public final class Main {
         }
     }
 
+    /** The short host name: the kernel's (no resolver involved), else the JDK's. */
     private static String hostName() {
+        try {
+            String h = Files.readString(Path.of("/proc/sys/kernel/hostname"), StandardCharsets.UTF_8).strip();
+            if (!h.isEmpty()) {
+                int dot = h.indexOf('.');
+                return dot > 0 ? h.substring(0, dot) : h;
+            }
+        } catch (IOException e) {
+            // not Linux: ask the JDK
+        }
         try {
             String h = InetAddress.getLocalHost().getHostName();
             int dot = h.indexOf('.');
