@@ -15,7 +15,8 @@ import picocli.CommandLine.Command;
 @Command(name = "rsmap", mixinStandardHelpOptions = true, version = "rsmap 0.1.0",
         description = "Resource maps for Grid-Engine-family execution hosts.",
         subcommands = {CheckComplexes.class, CheckHost.class, CheckRequest.class, Simulate.class,
-            DevicePolicyCommand.class})
+            DevicePolicyCommand.class, DaemonCommands.Status.class, DaemonCommands.Explain.class,
+            DaemonCommands.Reload.class, DaemonCommands.Events.class, Demo.class})
 public final class Main implements Runnable {
     public static final int OK = 0;
     public static final int INTERNAL = 1;
@@ -64,7 +65,7 @@ public final class Main implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing command: check-complexes, "
-                + "check-host, check-request, simulate or device-policy");
+                + "check-host, check-request, simulate, device-policy, status, explain, reload, events or demo");
     }
 
     static String oneLine(String s) {

@@ -82,6 +82,8 @@ public final class Daemon implements AutoCloseable {
     private final Map<String, Job> jobs = new LinkedHashMap<>();
     private final List<String> log = new ArrayList<>();
     private Cluster cluster;
+    /** QUERY's answer for root and the admin, null after any change (see {@link #handle}). */
+    private volatile String stateCache;
     private String hostValues;
     private String globalValues;
     private long generation;
@@ -323,6 +325,7 @@ public final class Daemon implements AutoCloseable {
                 .put("complex_values", host).put("global_complex_values", global);
         append(record);
         cluster = next;
+        stateCache = null;
         generation = nextGeneration;
         hostValues = host;
         globalValues = global;
@@ -345,8 +348,21 @@ public final class Daemon implements AutoCloseable {
 
     // --- commands ---
 
-    /** One command of one client; state changes are serialised here. */
-    synchronized List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
+    /**
+     * One command of one client; state changes are serialised under the daemon's lock. The whole state
+     * as root or the admin sees it is kept, once built, until the next change: monitors that poll QUERY
+     * are answered without the lock and never queue behind job starts.
+     */
+    List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
+        String cached = stateCache;
+        if (code == Code.QUERY && cached != null && command.args().isEmpty() && privileged(session.peer())) {
+            return List.of(Frame.of(command.tid(), Code.STATE.value(), cached));
+        }
+        return handleLocked(code, command, session);
+    }
+
+    private synchronized List<Frame> handleLocked(Code code, Frame command, Session session)
+            throws Session.CommandException {
         Session.Peer peer = session.peer();
         long tid = command.tid();
         switch (code) {
@@ -394,8 +410,15 @@ public final class Daemon implements AutoCloseable {
                 if (job != null && !mayQuery(peer, jobs.get(job))) {
                     throw new Session.CommandException("job " + job + " is not yours, '" + peer.user() + "'");
                 }
-                return List.of(Frame.of(tid, Code.STATE.value(), Views.state(this, peer, EventHub.Filters.NONE, job)
-                        .toString()));
+                ObjectNode state = Views.state(this, peer, EventHub.Filters.NONE, job);
+                if (a.has("explain")) {
+                    state.set("explain", explain(a.path("explain").asText("")));
+                }
+                String text = state.toString();
+                if (command.args().isEmpty() && privileged(peer)) {
+                    stateCache = text;
+                }
+                return List.of(Frame.of(tid, Code.STATE.value(), text));
             }
             case JOB_START:
                 authorise(code, peer);
@@ -413,6 +436,18 @@ public final class Daemon implements AutoCloseable {
             default:
                 throw new Session.CommandException(code + " is not a command of this daemon");
         }
+    }
+
+    /** Why a request could or could not start on this host now, instance by instance. */
+    private ObjectNode explain(String request) throws Session.CommandException {
+        RequestList parsed;
+        try {
+            parsed = RequestList.parse(request, table, limits);
+        } catch (ParseException e) {
+            throw new Session.CommandException("explain: " + e.getMessage());
+        }
+        Explanation x = cluster.explain(parsed, config.host());
+        return JSON.createObjectNode().put("request", request).put("can_start", x.canStart()).put("text", x.toHuman());
     }
 
     private synchronized void closed(Session session) {
@@ -480,6 +515,7 @@ public final class Daemon implements AutoCloseable {
             throw new Session.CommandException("journal: " + e.getMessage());
         }
         jobs.put(id, job);
+        stateCache = null;
         note(Log.Level.INFO, "job " + id + (user.isEmpty() ? "" : " (" + user + ")") + " granted " + env);
         ObjectNode diff = Views.job(job).put("event", "grant");
         events.publish("grant", job.maps(), id, user, diff, s -> mayQuery(s.peer(), job));
@@ -505,6 +541,7 @@ public final class Daemon implements AutoCloseable {
         append(JSON.createObjectNode().put("op", "end").put("job", id).put("why", why));
         cluster.finish(id, cluster.now());
         jobs.remove(id);
+        stateCache = null;
         try {
             isolation.remove(id);
         } catch (DevicePolicyException e) {

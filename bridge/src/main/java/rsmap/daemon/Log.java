@@ -18,6 +18,8 @@ public final class Log {
     }
 
     private static final boolean JOURNAL = System.getenv("JOURNAL_STREAM") != null;
+    /** Where lines go instead of stderr (rsmap demo shows them inline); null: stderr. */
+    private static volatile java.util.function.Consumer<String> sink;
 
     private Log() {
     }
@@ -32,7 +34,17 @@ public final class Log {
     }
 
     public static void write(Level level, String message) {
-        write(System.err, level, message);
+        java.util.function.Consumer<String> s = sink;
+        if (s != null) {
+            s.accept(format(level, message, false));
+        } else {
+            write(System.err, level, message);
+        }
+    }
+
+    /** Sends the lines to {@code to} (null: back to stderr). */
+    public static void redirect(java.util.function.Consumer<String> to) {
+        sink = to;
     }
 
     static void write(PrintStream out, Level level, String message) {

@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
@@ -26,6 +27,12 @@ public final class Main {
             System.err.println("error: usage: rsmapd [--config FILE]");
             System.exit(2);
         }
+        // Start-up is mostly class loading, and Jackson's is the largest part: load it on the second core
+        // while this one reads the configuration and the complex table.
+        Thread warm = new Thread(() -> new com.fasterxml.jackson.databind.ObjectMapper().createObjectNode()
+                .put("warm", 1).toString(), "rsmapd-warm-up");
+        warm.setDaemon(true);
+        warm.start();
         Daemon daemon;
         try {
             Config config = Config.parse(Files.readString(file, StandardCharsets.UTF_8), file, hostName());
@@ -47,9 +54,11 @@ public final class Main {
             System.exit(2);
             return;
         }
+        Optional<Notify> notify = notifier();
         CountDownLatch stopped = new CountDownLatch(1);
         Daemon running = daemon;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            notify.ifPresent(n -> tell(n, "STOPPING=1"));
             try {
                 running.close();
             } catch (IOException e) {
@@ -57,10 +66,41 @@ public final class Main {
             }
             stopped.countDown();
         }));
+        // The service manager's READY=1 (Type=notify): the socket answers from here on.
+        notify.ifPresent(n -> tell(n, "READY=1"));
         stopped.await();
     }
 
+    /** The supervisor's notification socket; a malformed one is reported and ignored, as sd_notify does. */
+    private static Optional<Notify> notifier() {
+        try {
+            return Notify.fromEnvironment(System.getenv());
+        } catch (IllegalArgumentException e) {
+            System.err.println("rsmapd: " + e.getMessage());
+            return Optional.empty();
+        }
+    }
+
+    /** A supervisor that cannot be told is reported; the daemon serves on (the supervisor decides). */
+    private static void tell(Notify notify, String state) {
+        try {
+            notify.send(state);
+        } catch (IOException e) {
+            System.err.println("rsmapd: " + state + ": " + e.getMessage());
+        }
+    }
+
+    /** The short host name: the kernel's (no resolver involved), else the JDK's. */
     private static String hostName() {
+        try {
+            String h = Files.readString(Path.of("/proc/sys/kernel/hostname"), StandardCharsets.UTF_8).strip();
+            if (!h.isEmpty()) {
+                int dot = h.indexOf('.');
+                return dot > 0 ? h.substring(0, dot) : h;
+            }
+        } catch (IOException e) {
+            // not Linux: ask the JDK
+        }
         try {
             String h = InetAddress.getLocalHost().getHostName();
             int dot = h.indexOf('.');

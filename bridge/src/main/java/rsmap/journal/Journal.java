@@ -56,7 +56,14 @@ public final class Journal implements AutoCloseable {
             }
             String record = decode(all, p, lf);
             if (record == null) {
-                break; // torn or damaged: nothing after it can be trusted
+                if (indexOf(all, (byte) '\n', lf + 1) >= 0) {
+                    // Whole records follow a damaged one: that is not a torn write but damage. Cutting it
+                    // away would silently drop grants; refuse, naming where.
+                    ch.close();
+                    throw new IOException(file + ": record " + (records.size() + 1) + " (byte " + p + ") is damaged"
+                            + " and more records follow it; rsmapd will not guess which grants are held");
+                }
+                break; // the last line, damaged: a torn write
             }
             records.add(record);
             p = lf + 1;

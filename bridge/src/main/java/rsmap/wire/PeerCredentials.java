@@ -36,6 +36,9 @@ public final class PeerCredentials {
         Method fdVal = null;
         String why = "";
         try {
+            if (!Object.class.getModule().isExported("sun.nio.ch", PeerCredentials.class.getModule())) {
+                throw new IllegalStateException("java.base does not export sun.nio.ch to rsmap");
+            }
             fdVal = Class.forName("sun.nio.ch.SelChImpl").getMethod("getFDVal");
             libc = Native.load("c", LibC.class);
         } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {

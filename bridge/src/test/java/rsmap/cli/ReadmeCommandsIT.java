@@ -28,16 +28,29 @@ class ReadmeCommandsIT {
     }
 
     @Test
-    void readme_mainJobCommand_printsTheCanonicalExampleHost() throws Exception {
+    void readme_mainJobCommand_runsTheDemo_explainingEveryJob() throws Exception {
         String readme = Files.readString(ROOT.resolve("README.md"));
-        String main = readme.lines().filter(l -> l.contains("bin/rsmap check-host")).findFirst().orElseThrow();
+        String main = readme.lines().filter(l -> l.contains("bin/rsmap demo")).findFirst().orElseThrow();
         // The build part already ran (we are in verify); run the command part as written.
         String run = main.substring(main.indexOf("bin/rsmap"));
         Result r = sh(run);
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.err()).isEmpty();
+        assertThat(r.out()).contains("job 101 saw SGE_HGR_gpu=0 0 0 0", "job 102 saw SGE_HGR_gpu=1",
+                "job 103 saw SGE_HGR_nic=ib1", "-> exit 99: the host cannot serve it now",
+                "=> no group large enough: needs 4 free instances agreeing on id, the largest group (1) has 3",
+                "job 104 saw SGE_HGR_gpu=0 0 0 0", "rsmap-hook: request: column 7: scope= needs same=",
+                "-> exit 100: the request is refused", "rsmapd holds nothing now", "the temporary directory is gone");
+        assertThat(r.out()).doesNotContain("evil\n");
+        assertThat(readme).contains("mvn -B verify");
+    }
+
+    @Test
+    void binRsmap_checkHost_printsTheCanonicalExampleHost() throws Exception {
+        Result r = sh("bin/rsmap check-host --complexes examples/complexes \"$(cat examples/node01.complex_values)\"");
         assertThat(r.err()).isEmpty();
         assertThat(r.code()).isZero();
         assertThat(r.out()).startsWith("gpu=8(0[devices=/dev/nvidia0:rw;/dev/nvidiactl:r,memory=80G,");
-        assertThat(readme).contains("mvn -B verify");
     }
 
     @Test

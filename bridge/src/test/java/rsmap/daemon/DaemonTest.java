@@ -148,6 +148,20 @@ class DaemonTest {
     }
 
     @Test
+    void query_answeredFromItsCache_alwaysShowsTheLatestChange() throws Exception {
+        try (TestClient c = client()) {
+            for (int i = 0; i < 3; i++) {
+                assertThat(JSON.readTree(c.call(Frame.of(2, Code.QUERY.value())).get(0).text(0)).path("jobs")).hasSize(i);
+                c.call(json(3, Code.JOB_START, start("j" + i, "alice", "gpu=1")));
+            }
+            c.call(json(4, Code.JOB_END, "{\"job\":\"j0\"}"));
+            assertThat(JSON.readTree(c.call(Frame.of(5, Code.QUERY.value())).get(0).text(0)).path("jobs")).hasSize(2);
+            daemon.reconcile(); // nothing to release here: the cache stays right
+            assertThat(JSON.readTree(c.call(Frame.of(6, Code.QUERY.value())).get(0).text(0)).path("jobs")).hasSize(2);
+        }
+    }
+
+    @Test
     void modelDef_describesHostMapsInstancesCharacteristicsAndJobFields_thenOk() throws Exception {
         try (TestClient c = client()) {
             List<Frame> defs = c.call(Frame.of(2, Code.MODEL_DEF.value()));

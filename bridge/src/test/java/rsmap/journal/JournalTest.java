@@ -68,6 +68,25 @@ class JournalTest {
     }
 
     @Test
+    void open_damageInTheMiddle_isRefusedWithItsPlace_neverCutSilently() throws Exception {
+        Path f = tmp.resolve("journal");
+        try (Journal j = Journal.open(f)) {
+            j.append("one");
+            j.append("two");
+            j.append("three");
+        }
+        byte[] all = Files.readAllBytes(f);
+        int second = Journal.encode("one").length;
+        all[second + Journal.encode("two").length - 2] ^= 1; // flip a bit of "two"; "three" follows intact
+        Files.write(f, all);
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> Journal.open(f)))
+                .isInstanceOf(java.io.IOException.class)
+                .hasMessage(f + ": record 2 (byte " + second + ") is damaged and more records follow it; rsmapd will not"
+                        + " guess which grants are held");
+        assertThat(Files.readAllBytes(f)).isEqualTo(all); // left as it was, for the admin to look at
+    }
+
+    @Test
     void compact_replacesTheJournal_andAnUnfinishedOneIsIgnored() throws Exception {
         Path f = tmp.resolve("journal");
         try (Journal j = Journal.open(f)) {

@@ -14,7 +14,7 @@ import java.util.Optional;
 
 public final class TestClient implements AutoCloseable {
     private final SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
-    private final FrameDecoder decoder = new FrameDecoder(1 << 20);
+    private final FrameDecoder decoder = new FrameDecoder(64 << 20); // answers (STATE) may be large
 
     public TestClient(Path socket) throws IOException {
         ch.connect(UnixDomainSocketAddress.of(socket));

@@ -22,7 +22,7 @@ public final class Backends {
     }
 
     public static DeviceBackend choose(String name) throws DevicePolicyException {
-        return choose(name, SystemdBackend::systemBus, () -> new CgroupV1Backend(CgroupV1Backend.DEFAULT_ROOT),
+        return choose(name, () -> SystemdBackend.systemBus(), () -> new CgroupV1Backend(CgroupV1Backend.DEFAULT_ROOT),
                 Path.of("/proc/1/comm"));
     }
 

@@ -149,20 +149,21 @@ public final class Cluster {
                     break;
                 }
                 int[] idx = new int[map.getValue().size()];
-                boolean[] taken = new boolean[p.size()];
+                java.util.BitSet taken = new java.util.BitSet();
                 for (int k = 0; k < idx.length && error == null; k++) {
                     String id = map.getValue().get(k);
                     int found = -1;
-                    for (int i = 0; i < p.size() && found < 0; i++) {
-                        if (!taken[i] && p.heldBy[i] == null && p.instances[i].id().equals(id)) {
+                    for (int i : p.indexesOf(id)) {
+                        if (!taken.get(i) && p.heldBy[i] == null) {
                             found = i;
+                            break;
                         }
                     }
                     if (found < 0) {
                         error = host.getKey() + "/" + map.getKey() + " has no free instance " + id + " for job "
                                 + job.id();
                     } else {
-                        taken[found] = true;
+                        taken.set(found);
                         idx[k] = found;
                     }
                 }

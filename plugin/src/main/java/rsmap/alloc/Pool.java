@@ -32,6 +32,29 @@ final class Pool {
     final List<Hold> holds;
     /** same= groups by name; configuration only, so shared between copies. */
     private final GroupCache groups;
+    /** The instances of each identifier, built when first asked (restore); shared between copies. */
+    private final IdCache byId;
+
+    private static final class IdCache {
+        private volatile Map<String, int[]> map;
+    }
+
+    /** The indexes of the instances (shares) with identifier {@code id}, in configured order. */
+    int[] indexesOf(String id) {
+        Map<String, int[]> m = byId.map;
+        if (m == null) {
+            Map<String, List<Integer>> lists = new HashMap<>();
+            for (int i = 0; i < instances.length; i++) {
+                lists.computeIfAbsent(instances[i].id(), k -> new ArrayList<>()).add(i);
+            }
+            m = new HashMap<>();
+            for (Map.Entry<String, List<Integer>> e : lists.entrySet()) {
+                m.put(e.getKey(), e.getValue().stream().mapToInt(Integer::intValue).toArray());
+            }
+            byId.map = m;
+        }
+        return m.getOrDefault(id, new int[0]);
+    }
 
     /** Copy-on-write cache: most pools are never asked for groups, so an empty one costs nothing. */
     private static final class GroupCache {
@@ -71,6 +94,7 @@ final class Pool {
         this.free = instances.length;
         this.holds = new ArrayList<>();
         this.groups = new GroupCache();
+        this.byId = new IdCache();
     }
 
     private Pool(Pool o) {
@@ -84,6 +108,7 @@ final class Pool {
         free = o.free;
         holds = new ArrayList<>(o.holds);
         groups = o.groups;
+        byId = o.byId;
     }
 
     /** The groups of this pool under {@code same}, computed once. */

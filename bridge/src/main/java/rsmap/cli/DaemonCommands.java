@@ -1,0 +1,225 @@
+// The commands that talk to a running rsmapd over its socket: status, explain, reload, events.
+package rsmap.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+import rsmap.Limits;
+import rsmap.ParseException;
+import rsmap.alloc.Cluster;
+import rsmap.complex.ComplexTable;
+import rsmap.map.ComplexValues;
+import rsmap.request.RequestList;
+import rsmap.wire.Client;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+
+/** Each refusal of the daemon (an ERROR event) is one {@code error:} line and exit code 2. */
+final class DaemonCommands {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private DaemonCommands() {
+    }
+
+    /** --socket, default $RSMAP_SOCKET or /run/rsmap/rsmapd.sock. */
+    static final class SocketOption {
+        @Option(names = "--socket", paramLabel = "PATH", description = "rsmapd's socket (default: $RSMAP_SOCKET, else "
+                + "/run/rsmap/rsmapd.sock).")
+        Path socket;
+
+        Path path() {
+            if (socket != null) {
+                return socket;
+            }
+            String env = System.getenv("RSMAP_SOCKET");
+            return Path.of(env == null || env.isEmpty() ? "/run/rsmap/rsmapd.sock" : env);
+        }
+
+        Client connect() throws Refused {
+            try {
+                return Client.connect(path());
+            } catch (IOException e) {
+                throw new Refused(e.getMessage() + " (is rsmapd running? systemctl status rsmapd)");
+            } catch (Client.Refusal e) {
+                throw new Refused("rsmapd: " + e.getMessage());
+            }
+        }
+    }
+
+    /** One command, its events; a refusal or a lost connection is one line. */
+    static List<Frame> ask(SocketOption socket, Code code, String... args) throws Refused {
+        try (Client c = socket.connect()) {
+            return c.call(code, args);
+        } catch (Client.Refusal e) {
+            throw new Refused("rsmapd: " + e.getMessage());
+        } catch (IOException e) {
+            throw new Refused("rsmapd: " + e.getMessage());
+        }
+    }
+
+    static JsonNode json(Frame f) throws Refused {
+        try {
+            return JSON.readTree(f.text(0));
+        } catch (IOException e) {
+            throw new Refused("rsmapd answered something that is not JSON: " + e.getMessage());
+        }
+    }
+
+    @Command(name = "status", mixinStandardHelpOptions = true, description = "Show what a running rsmapd holds: every "
+            + "instance with its holder, and the jobs with their grants.")
+    static final class Status implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+        @Mixin
+        SocketOption socket = new SocketOption();
+        @Option(names = "--json", description = "Print the daemon's STATE as JSON.")
+        boolean json;
+
+        @Override
+        public Integer call() throws Refused {
+            JsonNode q = json(ask(socket, Code.QUERY).get(0));
+            PrintWriter out = spec.commandLine().getOut();
+            if (json) {
+                out.println(q);
+                return 0;
+            }
+            out.println("host " + q.path("host").asText() + ", configuration generation " + q.path("generation").asLong());
+            for (Iterator<Map.Entry<String, JsonNode>> it = q.path("maps").fields(); it.hasNext();) {
+                Map.Entry<String, JsonNode> m = it.next();
+                out.println(m.getKey() + " (" + m.getValue().path("amount").asInt() + " instances)");
+                for (JsonNode i : m.getValue().path("instances")) {
+                    String holder = i.path("holder").asText();
+                    out.printf("  %-12s %s%n", i.path("id").asText(), holder.isEmpty() ? "free" : "held by job " + holder);
+                }
+            }
+            out.println("jobs" + (q.path("jobs").isEmpty() ? ": none" : ""));
+            for (JsonNode j : q.path("jobs")) {
+                List<String> env = new ArrayList<>();
+                j.path("env").fields().forEachRemaining(e -> env.add(e.getKey() + "=" + e.getValue().asText()));
+                out.printf("  %-10s %-10s %s -> %s%n", j.path("job").asText(), j.path("user").asText(),
+                        j.path("request").asText(), String.join(" ", env));
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "explain", mixinStandardHelpOptions = true, description = "Why a request can or cannot start on "
+            + "this host now, instance by instance: asks the running rsmapd, or, with --complexes and --host-values, "
+            + "an idle host.")
+    static final class Explain implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+        @Mixin
+        SocketOption socket = new SocketOption();
+        @Option(names = "--complexes", paramLabel = "FILE", description = "Explain offline against this complex table.")
+        Path complexes;
+        @Option(names = "--host-values", paramLabel = "VALUE", description = "The idle host's complex_values (offline).")
+        String hostValues;
+        @Parameters(index = "0", paramLabel = "REQUEST", description = "The request, e.g. 'gpu=4[same=id]'.")
+        String request;
+
+        @Override
+        public Integer call() throws Refused {
+            PrintWriter out = spec.commandLine().getOut();
+            if (complexes != null || hostValues != null) {
+                if (complexes == null || hostValues == null) {
+                    throw new Refused("offline explain needs both --complexes and --host-values");
+                }
+                ComplexTable table = Inputs.complexes(complexes, Limits.DEFAULT);
+                Cluster c = new Cluster(table);
+                try {
+                    c.configure("host", ComplexValues.parse(hostValues, table), 0);
+                } catch (ParseException e) {
+                    throw new Refused("--host-values: " + e.getMessage());
+                }
+                rsmap.alloc.Explanation x;
+                try {
+                    x = c.explain(RequestList.parse(request, table), "host");
+                } catch (ParseException e) {
+                    throw new Refused("REQUEST: " + e.getMessage());
+                }
+                out.print(verdict(x.canStart(), "an idle host") + x.toHuman());
+                return 0;
+            }
+            JsonNode q = json(ask(socket, Code.QUERY, JSON.createObjectNode().put("explain", request).toString()).get(0));
+            JsonNode x = q.path("explain");
+            out.print(verdict(x.path("can_start").asBoolean(), "host " + q.path("host").asText() + " now")
+                    + x.path("text").asText());
+            return 0;
+        }
+
+        private String verdict(boolean canStart, String where) {
+            return request + (canStart ? " can start on " : " cannot start on ") + where + "\n";
+        }
+    }
+
+    @Command(name = "reload", mixinStandardHelpOptions = true, description = "Make rsmapd re-read its configuration "
+            + "(complex_values); refused while the change would take an instance a running job holds.")
+    static final class Reload implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+        @Mixin
+        SocketOption socket = new SocketOption();
+
+        @Override
+        public Integer call() throws Refused {
+            JsonNode r = json(ask(socket, Code.RELOAD).get(0));
+            spec.commandLine().getOut().println("configuration generation " + r.path("generation").asLong()
+                    + (r.path("changed").asBoolean() ? " (changed)" : " (unchanged)"));
+            return 0;
+        }
+    }
+
+    @Command(name = "events", mixinStandardHelpOptions = true, description = "Follow rsmapd's events: the full state, "
+            + "then one JSON line per grant, release and configuration change, until interrupted.")
+    static final class Events implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+        @Mixin
+        SocketOption socket = new SocketOption();
+        @Option(names = "--map", paramLabel = "NAME", description = "Only events about this map (repeatable).")
+        List<String> maps = new ArrayList<>();
+        @Option(names = "--job", paramLabel = "ID", description = "Only this job (repeatable; 7 includes its tasks).")
+        List<String> jobs = new ArrayList<>();
+        @Option(names = "--user", paramLabel = "NAME", description = "Only this user's jobs (repeatable).")
+        List<String> users = new ArrayList<>();
+        @Option(names = "--kind", paramLabel = "KIND", description = "grant, release or config (repeatable).")
+        List<String> kinds = new ArrayList<>();
+
+        @Override
+        public Integer call() throws Refused {
+            Map<String, List<String>> filters = new LinkedHashMap<>();
+            filters.put("map", maps);
+            filters.put("job", jobs);
+            filters.put("user", users);
+            filters.put("event", kinds);
+            PrintWriter out = spec.commandLine().getOut();
+            try (Client c = socket.connect()) {
+                c.call(Code.SET_FILTERS, JSON.writeValueAsString(filters));
+                c.stream(Code.START_EVENTS, f -> {
+                    out.println(f.text(0));
+                    out.flush();
+                });
+                return 0;
+            } catch (Client.Refusal e) {
+                throw new Refused("rsmapd: " + e.getMessage());
+            } catch (IOException e) {
+                throw new Refused("rsmapd: " + e.getMessage());
+            }
+        }
+    }
+}

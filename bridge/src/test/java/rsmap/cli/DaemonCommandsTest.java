@@ -1,0 +1,106 @@
+// rsmap status / explain / reload / events against a real rsmapd on its socket, and the one-line
+// refusals when it cannot be reached or refuses.
+package rsmap.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PipedReader;
+import java.io.PipedWriter;
+import java.io.PrintWriter;
+import java.io.BufferedReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import rsmap.complex.ComplexTable;
+import rsmap.daemon.Config;
+import rsmap.daemon.Daemon;
+import rsmap.wire.Client;
+import rsmap.wire.Code;
+
+@Timeout(60)
+class DaemonCommandsTest {
+    @TempDir
+    Path tmp;
+    Daemon daemon;
+    Path socket;
+
+    @BeforeEach
+    void start() throws Exception {
+        Files.copy(MainTest.EXAMPLES.resolve("complexes"), tmp.resolve("complexes"));
+        Path conf = Files.writeString(tmp.resolve("rsmapd.conf"), String.join("\n", "complexes = complexes",
+                "host = node01", "complex_values = gpu=4(0 0 1 1)", "socket = s.sock", "state_dir = state",
+                "device_backend = dry-run", "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0",
+                ""));
+        Config config = Config.parse(Files.readString(conf), conf, "node01");
+        daemon = new Daemon(config, ComplexTable.parse(Files.readString(config.complexes())), conf).serve();
+        socket = config.socket();
+        try (Client c = Client.connect(socket)) {
+            c.call(Code.JOB_START, "{\"job\":\"7\",\"user\":\"alice\",\"request\":\"gpu=2[same=id]\"}");
+        }
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        daemon.close();
+    }
+
+    @Test
+    void status_listsEveryInstanceWithItsHolder_andTheJobs() {
+        MainTest.Run r = MainTest.run("status", "--socket", socket.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).isEqualTo(String.join("\n", "host node01, configuration generation 1", "gpu (4 instances)",
+                "  0            held by job 7", "  0            held by job 7", "  1            free",
+                "  1            free", "jobs", "  7          alice      gpu=2[same=id] -> SGE_HGR_gpu=0 0", ""));
+        assertThat(MainTest.run("status", "--socket", socket.toString(), "--json").out()).startsWith("{\"host\":\"node01\"");
+    }
+
+    @Test
+    void explain_saysWhyNotNow_instanceByInstance_andOfflineAgainstAnIdleHost() {
+        MainTest.Run r = MainTest.run("explain", "--socket", socket.toString(), "gpu=4[same=id]");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).startsWith("gpu=4[same=id] cannot start on host node01 now\n")
+                .contains("held      by job 7").contains("=> no group large enough");
+        MainTest.Run offline = MainTest.run("explain", "--complexes", MainTest.COMPLEXES, "--host-values",
+                "gpu=4(0 0 1 1)", "gpu=4[same=id]");
+        assertThat(offline.out()).startsWith("gpu=4[same=id] cannot start on an idle host\n");
+        MainTest.Run fits = MainTest.run("explain", "--socket", socket.toString(), "gpu=2[same=id]");
+        assertThat(fits.out()).startsWith("gpu=2[same=id] can start on host node01 now\n");
+        MainTest.Run bad = MainTest.run("explain", "--socket", socket.toString(), "gpu=1[scope=job]");
+        assertThat(bad.code()).isEqualTo(2);
+        assertThat(bad.err()).isEqualTo("error: rsmapd: explain: column 7: scope= needs same=\n");
+    }
+
+    @Test
+    void reload_reportsTheGeneration() {
+        MainTest.Run r = MainTest.run("reload", "--socket", socket.toString());
+        assertThat(r.out()).isEqualTo("configuration generation 1 (unchanged)\n");
+    }
+
+    @Test
+    void anUnreachableDaemon_isOneLine_exit2() {
+        MainTest.Run r = MainTest.run("status", "--socket", tmp.resolve("none.sock").toString());
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).startsWith("error: cannot reach rsmapd at " + tmp.resolve("none.sock"))
+                .endsWith("(is rsmapd running? systemctl status rsmapd)\n").hasLineCount(1);
+    }
+
+    @Test
+    void events_printTheStateThenOneLinePerChange_filtered() throws Exception {
+        PipedWriter pipe = new PipedWriter();
+        BufferedReader lines = new BufferedReader(new PipedReader(pipe, 1 << 16));
+        Thread follower = new Thread(() -> Main.run(new PrintWriter(pipe, true), new PrintWriter(new java.io.StringWriter()),
+                "events", "--socket", socket.toString(), "--kind", "grant"));
+        follower.setDaemon(true);
+        follower.start();
+        assertThat(lines.readLine()).startsWith("{\"host\":\"node01\"");
+        try (Client c = Client.connect(socket)) {
+            c.call(Code.JOB_END, "{\"job\":\"7\"}"); // a release: filtered out
+            c.call(Code.JOB_START, "{\"job\":\"8\",\"user\":\"bob\",\"request\":\"gpu=1\"}");
+        }
+        assertThat(lines.readLine()).startsWith("{\"job\":\"8\",\"user\":\"bob\"").contains("\"event\":\"grant\"");
+    }
+}
