@@ -24,7 +24,10 @@ class PackageContentsIT {
     static final String DEB_ONLY = "/usr/share/doc/rsmap/copyright"; // Debian policy 12.5
     static final String RPM_ONLY = "/usr/share/doc/rsmap/LICENSE";
 
-    /** Every file both packages install (and the jars of bridge/target/lib under /usr/share/rsmap/lib). */
+    /**
+     * Every file both packages install, and the jars of bridge/target/lib under /usr/share/rsmap/lib, and
+     * the repository's examples/ under /usr/share/doc/rsmap/examples.
+     */
     static final List<String> FILES = List.of(
             "/etc/rsmap/rsmapd.conf",
             "/usr/bin/rsmap",
@@ -34,11 +37,6 @@ class PackageContentsIT {
             "/usr/libexec/rsmap/rsmap-starter",
             "/usr/libexec/rsmap/rsmap_jsv.sh",
             "/usr/sbin/rsmapd",
-            "/usr/share/doc/rsmap/examples/complexes",
-            "/usr/share/doc/rsmap/examples/global.complex_values",
-            "/usr/share/doc/rsmap/examples/node01.complex_values",
-            "/usr/share/doc/rsmap/examples/requests",
-            "/usr/share/doc/rsmap/examples/simulate.jsonl",
             "/usr/share/man/man1/rsmap.1.gz",
             "/usr/share/man/man5/rsmapd.conf.5.gz",
             "/usr/share/man/man8/rsmapd.8.gz",
@@ -52,6 +50,9 @@ class PackageContentsIT {
         Set<String> all = new TreeSet<>(FILES);
         try (Stream<Path> jars = Files.list(Path.of("..", "bridge", "target", "lib"))) {
             jars.map(p -> "/usr/share/rsmap/lib/" + p.getFileName()).filter(p -> p.endsWith(".jar")).forEach(all::add);
+        }
+        try (Stream<Path> examples = Files.list(Path.of("..", "examples"))) {
+            examples.map(p -> "/usr/share/doc/rsmap/examples/" + p.getFileName()).forEach(all::add);
         }
         return all;
     }

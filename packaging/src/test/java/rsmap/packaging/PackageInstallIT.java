@@ -175,12 +175,21 @@ class PackageInstallIT {
 
     @Test
     @Order(3)
-    void installedCli_checksThisHostsValues() throws Exception {
+    void installedCli_talksToTheInstalledDaemon_checksValues_andRunsTheDemo() throws Exception {
+        String status = Run.ok(List.of("/usr/bin/rsmap", "status"));
+        assertThat(status).startsWith("host node01, configuration generation 1\n").contains("gpu (2 instances)\n")
+                .containsPattern("(?m)^  gpu0 +free$");
+        // systemctl reload runs the unit's ExecReload=
+        assertThat(Run.ok(UnitFile.read(UNIT).words("Service", "ExecReload"))).contains("(unchanged)");
         assertThat(Run.ok(List.of("/usr/bin/rsmap", "check-host", "--complexes", COMPLEXES.toString(), "gpu=2(gpu0 gpu1)")))
                 .isEqualTo("gpu=2(gpu0 gpu1)\n");
         Run refused = Run.of(List.of("/usr/bin/rsmap", "check-request", "--complexes", COMPLEXES.toString(), "gpu=1[scope=job]"));
         assertThat(refused.code()).isEqualTo(2);
         assertThat(refused.output()).isEqualTo("error: column 7: scope= needs same=\n");
+        // the demo finds execd-stub and the hooks in /usr/libexec/rsmap
+        Run demo = Run.of(List.of("/usr/bin/rsmap", "demo"));
+        assertThat(demo.code()).as(demo.output()).isZero();
+        assertThat(demo.output()).contains("rsmapd holds nothing now");
     }
 
     @Test
@@ -206,7 +215,8 @@ class PackageInstallIT {
         assertThat(stat(HOOK)).as("dpkg applied the statoverride to the new hook").isEqualTo("root:rsmap 2755");
 
         startDaemon();
-        // job 2's grant came back from the journal: one gpu is left
+        assertThat(Run.ok(List.of("/usr/bin/rsmap", "status"))).as("job 2's grant came back from the journal")
+                .containsPattern("(?m)^  gpu[01] +held by job 2$");
         Job both = job("3", "gpu=2", "echo job-ran");
         assertThat(both.exit()).as(both.output()).isEqualTo(99);
         assertThat(both.output()).doesNotContain("job-ran");
@@ -218,11 +228,56 @@ class PackageInstallIT {
         assertThat(after.output()).contains("grant=gpu0 gpu1\n");
     }
 
+    /**
+     * Under a real systemd (252 tested), booted as PID 1 of new namespaces that share this file system
+     * (cgroup/src/test/resources/systemd-ns/boot.sh): the installed unit starts and is ready (READY=1),
+     * runs with its capabilities, no new privileges and a read-only /usr, answers the installed rsmap,
+     * reloads, stops cleanly (SuccessExitStatus), and dpkg -r - run inside, where prerm sees systemd -
+     * stops it. Then only the configuration, the journal and the cache are left.
+     */
     @Test
     @Order(5)
-    void remove_keepsOnlyTheConfigurationAndTheJournal() throws Exception {
+    void remove_underSystemd_stopsTheService_andKeepsOnlyTheConfigurationAndTheJournal() throws Exception {
         stopDaemon();
-        Run.ok(List.of("dpkg", "--remove", "rsmap"));
+        Path boot = Path.of("..", "cgroup", "src", "test", "resources", "systemd-ns", "boot.sh").toAbsolutePath().normalize();
+        if (!Files.isExecutable(Path.of("/lib/systemd/systemd")) || !Files.exists(Path.of("/sys/fs/cgroup/systemd/cgroup.procs"))) {
+            Packages.missing("booting systemd in a namespace needs /lib/systemd/systemd and the name=systemd cgroup hierarchy");
+        }
+        String name = "rsmap-pkg-" + ProcessHandle.current().pid();
+        Run booted = Run.of(List.of("sh", boot.toString(), "start", name));
+        assertThat(booted.code()).as("boot.sh start: %s", booted.output()).isZero();
+        String init = Packages.lines(booted.output()).get(Packages.lines(booted.output()).size() - 1);
+        try {
+            Run started = inside(init, "systemctl", "start", "rsmapd.service");
+            assertThat(started.code()).as("systemctl start: %s\n%s", started.output(), status(init)).isZero();
+            assertThat(show(init, "ActiveState")).isEqualTo("active");
+            String pid = show(init, "MainPID");
+            String proc = inside(init, "cat", "/proc/" + pid + "/status").output();
+            // CAP_CHOWN (0), CAP_DAC_READ_SEARCH (2), CAP_SYS_ADMIN (21): capability.h
+            assertThat(proc).contains("\nCapBnd:\t0000000000200005\n", "\nNoNewPrivs:\t1\n");
+            assertThat(inside(init, "nsenter", "-t", pid, "-m", "--", "touch", "/usr/share/rsmap/probe").output())
+                    .as("ProtectSystem=strict").contains("Read-only file system");
+            assertThat(inside(init, "nsenter", "-t", pid, "-m", "--", "sh", "-c",
+                    "touch /var/lib/rsmap/probe /var/cache/rsmap/probe /run/rsmap/probe && rm /var/lib/rsmap/probe "
+                            + "/var/cache/rsmap/probe /run/rsmap/probe && echo writable").output()).contains("writable");
+            assertThat(inside(init, "stat", "-c", "%U:%G %a", "/run/rsmap/rsmapd.sock").output()).isEqualTo("root:rsmap 660\n");
+            assertThat(inside(init, "/usr/bin/rsmap", "status").output()).startsWith("host node01,");
+            Run reload = inside(init, "systemctl", "reload", "rsmapd.service");
+            assertThat(reload.code()).as("systemctl reload: %s\n%s", reload.output(), status(init)).isZero();
+
+            assertThat(inside(init, "systemctl", "stop", "rsmapd.service").code()).isZero();
+            assertThat(show(init, "ActiveState") + " " + show(init, "Result")).as("143 counts as success")
+                    .isEqualTo("inactive success");
+            assertThat(inside(init, "systemctl", "start", "rsmapd.service").code()).isZero();
+            String again = show(init, "MainPID");
+            Run removed = inside(init, "dpkg", "--remove", "rsmap");
+            assertThat(removed.code()).as(removed.output()).isZero();
+            assertThat(inside(init, "kill", "-0", again).code()).as("prerm stopped rsmapd").isNotZero();
+        } finally {
+            Run stopped = Run.of(List.of("sh", boot.toString(), "stop", name, init));
+            assertThat(stopped.code()).as("boot.sh stop: %s", stopped.output()).isZero();
+        }
+
         assertThat(dpkgStatus()).isEqualTo("rc ");
         assertThat(Files.readString(CONF)).isEqualTo(adminConf);
         Set<String> left = newPaths();
@@ -243,6 +298,23 @@ class PackageInstallIT {
         assertThat(newPaths()).containsExactly(COMPLEXES.getParent().toString(), COMPLEXES.toString());
         assertThat(Run.of(List.of("dpkg-statoverride", "--list", HOOK.toString())).code()).as("statoverride removed").isEqualTo(1);
         assertThat(Run.of(List.of("getent", "group", "rsmap")).code()).as("the group stays").isZero();
+    }
+
+    // --- systemd in its namespace --------------------------------------------------------------------
+
+    /** A command in the mount and PID namespaces of the booted systemd (host PID {@code init}). */
+    static Run inside(String init, String... command) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("nsenter", "-t", init, "-m", "-p", "--"));
+        cmd.addAll(List.of(command));
+        return Run.of(cmd);
+    }
+
+    static String show(String init, String property) throws Exception {
+        return inside(init, "systemctl", "show", "--value", "-p", property, "rsmapd.service").output().strip();
+    }
+
+    static String status(String init) throws Exception {
+        return inside(init, "systemctl", "status", "--no-pager", "-l", "rsmapd.service").output();
     }
 
     // --- rsmapd as its unit runs it -------------------------------------------------------------------

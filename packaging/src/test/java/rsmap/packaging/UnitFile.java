@@ -80,9 +80,14 @@ record UnitFile(Map<String, List<Map.Entry<String, String>>> sections) {
 
     /** ExecStart= as a command line: its words, with systemd's double quotes removed. */
     List<String> execStart() {
-        String line = one("Service", "ExecStart");
+        return words("Service", "ExecStart");
+    }
+
+    /** A command line such as ExecStart= or ExecReload=: an absolute path (no prefix such as "-") and words. */
+    List<String> words(String section, String key) {
+        String line = one(section, key);
         if (line.isEmpty() || !line.startsWith("/")) {
-            throw new IllegalStateException("ExecStart= must be an absolute path with no prefix, not '" + line + "'");
+            throw new IllegalStateException(key + "= must be an absolute path with no prefix, not '" + line + "'");
         }
         return words(line);
     }
