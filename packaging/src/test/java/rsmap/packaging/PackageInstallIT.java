@@ -57,6 +57,8 @@ class PackageInstallIT {
 
     Path deb;
     Path shared;
+    /** The fake cards' device files. */
+    final Path cards = Path.of("/dev", "rsmap-pkg-" + ProcessHandle.current().pid());
     Set<String> before;
     String adminConf;
     Process daemon;
@@ -105,6 +107,7 @@ class PackageInstallIT {
             }
             if (shared != null) {
                 deleteTree(shared);
+                deleteTree(cards);
             }
         } finally {
             if (lock != null) {
@@ -143,9 +146,11 @@ class PackageInstallIT {
     void daemonFromTheUnit_grantsAJobOfAnotherUser_throughTheInstalledHooks() throws Exception {
         // what an admin does: the cluster's table, and this host's instances in the shipped configuration
         Files.writeString(COMPLEXES, MARK + Files.readString(Path.of("/usr/share/doc/rsmap/examples/complexes")));
-        // two cards as device files of their own (major 195 as NVIDIA's), so that isolation is real
-        Path card0 = shared.resolve("nvidia0");
-        Path card1 = shared.resolve("nvidia1");
+        // two cards as device files of their own (major 195 as NVIDIA's), so that isolation is real; under
+        // /dev, which the systemd namespace of step 5 shares (its /tmp is its own)
+        Files.createDirectories(cards);
+        Path card0 = cards.resolve("nvidia0");
+        Path card1 = cards.resolve("nvidia1");
         Run.ok(List.of("mknod", "-m", "666", card0.toString(), "c", "195", "0"));
         Run.ok(List.of("mknod", "-m", "666", card1.toString(), "c", "195", "1"));
         adminConf = Files.readString(CONF) + "\n# this host\nhost = node01\ncomplex_values = gpu=2(gpu0[devices=" + card0
@@ -261,6 +266,17 @@ class PackageInstallIT {
                     "touch /var/lib/rsmap/probe /var/cache/rsmap/probe /run/rsmap/probe && rm /var/lib/rsmap/probe "
                             + "/var/cache/rsmap/probe /run/rsmap/probe && echo writable").output()).contains("writable");
             assertThat(inside(init, "stat", "-c", "%U:%G %a", "/run/rsmap/rsmapd.sock").output()).isEqualTo("root:rsmap 660\n");
+            // a job inside (rsmapd reads its clients' pids in its own PID namespace): the sandboxed daemon
+            // isolates it with nothing but its bounding set
+            Path card0 = cards.resolve("nvidia0");
+            Path card1 = cards.resolve("nvidia1");
+            List<String> job = new ArrayList<>(List.of("env", "-u", "RSMAP_SOCKET", "RSMAP_REQUEST=gpu=1"));
+            job.addAll(jobCommand("5", "echo \"grant=$SGE_HGR_gpu\"; echo \"devices=$(grep ':devices:' /proc/self/cgroup)\"; "
+                    + "case $SGE_HGR_gpu in gpu0) o=" + card1 + ";; *) o=" + card0 + ";; esac; echo \"other=$(head -c1 $o 2>&1)\""));
+            Run j = inside(init, job.toArray(String[]::new));
+            assertThat(j.code()).as("%s\n%s", j.output(), status(init)).isZero();
+            assertThat(j.output()).containsPattern("(?m)^grant=gpu[01]$").contains("devices=").contains(":devices:/rsmap/5\n");
+            assertThat(j.output()).containsPattern("(?m)^other=.*Operation not permitted$");
             assertThat(inside(init, "/usr/bin/rsmap", "status").output()).startsWith("host node01,");
             Run reload = inside(init, "systemctl", "reload", "rsmapd.service");
             assertThat(reload.code()).as("systemctl reload: %s\n%s", reload.output(), status(init)).isZero();
@@ -382,12 +398,16 @@ class PackageInstallIT {
         }
     }
 
-    Process jobProcess(String id, String request, String script) throws IOException {
-        List<String> cmd = List.of(STUB.toString(), "--spool", shared.resolve("spool").toString(), "--host", "node01",
+    /** execd-stub running job {@code id} of nobody with the installed hooks, as docs/integration-ocs.md configures them. */
+    List<String> jobCommand(String id, String script) {
+        return List.of(STUB.toString(), "--spool", shared.resolve("spool").toString(), "--host", "node01",
                 "--job", id, "--user", "nobody", "--cwd", "/", "--tmpdir", shared.toString(),
                 "--prolog", "root@" + HOOK + " prolog", "--starter", HOOK.resolveSibling("rsmap-starter").toString(),
                 "--epilog", "root@" + HOOK + " epilog", "--", "sh", "-c", script);
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    }
+
+    Process jobProcess(String id, String request, String script) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(jobCommand(id, script)).redirectErrorStream(true);
         pb.environment().remove("RSMAP_SOCKET"); // the hook's default, /run/rsmap/rsmapd.sock
         pb.environment().put("RSMAP_REQUEST", request);
         return pb.start();
