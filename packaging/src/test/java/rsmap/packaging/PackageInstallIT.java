@@ -56,6 +56,8 @@ class PackageInstallIT {
             Path.of("/opt"));
 
     Path deb;
+    /** The upgrade of step 4. */
+    Path newer;
     Path shared;
     /** The fake cards' device files. */
     final Path cards = Path.of("/dev", "rsmap-pkg-" + ProcessHandle.current().pid());
@@ -212,7 +214,7 @@ class PackageInstallIT {
         assertThat(granted).as("job 2 runs with its grant").exists();
 
         stopDaemon();
-        Path newer = newerVersion();
+        newerVersion();
         String upgraded = Run.ok(List.of("dpkg", "--install", newer.toString()));
         assertThat(Run.ok(List.of("dpkg-query", "-W", "-f", "${Version}", "rsmap"))).as(upgraded).endsWith("-2");
         assertThat(Files.readString(CONF)).as("the admin's configuration").isEqualTo(adminConf);
@@ -256,7 +258,13 @@ class PackageInstallIT {
             Run started = inside(init, "systemctl", "start", "rsmapd.service");
             assertThat(started.code()).as("systemctl start: %s\n%s", started.output(), status(init)).isZero();
             assertThat(show(init, "ActiveState")).isEqualTo("active");
+            // an upgrade (here: the same version again) restarts a running rsmapd on the new program
+            String first = show(init, "MainPID");
+            Run upgraded = inside(init, "dpkg", "--install", newer.toString());
+            assertThat(upgraded.code()).as(upgraded.output()).isZero();
+            assertThat(show(init, "ActiveState")).as(status(init)).isEqualTo("active");
             String pid = show(init, "MainPID");
+            assertThat(pid).as("postinst's try-restart").isNotEqualTo(first);
             String proc = inside(init, "cat", "/proc/" + pid + "/status").output();
             // CAP_CHOWN (0), CAP_DAC_READ_SEARCH (2), CAP_SYS_ADMIN (21): capability.h
             assertThat(proc).contains("\nCapBnd:\t0000000000200005\n", "\nNoNewPrivs:\t1\n");
@@ -427,14 +435,19 @@ class PackageInstallIT {
         return r.code() == 0 ? r.output() : "";
     }
 
-    /** The same package at a higher version (release 2), repacked from the built one. */
+    /**
+     * The same package at a higher version (release 2), repacked from the built one; in target/, which
+     * the systemd namespace sees too (its /tmp is its own).
+     */
     Path newerVersion() throws Exception {
-        Path dir = shared.resolve("newer");
-        Run.ok(List.of("dpkg-deb", "--raw-extract", deb.toString(), dir.toString()));
-        Path control = dir.resolve("DEBIAN/control");
+        Path dir = Packages.TARGET.resolve("upgrade");
+        deleteTree(dir);
+        Files.createDirectories(dir);
+        Run.ok(List.of("dpkg-deb", "--raw-extract", deb.toString(), dir.resolve("tree").toString()));
+        Path control = dir.resolve("tree/DEBIAN/control");
         Files.writeString(control, Files.readString(control).replaceFirst("(?m)^(Version: .*)-1$", "$1-2"));
-        Path newer = shared.resolve("rsmap-newer.deb");
-        Run.ok(List.of("dpkg-deb", "--build", dir.toString(), newer.toString()));
+        newer = dir.resolve("rsmap-newer.deb");
+        Run.ok(List.of("dpkg-deb", "--build", dir.resolve("tree").toString(), newer.toString()));
         return newer;
     }
 
