@@ -20,9 +20,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 class PackageContentsIT {
-    /** The only files that differ, on purpose: each distribution's place for the licence. */
-    static final String DEB_ONLY = "/usr/share/doc/rsmap/copyright"; // Debian policy 12.5
-    static final String RPM_ONLY = "/usr/share/doc/rsmap/LICENSE";
+    /** The only files that differ, on purpose: what Debian policy asks of every package (12.5, 12.7). */
+    static final List<String> DEB_ONLY = List.of("/usr/share/doc/rsmap/copyright", "/usr/share/doc/rsmap/changelog.Debian.gz");
+    /** The licence where RPM packages keep it. */
+    static final List<String> RPM_ONLY = List.of("/usr/share/doc/rsmap/LICENSE");
 
     /**
      * Every file both packages install, and the jars of bridge/target/lib under /usr/share/rsmap/lib, and
@@ -66,7 +67,7 @@ class PackageContentsIT {
     @Test
     void deb_holdsTheLayout() throws Exception {
         Set<String> expected = expectedFiles();
-        expected.add(DEB_ONLY);
+        expected.addAll(DEB_ONLY);
         Map<String, Packages.Entry> deb = Packages.debEntries(Packages.deb());
         assertThat(files(deb)).containsExactlyElementsOf(expected);
         assertThat(deb.keySet()).containsAll(DIRECTORIES);
@@ -76,8 +77,8 @@ class PackageContentsIT {
     void rpm_listsTheSameFilesAsTheDeb() throws Exception {
         Path rpm = Packages.rpm();
         Set<String> debFiles = files(Packages.debEntries(Packages.deb()));
-        debFiles.remove(DEB_ONLY);
-        debFiles.add(RPM_ONLY);
+        debFiles.removeAll(DEB_ONLY);
+        debFiles.addAll(RPM_ONLY);
         Map<String, Packages.Entry> entries = Packages.rpmEntries(rpm);
         assertThat(files(entries)).containsExactlyElementsOf(debFiles);
         // rpm -qpl names the files and the folders the package owns - and no system folder such as /usr/bin
@@ -113,6 +114,19 @@ class PackageContentsIT {
         assertThat(postinst).contains("dpkg-statoverride --update --add root rsmap 2755 \"$hook\"")
                 .contains("hook=/usr/libexec/rsmap/rsmap-hook");
         assertThat(Packages.rpmEntries(Packages.rpm()).get("/usr/libexec/rsmap/rsmap-hook").mode()).isEqualTo("-rwxr-sr-x");
+    }
+
+    @ParameterizedTest
+    @CsvSource({"rsmap-hook", "execd-stub"})
+    void binaries_areStripped_andTheSameInBoth(String name) throws Exception {
+        String path = "/usr/libexec/rsmap/" + name;
+        String sections = Run.ok(List.of("readelf", "-S", "--wide", Packages.TARGET.resolve("bin").resolve(name).toString()));
+        assertThat(sections).as("stripped: no symbol table (Debian policy 10.1)").contains(".text").doesNotContain(".symtab");
+        String deb = Run.ok(List.of("sh", "-c", "dpkg-deb --fsys-tarfile \"$0\" | tar -xOf - .\"$1\" | sha256sum",
+                Packages.deb().toString(), path)).split(" ")[0];
+        // rpm keeps each file's SHA-256 (rpmlib(FileDigests))
+        String rpm = Run.ok(List.of("rpm", "-qp", "--qf", "[%{FILENAMES} %{FILEDIGESTS}\\n]", Packages.rpm().toString()));
+        assertThat(rpm).contains(path + " " + deb + "\n");
     }
 
     @Test
