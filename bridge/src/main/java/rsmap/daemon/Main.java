@@ -21,10 +21,18 @@ public final class Main {
 
     public static void main(String[] args) throws InterruptedException {
         Path file = Path.of("/etc/rsmap/rsmapd.conf");
+        if (args.length == 1 && args[0].equals("--train-cds")) {
+            try {
+                System.exit(Training.run());
+            } catch (Exception e) {
+                System.err.println("error: --train-cds: " + e.getMessage());
+                System.exit(1);
+            }
+        }
         if (args.length == 2 && args[0].equals("--config")) {
             file = Path.of(args[1]);
         } else if (args.length != 0) {
-            System.err.println("error: usage: rsmapd [--config FILE]");
+            System.err.println("error: usage: rsmapd [--config FILE] | rsmapd --train-cds");
             System.exit(2);
         }
         // Start-up is mostly class loading, and Jackson's is the largest part: load it on the second core

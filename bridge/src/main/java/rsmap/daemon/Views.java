@@ -125,10 +125,39 @@ final class Views {
                 null, null, null, List.of()));
         attrs.add(attr("job.env", "ENV", "env", "The SGE_HGR_<map> variables the job sees", null, null, null, List.of()));
         List<Frame> out = new ArrayList<>();
+        Map<String, Integer> ids = new LinkedHashMap<>();
         for (int i = 0; i < attrs.size(); i++) {
             ObjectNode a = JSON.createObjectNode().put("id", i + 1);
             a.setAll(attrs.get(i));
+            ids.put(a.path("name").asText(), i + 1);
             out.add(Frame.of(tid, Code.ATTR_DEF.value(), a.toString()));
+        }
+        // Seed 004, LAUNCH_DEF: the attributes needed to launch (here: to start) a job.
+        ObjectNode launch = JSON.createObjectNode().put("command", "JOB_START");
+        for (String name : List.of("job.id", "job.user", "job.slots", "job.request")) {
+            launch.withArray("attrs").add(ids.get(name));
+        }
+        launch.withArray("required").add(ids.get("job.id")).add(ids.get("job.request"));
+        out.add(Frame.of(tid, Code.LAUNCH_DEF.value(), launch.toString()));
+        // ELEMENT_DEF: the elements of the model, each with its attribute values by id - the host, its maps,
+        // their instances in configured order.
+        ObjectNode hostElement = JSON.createObjectNode().put("element", "host").put("name", d.config().host());
+        hostElement.putObject("attrs").put(Integer.toString(ids.get("host.name")), d.config().host())
+                .put(Integer.toString(ids.get("host.generation")), d.generation());
+        out.add(Frame.of(tid, Code.ELEMENT_DEF.value(), hostElement.toString()));
+        for (ResourceMap rm : src.maps()) {
+            String base = "map." + rm.name();
+            ObjectNode m = JSON.createObjectNode().put("element", "map").put("name", rm.name());
+            m.putObject("attrs").put(Integer.toString(ids.get(base + ".amount")), rm.amount());
+            out.add(Frame.of(tid, Code.ELEMENT_DEF.value(), m.toString()));
+            for (int i = 0; i < rm.instances().size(); i++) {
+                Instance inst = rm.instances().get(i);
+                ObjectNode e = JSON.createObjectNode().put("element", "instance").put("map", rm.name()).put("index", i);
+                ObjectNode values = e.putObject("attrs").put(Integer.toString(ids.get(base + ".id")), inst.id());
+                inst.characteristics().asMap().forEach((k, v) -> values.put(Integer.toString(ids.get(base + "." + k)),
+                        v.text()));
+                out.add(Frame.of(tid, Code.ELEMENT_DEF.value(), e.toString()));
+            }
         }
         return out;
     }

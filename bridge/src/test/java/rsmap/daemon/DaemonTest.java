@@ -168,8 +168,21 @@ class DaemonTest {
             assertThat(defs.get(defs.size() - 1)).isEqualTo(Session.ok(2));
             Set<Integer> ids = new HashSet<>();
             List<String> names = new ArrayList<>();
-            for (Frame f : defs.subList(0, defs.size() - 1)) {
-                assertThat(f.code()).isEqualTo(Code.ATTR_DEF.value());
+            List<Frame> attrs = defs.stream().filter(f -> f.code() == Code.ATTR_DEF.value()).toList();
+            List<Frame> launch = defs.stream().filter(f -> f.code() == Code.LAUNCH_DEF.value()).toList();
+            List<Frame> elements = defs.stream().filter(f -> f.code() == Code.ELEMENT_DEF.value()).toList();
+            // seed 004: a series of ATTR_DEF, LAUNCH_DEF and ELEMENT_DEF events, terminated by OK
+            assertThat(defs).hasSize(attrs.size() + launch.size() + elements.size() + 1);
+            assertThat(defs.subList(0, attrs.size())).isEqualTo(attrs);
+            assertThat(launch).hasSize(1);
+            assertThat(defs.get(attrs.size())).isEqualTo(launch.get(0));
+            // host, two maps of this host, the global host's map; 8 + 2 + 2 instances
+            assertThat(elements).hasSize(1 + 3 + 12);
+            JsonNode ib1 = JSON.readTree(elements.get(1 + 1 + 8 + 1 + 1).text(0));
+            assertThat(ib1.path("element").asText()).isEqualTo("instance");
+            assertThat(ib1.path("map").asText()).isEqualTo("nic");
+            assertThat(ib1.path("index").asInt()).isEqualTo(1);
+            for (Frame f : attrs) {
                 JsonNode a = JSON.readTree(f.text(0));
                 assertThat(a.fieldNames()).toIterable().containsExactly("id", "name", "type", "short", "long", "min",
                         "max", "default", "values");

@@ -42,6 +42,17 @@ public final class HookTiming {
             System.out.printf("rsmap-hook epilog (JOB_END)   median %7.1f us  (adds %.1f us)%n", median(end) / 1e3,
                     (median(end) - b) / 1e3);
         }
+        // What every grant and release must pay before its answer: one journal record forced to disk, on
+        // the same file system.
+        long[] sync = new long[Math.min(rounds, 200)];
+        try (rsmap.journal.Journal j = rsmap.journal.Journal.open(tmp.resolve("sync-journal"))) {
+            for (int r = 0; r < sync.length; r++) {
+                long t0 = System.nanoTime();
+                j.append("{\"op\":\"start\",\"job\":\"" + r + "\",\"grant\":{\"node01\":{\"gpu\":[\"0\"]}}}");
+                sync[r] = System.nanoTime() - t0;
+            }
+        }
+        System.out.printf("of which one journal record forced to disk (fdatasync)  median %7.1f us%n", median(sync) / 1e3);
     }
 
     private static long time(ProcessBuilder pb, Map<String, String> env) throws Exception {

@@ -1,0 +1,62 @@
+// rsmapd --train-cds: a short run through start-up and the job path, on a private socket, so that the JVM
+// can archive the classes rsmapd loads (application class-data sharing) for faster starts.
+package rsmap.daemon;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import rsmap.ParseException;
+import rsmap.complex.ComplexTable;
+import rsmap.wire.Client;
+import rsmap.wire.Code;
+
+/**
+ * Run with {@code -XX:ArchiveClassesAtExit=FILE} (the build does, for bin/rsmapd; the packages do at
+ * install): starts a daemon on the bundled example host in a temporary directory, makes one client do
+ * INIT, MODEL_DEF, JOB_START, QUERY and JOB_END, stops it and removes everything. Touches nothing else.
+ */
+final class Training {
+    private Training() {
+    }
+
+    static int run() throws IOException, ParseException, Client.Refusal {
+        Path dir = Files.createTempDirectory("rsmapd-train");
+        try {
+            String complexes = resource("complexes");
+            Files.writeString(dir.resolve("complexes"), complexes);
+            Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", "complexes = complexes",
+                    "host = node01", "complex_values = " + resource("node01.complex_values").strip(),
+                    "socket = rsmapd.sock", "socket_mode = 0600", "state_dir = state", "device_backend = dry-run",
+                    "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0", ""));
+            Config config = Config.parse(Files.readString(conf), conf, "node01");
+            try (Daemon daemon = new Daemon(config, ComplexTable.parse(complexes), conf).serve();
+                 Client c = Client.connect(config.socket())) {
+                c.call(Code.MODEL_DEF);
+                c.call(Code.JOB_START, "{\"job\":\"1\",\"task\":\"undefined\",\"user\":\"root\",\"slots\":1,"
+                        + "\"request\":\"gpu=2[same=id]\"}");
+                c.call(Code.QUERY);
+                c.call(Code.JOB_END, "{\"job\":\"1\",\"task\":\"undefined\"}");
+            }
+            return 0;
+        } finally {
+            try (Stream<Path> all = Files.walk(dir)) {
+                for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+    }
+
+    private static String resource(String name) throws IOException {
+        try (InputStream in = Training.class.getResourceAsStream("/rsmap/examples/" + name)) {
+            if (in == null) {
+                throw new IOException("the bundled example " + name + " is missing from the jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+}
