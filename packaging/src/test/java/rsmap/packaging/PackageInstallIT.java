@@ -50,6 +50,7 @@ class PackageInstallIT {
     static final Path STUB = Path.of("/usr/libexec/rsmap/execd-stub");
     static final Path SOCKET = Path.of("/run/rsmap/rsmapd.sock");
     static final Path JOURNAL_DIR = Path.of("/var/lib/rsmap");
+    static final Path CDS = Path.of("/var/cache/rsmap/rsmapd.jsa");
     static final Path ENABLED = Path.of("/etc/systemd/system/multi-user.target.wants/rsmapd.service");
     static final String MARK = "# written by rsmap's PackageInstallIT: an admin's table stands here\n";
     /** Where a package's traces could be: every path below these whose name says rsmap is compared. */
@@ -137,6 +138,7 @@ class PackageInstallIT {
         assertThat(stat(CONF)).isEqualTo("root:root 644");
         // nothing is running or enabled: the admin writes the complex table first
         assertThat(JOURNAL_DIR).doesNotExist();
+        assertThat(CDS).as("postinst's rsmapd --train-cds").isRegularFile();
         Run verify = Run.of(List.of("systemd-analyze", "verify", UNIT.toString()));
         assertThat(verify.output()).as("systemd-analyze verify").doesNotContain("rsmapd.service:");
         Run man = Run.of(List.of("man", "--warnings", "-l", "/usr/share/man/man8/rsmapd.8.gz"), "MANPAGER=cat", "LC_ALL=C.UTF-8");
@@ -161,6 +163,8 @@ class PackageInstallIT {
         Files.writeString(CONF, adminConf);
         startDaemon();
         assertThat(stat(SOCKET)).as("socket_mode 0660, socket_group rsmap").isEqualTo("root:rsmap 660");
+        assertThat(Files.readString(Path.of("/proc", Long.toString(daemon.pid()), "maps"))).as("the JVM maps its CDS archive")
+                .contains(CDS.toString());
 
         Job j = job("1", "gpu=1", "echo \"grant=$SGE_HGR_gpu\"; echo \"user=$(id -un)\"; echo \"groups=$(id -G)\"; "
                 + "echo \"devices=$(grep ':devices:' /proc/self/cgroup)\"; case $SGE_HGR_gpu in gpu0) m=" + card0 + " o=" + card1
