@@ -267,7 +267,7 @@ class PackageInstallIT {
                 Path allow = Files.writeString(Files.createDirectories(Packages.TARGET.resolve("upgrade")).resolve("policy-rc.d"),
                         "#!/bin/sh\nexit 0\n");
                 Files.setPosixFilePermissions(allow, PosixFilePermissions.fromString("rwxr-xr-x"));
-                Run bound = inside(init, "mount", "--bind", allow.toString(), policy.toString());
+                Run bound = inside(init, "mount", "--bind", intoNamespace(init, allow), policy.toString());
                 assertThat(bound.code()).as(bound.output()).isZero();
             }
             Run started = inside(init, "systemctl", "start", "rsmapd.service");
@@ -277,7 +277,7 @@ class PackageInstallIT {
             String first = show(init, "MainPID");
             // enabled as an admin would: the link stays on removal and goes on purge
             assertThat(inside(init, "systemctl", "enable", "rsmapd.service").code()).isZero();
-            Run upgraded = inside(init, "dpkg", "--install", newer.toString());
+            Run upgraded = inside(init, "dpkg", "--install", intoNamespace(init, newer));
             assertThat(upgraded.code()).as(upgraded.output()).isZero();
             assertThat(show(init, "ActiveState")).as(status(init)).isEqualTo("active");
             String pid = show(init, "MainPID");
@@ -352,6 +352,17 @@ class PackageInstallIT {
         List<String> cmd = new ArrayList<>(List.of("nsenter", "-t", init, "-m", "-p", "--"));
         cmd.addAll(List.of(command));
         return Run.of(cmd);
+    }
+
+    /**
+     * A copy of {@code file} where the namespace sees it: its /tmp is its own (and this clone may live
+     * under the host's /tmp), reached from here through its init's root. Returns the path inside.
+     */
+    static String intoNamespace(String init, Path file) throws IOException {
+        Path inside = Path.of("/tmp", file.getFileName().toString());
+        Path there = Path.of("/proc", init, "root").resolve(inside.toString().substring(1));
+        Files.copy(file, there, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+        return inside.toString();
     }
 
     static String show(String init, String property) throws Exception {
@@ -456,10 +467,7 @@ class PackageInstallIT {
         return r.code() == 0 ? r.output() : "";
     }
 
-    /**
-     * The same package at a higher version (release 2), repacked from the built one; in target/, which
-     * the systemd namespace sees too (its /tmp is its own).
-     */
+    /** The same package at a higher version (release 2), repacked from the built one. */
     Path newerVersion() throws Exception {
         Path dir = Packages.TARGET.resolve("upgrade");
         deleteTree(dir);
