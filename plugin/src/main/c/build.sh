@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the C side of the plugin module with gcc: the Slurm SPANK plugin (needs spank.h from Debian's
-# libslurm-dev) and the request-form checker's test driver. Called by Maven: build.sh TARGET_DIR.
+# libslurm-dev) and the test drivers of its table-free parts (request form, slots).
 # Without spank.h the SPANK plugin is left out with a warning; under CI=true that is an error.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -8,6 +8,7 @@ out=$1
 mkdir -p "$out"
 cflags="-O2 -Wall -Wextra -Werror -std=c11 -D_GNU_SOURCE"
 gcc $cflags -o "$out/rsmap-request-check" "$here/../../test/c/request-check.c" "$here/rsmap-request.c"
+gcc $cflags -o "$out/slurm-slots-check" "$here/../../test/c/slots-check.c" "$here/slurm-slots.c"
 spank_h=$(printf '#include <slurm/spank.h>\n' | gcc -E -M - 2>/dev/null | tr ' \\' '\n\n' | grep 'slurm/spank.h$' || true)
 if [ -z "$spank_h" ]; then
     if [ "${CI:-}" = true ]; then
@@ -19,4 +20,4 @@ if [ -z "$spank_h" ]; then
 fi
 # A SPANK plugin resolves spank_* and slurm_* from the Slurm process that loads it: no -lslurm.
 gcc $cflags -fPIC -shared -o "$out/spank_rsmap.so" \
-    "$here/spank_rsmap.c" "$here/rsmap-client.c" "$here/rsmap-request.c"
+    "$here/spank_rsmap.c" "$here/rsmap-client.c" "$here/rsmap-request.c" "$here/slurm-slots.c"

@@ -91,15 +91,13 @@ static int same_text(const struct in *in, size_t a, size_t alen, size_t b, size_
     return alen == blen && memcmp(in->s + a, in->s + b, alen) == 0;
 }
 
-static int parameters(struct in *in, size_t name_at, size_t name_len) {
+static int parameters(struct in *in) {
     size_t open = in->pos++;
     size_t seen_at[MAX_ENTRIES], seen_len[MAX_ENTRIES];
     int seen = 0, has_same = 0;
     long scope_at = -1;
     skip_blank(in);
     if (in->pos < in->len && in->s[in->pos] == ']') return fail(in, open, "empty parameter list");
-    (void)name_at;
-    (void)name_len;
     for (;;) {
         skip_blank(in);
         size_t at = in->pos, end = name_end(in, at), len = end - at;
@@ -199,7 +197,7 @@ static int entry(struct in *in, size_t *name_at, size_t *name_len) {
         if (in->pos < in->len && in->s[in->pos] != ',') return 0; /* "unexpected ..." names the full name */
         return 1;
     }
-    return parameters(in, at, *name_len);
+    return parameters(in);
 }
 
 int rsmap_request_check(const char *request, char *why, size_t cap) {

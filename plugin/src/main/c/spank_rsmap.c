@@ -9,6 +9,7 @@
  *           execd_spool to DIR so that a job whose epilog ran while rsmapd was away is released when it
  *           is back (default /run/rsmap/slurm) */
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 
 #include "rsmap-client.h"
 #include "rsmap-request.h"
+#include "slurm-slots.h"
 
 SPANK_PLUGIN(rsmap, 1);
 
@@ -139,81 +141,17 @@ static int mkdirs(const char *path, mode_t mode) {
     return mkdir(p, mode) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* The index of `node` in a Slurm host list ("n[01-03,7],gpu5"), one bracket per name, or -1. */
-static int node_index(const char *list, const char *node) {
-    int index = 0;
-    const char *p = list;
-    while (*p) {
-        const char *end = p;
-        int depth = 0;
-        while (*end && (depth > 0 || *end != ',')) {
-            if (*end == '[') depth++;
-            else if (*end == ']') depth--;
-            end++;
-        }
-        const char *open = memchr(p, '[', (size_t)(end - p));
-        if (!open) {
-            if ((size_t)(end - p) == strlen(node) && !strncmp(p, node, (size_t)(end - p))) return index;
-            index++;
-        } else {
-            const char *close = memchr(open, ']', (size_t)(end - open));
-            if (!close) return -1;
-            size_t plen = (size_t)(open - p), slen = (size_t)(end - close - 1);
-            for (const char *r = open + 1; r < close;) {
-                char *stop;
-                long a = strtol(r, &stop, 10), b = a;
-                int width = (int)(stop - r);
-                if (*stop == '-') b = strtol(stop + 1, &stop, 10);
-                if (stop == r || b < a || b - a > 100000) return -1;
-                for (long n = a; n <= b; n++, index++) {
-                    char name[256];
-                    int k = snprintf(name, sizeof name, "%.*s%0*ld%.*s", (int)plen, p, width, n, (int)slen, close + 1);
-                    if (k > 0 && (size_t)k < sizeof name && !strcmp(name, node)) return index;
-                }
-                r = *stop == ',' ? stop + 1 : stop;
-                if (r < close && *r != ',' && (*r < '0' || *r > '9')) return -1;
-            }
-        }
-        p = *end ? end + 1 : end;
-    }
-    return -1;
-}
-
-/* Slots on this node: its entry of SLURM_JOB_CPUS_PER_NODE ("4(x2),2"), matched with SLURM_JOB_NODELIST
- * by SLURMD_NODENAME; 1 where Slurm does not say. */
-static int slots_here(void) {
-    const char *cpus = getenv("SLURM_JOB_CPUS_PER_NODE"), *list = getenv("SLURM_JOB_NODELIST");
-    const char *node = getenv("SLURMD_NODENAME");
-    if (!cpus || !*cpus) return 1;
-    int want = list && node ? node_index(list, node) : -1;
-    int index = 0, first = -1, uniform = 1;
-    for (const char *p = cpus; *p;) {
-        char *stop;
-        long n = strtol(p, &stop, 10), times = 1;
-        if (stop == p || n < 1) return 1;
-        if (!strncmp(stop, "(x", 2)) {
-            times = strtol(stop + 2, &stop, 10);
-            if (*stop++ != ')' || times < 1) return 1;
-        }
-        if (first < 0) first = (int)n;
-        uniform &= n == first;
-        if (want >= index && want < index + times) return (int)n;
-        index += (int)times;
-        p = *stop == ',' ? stop + 1 : stop;
-        if (*stop && *stop != ',') return 1;
-    }
-    return uniform && first > 0 ? first : 1;
-}
-
 /* Why the job has no grant, for its tasks to say (the prolog cannot fail a job without draining the node). */
 static void note_refusal(const char *dir, const char *why) {
     char path[1200];
     snprintf(path, sizeof path, "%s/refused", dir);
-    FILE *f = fopen(path, "w");
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600); /* read back as root */
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
     if (f) {
         fprintf(f, "%s\n", why);
         fclose(f);
-        chmod(path, 0644);
+    } else if (fd >= 0) {
+        close(fd);
     }
 }
 
@@ -239,7 +177,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av) {
     }
     job_dir(job, dir, sizeof dir);
     /* The mark first: from here on a reconciliation never mistakes the job for a gone one. */
-    if (mkdirs(dir, 0755) < 0) {
+    if (mkdirs(dir, 0700) < 0) {
         slurm_error("rsmap: job %s: cannot create %s: %s", job, dir, strerror(errno));
         return 0;
     }
@@ -256,7 +194,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av) {
         && rsmap_json_string(er, 6 * strlen(req) + 8, req) == 0) {
         snprintf(arg, 6 * strlen(req) + 1024,
                  "{\"job\":\"%s\",\"task\":\"undefined\",\"user\":\"%s\",\"slots\":%d,\"request\":\"%s\"}", ej, eu,
-                 slots_here(), er);
+                 rsmap_slurm_slots(getenv("SLURM_JOB_CPUS_PER_NODE"), getenv("SLURM_JOB_NODELIST"), getenv("SLURMD_NODENAME")), er);
         const char *a[] = { arg };
         r = rsmap_init(fd, why, sizeof why);
         if (r == RSMAP_OK) r = rsmap_call(fd, 2, RSMAP_JOB_START, 1, a, NULL, NULL, why, sizeof why);
