@@ -31,6 +31,8 @@ enum { WHY = 4096, REQUEST_MAX = 65536 };
 static char socket_path[1024] = "";
 static char spool[1024] = "/run/rsmap/slurm";
 static char request[REQUEST_MAX] = ""; /* --rsmap as given, in this process */
+static char allocation[REQUEST_MAX] = ""; /* srun inside an allocation: the allocation's --rsmap */
+static char other[REQUEST_MAX] = "";      /* srun inside an allocation: a --rsmap unlike the allocation's */
 
 /* The form is checked where the user types it (srun, sbatch, salloc): a request that cannot be one is
  * refused before the job is queued, with rsmap's own words. rsmapd checks the rest at job start. */
@@ -50,6 +52,7 @@ static int on_rsmap(int val, const char *optarg, int remote) {
         return -1;
     }
     snprintf(request, sizeof request, "%s", optarg);
+    if (!remote && strcmp(allocation, optarg) != 0) snprintf(other, sizeof other, "%s", optarg);
     return 0;
 }
 
@@ -75,6 +78,13 @@ static int configure(int ac, char **av) {
 
 int slurm_spank_init(spank_t sp, int ac, char **av) {
     if (configure(ac, av) < 0) return -1;
+    /* Inside an allocation Slurm exports its job control environment as SLURM_SPANK_* (ours:
+     * SLURM_SPANK_RSMAP_REQUEST) and hands its options on to srun (SLURM_SPANK__SLURM_SPANK_OPTION_...,
+     * which calls on_rsmap like a command-line option): both say what the allocation asked for. They are
+     * the user's to change, and only decide what srun says: a step never makes a grant of its own. */
+    const char *inherited = getenv("SLURM_SPANK_RSMAP_REQUEST");
+    if (!inherited) inherited = getenv("SLURM_SPANK__SLURM_SPANK_OPTION_rsmap_rsmap");
+    if (spank_context() == S_CTX_LOCAL && inherited) snprintf(allocation, sizeof allocation, "%s", inherited);
     /* Registered in every context: options travel from srun/sbatch to the prolog and the tasks. */
     spank_err_t e = spank_option_register(sp, &rsmap_option);
     if (e != ESPANK_SUCCESS && e != ESPANK_NOT_AVAIL && spank_context() != S_CTX_SLURMD
@@ -94,10 +104,15 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av) {
     if (!request[0] || (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR)) return 0;
     const char *job = getenv("SLURM_JOB_ID");
     if (ctx == S_CTX_LOCAL && job && *job) {
-        /* A step inside an allocation runs under the job's grant; a second grant per step would be a
-         * second policy on the same processes. Say so rather than ignore the option. */
-        slurm_error("--rsmap: job %s already has its resource maps (ask with sbatch/salloc --rsmap); "
-                    "its steps share them", job);
+        /* srun inside an allocation: Slurm hands the allocation's options on to its steps through this
+         * variable, and they are the job's own. Another request would be a second grant and a second
+         * device policy for processes already under the job's: say so rather than ignore it. */
+        if (allocation[0] && !other[0]) return 0;
+        if (allocation[0]) {
+            slurm_error("--rsmap: job %s already has its resource maps (%s); its steps share them", job, allocation);
+        } else {
+            slurm_error("--rsmap: job %s has no resource maps; ask for them with sbatch or salloc --rsmap", job);
+        }
         return -1;
     }
     spank_err_t e = spank_job_control_setenv(sp, "RSMAP_REQUEST", request, 1);

@@ -207,6 +207,7 @@ final class SlurmCluster implements AutoCloseable {
                 "SlurmdLogFile=" + dir.resolve("log/slurmd.log"),
                 "MailProg=/bin/true",
                 "ReturnToService=2",
+                "KillWait=5", // a job killed while its step launches is not waited for 30 s
                 "FirstJobId=" + firstJobId,
                 "SchedulerParameters=sched_interval=1",
                 "SlurmdParameters=config_overrides",

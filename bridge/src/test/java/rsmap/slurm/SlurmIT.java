@@ -185,14 +185,36 @@ class SlurmIT {
     @Test
     @Order(8)
     void aCancelledJob_givesItsGrantBack() throws Exception {
+        Path started = cluster.work.resolve("started");
         Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", "/dev/null",
-                "--rsmap=gpu=1", "--wrap", "sleep 300");
+                "--rsmap=gpu=1", "--wrap", "touch " + started + "; sleep 300");
         String job = a.out().strip();
-        for (int i = 0; i < 300 && !cluster.held().containsKey(job); i++) {
+        for (int i = 0; i < 300 && !Files.exists(started); i++) {
             Thread.sleep(100);
         }
-        assertThat(cluster.held()).containsKey(job);
+        assertThat(cluster.held()).as("running, its task under the policy").containsKey(job);
         assertThat(cluster.run(List.of("scancel", job), Map.of()).code()).isZero();
         assertThat(cluster.awaitReleased(job)).doesNotContainKey(job);
+    }
+
+    @Test
+    @Order(9)
+    void stepsOfABatchJob_runUnderItsOneGrant_andCannotAskForAnother() throws Exception {
+        Path steps = cluster.work.resolve("steps.out");
+        Path inner = cluster.work.resolve("inner.out");
+        Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", "/dev/null",
+                "--rsmap=gpu=1[model=H100]", "--wrap",
+                "srun sh -c 'env | grep ^SGE_HGR_; grep :devices: /proc/self/cgroup' > " + steps + " 2>&1; "
+                        + "srun --rsmap='gpu=1[model=H100]' true >> " + steps + " 2>&1; "
+                        + "srun --rsmap=gpu=1 true > " + inner + " 2>&1; echo rc=$? >> " + inner);
+        assertThat(a.code()).as(a.toString()).isZero();
+        String job = a.out().strip();
+        for (int i = 0; i < 300 && !cluster.run(List.of("squeue", "-h", "-j", job), Map.of()).out().isBlank(); i++) {
+            Thread.sleep(100);
+        }
+        assertThat(Files.readAllLines(steps)).as(cluster.logs())
+                .containsExactly("SGE_HGR_gpu=gpu1", "5:devices:/rsmap/" + job.strip());
+        assertThat(Files.readString(inner)).contains("--rsmap: job " + job + " already has its resource maps "
+                + "(gpu=1[model=H100]); its steps share them").doesNotContain("rc=0");
     }
 }
