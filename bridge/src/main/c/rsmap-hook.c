@@ -22,146 +22,27 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-enum { INIT = 0x0001, JOB_START = 0x0010, JOB_END = 0x0011, JOB_ENTER = 0x0014, OK = 0x8000, ERROR = 0x8001 };
+#include "rsmap-client.h" /* the frames of the agent protocol, shared with the Slurm plugin */
+
 enum { EXIT_RESCHEDULE = 99, EXIT_JOB_ERROR = 100, EXIT_CANNOT_EXEC = 127 };
-enum { MAX_FRAME = 1 << 20, MAX_ARGS = 64, TIMEOUT_SECONDS = 30 };
-
-static unsigned char frame[MAX_FRAME + 8];
-
-static int write_all(int fd, const void *buf, size_t len) {
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len) {
-    char *p = buf;
-    while (len > 0) {
-        ssize_t n = read(fd, p, len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* One frame: LENGTH(8 hex) TID(8 hex) CODE(4 hex) then " HEXLEN:BYTES" per argument. */
-static int send_frame(int fd, unsigned tid, unsigned code, int argc, const char **argv) {
-    size_t body = 12;
-    for (int i = 0; i < argc; i++) body += 1 + (size_t)snprintf(NULL, 0, "%zx", strlen(argv[i])) + 1 + strlen(argv[i]);
-    if (body > MAX_FRAME) return -1;
-    size_t p = (size_t)sprintf((char *)frame, "%08zx%08x%04x", body, tid, code);
-    for (int i = 0; i < argc; i++) {
-        size_t len = strlen(argv[i]);
-        p += (size_t)sprintf((char *)frame + p, " %zx:", len);
-        memcpy(frame + p, argv[i], len);
-        p += len;
-    }
-    return write_all(fd, frame, p);
-}
-
-static long hex(const unsigned char *s, int digits) {
-    long v = 0;
-    for (int i = 0; i < digits; i++) {
-        int c = s[i], d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else return -1;
-        v = v << 4 | d;
-    }
-    return v;
-}
-
-/* Reads one frame; its arguments become NUL-terminated strings inside `frame`, valid until the next read.
- * Returns the code. */
-static int read_frame(int fd, unsigned *tid, int *argc, char **argv) {
-    unsigned char head[8];
-    if (read_all(fd, head, 8) < 0) return -1;
-    long len = hex(head, 8);
-    if (len < 12 || len > MAX_FRAME) return -1;
-    if (read_all(fd, frame, (size_t)len) < 0) return -1;
-    long t = hex(frame, 8), code = hex(frame + 8, 4);
-    if (t < 0 || code < 0) return -1;
-    *tid = (unsigned)t;
-    *argc = 0;
-    long p = 12;
-    while (p < len && *argc < MAX_ARGS) {
-        if (frame[p] != ' ') return -1;
-        long q = p + 1;
-        while (q < len && frame[q] != ':') q++;
-        if (q >= len || q - p - 1 < 1 || q - p - 1 > 8) return -1;
-        long alen = hex(frame + p + 1, (int)(q - p - 1));
-        if (alen < 0 || q + 1 + alen > len) return -1;
-        memmove(frame + p, frame + q + 1, (size_t)alen); /* shift the bytes left to make room for the NUL */
-        frame[p + alen] = '\0';
-        argv[(*argc)++] = (char *)frame + p;
-        p = q + 1 + alen;
-    }
-    return (int)code;
-}
-
-/* JSON string body of s (quotes, backslashes and control characters escaped). */
-static void json_string(char *out, size_t cap, const char *s) {
-    size_t o = 0;
-    for (; *s && o + 7 < cap; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') { out[o++] = '\\'; out[o++] = (char)c; }
-        else if (c < 0x20) o += (size_t)snprintf(out + o, cap - o, "\\u%04x", c);
-        else out[o++] = (char)c;
-    }
-    out[o] = '\0';
-}
+enum { TIMEOUT_SECONDS = 30 };
 
 /* A daemon that accepts but never answers must not hold a job start forever: it counts as unreachable. */
 static int connect_daemon(void) {
-    const char *path = getenv("RSMAP_SOCKET");
-    if (!path || !*path) path = "/run/rsmap/rsmapd.sock";
-    struct sockaddr_un a = { .sun_family = AF_UNIX };
-    if (strlen(path) >= sizeof a.sun_path) { errno = ENAMETOOLONG; return -1; }
-    strcpy(a.sun_path, path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = rsmap_connect(NULL); /* $RSMAP_SOCKET, else /run/rsmap/rsmapd.sock */
     if (fd < 0) return -1;
     struct timeval tv = { .tv_sec = TIMEOUT_SECONDS };
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
     return fd;
 }
 
-/* Receives each argument of a STATE event after the first (the JSON): the NAME=value lines. */
-typedef void (*state_line_fn)(void *ctx, const char *line);
-
-/* Sends a command and waits for its OK or ERROR; -1 when the connection fails or the answer is garbled. */
-static int call(int fd, unsigned tid, unsigned code, const char *arg, state_line_fn on_line, void *ctx, char *why,
+/* Sends a command with one argument and waits for its OK or ERROR; each NAME=value line of a STATE event
+ * goes to on_line. -1 when the connection fails or the answer is garbled. */
+static int call(int fd, unsigned tid, unsigned code, const char *arg, rsmap_env_fn on_line, void *ctx, char *why,
                 size_t cap) {
     const char *argv[] = { arg };
-    if (send_frame(fd, tid, code, 1, argv) < 0) return -1;
-    for (;;) {
-        unsigned t;
-        int n;
-        char *args[MAX_ARGS];
-        int c = read_frame(fd, &t, &n, args);
-        if (c < 0 || t != tid) return -1;
-        if (c == OK) return OK;
-        if (c == ERROR) {
-            snprintf(why, cap, "%s", n > 0 ? args[0] : "(no reason given)");
-            return ERROR;
-        }
-        for (int i = 1; i < n && on_line; i++) on_line(ctx, args[i]);
-    }
+    return rsmap_call(fd, tid, code, 1, argv, on_line, ctx, why, cap);
 }
 
 /* Connects and says INIT 1; -1 (reason in why) when rsmapd cannot be reached or refuses. */
@@ -172,34 +53,36 @@ static int open_session(char *why, size_t cap) {
         return -1;
     }
     char refused[1024] = "";
-    int r = call(fd, 1, INIT, "1", NULL, NULL, refused, sizeof refused);
-    if (r != OK) {
-        snprintf(why, cap, r == ERROR ? "rsmapd refused INIT: %s" : "lost rsmapd during INIT%s", refused);
+    int r = call(fd, 1, RSMAP_INIT, "1", NULL, NULL, refused, sizeof refused);
+    if (r != RSMAP_OK) {
+        snprintf(why, cap, r == RSMAP_ERROR ? "rsmapd refused INIT: %s" : "lost rsmapd during INIT%s", refused);
         close(fd);
         return -1;
     }
     return fd;
 }
 
-static void write_line(void *ctx, const char *line) {
+static int write_line(void *ctx, const char *line) {
     fprintf((FILE *)ctx, "%s\n", line);
+    return 0;
 }
 
 extern char **environ;
 
 /* The SGE_HGR_* lines of JOB_ENTER's answer, NUL-separated: what the job runs with, from rsmapd alone. */
-static char granted[MAX_FRAME];
+static char granted[RSMAP_MAX_FRAME];
 static size_t granted_used;
 static int granted_count;
 
-static void keep_granted(void *ctx, const char *line) {
+static int keep_granted(void *ctx, const char *line) {
     (void)ctx;
     size_t len = strlen(line);
     /* Only SGE_HGR_ names: the answer sets the grant, nothing else of the job's environment. */
-    if (strncmp(line, "SGE_HGR_", 8) != 0 || !strchr(line, '=') || granted_used + len + 1 > sizeof granted) return;
+    if (strncmp(line, "SGE_HGR_", 8) != 0 || !strchr(line, '=') || granted_used + len + 1 > sizeof granted) return 0;
     memcpy(granted + granted_used, line, len + 1);
     granted_used += len + 1;
     granted_count++;
+    return 0;
 }
 
 /* Whether execd runs this job as a binary (qsub -b y): handle_as_binary in the job's config file. */
@@ -264,16 +147,16 @@ static int starter(char **cmd) {
             fprintf(stderr, "rsmap-hook: %s\n", why);
             return EXIT_RESCHEDULE;
         }
-        json_string(ej, sizeof ej, job);
-        json_string(et, sizeof et, task && *task ? task : "undefined");
+        (void)rsmap_json_string(ej, sizeof ej, job);
+        (void)rsmap_json_string(et, sizeof et, task && *task ? task : "undefined");
         snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"%s\"}", ej, et);
-        int r = call(fd, 2, JOB_ENTER, arg, keep_granted, NULL, why, sizeof why);
+        int r = call(fd, 2, RSMAP_JOB_ENTER, arg, keep_granted, NULL, why, sizeof why);
         close(fd);
         if (r < 0) {
             fprintf(stderr, "rsmap-hook: lost rsmapd during JOB_ENTER\n");
             return EXIT_RESCHEDULE;
         }
-        if (r == ERROR) {
+        if (r == RSMAP_ERROR) {
             fprintf(stderr, "rsmap-hook: %s\n", why);
             return EXIT_JOB_ERROR;
         }
@@ -327,15 +210,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rsmap-hook: %s\n", why);
         return prolog ? EXIT_RESCHEDULE : 1;
     }
-    json_string(ej, sizeof ej, job);
-    json_string(et, sizeof et, task && *task ? task : "undefined");
+    (void)rsmap_json_string(ej, sizeof ej, job);
+    (void)rsmap_json_string(et, sizeof et, task && *task ? task : "undefined");
     if (prolog) {
         /* The job's owner, as execd set it in the job's environment (USER, LOGNAME: from the passwd entry of
          * the owner, overriding whatever the job brought): rsmapd admits only this user to JOB_ENTER. */
         const char *user = getenv("USER");
         if (!user || !*user) user = getenv("LOGNAME");
-        json_string(eu, sizeof eu, user ? user : "");
-        json_string(er, sizeof er, request);
+        (void)rsmap_json_string(eu, sizeof eu, user ? user : "");
+        (void)rsmap_json_string(er, sizeof er, request);
         int o = snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"%s\"", ej, et);
         if (*eu) o += snprintf(arg + o, sizeof arg - (size_t)o, ",\"user\":\"%s\"", eu);
         snprintf(arg + o, sizeof arg - (size_t)o, ",\"slots\":%d,\"request\":\"%s\"}", slots ? atoi(slots) : 1, er);
@@ -350,9 +233,9 @@ int main(int argc, char **argv) {
                 return EXIT_RESCHEDULE;
             }
         }
-        int r = call(fd, 2, JOB_START, arg, write_line, env, why, sizeof why);
+        int r = call(fd, 2, RSMAP_JOB_START, arg, write_line, env, why, sizeof why);
         if (env != stdout && fclose(env) != 0) r = -1;
-        if (r == OK) return 0;
+        if (r == RSMAP_OK) return 0;
         if (r < 0) {
             fprintf(stderr, "rsmap-hook: lost rsmapd during JOB_START\n");
             return EXIT_RESCHEDULE;
@@ -362,11 +245,11 @@ int main(int argc, char **argv) {
         return strncmp(why, "request:", 8) == 0 ? EXIT_JOB_ERROR : EXIT_RESCHEDULE;
     }
     snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"%s\"}", ej, et);
-    int r = call(fd, 2, JOB_END, arg, NULL, NULL, why, sizeof why);
+    int r = call(fd, 2, RSMAP_JOB_END, arg, NULL, NULL, why, sizeof why);
     if (r < 0) {
         fprintf(stderr, "rsmap-hook: lost rsmapd during JOB_END\n");
         return 1;
     }
-    if (r == ERROR) fprintf(stderr, "rsmap-hook: %s\n", why); /* nothing held: the grant is gone anyway */
+    if (r == RSMAP_ERROR) fprintf(stderr, "rsmap-hook: %s\n", why); /* nothing held: the grant is gone anyway */
     return 0;
 }

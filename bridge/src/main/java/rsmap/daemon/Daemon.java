@@ -55,14 +55,36 @@ public final class Daemon implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** A job holding instances here: who owns it, what it asked for, what it got, where it runs. */
-    record Job(String id, String user, String request, int slots, Grant grant, Map<String, String> env, long pid,
-               Instant pidStart) {
+    record Job(String id, String user, String request, int slots, Grant grant, Map<String, String> env,
+               Map<Long, Instant> pids) {
+        /** Unknown start time of an entered process (pid reuse then cannot be told apart). */
+        static final Instant UNKNOWN = Instant.EPOCH;
+
+        Job {
+            pids = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(pids));
+        }
+
+        /** One more process entered the job (a job may run several steps, each entering); exited ones drop out. */
         Job withPid(long p, Instant start) {
-            return new Job(id, user, request, slots, grant, env, p, start);
+            Map<Long, Instant> next = new LinkedHashMap<>();
+            pids.forEach((pid, t) -> {
+                if (alive(pid, t)) {
+                    next.put(pid, t);
+                }
+            });
+            next.put(p, start == null ? UNKNOWN : start);
+            return new Job(id, user, request, slots, grant, env, next);
         }
 
         Job withEnv(Map<String, String> e) {
-            return new Job(id, user, request, slots, grant, e, pid, pidStart);
+            return new Job(id, user, request, slots, grant, e, pids);
+        }
+
+        /** The same process as entered: alive, and started when it was then (not a reused pid). */
+        static boolean alive(long pid, Instant start) {
+            Optional<ProcessHandle> p = ProcessHandle.of(pid);
+            return p.isPresent() && p.get().isAlive() && (start.equals(UNKNOWN)
+                    || p.get().info().startInstant().map(start::equals).orElse(true));
         }
 
         Set<String> maps() {
@@ -241,9 +263,11 @@ public final class Daemon implements AutoCloseable {
                     Grant grant = new Grant(JSON.convertValue(r.path("grant"),
                             new com.fasterxml.jackson.core.type.TypeReference<Map<String, Map<String, List<String>>>>() {
                             }));
+                    Map<Long, Instant> pids = new LinkedHashMap<>();
+                    r.path("pids").fields().forEachRemaining(e -> pids.put(Long.parseLong(e.getKey()),
+                            Instant.parse(e.getValue().asText())));
                     Job j = new Job(id, r.path("user").asText(""), r.path("request").asText(), r.path("slots").asInt(1),
-                            grant, Map.of(), r.path("pid").asLong(0), r.hasNonNull("pid_start")
-                                    ? Instant.parse(r.path("pid_start").asText()) : null);
+                            grant, Map.of(), pids);
                     Decision d = cluster.restore(spec(id, j.request(), j.slots()), grant, 0);
                     if (d.isRefused()) {
                         throw new IOException("journal: job " + id + " cannot be restored: " + d.error());
@@ -253,7 +277,8 @@ public final class Daemon implements AutoCloseable {
                 case "enter" -> {
                     Job j = jobs.get(id);
                     if (j != null) {
-                        jobs.put(id, j.withPid(r.path("pid").asLong(), Instant.parse(r.path("pid_start").asText())));
+                        jobs.put(id, j.withPid(r.path("pid").asLong(), r.hasNonNull("pid_start")
+                                ? Instant.parse(r.path("pid_start").asText()) : null));
                     }
                 }
                 case "end" -> {
@@ -285,8 +310,9 @@ public final class Daemon implements AutoCloseable {
         ObjectNode r = JSON.createObjectNode().put("op", "start").put("job", j.id()).put("user", j.user())
                 .put("request", j.request()).put("slots", j.slots());
         r.set("grant", JSON.valueToTree(j.grant().byHost()));
-        if (j.pid() > 0) {
-            r.put("pid", j.pid()).put("pid_start", j.pidStart() == null ? null : j.pidStart().toString());
+        if (!j.pids().isEmpty()) {
+            ObjectNode pids = r.putObject("pids");
+            j.pids().forEach((pid, start) -> pids.put(Long.toString(pid), start.toString()));
         }
         return r;
     }
@@ -507,7 +533,7 @@ public final class Daemon implements AutoCloseable {
             throw new Session.CommandException("job " + id + " cannot be granted now: " + why);
         }
         Map<String, String> env = cluster.environment(id, config.host()).orElse(Map.of());
-        Job job = new Job(id, user, request, slots, d.grant(), env, 0, null);
+        Job job = new Job(id, user, request, slots, d.grant(), env, Map.of());
         try {
             journal.append(startRecord(job).toString());
         } catch (IOException e) {
@@ -565,7 +591,7 @@ public final class Daemon implements AutoCloseable {
         Job job = jobs.get(id);
         if (job == null) {
             throw new Session.CommandException("job " + id + " holds nothing on " + config.host()
-                    + " (did its prolog run rsmap-hook prolog?)");
+                    + " (no JOB_START for it: did its prolog run?)");
         }
         if (!mayQuery(peer, job)) {
             throw new Session.CommandException("job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
@@ -684,13 +710,10 @@ public final class Daemon implements AutoCloseable {
                 return "its spool directory active_jobs/" + dir + " is gone";
             }
         }
-        if (j.pid() > 0 && spool == null) {
-            Optional<ProcessHandle> p = ProcessHandle.of(j.pid());
-            boolean same = p.isPresent() && p.get().isAlive() && (j.pidStart() == null
-                    || p.get().info().startInstant().map(j.pidStart()::equals).orElse(true));
-            if (!same) {
-                return "its process " + j.pid() + " has exited";
-            }
+        if (!j.pids().isEmpty() && spool == null
+                && j.pids().entrySet().stream().noneMatch(e -> Job.alive(e.getKey(), e.getValue()))) {
+            return j.pids().size() == 1 ? "its process " + j.pids().keySet().iterator().next() + " has exited"
+                    : "its processes " + j.pids().keySet() + " have exited";
         }
         return null;
     }

@@ -402,6 +402,37 @@ class DaemonTest {
         assertThat(daemon.log()).contains("released job 7 (its process " + p.pid() + " has exited)");
     }
 
+    @Test
+    void aJobOfSeveralSteps_isReleasedOnlyWhenEveryEnteredProcessIsGone_alsoAfterARestart() throws Exception {
+        try (TestClient c = client()) {
+            c.call(json(2, Code.JOB_START, start("7", "alice", "gpu=1")));
+        }
+        Process a = new ProcessBuilder("sleep", "60").start();
+        Process b = new ProcessBuilder("sleep", "60").start();
+        try {
+            for (Process p : List.of(a, b)) {
+                List<Frame> entered = as("alice", p.pid(), new ArrayList<>()).onCommand(json(2, Code.JOB_ENTER,
+                        "{\"job\":\"7\"}"));
+                assertThat(entered.get(entered.size() - 1)).isEqualTo(Session.ok(2));
+            }
+            a.destroyForcibly();
+            a.waitFor();
+            daemon.reconcile();
+            assertThat(daemon.cluster().runningJobs()).as("step b still runs").containsExactly("7");
+            daemon.close();
+            daemon = TestDaemon.start(config); // the entered processes come back from the journal
+            assertThat(daemon.cluster().runningJobs()).containsExactly("7");
+            b.destroyForcibly();
+            b.waitFor();
+            daemon.reconcile();
+            assertThat(daemon.cluster().runningJobs()).isEmpty();
+            assertThat(daemon.log()).anyMatch(l -> l.startsWith("released job 7 (its process"));
+        } finally {
+            a.destroyForcibly();
+            b.destroyForcibly();
+        }
+    }
+
     private String query() throws Exception {
         try (TestClient c = client()) {
             return c.call(Frame.of(9, Code.QUERY.value())).get(0).text(0);

@@ -1,0 +1,449 @@
+// A real one-node Slurm cluster for tests and timing: munged, slurmctld, slurmd with the rsmap SPANK
+// plugin, and rsmapd with the cgroup v1 device backend, all children of this JVM, all stopped by pid.
+package rsmap.slurm;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+import rsmap.wire.TestClient;
+
+/**
+ * The cluster of issue 7's integration test: node {@code hostname -s} (address 127.0.0.1) with 4 CPUs,
+ * {@code PrologFlags=Contain}, proctrack and task cgroup v1 ({@code ConstrainDevices=no}: rsmapd owns the
+ * devices controller), private munge socket and free ports, job ids from a random {@code FirstJobId} so
+ * that the device cgroups {@code rsmap/<job>} of this run name no one else's. rsmapd serves two fake GPUs
+ * (mknod c 195 0 and 1, no driver: opening one gives ENXIO), each shared four ways:
+ * {@code gpu0} is an A100, {@code gpu1} an H100.
+ */
+final class SlurmCluster implements AutoCloseable {
+    static final Path SPANK = Path.of("..", "plugin", "target", "spank_rsmap.so").toAbsolutePath().normalize();
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String[] COMMANDS = {"munged", "mungekey", "slurmctld", "slurmd", "srun", "sbatch",
+        "scancel", "squeue", "sinfo", "runuser", "mknod"};
+
+    final Path dir;
+    final Path work;
+    final String node = hostName();
+    final int firstJobId = 100_000 + new Random().nextInt(800_000);
+    private final List<Process> started = new ArrayList<>();
+    private final Thread onExit = new Thread(this::stopAll, "slurm-cluster-stop");
+    private boolean closed;
+
+    /** What a command said. */
+    record Run(int code, String out, String err) {
+        List<String> lines(String prefix) {
+            return out.lines().filter(l -> l.startsWith(prefix)).toList();
+        }
+    }
+
+    private SlurmCluster(Path dir) {
+        this.dir = dir;
+        this.work = dir.resolve("work");
+    }
+
+    /**
+     * Skips a test whose machine lacks what the cluster needs, saying what; under CI=true fails instead
+     * (.ci/run installs the packages and runs as root).
+     */
+    static void requirePrerequisites() {
+        List<String> missing = new ArrayList<>();
+        if (!"root".equals(System.getProperty("user.name"))) {
+            missing.add("root");
+        }
+        for (String c : COMMANDS) {
+            if (Stream.of("/usr/sbin", "/usr/bin", "/sbin", "/bin").noneMatch(d -> Files.isExecutable(Path.of(d, c)))) {
+                missing.add(c);
+            }
+        }
+        if (!Files.isRegularFile(SPANK)) {
+            missing.add(SPANK + " (built only where slurm/spank.h is: libslurm-dev)");
+        }
+        if (!Files.isRegularFile(Path.of("/sys/fs/cgroup/devices/devices.allow"))
+                || !Files.isDirectory(Path.of("/sys/fs/cgroup/freezer"))) {
+            missing.add("cgroup v1 devices and freezer controllers under /sys/fs/cgroup");
+        }
+        String why = "a real Slurm cluster needs " + String.join(", ", missing)
+                + " (apt-get install slurmctld slurmd slurm-client munge libslurm-dev)";
+        if (!missing.isEmpty() && "true".equals(System.getenv("CI"))) {
+            throw new AssertionError("CI=true: " + why);
+        }
+        assumeTrue(missing.isEmpty(), why);
+    }
+
+    /** Starts munged, rsmapd, slurmctld and slurmd, and waits for an idle node. */
+    static SlurmCluster start() throws IOException, InterruptedException {
+        requirePrerequisites();
+        Path dir = Files.createTempDirectory("rsmap-slurm");
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x")); // jobs run as nobody
+        SlurmCluster c = new SlurmCluster(dir);
+        Runtime.getRuntime().addShutdownHook(c.onExit);
+        try {
+            c.startAll();
+            return c;
+        } catch (IOException | InterruptedException | RuntimeException | Error e) {
+            c.close();
+            throw e;
+        }
+    }
+
+    private void startAll() throws IOException, InterruptedException {
+        for (String d : new String[] {"munge", "state", "spool", "log", "rsmap-spool", "dev"}) {
+            Files.createDirectories(dir.resolve(d));
+        }
+        Files.createDirectories(work);
+        Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwxrwxrwx"));
+        for (int i = 0; i < 2; i++) {
+            Path n = dir.resolve("dev").resolve("nvidia" + i);
+            mustRun(List.of("mknod", n.toString(), "c", "195", Integer.toString(i)));
+            Files.setPosixFilePermissions(n, PosixFilePermissions.fromString("rw-rw-rw-"));
+        }
+        Path munge = dir.resolve("munge");
+        Files.setPosixFilePermissions(munge, PosixFilePermissions.fromString("rwxr-xr-x")); // nobody's srun: the socket
+        mustRun(List.of("mungekey", "--create", "--force", "--keyfile=" + munge.resolve("munge.key")));
+        Path mungeSocket = munge.resolve("socket");
+        spawn("munged", List.of("munged", "--foreground", "--force", "--socket=" + mungeSocket,
+                "--key-file=" + munge.resolve("munge.key"), "--pid-file=" + munge.resolve("munged.pid"),
+                "--seed-file=" + munge.resolve("seed"), "--log-file=" + dir.resolve("log/munged.log")));
+        awaitFile(mungeSocket, "munged");
+
+        writeRsmapd();
+        spawn("rsmapd", List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-cp", System.getProperty("java.class.path"), "rsmap.daemon.Main", "--config",
+                dir.resolve("rsmapd.conf").toString()));
+        awaitFile(socket(), "rsmapd");
+
+        writeSlurm(mungeSocket);
+        spawn("slurmctld", List.of("slurmctld", "-D", "-f", conf().toString()));
+        spawn("slurmd", List.of("slurmd", "-D", "-f", conf().toString()));
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            Run s = run(List.of("sinfo", "-h", "-o", "%T"), Map.of());
+            if (s.code() == 0 && s.out().strip().equals("idle")) {
+                return;
+            }
+            if (System.nanoTime() > end) {
+                throw new IllegalStateException("the node did not become idle: " + s + "\n" + logs());
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    Path conf() {
+        return dir.resolve("slurm.conf");
+    }
+
+    Path socket() {
+        return dir.resolve("rsmapd.sock");
+    }
+
+    Path device(int i) {
+        return dir.resolve("dev").resolve("nvidia" + i);
+    }
+
+    private void writeRsmapd() throws IOException {
+        Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"));
+        StringBuilder gpu = new StringBuilder("gpu=8(");
+        for (int i = 0; i < 8; i++) {
+            int card = i / 4;
+            gpu.append(i == 0 ? "" : " ").append("gpu").append(card).append("[devices=").append(device(card))
+                    .append(":rw,model=").append(card == 0 ? "A100" : "H100").append(']');
+        }
+        gpu.append(')');
+        Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n",
+                "complexes = complexes",
+                "host = " + node,
+                "complex_values = " + gpu + ",nic=2(ib0 ib1)",
+                "socket = rsmapd.sock",
+                "socket_group = root", // only the plugin talks to rsmapd, as root (prolog, task, epilog)
+                "state_dir = rsmap-state",
+                "device_backend = cgroup-v1",
+                "execd_spool = rsmap-spool", // the plugin's job marks: rsmap-spool/active_jobs/<job>.1
+                "reconcile_interval = 5") + "\n");
+    }
+
+    private void writeSlurm(Path mungeSocket) throws IOException {
+        int ctld = freePort();
+        int slurmd = freePort();
+        Files.writeString(conf(), String.join("\n",
+                "ClusterName=rsmapci",
+                "SlurmctldHost=" + node + "(127.0.0.1)",
+                "SlurmUser=root",
+                "SlurmdUser=root",
+                "SlurmctldPort=" + ctld,
+                "SlurmdPort=" + slurmd,
+                "AuthType=auth/munge",
+                "AuthInfo=socket=" + mungeSocket,
+                "CredType=cred/munge",
+                "SelectType=select/cons_tres",
+                "SelectTypeParameters=CR_Core", // memory is not scheduled: jobs share the node by cores
+                "ProctrackType=proctrack/cgroup",
+                "TaskPlugin=task/cgroup",
+                "PrologFlags=Contain",
+                "PlugStackConfig=" + dir.resolve("plugstack.conf"),
+                "StateSaveLocation=" + dir.resolve("state"),
+                "SlurmdSpoolDir=" + dir.resolve("spool"),
+                "SlurmctldPidFile=" + dir.resolve("slurmctld.pid"),
+                "SlurmdPidFile=" + dir.resolve("slurmd.pid"),
+                "SlurmctldLogFile=" + dir.resolve("log/slurmctld.log"),
+                "SlurmdLogFile=" + dir.resolve("log/slurmd.log"),
+                "MailProg=/bin/true",
+                "ReturnToService=2",
+                "KillWait=5", // a job killed while its step launches is not waited for 30 s
+                "FirstJobId=" + firstJobId,
+                "SchedulerParameters=sched_interval=1",
+                "SlurmdParameters=config_overrides",
+                "MpiDefault=none",
+                "NodeName=" + node + " NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN",
+                "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP") + "\n");
+        Files.writeString(dir.resolve("cgroup.conf"), "CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\n"
+                + "ConstrainDevices=no\n");
+        Files.writeString(dir.resolve("plugstack.conf"), "required " + SPANK + " socket=" + socket() + " spool="
+                + dir.resolve("rsmap-spool") + "\n");
+    }
+
+    /** A command as root with SLURM_CONF set. */
+    Run run(List<String> command, Map<String, String> env) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(work.toFile());
+        pb.environment().put("SLURM_CONF", conf().toString());
+        pb.environment().putAll(env);
+        return finish(pb, command);
+    }
+
+    /**
+     * A command as the job user {@code nobody}, in a clean environment (srun and sbatch hand theirs to
+     * the job) plus {@code env}.
+     */
+    Run asNobody(Map<String, String> env, String... command) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("runuser", "-u", "nobody", "--", "env", "-i",
+                "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + work, "SLURM_CONF=" + conf()));
+        env.forEach((k, v) -> cmd.add(k + "=" + v));
+        cmd.addAll(List.of(command));
+        return finish(new ProcessBuilder(cmd).directory(work.toFile()), cmd);
+    }
+
+    private static Run finish(ProcessBuilder pb, List<String> command) throws IOException, InterruptedException {
+        Path out = Files.createTempFile("rsmap-run", ".out");
+        Path err = Files.createTempFile("rsmap-run", ".err");
+        try {
+            Process p = pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly().waitFor();
+                throw new IllegalStateException(command + " did not end in 120 s");
+            }
+            return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
+        } finally {
+            Files.deleteIfExists(out);
+            Files.deleteIfExists(err);
+        }
+    }
+
+    private void mustRun(List<String> command) throws IOException, InterruptedException {
+        Run r = finish(new ProcessBuilder(command), command);
+        if (r.code() != 0) {
+            throw new IllegalStateException(command + " exited " + r.code() + ": " + r.err());
+        }
+    }
+
+    private void spawn(String name, List<String> command) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("log").resolve(name + ".out").toFile());
+        pb.environment().put("SLURM_CONF", conf().toString());
+        started.add(pb.start());
+    }
+
+    private void awaitFile(Path file, String who) throws IOException, InterruptedException {
+        for (int i = 0; i < 600 && !Files.exists(file); i++) {
+            for (Process p : started) {
+                if (!p.isAlive()) {
+                    throw new IllegalStateException(who + " is not running (exit " + p.exitValue() + "):\n" + logs());
+                }
+            }
+            Thread.sleep(50);
+        }
+        if (!Files.exists(file)) {
+            throw new IllegalStateException(who + " did not create " + file + " in 30 s:\n" + logs());
+        }
+    }
+
+    /** Every log of the cluster, for a failure message. */
+    String logs() throws IOException {
+        StringBuilder b = new StringBuilder();
+        try (Stream<Path> s = Files.list(dir.resolve("log"))) {
+            for (Path p : s.sorted().toList()) {
+                List<String> lines = Files.readAllLines(p, StandardCharsets.ISO_8859_1);
+                b.append("==> ").append(p.getFileName()).append(" <==\n");
+                lines.subList(Math.max(0, lines.size() - 40), lines.size()).forEach(l -> b.append(l).append('\n'));
+            }
+        }
+        return b.toString();
+    }
+
+    /** What rsmapd holds: job -> its gpu identifiers on this node (QUERY as root). */
+    Map<String, List<String>> held() throws Exception {
+        try (TestClient c = new TestClient(socket())) {
+            c.call(Frame.of(1, Code.INIT.value(), Session.VERSION));
+            JsonNode q = JSON.readTree(c.call(Frame.of(2, Code.QUERY.value())).get(0).text(0));
+            Map<String, List<String>> out = new LinkedHashMap<>();
+            for (JsonNode j : q.path("jobs")) {
+                List<String> ids = new ArrayList<>();
+                j.path("grants").path(node).path("gpu").forEach(i -> ids.add(i.asText()));
+                out.put(j.path("job").asText(), ids);
+            }
+            return out;
+        }
+    }
+
+    /** Waits until rsmapd holds nothing for {@code job} (null: for any job); returns what it still holds. */
+    Map<String, List<String>> awaitReleased(String job) throws Exception {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        Map<String, List<String>> h = held();
+        while ((job == null ? !h.isEmpty() : h.containsKey(job)) && System.nanoTime() < end) {
+            Thread.sleep(100);
+            h = held();
+        }
+        return h;
+    }
+
+    /** Cancels every job, stops every daemon by its pid, removes the cgroups and files of this run. */
+    @Override
+    public void close() {
+        stopAll();
+        try {
+            Runtime.getRuntime().removeShutdownHook(onExit);
+        } catch (IllegalStateException shuttingDown) {
+            // the hook runs (or ran) anyway
+        }
+    }
+
+    private synchronized void stopAll() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            if (!started.isEmpty() && Files.exists(conf())) {
+                run(List.of("scancel", "--partition=debug"), Map.of());
+                for (int i = 0; i < 100 && !run(List.of("squeue", "-h"), Map.of()).out().isBlank(); i++) {
+                    Thread.sleep(100);
+                }
+            }
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            System.err.println("slurm cluster: cancelling jobs: " + e);
+        }
+        for (int i = started.size() - 1; i >= 0; i--) { // slurmd, slurmctld, rsmapd, munged
+            Process p = started.get(i);
+            p.destroy(); // SIGTERM to this pid
+            try {
+                if (!p.waitFor(15, TimeUnit.SECONDS)) {
+                    p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+        // Job processes Slurm left (slurmstepd survives slurmd), then the cgroups of this node and run.
+        List<Path> cgroups = new ArrayList<>();
+        try (Stream<Path> controllers = Files.list(Path.of("/sys/fs/cgroup"))) {
+            for (Path c : controllers.toList()) {
+                cgroups.add(c.resolve("slurm_" + node));
+            }
+        } catch (IOException e) {
+            System.err.println("slurm cluster: listing cgroup controllers: " + e);
+        }
+        for (int id = firstJobId; id < firstJobId + 1000; id++) {
+            cgroups.add(Path.of("/sys/fs/cgroup/devices/rsmap", Integer.toString(id)));
+        }
+        for (Path top : cgroups) {
+            removeCgroup(top);
+        }
+        deleteTree(dir);
+    }
+
+    private static void removeCgroup(Path top) {
+        if (!Files.isDirectory(top)) {
+            return;
+        }
+        for (int attempt = 0; attempt < 50 && Files.isDirectory(top); attempt++) {
+            try (Stream<Path> s = Files.walk(top)) {
+                List<Path> dirs = s.filter(Files::isDirectory).sorted(Comparator.reverseOrder()).toList();
+                for (Path d : dirs) {
+                    for (String pid : Files.readAllLines(d.resolve("cgroup.procs"))) {
+                        if (!pid.isBlank() && Long.parseLong(pid.strip()) != ProcessHandle.current().pid()) {
+                            ProcessHandle.of(Long.parseLong(pid.strip())).ifPresent(ProcessHandle::destroyForcibly);
+                        }
+                    }
+                }
+                for (Path d : dirs) {
+                    try {
+                        Files.delete(d); // rmdir of an empty cgroup
+                    } catch (IOException busy) {
+                        // its processes are still exiting: next attempt
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // gone meanwhile, or still busy: next attempt
+            }
+            if (Files.isDirectory(top)) {
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+        if (Files.isDirectory(top)) {
+            System.err.println("slurm cluster: could not remove cgroup " + top);
+        }
+    }
+
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            System.err.println("slurm cluster: removing " + dir + ": " + e);
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static String hostName() {
+        try {
+            Process p = new ProcessBuilder("hostname", "-s").redirectErrorStream(true).start();
+            String h = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            p.waitFor();
+            return h.isEmpty() ? "localhost" : h;
+        } catch (IOException e) {
+            return "localhost";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "localhost";
+        }
+    }
+}

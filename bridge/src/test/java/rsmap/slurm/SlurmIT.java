@@ -1,0 +1,220 @@
+// Issue 7: resource maps for real Slurm jobs, end to end - munged, slurmctld, slurmd with the SPANK
+// plugin, rsmapd with the cgroup v1 device backend; jobs through real srun and sbatch, run as nobody.
+package rsmap.slurm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+import rsmap.slurm.SlurmCluster.Run;
+
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class SlurmIT {
+    /** The task's view: its job id, its SGE_HGR_* variables, its devices cgroup, and both fake GPUs. */
+    private static final String SHOW = "echo JOB=$SLURM_JOB_ID; env | grep ^SGE_HGR_ | sort; "
+            + "grep :devices: /proc/self/cgroup; for d in \"$@\"; do cat \"$d\" 2>&1 | sed 's/^/OPEN /'; done";
+    SlurmCluster cluster;
+
+    @BeforeAll
+    void start() throws Exception {
+        cluster = SlurmCluster.start();
+    }
+
+    @AfterAll
+    void stop() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    /** Every job's grant is given back once it ends (the epilog's JOB_END). */
+    @AfterEach
+    void nothingHeld() throws Exception {
+        assertThat(cluster.awaitReleased(null)).as("rsmapd holds nothing after the jobs end").isEmpty();
+    }
+
+    private Run srun(Map<String, String> env, String... args) throws Exception {
+        String[] cmd = new String[args.length + 3];
+        cmd[0] = "srun";
+        cmd[1] = "-D";
+        cmd[2] = cluster.work.toString();
+        System.arraycopy(args, 0, cmd, 3, args.length);
+        return cluster.asNobody(env, cmd);
+    }
+
+    private Run show(Map<String, String> env, String rsmap) throws Exception {
+        Run r = rsmap == null
+                ? srun(env, "sh", "-c", SHOW, "show", cluster.device(0).toString(), cluster.device(1).toString())
+                : srun(env, "--rsmap=" + rsmap, "sh", "-c", SHOW, "show", cluster.device(0).toString(),
+                        cluster.device(1).toString());
+        assertThat(r.code()).as("%s\n%s", r, "").isZero();
+        return r;
+    }
+
+    @Test
+    @Order(1)
+    void malformedRsmap_isRefusedAtSubmission_withTheReason_andNothingIsQueued() throws Exception {
+        Run s = srun(Map.of(), "--rsmap=gpu=1[scope=job]", "true");
+        assertThat(s.code()).isNotZero();
+        assertThat(s.err()).contains("--rsmap: column 7: scope= needs same=");
+        Run b = cluster.asNobody(Map.of(), "sbatch", "-D", cluster.work.toString(), "--rsmap=gpu=2[same=id",
+                "--wrap", "true");
+        assertThat(b.code()).isNotZero();
+        assertThat(b.err()).contains("--rsmap: column 6: '[' without a matching ']'");
+        assertThat(b.out()).doesNotContain("Submitted");
+        assertThat(cluster.run(List.of("squeue", "-h"), Map.of()).out()).as("no job was queued").isBlank();
+    }
+
+    @Test
+    @Order(2)
+    void twoJobsSharingACardBySameId_seeTheSameIdentifier() throws Exception {
+        Path seen = cluster.work.resolve("a.env");
+        Path go = cluster.work.resolve("go");
+        Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o",
+                cluster.work.resolve("a.out").toString(), "--rsmap=gpu=2[same=id]", "--wrap",
+                "env | grep ^SGE_HGR_ > " + seen + ".tmp; mv " + seen + ".tmp " + seen + "; "
+                        + "i=0; while [ ! -e " + go + " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done");
+        assertThat(a.code()).as(a.toString()).isZero();
+        String jobA = a.out().strip();
+        for (int i = 0; i < 300 && !Files.exists(seen); i++) {
+            Thread.sleep(100);
+        }
+        assertThat(seen).as("job A started\n" + cluster.logs()).exists();
+        try {
+            Run b = show(Map.of(), "gpu=2[same=id]");
+            String jobB = b.lines("JOB=").get(0).substring(4);
+            assertThat(Files.readAllLines(seen)).containsExactly("SGE_HGR_gpu=gpu0 gpu0");
+            assertThat(b.lines("SGE_HGR_")).containsExactly("SGE_HGR_gpu=gpu0 gpu0");
+            assertThat(jobB).isNotEqualTo(jobA);
+            assertThat(cluster.held()).as("job B was granted while job A held its shares").containsKey(jobA);
+        } finally {
+            Files.writeString(go, "");
+        }
+        assertThat(cluster.awaitReleased(jobA)).doesNotContainKey(jobA);
+    }
+
+    @Test
+    @Order(3)
+    void aJobWhileAnotherHoldsTheCard_isHeldBothWaysByRsmapd() throws Exception {
+        Path go = cluster.work.resolve("go2");
+        Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", "/dev/null",
+                "--rsmap=gpu=2[same=id]", "--wrap",
+                "i=0; while [ ! -e " + go + " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done");
+        String jobA = a.out().strip();
+        try {
+            for (int i = 0; i < 300 && !cluster.held().containsKey(jobA); i++) {
+                Thread.sleep(100);
+            }
+            Run b = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", "/dev/null",
+                    "--rsmap=gpu=2[same=id]", "--wrap",
+                    "i=0; while [ ! -e " + go + " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done");
+            String jobB = b.out().strip();
+            for (int i = 0; i < 300 && !cluster.held().containsKey(jobB); i++) {
+                Thread.sleep(100);
+            }
+            assertThat(cluster.held()).as("one card, two jobs, at once").containsEntry(jobA, List.of("gpu0", "gpu0"))
+                    .containsEntry(jobB, List.of("gpu0", "gpu0"));
+        } finally {
+            Files.writeString(go, "");
+        }
+    }
+
+    @Test
+    @Order(4)
+    void aJobAskingForACharacteristic_getsTheMatchingInstance() throws Exception {
+        assertThat(show(Map.of(), "gpu=1[model=H100]").lines("SGE_HGR_")).containsExactly("SGE_HGR_gpu=gpu1");
+        assertThat(show(Map.of(), "gpu=1[model=A100]").lines("SGE_HGR_")).containsExactly("SGE_HGR_gpu=gpu0");
+    }
+
+    @Test
+    @Order(5)
+    void aJobGrantedGpu0_opensItsDevice_andIsDeniedGpu1s() throws Exception {
+        Run r = show(Map.of(), "gpu=1[id=gpu0]");
+        String job = r.lines("JOB=").get(0).substring(4);
+        assertThat(r.out()).contains(":devices:/rsmap/" + job + "\n");
+        assertThat(r.lines("OPEN ")).containsExactly(
+                "OPEN cat: " + cluster.device(0) + ": No such device or address", // ENXIO: allowed, no driver
+                "OPEN cat: " + cluster.device(1) + ": Operation not permitted"); // EPERM: the devices cgroup
+    }
+
+    @Test
+    @Order(6)
+    void aJobThatBroughtSgeHgrVariables_seesOnlyItsGrant() throws Exception {
+        Map<String, String> brought = Map.of("SGE_HGR_gpu", "evil", "SGE_HGR_nic", "forged");
+        assertThat(show(brought, "gpu=1").lines("SGE_HGR_")).containsExactly("SGE_HGR_gpu=gpu0");
+        Run plain = show(brought, null);
+        assertThat(plain.lines("SGE_HGR_")).as("a job without --rsmap has none").isEmpty();
+        assertThat(plain.lines("OPEN ")).as("and no device policy").containsExactly(
+                "OPEN cat: " + cluster.device(0) + ": No such device or address",
+                "OPEN cat: " + cluster.device(1) + ": No such device or address");
+    }
+
+    @Test
+    @Order(7)
+    void aRequestNoInstanceCanMeet_failsTheJobWithTheReason_notTheNode() throws Exception {
+        Run r = srun(Map.of(), "--rsmap=gpu=1[model=V100]", "true");
+        assertThat(r.code()).isNotZero();
+        assertThat(r.err()).contains("cannot be granted now: gpu: needs 1 free matching instance");
+        Run unknown = srun(Map.of(), "--rsmap=fpga=1", "true");
+        assertThat(unknown.code()).isNotZero();
+        assertThat(unknown.err()).contains("request: column 1: unknown complex 'fpga'");
+        for (int i = 0; i < 100; i++) {
+            String state = cluster.run(List.of("sinfo", "-h", "-o", "%T"), Map.of()).out().strip();
+            if (state.equals("idle")) {
+                return;
+            }
+            assertThat(state).as("the node is never drained for a job's request").doesNotContain("drain");
+            Thread.sleep(100);
+        }
+    }
+
+    @Test
+    @Order(8)
+    void aCancelledJob_givesItsGrantBack() throws Exception {
+        Path started = cluster.work.resolve("started");
+        Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", "/dev/null",
+                "--rsmap=gpu=1", "--wrap", "touch " + started + "; sleep 300");
+        String job = a.out().strip();
+        for (int i = 0; i < 300 && !Files.exists(started); i++) {
+            Thread.sleep(100);
+        }
+        assertThat(cluster.held()).as("running, its task under the policy").containsKey(job);
+        assertThat(cluster.run(List.of("scancel", job), Map.of()).code()).isZero();
+        assertThat(cluster.awaitReleased(job)).doesNotContainKey(job);
+    }
+
+    @Test
+    @Order(9)
+    void stepsOfABatchJob_runUnderItsOneGrant_andCannotAskForAnother() throws Exception {
+        Path steps = cluster.work.resolve("steps.out");
+        Path inner = cluster.work.resolve("inner.out");
+        Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", "/dev/null",
+                "--rsmap=gpu=1[model=H100]", "--wrap",
+                "srun sh -c 'env | grep ^SGE_HGR_; grep :devices: /proc/self/cgroup' > " + steps + " 2>&1; "
+                        + "srun --rsmap='gpu=1[model=H100]' true >> " + steps + " 2>&1; "
+                        + "srun --rsmap=gpu=1 true > " + inner + " 2>&1; echo rc=$? >> " + inner);
+        assertThat(a.code()).as(a.toString()).isZero();
+        String job = a.out().strip();
+        for (int i = 0; i < 300 && !cluster.run(List.of("squeue", "-h", "-j", job), Map.of()).out().isBlank(); i++) {
+            Thread.sleep(100);
+        }
+        assertThat(Files.readAllLines(steps)).as(cluster.logs())
+                .containsExactly("SGE_HGR_gpu=gpu1", "5:devices:/rsmap/" + job.strip());
+        assertThat(Files.readString(inner)).contains("--rsmap: job " + job + " already has its resource maps "
+                + "(gpu=1[model=H100]); its steps share them").doesNotContain("rc=0");
+    }
+}

@@ -1,0 +1,48 @@
+/* rsmap-client: the C client of rsmapd's agent protocol (docs/protocol.md, "Frames"), shared by every
+ * C program in the job path (the Slurm SPANK plugin now, rsmap-hook next), so that none of them starts a
+ * JVM or parses JSON. Reentrant: no static buffers (slurmd runs plugins on several threads). */
+#ifndef RSMAP_CLIENT_H
+#define RSMAP_CLIENT_H
+
+#include <stddef.h>
+
+enum rsmap_code {
+    RSMAP_INIT = 0x0001,
+    RSMAP_JOB_START = 0x0010,
+    RSMAP_JOB_END = 0x0011,
+    RSMAP_QUERY = 0x0012,
+    RSMAP_JOB_ENTER = 0x0014,
+    RSMAP_OK = 0x8000,
+    RSMAP_ERROR = 0x8001,
+    RSMAP_STATE = 0x8004
+};
+
+enum { RSMAP_MAX_FRAME = 1 << 20, RSMAP_MAX_ARGS = 64 };
+
+/* Called with each NAME=value argument of a STATE event after its JSON (the granted SGE_HGR_*). */
+typedef int (*rsmap_env_fn)(void *ctx, const char *name_value);
+
+/* Connects to `path`, or $RSMAP_SOCKET, or /run/rsmap/rsmapd.sock; -1 with errno set. */
+int rsmap_connect(const char *path);
+
+/* One frame: LENGTH(8 hex) TID(8 hex) CODE(4 hex), then " HEXLEN:BYTES" per argument. 0 or -1. */
+int rsmap_send(int fd, unsigned tid, unsigned code, int argc, const char *const *argv);
+
+/* Reads one frame into a buffer it allocates (*buf, free it); its arguments become NUL-terminated
+ * strings inside it. Returns the code, or -1 on a lost connection or a frame that does not decode. */
+int rsmap_read(int fd, unsigned *tid, int *argc, char **argv, char **buf);
+
+/* Sends a command and reads its events up to its OK (returns RSMAP_OK) or ERROR (RSMAP_ERROR, the
+ * reason in why). Each STATE argument after the first goes to env_fn (may be NULL); a non-zero return
+ * of env_fn is remembered and makes the call return -1 after the exchange ends. -1 on a lost connection. */
+int rsmap_call(int fd, unsigned tid, unsigned code, int argc, const char *const *argv, rsmap_env_fn env_fn,
+               void *ctx, char *why, size_t cap);
+
+/* INIT with protocol version 1 on a fresh connection: RSMAP_OK, RSMAP_ERROR (why) or -1. */
+int rsmap_init(int fd, char *why, size_t cap);
+
+/* The JSON string body of s (quotes, backslashes and control characters escaped), cut to fit cap;
+ * returns 0, or -1 when it did not fit. */
+int rsmap_json_string(char *out, size_t cap, const char *s);
+
+#endif
