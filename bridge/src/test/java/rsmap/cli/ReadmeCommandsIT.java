@@ -46,6 +46,28 @@ class ReadmeCommandsIT {
     }
 
     @Test
+    void readme_tour_aDaemonByHand_runsAsWritten_andShowsWhyARequestWaits() throws Exception {
+        String readme = Files.readString(ROOT.resolve("README.md"));
+        int step = readme.indexOf("**3. A daemon by hand.**");
+        int from = readme.indexOf("```sh\n", step) + "```sh\n".length();
+        String block = readme.substring(from, readme.indexOf("```", from));
+        sh("rm -rf /tmp/rsmap-tour");
+        try {
+            Result r = sh("bash -e -c " + quote(block));
+            assertThat(r.code()).as(r.err()).isZero();
+            assertThat(r.out()).contains("\n0 0\n", "held by job 7", "gpu=4[same=id] cannot start on host node01 now",
+                    "=> no group large enough");
+            assertThat(r.err()).contains("job 7 released", "job 8 released");
+        } finally {
+            sh("pkill -f rsmap-tour/rsmapd.conf; rm -rf /tmp/rsmap-tour");
+        }
+    }
+
+    private static String quote(String s) {
+        return "'" + s.replace("'", "'\\''") + "'";
+    }
+
+    @Test
     void binRsmap_checkHost_printsTheCanonicalExampleHost() throws Exception {
         Result r = sh("bin/rsmap check-host --complexes examples/complexes \"$(cat examples/node01.complex_values)\"");
         assertThat(r.err()).isEmpty();
