@@ -55,8 +55,25 @@ public final class PeerCredentials {
     private PeerCredentials() {
     }
 
+    /** uid and gid to the names the JDK found for them lately: a job start should not read /etc/passwd. */
+    private record Names(String user, String group, long at) {
+    }
+
+    private static final java.util.concurrent.ConcurrentHashMap<Long, Names> NAMES =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    /** How long a uid's name is trusted (a renamed account is seen within this). */
+    private static final long NAMES_TTL_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+
     /** The peer of {@code client}; {@link Session.Peer#UNKNOWN} where the platform does not say. */
     public static Session.Peer of(SocketChannel client) {
+        int[] cred = numeric(client);
+        long now = System.nanoTime();
+        if (cred != null) {
+            Names n = NAMES.get(((long) cred[1] << 32) | (cred[2] & 0xffffffffL));
+            if (n != null && now - n.at() < NAMES_TTL_NANOS) {
+                return new Session.Peer(n.user(), n.group(), cred[1], cred[2], cred[0]);
+            }
+        }
         String user;
         String group;
         try {
@@ -66,9 +83,11 @@ public final class PeerCredentials {
         } catch (IOException | UnsupportedOperationException e) {
             return Session.Peer.UNKNOWN;
         }
-        int[] cred = numeric(client);
-        return cred == null ? new Session.Peer(user, group, -1, -1, 0)
-                : new Session.Peer(user, group, cred[1], cred[2], cred[0]);
+        if (cred == null) {
+            return new Session.Peer(user, group, -1, -1, 0);
+        }
+        NAMES.put(((long) cred[1] << 32) | (cred[2] & 0xffffffffL), new Names(user, group, now));
+        return new Session.Peer(user, group, cred[1], cred[2], cred[0]);
     }
 
     /** struct ucred {pid, uid, gid}, or null. */
