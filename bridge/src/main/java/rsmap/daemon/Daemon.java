@@ -102,6 +102,8 @@ public final class Daemon implements AutoCloseable {
     private final Isolation isolation;
     private final EventHub events = new EventHub();
     private final Map<String, Job> jobs = new LinkedHashMap<>();
+    /** Requests already parsed against this table (immutable values), by their text. */
+    private final Map<String, RequestList> parsedRequests = new java.util.HashMap<>();
     private final List<String> log = new ArrayList<>();
     private Cluster cluster;
     /** QUERY's answer for root and the admin, null after any change (see {@link #handle}). */
@@ -109,6 +111,8 @@ public final class Daemon implements AutoCloseable {
     private String hostValues;
     private String globalValues;
     private long generation;
+    /** Journal records a compaction would drop: ends, enters, earlier configurations. */
+    private int superseded;
     private SocketServer server;
     private ScheduledExecutorService timer;
 
@@ -150,13 +154,17 @@ public final class Daemon implements AutoCloseable {
         } else if (!fileHost.equals(hostValues) || !fileGlobal.equals(globalValues)) {
             try {
                 reconfigure(fileHost, fileGlobal);
+                superseded++; // the journal's earlier configuration
                 note(Log.Level.INFO, "configuration changed since the last run: now generation " + generation);
             } catch (Session.CommandException e) {
                 note(Log.Level.WARNING, "keeping configuration generation " + generation + " of the journal: "
                         + e.getMessage());
             }
         }
-        journal.compact(snapshot());
+        // Compaction: only when the journal holds more than the configuration and the held grants.
+        if (journal.replayed().size() != 1 + jobs.size() || superseded > 0) {
+            journal.compact(snapshot());
+        }
     }
 
     /** complex_values that do not parse stop the daemon with the file, the line and the reason. */
@@ -244,6 +252,7 @@ public final class Daemon implements AutoCloseable {
             String id = r.path("job").asText();
             switch (op) {
                 case "config" -> {
+                    superseded += generation == 0 ? 0 : 1;
                     hostValues = r.path("complex_values").asText();
                     globalValues = r.path("global_complex_values").asText();
                     generation = r.path("generation").asLong();
@@ -260,9 +269,7 @@ public final class Daemon implements AutoCloseable {
                     if (cluster == null) {
                         throw new IOException("journal: a grant before any configuration record");
                     }
-                    Grant grant = new Grant(JSON.convertValue(r.path("grant"),
-                            new com.fasterxml.jackson.core.type.TypeReference<Map<String, Map<String, List<String>>>>() {
-                            }));
+                    Grant grant = grantOf(r.path("grant"));
                     Map<Long, Instant> pids = new LinkedHashMap<>();
                     r.path("pids").fields().forEachRemaining(e -> pids.put(Long.parseLong(e.getKey()),
                             Instant.parse(e.getValue().asText())));
@@ -275,6 +282,7 @@ public final class Daemon implements AutoCloseable {
                     jobs.put(id, j.withEnv(cluster.environment(id, config.host()).orElse(Map.of())));
                 }
                 case "enter" -> {
+                    superseded++;
                     Job j = jobs.get(id);
                     if (j != null) {
                         jobs.put(id, j.withPid(r.path("pid").asLong(), r.hasNonNull("pid_start")
@@ -282,6 +290,7 @@ public final class Daemon implements AutoCloseable {
                     }
                 }
                 case "end" -> {
+                    superseded++;
                     if (jobs.remove(id) != null) {
                         cluster.finish(id, 0);
                     }
@@ -289,6 +298,21 @@ public final class Daemon implements AutoCloseable {
                 default -> throw new IOException("journal: unknown record " + record);
             }
         }
+    }
+
+    /** host -> map -> ids, read from the journal's JSON by hand (a replay reads thousands). */
+    private static Grant grantOf(JsonNode g) {
+        Map<String, Map<String, List<String>>> byHost = new LinkedHashMap<>();
+        g.fields().forEachRemaining(h -> {
+            Map<String, List<String>> maps = new LinkedHashMap<>();
+            h.getValue().fields().forEachRemaining(m -> {
+                List<String> ids = new ArrayList<>(m.getValue().size());
+                m.getValue().forEach(id -> ids.add(id.asText()));
+                maps.put(m.getKey(), ids);
+            });
+            byHost.put(h.getKey(), maps);
+        });
+        return new Grant(byHost);
     }
 
     /** The journal's content for the current state: the configuration, then every held grant. */
@@ -309,7 +333,7 @@ public final class Daemon implements AutoCloseable {
     private ObjectNode startRecord(Job j) {
         ObjectNode r = JSON.createObjectNode().put("op", "start").put("job", j.id()).put("user", j.user())
                 .put("request", j.request()).put("slots", j.slots());
-        r.set("grant", JSON.valueToTree(j.grant().byHost()));
+        r.set("grant", Views.grant(j.grant()));
         if (!j.pids().isEmpty()) {
             ObjectNode pids = r.putObject("pids");
             j.pids().forEach((pid, start) -> pids.put(Long.toString(pid), start.toString()));
@@ -318,8 +342,15 @@ public final class Daemon implements AutoCloseable {
     }
 
     private JobSpec spec(String id, String request, int slots) throws ParseException {
-        return new JobSpec(id, RequestList.parse(request, table, limits), Map.of(config.host(), slots), config.host(),
-                JobSpec.UNLIMITED, Optional.empty(), false);
+        RequestList parsed = parsedRequests.get(request);
+        if (parsed == null) {
+            parsed = RequestList.parse(request, table, limits);
+            if (parsedRequests.size() < 1024) { // many jobs ask the same: a replay parses each text once
+                parsedRequests.put(request, parsed);
+            }
+        }
+        return new JobSpec(id, parsed, Map.of(config.host(), slots), config.host(), JobSpec.UNLIMITED, Optional.empty(),
+                false);
     }
 
     /**

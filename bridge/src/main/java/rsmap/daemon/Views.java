@@ -34,9 +34,20 @@ final class Views {
     static ObjectNode job(Daemon.Job j) {
         ObjectNode n = JSON.createObjectNode().put("job", j.id()).put("user", j.user()).put("request", j.request())
                 .put("slots", j.slots());
-        n.set("grants", JSON.valueToTree(j.grant().byHost()));
-        n.set("env", JSON.valueToTree(j.env()));
+        n.set("grants", grant(j.grant()));
+        ObjectNode env = n.putObject("env");
+        j.env().forEach(env::put);
         return n;
+    }
+
+    /** host -> map -> ids, one per instance. */
+    static ObjectNode grant(rsmap.alloc.Grant grant) {
+        ObjectNode g = JSON.createObjectNode();
+        grant.byHost().forEach((host, maps) -> {
+            ObjectNode h = g.putObject(host);
+            maps.forEach((map, ids) -> ids.forEach(h.putArray(map)::add));
+        });
+        return g;
     }
 
     /**

@@ -113,6 +113,15 @@ class DaemonTest {
         List<String> journal = Files.readAllLines(config.stateDir().resolve("journal"));
         assertThat(journal).hasSize(4); // the configuration and one line per held grant
         assertThat(journal.get(0)).contains("\"op\":\"config\"", "\"generation\":1");
+        // Already compact: the next start leaves the file as it is (no rewrite, no extra fsync).
+        byte[] compact = Files.readAllBytes(config.stateDir().resolve("journal"));
+        long modified = Files.getLastModifiedTime(config.stateDir().resolve("journal")).toMillis();
+        Thread.sleep(20);
+        daemon.close();
+        daemon = TestDaemon.start(config);
+        assertThat(Files.readAllBytes(config.stateDir().resolve("journal"))).isEqualTo(compact);
+        assertThat(Files.getLastModifiedTime(config.stateDir().resolve("journal")).toMillis()).isEqualTo(modified);
+        assertThat(query()).isEqualTo(before);
     }
 
     @Test
