@@ -117,6 +117,10 @@ int rsmap_read(int fd, unsigned *tid, int *argc, char **argv, char **buf) {
 int rsmap_call(int fd, unsigned tid, unsigned code, int argc, const char *const *argv, rsmap_env_fn env_fn,
                void *ctx, char *why, size_t cap) {
     if (rsmap_send(fd, tid, code, argc, argv) < 0) return -1;
+    return rsmap_finish(fd, tid, env_fn, ctx, why, cap);
+}
+
+int rsmap_finish(int fd, unsigned tid, rsmap_env_fn env_fn, void *ctx, char *why, size_t cap) {
     int failed = 0;
     for (;;) {
         unsigned t;

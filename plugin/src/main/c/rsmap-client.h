@@ -38,6 +38,10 @@ int rsmap_read(int fd, unsigned *tid, int *argc, char **argv, char **buf);
 int rsmap_call(int fd, unsigned tid, unsigned code, int argc, const char *const *argv, rsmap_env_fn env_fn,
                void *ctx, char *why, size_t cap);
 
+/* The second half of rsmap_call: reads the events of `tid`, sent before, up to its OK or ERROR. Lets a
+ * client send several commands before reading (INIT and JOB_START in one round trip). */
+int rsmap_finish(int fd, unsigned tid, rsmap_env_fn env_fn, void *ctx, char *why, size_t cap);
+
 /* INIT with protocol version 1 on a fresh connection: RSMAP_OK, RSMAP_ERROR (why) or -1. */
 int rsmap_init(int fd, char *why, size_t cap);
 
