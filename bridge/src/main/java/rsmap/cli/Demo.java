@@ -5,19 +5,16 @@ package rsmap.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
@@ -71,7 +68,7 @@ final class Demo implements java.util.concurrent.Callable<Integer> {
             try {
                 run();
             } finally {
-                delete(dir);
+                rsmap.daemon.Bundled.deleteTree(dir);
             }
         } catch (IOException e) {
             throw new Refused("demo: " + e.getMessage());
@@ -85,8 +82,8 @@ final class Demo implements java.util.concurrent.Callable<Integer> {
     }
 
     private void run() throws IOException, InterruptedException, Refused {
-        String complexes = resource("complexes");
-        String values = resource("node01.complex_values").strip();
+        String complexes = rsmap.daemon.Bundled.example("complexes");
+        String values = rsmap.daemon.Bundled.example("node01.complex_values").strip();
         Files.writeString(dir.resolve("complexes"), complexes);
         ComplexTable table;
         try {
@@ -101,7 +98,7 @@ final class Demo implements java.util.concurrent.Callable<Integer> {
         }
         Path conf = dir.resolve("rsmapd.conf");
         Files.writeString(conf, String.join("\n", "complexes = complexes", "host = node01",
-                "complex_values = " + values, "global_complex_values = " + resource("global.complex_values").strip(),
+                "complex_values = " + values, "global_complex_values = " + rsmap.daemon.Bundled.example("global.complex_values").strip(),
                 "socket = rsmapd.sock", "socket_mode = 0600", "state_dir = state", "device_backend = " + backend,
                 "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0", ""));
         Config config;
@@ -316,22 +313,5 @@ final class Demo implements java.util.concurrent.Callable<Integer> {
         out.println("   device policy: closed; " + String.join(", ", allow).replace("DeviceAllow=", "")
                 + (p.missing().isEmpty() ? "" : "; not on this machine, left out (never widened): "
                         + String.join(" ", p.missing())));
-    }
-
-    private static String resource(String name) throws IOException {
-        try (InputStream in = Demo.class.getResourceAsStream("/rsmap/examples/" + name)) {
-            if (in == null) {
-                throw new IOException("the bundled example " + name + " is missing from the jar");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
-    }
-
-    private static void delete(Path root) throws IOException {
-        try (Stream<Path> all = Files.walk(root)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 }

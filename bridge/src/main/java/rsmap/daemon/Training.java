@@ -3,12 +3,8 @@
 package rsmap.daemon;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.stream.Stream;
 import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
 import rsmap.wire.Client;
@@ -26,10 +22,10 @@ final class Training {
     static int run() throws IOException, ParseException, Client.Refusal {
         Path dir = Files.createTempDirectory("rsmapd-train");
         try {
-            String complexes = resource("complexes");
+            String complexes = Bundled.example("complexes");
             Files.writeString(dir.resolve("complexes"), complexes);
             Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", "complexes = complexes",
-                    "host = node01", "complex_values = " + resource("node01.complex_values").strip(),
+                    "host = node01", "complex_values = " + Bundled.example("node01.complex_values").strip(),
                     "socket = rsmapd.sock", "socket_mode = 0600", "state_dir = state", "device_backend = dry-run",
                     "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0", ""));
             Config config = Config.parse(Files.readString(conf), conf, "node01");
@@ -45,20 +41,7 @@ final class Training {
             return 0;
         } finally {
             Log.redirect(null);
-            try (Stream<Path> all = Files.walk(dir)) {
-                for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            }
-        }
-    }
-
-    private static String resource(String name) throws IOException {
-        try (InputStream in = Training.class.getResourceAsStream("/rsmap/examples/" + name)) {
-            if (in == null) {
-                throw new IOException("the bundled example " + name + " is missing from the jar");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            Bundled.deleteTree(dir);
         }
     }
 }
