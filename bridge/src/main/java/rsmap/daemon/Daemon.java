@@ -777,8 +777,10 @@ public final class Daemon implements AutoCloseable {
         if (command.args().size() != 1) {
             throw new Session.CommandException("expected one JSON argument, got " + command.args().size());
         }
+        String text = command.strictText(0).orElseThrow(() -> new Session.CommandException(
+                "the argument is not valid UTF-8"));
         try {
-            JsonNode n = JSON.readTree(command.text(0));
+            JsonNode n = JSON.readTree(text);
             if (n == null || !n.isObject()) {
                 throw new Session.CommandException("the argument is not a JSON object");
             }

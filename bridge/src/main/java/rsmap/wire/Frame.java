@@ -50,9 +50,21 @@ public record Frame(long tid, int code, List<byte[]> args) {
         return new Frame(tid, code, bytes);
     }
 
-    /** Argument {@code i} as UTF-8 text. */
+    /** Argument {@code i} as UTF-8 text (invalid bytes become U+FFFD). */
     public String text(int i) {
         return new String(args.get(i), StandardCharsets.UTF_8);
+    }
+
+    /** Argument {@code i} as UTF-8 text, or empty when its bytes are not valid UTF-8. */
+    public java.util.Optional<String> strictText(int i) {
+        try {
+            return java.util.Optional.of(StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+                    .decode(java.nio.ByteBuffer.wrap(args.get(i))).toString());
+        } catch (java.nio.charset.CharacterCodingException e) {
+            return java.util.Optional.empty();
+        }
     }
 
     /** The frame as it travels, LENGTH included. */

@@ -136,6 +136,11 @@ class DaemonTest {
             assertThat(c.call(json(6, Code.MODEL_DEF, "{}")).get(0).text(0)).isEqualTo("expected no argument, got 1");
             assertThat(c.call(json(7, Code.QUERY, "{\"job\":\"99\"}"))).containsExactly(
                     Session.error(7, "job 99 holds nothing on node01"));
+            // invalid UTF-8 inside a JSON string: refused, not read as U+FFFD
+            byte[] bad = "{\"job\":\"5\",\"user\":\"\u00ff\",\"request\":\"gpu=1\"}".getBytes(
+                    java.nio.charset.StandardCharsets.ISO_8859_1);
+            assertThat(c.call(new Frame(8, Code.JOB_START.value(), java.util.List.of(bad)))).containsExactly(
+                    Session.error(8, "the argument is not valid UTF-8"));
         }
         assertThat(daemon.cluster().runningJobs()).isEmpty();
     }
