@@ -37,7 +37,7 @@ public final class SocketServer implements AutoCloseable {
     private final Supplier<Session.Handler> handlers;
     private final int maxFrame;
     /** Bytes of events that may wait for one slow client before its stream is dropped. */
-    static final long MAX_QUEUED = 16L << 20;
+    private final long maxQueued = Long.getLong("rsmap.maxEventBacklog", 16L << 20);
 
     /** Binds {@code path} (a stale socket file is replaced) and starts accepting. */
     public SocketServer(Path path, Supplier<Session.Handler> handlers, int maxFrame) throws IOException {
@@ -140,7 +140,8 @@ public final class SocketServer implements AutoCloseable {
      * The frames going to one client, in order: the answers of its commands (written by its reader
      * thread) and the events of its stream (queued by the daemon, written by a pool thread), so that a
      * client that stops reading blocks neither the daemon nor any other client. Events beyond
-     * {@link #MAX_QUEUED} bytes are refused; the daemon then ends that stream.
+     * {@code maxQueued} bytes (system property {@code rsmap.maxEventBacklog}, default 16 MiB) are refused;
+     * the daemon then ends that stream.
      */
     private final class Outbox implements Session.Output {
         private final SocketChannel channel;
@@ -191,7 +192,7 @@ public final class SocketServer implements AutoCloseable {
                 encoded.add(b);
                 size += b.remaining();
             }
-            if (!force && queued + size > MAX_QUEUED) {
+            if (!force && queued + size > maxQueued) {
                 return false;
             }
             queue.addAll(encoded);
