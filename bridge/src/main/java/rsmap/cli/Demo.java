@@ -84,7 +84,6 @@ final class Demo implements java.util.concurrent.Callable<Integer> {
     private void run() throws IOException, InterruptedException, Refused {
         String complexes = rsmap.daemon.Bundled.example("complexes");
         String values = rsmap.daemon.Bundled.example("node01.complex_values").strip();
-        Files.writeString(dir.resolve("complexes"), complexes);
         ComplexTable table;
         try {
             table = ComplexTable.parse(complexes);
@@ -96,11 +95,7 @@ final class Demo implements java.util.concurrent.Callable<Integer> {
         if (root && new CgroupV1Backend(CgroupV1Backend.DEFAULT_ROOT).availability().available()) {
             backend = "cgroup-v1";
         }
-        Path conf = dir.resolve("rsmapd.conf");
-        Files.writeString(conf, String.join("\n", "complexes = complexes", "host = node01",
-                "complex_values = " + values, "global_complex_values = " + rsmap.daemon.Bundled.example("global.complex_values").strip(),
-                "socket = rsmapd.sock", "socket_mode = 0600", "state_dir = state", "device_backend = " + backend,
-                "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0", ""));
+        Path conf = rsmap.daemon.Bundled.exampleDaemon(dir, backend);
         Config config;
         try {
             config = Config.parse(Files.readString(conf), conf, "node01");
@@ -300,7 +295,7 @@ final class Demo implements java.util.concurrent.Callable<Integer> {
         List<Instance> granted = new ArrayList<>();
         g.path("node01").fields().forEachRemaining(m -> host.resourceMap(m.getKey()).ifPresent(rm -> {
             for (JsonNode id : m.getValue()) {
-                rm.instances().stream().filter(i -> i.id().equals(id.asText())).findFirst().ifPresent(granted::add);
+                rm.instance(id.asText()).ifPresent(granted::add);
             }
         }));
         DevicePolicy p = DevicePolicy.of(granted);

@@ -50,7 +50,7 @@ final class DevicePolicyCommand implements Callable<Integer> {
         ResourceMap m = chooseMap(values);
         List<Instance> granted = new ArrayList<>();
         for (String id : grant) {
-            Instance found = m.instances().stream().filter(i -> i.id().equals(id)).findFirst()
+            Instance found = m.instance(id)
                     .orElseThrow(() -> new Refused("--grant: resource map " + m.name() + " has no instance '" + id + "'"));
             granted.add(found);
         }

@@ -53,6 +53,11 @@ import rsmap.wire.SocketServer;
  */
 public final class Daemon implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** What a job, an array task and a job owner may be named (compiled once: every job start checks). */
+    private static final java.util.regex.Pattern JOB = java.util.regex.Pattern.compile("[A-Za-z0-9_+-]{1,100}");
+    private static final java.util.regex.Pattern TASK = java.util.regex.Pattern.compile("[0-9]{1,10}");
+    private static final java.util.regex.Pattern USER =
+            java.util.regex.Pattern.compile("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}");
 
     /** A job holding instances here: who owns it, what it asked for, what it got, where it runs. */
     record Job(String id, String user, String request, int slots, Grant grant, Map<String, String> env,
@@ -104,15 +109,16 @@ public final class Daemon implements AutoCloseable {
     private final Map<String, Job> jobs = new LinkedHashMap<>();
     /** Requests already parsed against this table (immutable values), by their text. */
     private final Map<String, RequestList> parsedRequests = new java.util.HashMap<>();
-    private final List<String> log = new ArrayList<>();
+    private final Map<String, ComplexValues> parsedValues = new java.util.HashMap<>();
+    /** The latest lines logged, for tests and the demo; bounded, a daemon runs for months. */
+    private final java.util.ArrayDeque<String> log = new java.util.ArrayDeque<>();
+    private static final int LOG_KEPT = 1000;
     private Cluster cluster;
     /** QUERY's answer for root and the admin, null after any change (see {@link #handle}). */
     private volatile String stateCache;
     private String hostValues;
     private String globalValues;
     private long generation;
-    /** Journal records a compaction would drop: ends, enters, earlier configurations. */
-    private int superseded;
     private SocketServer server;
     private ScheduledExecutorService timer;
 
@@ -146,6 +152,7 @@ public final class Daemon implements AutoCloseable {
         checkValues(fileHost, fileGlobal);
         this.journal = Journal.open(config.stateDir().resolve("journal"));
         replay();
+        boolean reconfigured = false;
         if (generation == 0) {
             cluster = build(fileHost, fileGlobal);
             generation = 1;
@@ -154,15 +161,16 @@ public final class Daemon implements AutoCloseable {
         } else if (!fileHost.equals(hostValues) || !fileGlobal.equals(globalValues)) {
             try {
                 reconfigure(fileHost, fileGlobal);
-                superseded++; // the journal's earlier configuration
+                reconfigured = true; // the journal's earlier configuration is superseded
                 note(Log.Level.INFO, "configuration changed since the last run: now generation " + generation);
             } catch (Session.CommandException e) {
                 note(Log.Level.WARNING, "keeping configuration generation " + generation + " of the journal: "
                         + e.getMessage());
             }
         }
-        // Compaction: only when the journal holds more than the configuration and the held grants.
-        if (journal.replayed().size() != 1 + jobs.size() || superseded > 0) {
+        // Compaction: only when the journal holds more than one configuration and the held grants (one
+        // record each); any end, enter or earlier configuration makes it longer.
+        if (journal.replayed().size() != 1 + jobs.size() || reconfigured) {
             journal.compact(snapshot());
         }
     }
@@ -172,7 +180,7 @@ public final class Daemon implements AutoCloseable {
         String file = configFile == null ? "rsmapd.conf" : configFile.toString();
         for (String key : List.of("complex_values", "global_complex_values")) {
             try {
-                ComplexValues.parse(key.equals("complex_values") ? host : global, table, limits);
+                values(key.equals("complex_values") ? host : global);
             } catch (ParseException e) {
                 throw new IOException(file + ": line " + config.lineOf(key) + ": " + key + ": " + e.getMessage(), e);
             }
@@ -221,13 +229,18 @@ public final class Daemon implements AutoCloseable {
         return cluster;
     }
 
-    /** What the daemon logged (also on stderr), for tests. */
-    public synchronized List<String> log() {
-        return List.copyOf(log);
+    /** The latest lines the daemon logged (also on stderr), for tests. */
+    public List<String> log() {
+        synchronized (log) {
+            return List.copyOf(log);
+        }
     }
 
     private void note(Log.Level level, String line) {
         synchronized (log) {
+            if (log.size() == LOG_KEPT) {
+                log.removeFirst();
+            }
             log.add(line);
         }
         Log.write(level, line);
@@ -235,10 +248,23 @@ public final class Daemon implements AutoCloseable {
 
     // --- configuration and journal ---
 
+    /** complex_values parsed once per text: start-up checks the file's, then replays the journal's, the same. */
+    private ComplexValues values(String text) throws ParseException {
+        ComplexValues v = parsedValues.get(text);
+        if (v == null) {
+            v = ComplexValues.parse(text, table, limits);
+            if (parsedValues.size() >= 8) {
+                parsedValues.clear(); // generations come and go: keep the few of late
+            }
+            parsedValues.put(text, v);
+        }
+        return v;
+    }
+
     private Cluster build(String host, String global) throws ParseException {
         Cluster c = new Cluster(table);
-        c.configure(config.host(), ComplexValues.parse(host, table, limits), 0);
-        ComplexValues g = ComplexValues.parse(global, table, limits);
+        c.configure(config.host(), values(host), 0);
+        ComplexValues g = values(global);
         if (!g.entries().isEmpty()) {
             c.configure(Cluster.GLOBAL, g, 0);
         }
@@ -252,16 +278,13 @@ public final class Daemon implements AutoCloseable {
             String id = r.path("job").asText();
             switch (op) {
                 case "config" -> {
-                    superseded += generation == 0 ? 0 : 1;
                     hostValues = r.path("complex_values").asText();
                     globalValues = r.path("global_complex_values").asText();
                     generation = r.path("generation").asLong();
                     Cluster next = build(hostValues, globalValues);
-                    for (Job j : jobs.values()) {
-                        Decision d = next.restore(spec(j.id(), j.request(), j.slots()), j.grant(), 0);
-                        if (d.isRefused()) {
-                            throw new IOException("journal: generation " + generation + " drops a grant: " + d.error());
-                        }
+                    String lost = restoreAll(next);
+                    if (lost != null) {
+                        throw new IOException("journal: generation " + generation + " drops a grant: " + lost);
                     }
                     cluster = next;
                 }
@@ -282,7 +305,6 @@ public final class Daemon implements AutoCloseable {
                     jobs.put(id, j.withEnv(cluster.environment(id, config.host()).orElse(Map.of())));
                 }
                 case "enter" -> {
-                    superseded++;
                     Job j = jobs.get(id);
                     if (j != null) {
                         jobs.put(id, j.withPid(r.path("pid").asLong(), r.hasNonNull("pid_start")
@@ -290,7 +312,6 @@ public final class Daemon implements AutoCloseable {
                     }
                 }
                 case "end" -> {
-                    superseded++;
                     if (jobs.remove(id) != null) {
                         cluster.finish(id, 0);
                     }
@@ -318,16 +339,16 @@ public final class Daemon implements AutoCloseable {
     /** The journal's content for the current state: the configuration, then every held grant. */
     private List<String> snapshot() {
         List<String> out = new ArrayList<>();
-        out.add(configRecord().toString());
+        out.add(configRecord(generation, hostValues, globalValues).toString());
         for (Job j : jobs.values()) {
             out.add(startRecord(j).toString());
         }
         return out;
     }
 
-    private ObjectNode configRecord() {
-        return JSON.createObjectNode().put("op", "config").put("generation", generation)
-                .put("complex_values", hostValues).put("global_complex_values", globalValues);
+    private static ObjectNode configRecord(long generation, String host, String global) {
+        return JSON.createObjectNode().put("op", "config").put("generation", generation).put("complex_values", host)
+                .put("global_complex_values", global);
     }
 
     private ObjectNode startRecord(Job j) {
@@ -354,6 +375,25 @@ public final class Daemon implements AutoCloseable {
     }
 
     /**
+     * Puts every held grant, exactly, into {@code next} (a new configuration generation); null when all
+     * fit, else which running job holds what {@code next} cannot give back.
+     */
+    private String restoreAll(Cluster next) {
+        for (Job j : jobs.values()) {
+            Decision d;
+            try {
+                d = next.restore(spec(j.id(), j.request(), j.slots()), j.grant(), 0);
+            } catch (ParseException e) {
+                return "running job " + j.id() + " holds: its request no longer parses: " + e.getMessage();
+            }
+            if (d.isRefused()) {
+                return "running job " + j.id() + " holds: " + d.error();
+            }
+        }
+        return null;
+    }
+
+    /**
      * Switches to new complex_values, keeping every running job's exact grant; refused (state unchanged)
      * when that is impossible, naming the job and the instance.
      */
@@ -364,31 +404,22 @@ public final class Daemon implements AutoCloseable {
         } catch (ParseException e) {
             throw new Session.CommandException("complex_values: " + e.getMessage());
         }
-        for (Job j : jobs.values()) {
-            Decision d;
-            try {
-                d = next.restore(spec(j.id(), j.request(), j.slots()), j.grant(), 0);
-            } catch (ParseException e) {
-                throw new Session.CommandException("running job " + j.id() + ": its request no longer parses: "
-                        + e.getMessage());
-            }
-            if (d.isRefused()) {
-                throw new Session.CommandException("the new configuration would take away what running job " + j.id()
-                        + " holds: " + d.error());
-            }
+        String lost = restoreAll(next);
+        if (lost != null) {
+            throw new Session.CommandException("the new configuration would take away what " + lost);
         }
         long nextGeneration = generation + 1;
-        ObjectNode record = JSON.createObjectNode().put("op", "config").put("generation", nextGeneration)
-                .put("complex_values", host).put("global_complex_values", global);
-        append(record);
+        append(configRecord(nextGeneration, host, global));
         cluster = next;
         stateCache = null;
         generation = nextGeneration;
         hostValues = host;
         globalValues = global;
-        ObjectNode diff = JSON.createObjectNode().put("event", "config").put("generation", generation);
-        diff.set("maps", Views.maps(this, null, EventHub.Filters.NONE));
-        events.publish("config", mapNames(), null, null, diff, s -> true);
+        events.publish("config", mapNames(), null, null, () -> {
+            ObjectNode diff = JSON.createObjectNode().put("event", "config").put("generation", generation);
+            diff.set("maps", Views.maps(this, null, EventHub.Filters.NONE));
+            return diff;
+        }, s -> true);
     }
 
     private Set<String> mapNames() {
@@ -537,7 +568,7 @@ public final class Daemon implements AutoCloseable {
         if (request.isEmpty() || slots < 1) {
             throw new Session.CommandException("JOB_START needs \"request\" and \"slots\" of at least 1");
         }
-        if (!user.isEmpty() && !user.matches("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}")) {
+        if (!user.isEmpty() && !USER.matcher(user).matches()) {
             throw new Session.CommandException("\"user\" is the job owner's name, not '" + user + "'");
         }
         if (jobs.containsKey(id)) {
@@ -574,8 +605,8 @@ public final class Daemon implements AutoCloseable {
         jobs.put(id, job);
         stateCache = null;
         note(Log.Level.INFO, "job " + id + (user.isEmpty() ? "" : " (" + user + ")") + " granted " + env);
-        ObjectNode diff = Views.job(job).put("event", "grant");
-        events.publish("grant", job.maps(), id, user, diff, s -> mayQuery(s.peer(), job));
+        events.publish("grant", job.maps(), id, user, () -> Views.job(job).put("event", "grant"),
+                s -> mayQuery(s.peer(), job));
         return List.of(answer(command.tid(), job));
     }
 
@@ -607,8 +638,8 @@ public final class Daemon implements AutoCloseable {
         if (why.equals("epilog")) {
             note(Log.Level.INFO, "job " + id + " released " + job.env());
         }
-        ObjectNode diff = Views.job(job).put("event", "release").put("why", why);
-        events.publish("release", job.maps(), id, job.user(), diff, s -> mayQuery(s.peer(), job));
+        events.publish("release", job.maps(), id, job.user(),
+                () -> Views.job(job).put("event", "release").put("why", why), s -> mayQuery(s.peer(), job));
     }
 
     /**
@@ -661,7 +692,7 @@ public final class Daemon implements AutoCloseable {
         job.grant().byHost().forEach((host, maps) -> maps.forEach((name, ids) -> {
             Optional<ResourceMap> m = cluster.hosts().getOrDefault(host, new ComplexValues(List.of())).resourceMap(name);
             for (String id : ids) {
-                m.flatMap(rm -> rm.instances().stream().filter(i -> i.id().equals(id)).findFirst()).ifPresent(out::add);
+                m.flatMap(rm -> rm.instance(id)).ifPresent(out::add);
             }
         }));
         return out;
@@ -694,14 +725,13 @@ public final class Daemon implements AutoCloseable {
             throw new Session.CommandException("RELOAD changes complex_values and global_complex_values only; "
                     + String.join(", ", unchangeable) + " changed: restart rsmapd for that");
         }
-        if (next.complexValues().equals(hostValues) && next.globalComplexValues().equals(globalValues)) {
-            return List.of(Frame.of(tid, Code.STATE.value(), JSON.createObjectNode().put("generation", generation)
-                    .put("changed", false).toString()));
+        boolean changed = !next.complexValues().equals(hostValues) || !next.globalComplexValues().equals(globalValues);
+        if (changed) {
+            reconfigure(next.complexValues(), next.globalComplexValues());
+            note(Log.Level.INFO, "RELOAD: configuration generation " + generation);
         }
-        reconfigure(next.complexValues(), next.globalComplexValues());
-        note(Log.Level.INFO, "RELOAD: configuration generation " + generation);
         return List.of(Frame.of(tid, Code.STATE.value(), JSON.createObjectNode().put("generation", generation)
-                .put("changed", true).toString()));
+                .put("changed", changed).toString()));
     }
 
     // --- reconciliation ---
@@ -712,17 +742,17 @@ public final class Daemon implements AutoCloseable {
      * process (JOB_ENTER's pid, checked with its start time against pid reuse) has exited.
      */
     public void reconcile() {
-        List<String> gone = new ArrayList<>();
         synchronized (this) {
+            Map<String, String> gone = new LinkedHashMap<>(); // job -> why; released after the walk over jobs
             for (Job j : jobs.values()) {
                 String why = goneReason(j);
                 if (why != null) {
-                    gone.add(j.id() + "\u0000" + why);
+                    gone.put(j.id(), why);
                 }
             }
-            for (String g : gone) {
-                String id = g.substring(0, g.indexOf('\u0000'));
-                String why = g.substring(g.indexOf('\u0000') + 1);
+            for (Map.Entry<String, String> g : gone.entrySet()) {
+                String id = g.getKey();
+                String why = g.getValue();
                 try {
                     jobEnd(id, "reconciled", false);
                     note(Log.Level.WARNING, "released job " + id + " (" + why + ")");
@@ -792,11 +822,11 @@ public final class Daemon implements AutoCloseable {
 
     private static String jobId(JsonNode a) throws Session.CommandException {
         String job = a.path("job").asText("");
-        if (!job.matches("[A-Za-z0-9_+-]{1,100}")) {
+        if (!JOB.matcher(job).matches()) {
             throw new Session.CommandException("\"job\" is missing or not a job id: '" + job + "'");
         }
         String task = a.path("task").asText("");
-        if (!task.isEmpty() && !task.equals("undefined") && !task.matches("[0-9]{1,10}")) {
+        if (!task.isEmpty() && !task.equals("undefined") && !TASK.matcher(task).matches()) {
             throw new Session.CommandException("\"task\" is a task number or \"undefined\", not '" + task + "'");
         }
         return task.isEmpty() || task.equals("undefined") ? job : job + "." + task;

@@ -136,14 +136,18 @@ final class EventHub {
      * Sends one change to every open stream it passes. {@code visible} says whether a session's peer
      * may see it at all (a job owner sees only its own jobs).
      */
-    void publish(String kind, Set<String> maps, String job, String user, ObjectNode diff,
+    void publish(String kind, Set<String> maps, String job, String user, java.util.function.Supplier<ObjectNode> diff,
                  java.util.function.Predicate<Session> visible) {
         List<Stream> dropped = new ArrayList<>();
+        String text = null; // built for the first stream it goes to: none open, no JSON on the job path
         for (Stream s : streams.values()) {
             if (s.tid == null || !s.filters.pass(kind, maps, job, user) || !visible.test(s.session)) {
                 continue;
             }
-            if (!s.session.post(Frame.of(s.tid, Code.DIFF.value(), diff.toString()), false)) {
+            if (text == null) {
+                text = diff.get().toString();
+            }
+            if (!s.session.post(Frame.of(s.tid, Code.DIFF.value(), text), false)) {
                 dropped.add(s);
             }
         }

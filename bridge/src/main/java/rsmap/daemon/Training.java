@@ -22,13 +22,9 @@ final class Training {
     static int run() throws IOException, ParseException, Client.Refusal {
         Path dir = Files.createTempDirectory("rsmapd-train");
         try {
-            String complexes = Bundled.example("complexes");
-            Files.writeString(dir.resolve("complexes"), complexes);
-            Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", "complexes = complexes",
-                    "host = node01", "complex_values = " + Bundled.example("node01.complex_values").strip(),
-                    "socket = rsmapd.sock", "socket_mode = 0600", "state_dir = state", "device_backend = dry-run",
-                    "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0", ""));
+            Path conf = Bundled.exampleDaemon(dir, "dry-run");
             Config config = Config.parse(Files.readString(conf), conf, "node01");
+            String complexes = Files.readString(config.complexes());
             Log.redirect(line -> { }); // a build step: its grant is no news
             try (Daemon daemon = new Daemon(config, ComplexTable.parse(complexes), conf).serve();
                  Client c = Client.connect(config.socket())) {

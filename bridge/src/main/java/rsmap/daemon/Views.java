@@ -111,8 +111,7 @@ final class Views {
                 d.config().host(), List.of(d.config().host())));
         attrs.add(attr("host.generation", "INT", "generation", "Configuration generation (RELOAD adds one)", 1L, null,
                 null, List.of()));
-        ComplexSource src = new ComplexSource(d);
-        for (ResourceMap rm : src.maps()) {
+        for (ResourceMap rm : allMaps(d)) {
             String base = "map." + rm.name();
             attrs.add(attr(base + ".amount", "INT", rm.complex().shortcut().isEmpty() ? rm.name() : rm.complex().shortcut(),
                     "Instances of resource map " + rm.name() + " on this host", 0L, (long) rm.amount(),
@@ -156,7 +155,7 @@ final class Views {
         hostElement.putObject("attrs").put(Integer.toString(ids.get("host.name")), d.config().host())
                 .put(Integer.toString(ids.get("host.generation")), d.generation());
         out.add(Frame.of(tid, Code.ELEMENT_DEF.value(), hostElement.toString()));
-        for (ResourceMap rm : src.maps()) {
+        for (ResourceMap rm : allMaps(d)) {
             String base = "map." + rm.name();
             ObjectNode m = JSON.createObjectNode().put("element", "map").put("name", rm.name());
             m.putObject("attrs").put(Integer.toString(ids.get(base + ".amount")), rm.amount());
@@ -174,12 +173,10 @@ final class Views {
     }
 
     /** The maps of this host, then those of the global host. */
-    private record ComplexSource(Daemon d) {
-        List<ResourceMap> maps() {
-            List<ResourceMap> out = new ArrayList<>();
-            d.cluster().hosts().values().forEach(v -> out.addAll(v.resourceMaps()));
-            return out;
-        }
+    private static List<ResourceMap> allMaps(Daemon d) {
+        List<ResourceMap> out = new ArrayList<>();
+        d.cluster().hosts().values().forEach(v -> out.addAll(v.resourceMaps()));
+        return out;
     }
 
     private static ObjectNode characteristic(String name, String map, String key, List<Value> values) {

@@ -29,6 +29,11 @@ public record ResourceMap(Complex complex, List<Instance> instances) implements 
         return instances.size();
     }
 
+    /** The first instance with identifier {@code id} (shares of one identifier are alike). */
+    public java.util.Optional<Instance> instance(String id) {
+        return instances.stream().filter(i -> i.id().equals(id)).findFirst();
+    }
+
     /**
      * The canonical long form: instances in configured order; an ascending run of three or more
      * consecutive integer identifiers without characteristics, each occurring once in the map, is
