@@ -3,9 +3,11 @@ package rsmap.daemon;
 
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
 import rsmap.Continuation;
 import rsmap.Limits;
 import rsmap.ParseException;
@@ -27,18 +29,22 @@ import rsmap.wire.FrameDecoder;
  * socket_mode           = 0660                          # octal; 0666 lets every job owner's starter connect
  * state_dir             = /var/lib/rsmap
  * device_backend        = auto                          # auto | systemd | cgroup-v1 | dry-run
- * isolation             = required                      # required | optional
- * execd_spool           = /var/spool/sge/node01
+ * isolation             = required                      # required | optional | off
+ * execd_spool           = /var/spool/sge/node01         # must hold active_jobs/
  * admin_user            = root
+ * daemon_user           = root                          # the user rsmapd runs as; the hooks trust no other
  * max_frame             = 1048576
  * max_rsmap_ids         = 512
  * reconcile_interval    = 60                            # seconds between reconciliations (0: at start only)
+ * max_connections_per_user = 32                         # connections one unprivileged user may hold
+ * idle_timeout          = 300                           # seconds a connection may sit idle
+ * frame_timeout         = 10                            # seconds a begun frame may take to arrive
  * </pre>
  */
 public record Config(Path complexes, String host, String complexValues, String globalComplexValues, Path socket,
                      String socketGroup, String socketMode, Path stateDir, String deviceBackend, Isolation.Mode isolation, Path execdSpool,
-                     String adminUser, int maxFrame, int maxRsmapIds, int reconcileInterval,
-                     Map<String, Integer> lines) {
+                     String adminUser, String daemonUser, int maxFrame, int maxRsmapIds, int reconcileInterval,
+                     int maxConnectionsPerUser, int idleTimeout, int frameTimeout, Map<String, Integer> lines) {
 
     /** The line of the file that set {@code key}, 0 when the file does not set it. */
     public int lineOf(String key) {
@@ -47,7 +53,8 @@ public record Config(Path complexes, String host, String complexValues, String g
 
     private static final Set<String> KEYS = Set.of("complexes", "host", "complex_values", "global_complex_values",
             "socket", "socket_group", "socket_mode", "state_dir", "device_backend", "isolation", "execd_spool", "admin_user",
-            "max_frame", "max_rsmap_ids", "reconcile_interval");
+            "daemon_user", "max_frame", "max_rsmap_ids", "reconcile_interval", "max_connections_per_user", "idle_timeout",
+            "frame_timeout");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
     public static Config parse(String text, Path file, String defaultHost) throws ParseException {
@@ -97,18 +104,45 @@ public record Config(Path complexes, String host, String complexValues, String g
         try {
             mode = Isolation.Mode.valueOf(iso.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw lines.error("isolation is required or optional, not '" + iso + "'", where.get("isolation"));
+            throw lines.error("isolation is required, optional or off, not '" + iso + "'", where.get("isolation"));
         }
-        return new Config(dir.resolve(values.get("complexes")), values.getOrDefault("host", defaultHost),
+        String host = values.getOrDefault("host", defaultHost);
+        if (!HOST.matcher(host).matches()) {
+            throw lines.error("host is a host name (letters, digits, '.', '-', '_'), not '" + printable(host) + "'",
+                    where.getOrDefault("host", 0));
+        }
+        for (String user : List.of("admin_user", "daemon_user")) {
+            if (values.containsKey(user) && !USER.matcher(values.get(user)).matches()) {
+                throw lines.error(user + " is a user name, not '" + printable(values.get(user)) + "'", where.get(user));
+            }
+        }
+        return new Config(dir.resolve(values.get("complexes")), host,
                 values.getOrDefault("complex_values", "NONE"), values.getOrDefault("global_complex_values", "NONE"),
                 dir.resolve(values.getOrDefault("socket", "/run/rsmap/rsmapd.sock")),
                 values.getOrDefault("socket_group", "rsmap"), socketMode(lines, values, where),
                 dir.resolve(values.getOrDefault("state_dir", "/var/lib/rsmap")),
                 backend, mode, values.containsKey("execd_spool") ? dir.resolve(values.get("execd_spool")) : null,
-                values.getOrDefault("admin_user", "root"),
+                values.getOrDefault("admin_user", "root"), values.getOrDefault("daemon_user", "root"),
                 number(lines, values, where, "max_frame", FrameDecoder.DEFAULT_MAX_FRAME, 64, 64 << 20),
                 number(lines, values, where, "max_rsmap_ids", Limits.DEFAULT_MAX_RSMAP_IDS, 0, 1 << 20),
-                number(lines, values, where, "reconcile_interval", 60, 0, 86_400), lineNumbers(text, values.keySet()));
+                number(lines, values, where, "reconcile_interval", 60, 0, 86_400),
+                number(lines, values, where, "max_connections_per_user", 32, 1, 100_000),
+                number(lines, values, where, "idle_timeout", 300, 1, 86_400),
+                number(lines, values, where, "frame_timeout", 10, 1, 3_600), lineNumbers(text, values.keySet()));
+    }
+
+    /** A host name: what a cgroup, a unit and a log line can carry (no NUL, no control character, no space). */
+    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}");
+    private static final Pattern USER = Pattern.compile("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}");
+
+    /** A value as an error line can show it: control characters escaped, cut at 80 characters. */
+    static String printable(String v) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < v.length() && b.length() < 80; i++) {
+            char c = v.charAt(i);
+            b.append(c < 0x20 || c == 0x7f ? String.format("\\x%02x", (int) c) : String.valueOf(c));
+        }
+        return b.length() < 80 ? b.toString() : b + "...";
     }
 
     /** rw for the owner, and rw, r or nothing for group and others: never execute bits. */

@@ -56,6 +56,15 @@ public final class Daemon implements AutoCloseable {
     /** What a job, an array task and a job owner may be named (compiled once: every job start checks). */
     private static final java.util.regex.Pattern JOB = java.util.regex.Pattern.compile("[A-Za-z0-9_+-]{1,100}");
     private static final java.util.regex.Pattern TASK = java.util.regex.Pattern.compile("[0-9]{1,10}");
+    /** A job as the journal names it: the job, or job.task for an array task. */
+    private static final java.util.regex.Pattern JOB_TASK =
+            java.util.regex.Pattern.compile("[A-Za-z0-9_+-]{1,100}(\\.[0-9]{1,10})?");
+    /** The keys each command's argument may carry (hole 9: anything else is an ERROR). */
+    private static final Set<String> JOB_KEYS = Set.of("job", "task");
+    private static final Set<String> START_KEYS = Set.of("job", "task", "user", "slots", "request");
+    private static final Set<String> QUERY_KEYS = Set.of("job", "task", "explain");
+    /** The longest ERROR reason rsmapd sends: one line, well inside any client's frame limit. */
+    static final int MAX_REASON = 1024;
     private static final java.util.regex.Pattern USER =
             java.util.regex.Pattern.compile("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}");
 
@@ -107,6 +116,13 @@ public final class Daemon implements AutoCloseable {
     private final Isolation isolation;
     private final EventHub events = new EventHub();
     private final Map<String, Job> jobs = new LinkedHashMap<>();
+    /**
+     * Jobs that hold nothing here but entered (the starter enters every job, issue 11): under a closed
+     * policy with no granted device until JOB_END or reconciliation. Not journaled: after a restart a
+     * JOB_END still removes the policy by the job's name.
+     */
+    private final Map<String, Job> bare = new LinkedHashMap<>();
+    private final StateLock stateLock;
     /** Requests already parsed against this table (immutable values), by their text. */
     private final Map<String, RequestList> parsedRequests = new java.util.HashMap<>();
     private final Map<String, ComplexValues> parsedValues = new java.util.HashMap<>();
@@ -136,21 +152,30 @@ public final class Daemon implements AutoCloseable {
         this.configFile = configFile;
         this.table = table;
         this.limits = Limits.DEFAULT.withMaxRsmapIds(config.maxRsmapIds());
-        Isolation iso;
-        try {
-            iso = new Isolation(Backends.choose(config.deviceBackend()), config.isolation());
-        } catch (DevicePolicyException e) {
-            if (config.isolation() == Isolation.Mode.REQUIRED) {
-                throw new IOException("device_backend: " + e.getMessage(), e);
-            }
-            note(Log.Level.WARNING, "device isolation is NOT enforced (isolation=optional): " + e.getMessage());
-            iso = new Isolation(new rsmap.device.DryRunBackend(), Isolation.Mode.OPTIONAL);
-        }
-        this.isolation = iso;
+        checkDaemonUser();
+        checkSpool(config);
+        this.isolation = isolation(config);
         String fileHost = config.complexValues();
         String fileGlobal = config.globalComplexValues();
         checkValues(fileHost, fileGlobal);
-        this.journal = Journal.open(config.stateDir().resolve("journal"));
+        // Before the journal and the socket: a second daemon on this state must touch neither (hole 5).
+        this.stateLock = StateLock.acquire(config.stateDir());
+        Journal opened = null;
+        try {
+            opened = Journal.open(config.stateDir().resolve("journal"));
+            this.journal = opened;
+            recover(fileHost, fileGlobal);
+        } catch (IOException | ParseException | RuntimeException e) {
+            if (opened != null) {
+                opened.close();
+            }
+            stateLock.close();
+            throw e;
+        }
+    }
+
+    /** The journal's state, then the file's configuration where it differs; the journal compacted. */
+    private void recover(String fileHost, String fileGlobal) throws IOException, ParseException {
         replay();
         boolean reconfigured = false;
         if (generation == 0) {
@@ -175,6 +200,70 @@ public final class Daemon implements AutoCloseable {
         }
     }
 
+    /** The configuration file and the line that set {@code key}, for error lines. */
+    private String where(String key) {
+        String file = configFile == null ? "rsmapd.conf" : configFile.toString();
+        int line = config.lineOf(key);
+        return line > 0 ? file + ": line " + line + ": " + key : file + ": " + key;
+    }
+
+    /**
+     * The backend proves at start that it can enforce (issue 11, hole 3): with {@code isolation = required}
+     * a backend that cannot stops the daemon; with {@code optional} jobs run unrestricted and that is said.
+     */
+    private Isolation isolation(Config config) throws IOException {
+        if (config.isolation() == Isolation.Mode.OFF) {
+            note(Log.Level.WARNING, "isolation = off: jobs run without a device policy and reach every device");
+            return new Isolation(new rsmap.device.DryRunBackend(), Isolation.Mode.OFF);
+        }
+        try {
+            // dry-run is the admin's explicit choice not to enforce (rsmapd.conf(5)); every other backend
+            // proves here that it can.
+            return new Isolation(Backends.choose(config.deviceBackend()), config.isolation());
+        } catch (DevicePolicyException e) {
+            if (config.isolation() == Isolation.Mode.REQUIRED) {
+                throw new IOException(where("device_backend") + ": " + e.getMessage()
+                        + " (isolation = required)", e);
+            }
+            note(Log.Level.WARNING, "device isolation is NOT enforced (isolation=optional): " + e.getMessage());
+            return new Isolation(new rsmap.device.DryRunBackend(), Isolation.Mode.OPTIONAL);
+        }
+    }
+
+    /**
+     * The hooks trust a server of root or of {@code daemon_user} only (issue 11, hole 1): a daemon run as
+     * another user would be refused by every hook, so it does not start.
+     */
+    private void checkDaemonUser() throws IOException {
+        String me = System.getProperty("user.name", "");
+        if (config.lineOf("daemon_user") > 0 && !me.equals("root") && !me.equals(config.daemonUser())) {
+            throw new IOException(where("daemon_user") + ": rsmapd runs as '" + me + "', not as '" + config.daemonUser()
+                    + "' or root: the hooks would not trust its answers");
+        }
+    }
+
+    /**
+     * An execd spool without {@code active_jobs} is a slip (the spool folder without the host part, issue
+     * 11, hole 4): reconciling against it would release every running job. Refused at start and reload.
+     */
+    static void checkSpool(Config config, Path file) throws IOException {
+        Path spool = config.execdSpool();
+        if (spool == null) {
+            return;
+        }
+        Path active = spool.resolve("active_jobs");
+        if (!Files.isDirectory(active)) {
+            String at = (file == null ? "rsmapd.conf" : file.toString())
+                    + (config.lineOf("execd_spool") > 0 ? ": line " + config.lineOf("execd_spool") : "");
+            throw new IOException(at + ": execd_spool: " + active + " is not a directory; execd_spool names execd's "
+                    + "spool directory of this host (execd_spool_dir/<host>), which holds active_jobs/");
+        }
+    }
+
+    private void checkSpool(Config config) throws IOException {
+        checkSpool(config, configFile);
+    }
+
     /** complex_values that do not parse stop the daemon with the file, the line and the reason. */
     private void checkValues(String host, String global) throws IOException {
         String file = configFile == null ? "rsmapd.conf" : configFile.toString();
@@ -189,17 +278,11 @@ public final class Daemon implements AutoCloseable {
 
     /** Starts serving on the configured socket, and reconciling every {@code reconcile_interval}. */
     public Daemon serve() throws IOException {
-        server = new SocketServer(config.socket(), () -> new Session.Handler() {
-            @Override
-            public List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
-                return Daemon.this.handle(code, command, session);
-            }
-
-            @Override
-            public void closed(Session session) {
-                Daemon.this.closed(session);
-            }
-        }, config.maxFrame(), groupIfExists(config.socketGroup()), config.socketMode());
+        try {
+            bind();
+        } catch (IOException e) {
+            throw new IOException(where("socket") + ": cannot serve " + config.socket() + ": " + reason(e), e);
+        }
         reconcile();
         if (config.reconcileInterval() > 0) {
             timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -211,6 +294,32 @@ public final class Daemon implements AutoCloseable {
                     TimeUnit.SECONDS);
         }
         return this;
+    }
+
+    /** What went wrong with a file, in words: the JDK says only the path for some. */
+    private static String reason(IOException e) {
+        if (e instanceof java.nio.file.FileSystemException f) {
+            String kind = f instanceof java.nio.file.AccessDeniedException ? "permission denied"
+                    : f instanceof java.nio.file.NoSuchFileException ? "no such file or directory"
+                    : f instanceof java.nio.file.FileAlreadyExistsException ? "exists and is not a directory"
+                    : f.getReason() != null ? f.getReason() : e.getClass().getSimpleName();
+            return (f.getFile() == null ? "" : f.getFile() + ": ") + kind;
+        }
+        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    }
+
+    private void bind() throws IOException {
+        server = new SocketServer(config.socket(), () -> new Session.Handler() {
+            @Override
+            public List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
+                return Daemon.this.handle(code, command, session);
+            }
+
+            @Override
+            public void closed(Session session) {
+                Daemon.this.closed(session);
+            }
+        }, config.maxFrame(), groupIfExists(config.socketGroup()), config.socketMode());
     }
 
     private static String groupIfExists(String group) {
@@ -271,68 +380,117 @@ public final class Daemon implements AutoCloseable {
         return c;
     }
 
-    private void replay() throws IOException, ParseException {
-        for (String record : journal.replayed()) {
-            JsonNode r = JSON.readTree(record);
-            String op = r.path("op").asText();
-            String id = r.path("job").asText();
-            switch (op) {
-                case "config" -> {
-                    hostValues = r.path("complex_values").asText();
-                    globalValues = r.path("global_complex_values").asText();
-                    generation = r.path("generation").asLong();
-                    Cluster next = build(hostValues, globalValues);
-                    String lost = restoreAll(next);
-                    if (lost != null) {
-                        throw new IOException("journal: generation " + generation + " drops a grant: " + lost);
-                    }
-                    cluster = next;
-                }
-                case "start" -> {
-                    if (cluster == null) {
-                        throw new IOException("journal: a grant before any configuration record");
-                    }
-                    Grant grant = grantOf(r.path("grant"));
-                    Map<Long, Instant> pids = new LinkedHashMap<>();
-                    r.path("pids").fields().forEachRemaining(e -> pids.put(Long.parseLong(e.getKey()),
-                            Instant.parse(e.getValue().asText())));
-                    Job j = new Job(id, r.path("user").asText(""), r.path("request").asText(), r.path("slots").asInt(1),
-                            grant, Map.of(), pids);
-                    Decision d = cluster.restore(spec(id, j.request(), j.slots()), grant, 0);
-                    if (d.isRefused()) {
-                        throw new IOException("journal: job " + id + " cannot be restored: " + d.error());
-                    }
-                    jobs.put(id, j.withEnv(cluster.environment(id, config.host()).orElse(Map.of())));
-                }
-                case "enter" -> {
-                    Job j = jobs.get(id);
-                    if (j != null) {
-                        jobs.put(id, j.withPid(r.path("pid").asLong(), r.hasNonNull("pid_start")
-                                ? Instant.parse(r.path("pid_start").asText()) : null));
-                    }
-                }
-                case "end" -> {
-                    if (jobs.remove(id) != null) {
-                        cluster.finish(id, 0);
-                    }
-                }
-                default -> throw new IOException("journal: unknown record " + record);
+    /**
+     * Replays the journal's records in order. A record whose checksum holds but whose content does not
+     * make sense (written by hand, or by a newer release) stops the daemon naming the record: guessing
+     * would free or double a grant.
+     */
+    private void replay() throws IOException {
+        List<String> records = journal.replayed();
+        for (int i = 0; i < records.size(); i++) {
+            try {
+                replay(records.get(i));
+            } catch (IOException | ParseException | RuntimeException e) {
+                String why = e instanceof JsonProcessingException j ? "not JSON: " + j.getOriginalMessage()
+                        : e instanceof ParseException p ? p.getMessage()
+                        : e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+                throw new IOException(config.stateDir().resolve("journal") + ": record " + (i + 1) + ": "
+                        + Args.oneLine(why, 300) + "; rsmapd will not guess which grants are held", e);
             }
         }
     }
 
+    private void replay(String record) throws IOException, ParseException {
+        JsonNode r = JSON.readTree(record);
+        if (r == null || !r.isObject() || !r.path("op").isTextual()) {
+            throw new IOException("not a record of rsmapd (no \"op\")");
+        }
+        String op = r.path("op").asText();
+        String id = r.path("job").asText("");
+        if (!op.equals("config") && !JOB_TASK.matcher(id).matches()) {
+            throw new IOException("\"job\" is missing or not a job id: " + Args.quote(id));
+        }
+        switch (op) {
+            case "config" -> {
+                if (!r.path("complex_values").isTextual() || !r.path("global_complex_values").isTextual()
+                        || !r.path("generation").canConvertToLong() || r.path("generation").asLong() < 1) {
+                    throw new IOException("a configuration record needs complex_values, global_complex_values and a "
+                            + "generation of at least 1");
+                }
+                hostValues = r.path("complex_values").asText();
+                globalValues = r.path("global_complex_values").asText();
+                generation = r.path("generation").asLong();
+                Cluster next = build(hostValues, globalValues);
+                String lost = restoreAll(next);
+                if (lost != null) {
+                    throw new IOException("generation " + generation + " drops a grant: " + lost);
+                }
+                cluster = next;
+            }
+            case "start" -> {
+                if (cluster == null) {
+                    throw new IOException("a grant before any configuration record");
+                }
+                if (!r.path("request").isTextual() || !r.path("grant").isObject() || !r.path("slots").canConvertToInt()
+                        || r.path("slots").asInt() < 1) {
+                    throw new IOException("a grant record needs request, slots and grant");
+                }
+                Grant grant = grantOf(r.path("grant"));
+                Map<Long, Instant> pids = new LinkedHashMap<>();
+                var fields = r.path("pids").fields();
+                while (fields.hasNext()) {
+                    var e = fields.next();
+                    pids.put(Long.parseLong(e.getKey()), Instant.parse(e.getValue().asText()));
+                }
+                Job j = new Job(id, r.path("user").asText(""), r.path("request").asText(), r.path("slots").asInt(1),
+                        grant, Map.of(), pids);
+                Decision d = cluster.restore(spec(id, j.request(), j.slots()), grant, 0);
+                if (d.isRefused()) {
+                    throw new IOException("job " + id + " cannot be restored: " + d.error());
+                }
+                jobs.put(id, j.withEnv(cluster.environment(id, config.host()).orElse(Map.of())));
+            }
+            case "enter" -> {
+                Job j = jobs.get(id);
+                if (j != null) {
+                    jobs.put(id, j.withPid(r.path("pid").asLong(), r.hasNonNull("pid_start")
+                            ? Instant.parse(r.path("pid_start").asText()) : null));
+                }
+            }
+            case "end" -> {
+                if (jobs.remove(id) != null) {
+                    cluster.finish(id, 0);
+                }
+            }
+            default -> throw new IOException("unknown record kind " + Args.quote(op));
+        }
+    }
+
     /** host -> map -> ids, read from the journal's JSON by hand (a replay reads thousands). */
-    private static Grant grantOf(JsonNode g) {
+    private static Grant grantOf(JsonNode g) throws IOException {
         Map<String, Map<String, List<String>>> byHost = new LinkedHashMap<>();
-        g.fields().forEachRemaining(h -> {
+        for (var hosts = g.fields(); hosts.hasNext();) {
+            var h = hosts.next();
+            if (!h.getValue().isObject()) {
+                throw new IOException("grant: host " + Args.quote(h.getKey()) + " is not map -> ids");
+            }
             Map<String, List<String>> maps = new LinkedHashMap<>();
-            h.getValue().fields().forEachRemaining(m -> {
+            for (var ms = h.getValue().fields(); ms.hasNext();) {
+                var m = ms.next();
+                if (!m.getValue().isArray()) {
+                    throw new IOException("grant: map " + Args.quote(m.getKey()) + " is not a list of ids");
+                }
                 List<String> ids = new ArrayList<>(m.getValue().size());
-                m.getValue().forEach(id -> ids.add(id.asText()));
+                for (JsonNode id : m.getValue()) {
+                    if (!id.isTextual()) {
+                        throw new IOException("grant: map " + Args.quote(m.getKey()) + " holds a non-string id");
+                    }
+                    ids.add(id.asText());
+                }
                 maps.put(m.getKey(), ids);
-            });
+            }
             byHost.put(h.getKey(), maps);
-        });
+        }
         return new Grant(byHost);
     }
 
@@ -446,7 +604,15 @@ public final class Daemon implements AutoCloseable {
         if (code == Code.QUERY && cached != null && command.args().isEmpty() && privileged(session.peer())) {
             return List.of(Frame.of(command.tid(), Code.STATE.value(), cached));
         }
-        return handleLocked(code, command, session);
+        try {
+            return handleLocked(code, command, session);
+        } catch (Session.CommandException e) {
+            String reason = e.getMessage() == null ? code + " failed" : e.getMessage();
+            if (reason.length() <= MAX_REASON && reason.indexOf('\n') < 0 && reason.indexOf('\r') < 0) {
+                throw e;
+            }
+            throw new Session.CommandException(Args.oneLine(reason, MAX_REASON));
+        }
     }
 
     private synchronized List<Frame> handleLocked(Code code, Frame command, Session session)
@@ -487,11 +653,12 @@ public final class Daemon implements AutoCloseable {
                 return List.of(Frame.of(tid, Code.FILTERS.value(), f.toString()));
             }
             case SET_FILTERS:
-                events.of(session).filters = EventHub.Filters.parse(argument(command));
+                events.of(session).filters = EventHub.Filters.parse(Args.object(command)); // checks its keys
                 return List.of();
             case QUERY: {
-                JsonNode a = command.args().isEmpty() ? JSON.createObjectNode() : argument(command);
+                Args a = Args.optional(code.name(), command, QUERY_KEYS);
                 String job = a.has("job") ? jobId(a) : null;
+                String explain = a.string("explain", null);
                 if (job != null && !jobs.containsKey(job)) {
                     throw new Session.CommandException("job " + job + " holds nothing on " + config.host());
                 }
@@ -499,8 +666,8 @@ public final class Daemon implements AutoCloseable {
                     throw new Session.CommandException("job " + job + " is not yours, '" + peer.user() + "'");
                 }
                 ObjectNode state = Views.state(this, peer, EventHub.Filters.NONE, job);
-                if (a.has("explain")) {
-                    state.set("explain", explain(a.path("explain").asText("")));
+                if (explain != null) {
+                    state.set("explain", explain(explain, peer));
                 }
                 String text = state.toString();
                 if (command.args().isEmpty() && privileged(peer)) {
@@ -511,10 +678,16 @@ public final class Daemon implements AutoCloseable {
             case JOB_START:
                 authorise(code, peer);
                 return jobStart(command);
-            case JOB_END:
+            case JOB_END: {
                 authorise(code, peer);
-                jobEnd(jobId(argument(command)), "epilog", true);
+                String id = jobId(Args.of(code.name(), command, JOB_KEYS));
+                if (!jobEnd(id, "epilog")) {
+                    // Idempotent (hole 6): a retry after a lost answer, or a job that held nothing here. Its
+                    // policy goes by name, also one applied before a restart.
+                    removePolicy(id);
+                }
                 return List.of();
+            }
             case JOB_ENTER:
                 return jobEnter(command, peer);
             case RELOAD:
@@ -526,8 +699,11 @@ public final class Daemon implements AutoCloseable {
         }
     }
 
-    /** Why a request could or could not start on this host now, instance by instance. */
-    private ObjectNode explain(String request) throws Session.CommandException {
+    /**
+     * Why a request could or could not start on this host now, instance by instance; a job owner sees
+     * other users' jobs as {@value Views#OTHER}, as QUERY shows them (hole 7).
+     */
+    private ObjectNode explain(String request, Session.Peer peer) throws Session.CommandException {
         RequestList parsed;
         try {
             parsed = RequestList.parse(request, table, limits);
@@ -535,7 +711,30 @@ public final class Daemon implements AutoCloseable {
             throw new Session.CommandException("explain: " + e.getMessage());
         }
         Explanation x = cluster.explain(parsed, config.host());
+        if (!privileged(peer)) {
+            x = masked(x, peer);
+        }
         return JSON.createObjectNode().put("request", request).put("can_start", x.canStart()).put("text", x.toHuman());
+    }
+
+    private Explanation masked(Explanation x, Session.Peer peer) {
+        List<Explanation.MapReport> maps = new ArrayList<>();
+        for (Explanation.MapReport m : x.maps()) {
+            List<Explanation.InstanceReport> instances = new ArrayList<>();
+            for (Explanation.InstanceReport i : m.instances()) {
+                String why = i.why();
+                if (i.state().equals("held") && why.startsWith("by job ")) {
+                    Job holder = jobs.get(why.substring("by job ".length()));
+                    if (holder == null || !mayQuery(peer, holder)) {
+                        why = "by job " + Views.OTHER;
+                    }
+                }
+                instances.add(new Explanation.InstanceReport(i.index(), i.id(), i.state(), why));
+            }
+            maps.add(new Explanation.MapReport(m.map(), m.pool(), m.needed(), m.same(), instances, m.groups(),
+                    m.canStart(), m.verdict()));
+        }
+        return new Explanation(x.host(), x.canStart(), maps);
     }
 
     private synchronized void closed(Session session) {
@@ -558,21 +757,32 @@ public final class Daemon implements AutoCloseable {
         }
     }
 
-    /** {"job":"7","task":"1","user":"alice","slots":1,"request":"gpu=2[same=id]"} answered by STATE. */
+    /**
+     * {"job":"7","task":"1","user":"alice","slots":1,"request":"gpu=2[same=id]"} answered by STATE. A retry
+     * of the same start (same request, owner and slots, no process entered yet) after a lost answer is
+     * answered with the grant already made (hole 6, the idempotent prepare of Kubernetes DRA drivers);
+     * anything else for a job that holds a grant is refused.
+     */
     private List<Frame> jobStart(Frame command) throws Session.CommandException {
-        JsonNode a = argument(command);
+        Args a = Args.of(Code.JOB_START.name(), command, START_KEYS);
         String id = jobId(a);
-        String request = a.path("request").asText("");
-        int slots = a.path("slots").asInt(1);
-        String user = a.path("user").asText("");
-        if (request.isEmpty() || slots < 1) {
-            throw new Session.CommandException("JOB_START needs \"request\" and \"slots\" of at least 1");
+        String request = a.string("request", "");
+        int slots = a.integer("slots", 1, 1, 1_000_000);
+        String user = a.string("user", "");
+        if (request.isEmpty()) {
+            throw new Session.CommandException("JOB_START needs \"request\"");
         }
         if (!user.isEmpty() && !USER.matcher(user).matches()) {
-            throw new Session.CommandException("\"user\" is the job owner's name, not '" + user + "'");
+            throw new Session.CommandException("\"user\" is the job owner's name, not " + Args.quote(user));
         }
-        if (jobs.containsKey(id)) {
-            throw new Session.CommandException("job " + id + " already holds " + jobs.get(id).grant().byHost()
+        Job held = jobs.get(id);
+        if (held != null) {
+            if (held.request().equals(request) && held.user().equals(user) && held.slots() == slots
+                    && held.pids().isEmpty()) {
+                note(Log.Level.INFO, "job " + id + ": JOB_START again (a retry), answered with its grant " + held.env());
+                return List.of(answer(command.tid(), held));
+            }
+            throw new Session.CommandException("job " + id + " already holds " + held.grant().byHost()
                     + "; a second JOB_START is refused (no doubled grants)");
         }
         JobSpec spec;
@@ -580,6 +790,13 @@ public final class Daemon implements AutoCloseable {
             spec = spec(id, request, slots);
         } catch (ParseException e) {
             throw new Session.CommandException("request: " + e.getMessage());
+        }
+        if (bare.containsKey(id)) {
+            // Processes entered this job before its prolog: not the order execd keeps, but a process that
+            // waits in the job's cgroup for the grant to widen it. It leaves before anything is granted.
+            note(Log.Level.WARNING, "job " + id + ": processes " + bare.get(id).pids().keySet()
+                    + " entered before its JOB_START; their policy is removed before the grant");
+            removePolicy(id);
         }
         Decision d = cluster.submit(spec, cluster.now());
         if (d.isRefused()) {
@@ -618,44 +835,48 @@ public final class Daemon implements AutoCloseable {
         return Frame.of(tid, Code.STATE.value(), args.toArray(new String[0]));
     }
 
-    private void jobEnd(String id, String why, boolean strict) throws Session.CommandException {
+    /** Frees the job's grant and policy; false when it held no grant here (nothing changed). */
+    private boolean jobEnd(String id, String why) throws Session.CommandException {
         Job job = jobs.get(id);
         if (job == null) {
-            if (strict) {
-                throw new Session.CommandException("job " + id + " holds nothing on " + config.host());
-            }
-            return;
+            return false;
         }
         append(JSON.createObjectNode().put("op", "end").put("job", id).put("why", why));
         cluster.finish(id, cluster.now());
         jobs.remove(id);
         stateCache = null;
-        try {
-            isolation.remove(id);
-        } catch (DevicePolicyException e) {
-            note(Log.Level.ERROR, "job " + id + ": removing its device policy: " + e.getMessage());
-        }
+        removePolicy(id);
         if (why.equals("epilog")) {
             note(Log.Level.INFO, "job " + id + " released " + job.env());
         }
         events.publish("release", job.maps(), id, job.user(),
                 () -> Views.job(job).put("event", "release").put("why", why), s -> mayQuery(s.peer(), job));
+        return true;
+    }
+
+    private void removePolicy(String id) {
+        bare.remove(id);
+        try {
+            isolation.remove(id);
+        } catch (DevicePolicyException e) {
+            note(Log.Level.ERROR, "job " + id + ": removing its device policy: " + e.getMessage());
+        }
     }
 
     /**
      * The starter: puts the calling process (its pid from SO_PEERCRED, never from the message) under the
      * job's device policy, and answers the job's environment like JOB_START. Only root, the admin or the
      * job's owner may, and never for a process inside another job's cgroup: that could widen what the
-     * other job reaches.
+     * other job reaches. A job that holds nothing here is entered too, under a closed policy that grants
+     * no device (hole 2: the starter fails closed, as flux-core's gpubind hides every GPU from a job
+     * granted none); only hosts whose maps list no devices, or isolation = off, leave it unrestricted.
      */
     private List<Frame> jobEnter(Frame command, Session.Peer peer) throws Session.CommandException {
-        String id = jobId(argument(command));
+        String id = jobId(Args.of(Code.JOB_ENTER.name(), command, JOB_KEYS));
         Job job = jobs.get(id);
         if (job == null) {
-            throw new Session.CommandException("job " + id + " holds nothing on " + config.host()
-                    + " (no JOB_START for it: did its prolog run?)");
-        }
-        if (!mayQuery(peer, job)) {
+            job = bare.getOrDefault(id, new Job(id, peer.user(), "", 1, new Grant(Map.of()), Map.of(), Map.of()));
+        } else if (!mayQuery(peer, job)) {
             throw new Session.CommandException("job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
         }
         if (peer.pid() <= 0) {
@@ -671,7 +892,7 @@ public final class Daemon implements AutoCloseable {
         } catch (IOException e) {
             throw new Session.CommandException("process " + peer.pid() + ": cannot read its cgroups: " + e.getMessage());
         }
-        DevicePolicy policy = DevicePolicy.of(grantedInstances(job));
+        DevicePolicy policy = DevicePolicy.of(grantedInstances(job), devicesListed());
         try {
             isolation.apply(id, policy, peer.pid()).ifPresent(w -> note(Log.Level.WARNING, w));
         } catch (DevicePolicyException e) {
@@ -679,11 +900,31 @@ public final class Daemon implements AutoCloseable {
         }
         Instant start = ProcessHandle.of(peer.pid()).flatMap(p -> p.info().startInstant()).orElse(null);
         Job entered = job.withPid(peer.pid(), start);
+        if (!jobs.containsKey(id)) {
+            bare.put(id, entered);
+            note(Log.Level.INFO, "job " + id + " holds nothing here: process " + peer.pid() + " entered under "
+                    + (policy.isOpen() ? "no device policy (no map lists devices)" : "a closed policy with no granted device"));
+            return List.of(answer(command.tid(), entered));
+        }
         ObjectNode record = JSON.createObjectNode().put("op", "enter").put("job", id).put("pid", peer.pid())
                 .put("pid_start", start == null ? null : start.toString());
         append(record);
         jobs.put(id, entered);
         return List.of(answer(command.tid(), entered));
+    }
+
+    /** Whether any instance of this host or the global host lists devices: then every job's policy is closed. */
+    private boolean devicesListed() {
+        for (ComplexValues v : cluster.hosts().values()) {
+            for (ResourceMap rm : v.resourceMaps()) {
+                for (Instance i : rm.instances()) {
+                    if (i.characteristics().get(rsmap.map.DeviceList.CHARACTERISTIC).isPresent()) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /** The instances behind a job's grant on this host (and the global host), for its device policy. */
@@ -704,11 +945,12 @@ public final class Daemon implements AutoCloseable {
         }
         Config next;
         try {
-            next = Config.parse(Files.readString(configFile, StandardCharsets.UTF_8), configFile, config.host());
+            next = Config.parse(ConfigText.read(configFile), configFile, config.host());
+            checkSpool(next, configFile);
         } catch (ParseException e) {
             throw new Session.CommandException(configFile + ": " + e.lineAndColumn() + ": " + e.problem());
         } catch (IOException e) {
-            throw new Session.CommandException(configFile + ": " + e.getMessage());
+            throw new Session.CommandException(e.getMessage());
         }
         List<String> unchangeable = new ArrayList<>();
         if (!next.host().equals(config.host())) {
@@ -743,6 +985,13 @@ public final class Daemon implements AutoCloseable {
      */
     public void reconcile() {
         synchronized (this) {
+            Path spool = config.execdSpool();
+            if (spool != null && !readableDirectory(spool.resolve("active_jobs"))) {
+                // Hole 4: an unreadable spool says nothing about any job; release nothing until it returns.
+                note(Log.Level.ERROR, "reconciliation skipped: " + spool.resolve("active_jobs") + " is not a readable "
+                        + "directory; no grant is released until it is");
+                return;
+            }
             Map<String, String> gone = new LinkedHashMap<>(); // job -> why; released after the walk over jobs
             for (Job j : jobs.values()) {
                 String why = goneReason(j);
@@ -754,25 +1003,52 @@ public final class Daemon implements AutoCloseable {
                 String id = g.getKey();
                 String why = g.getValue();
                 try {
-                    jobEnd(id, "reconciled", false);
+                    jobEnd(id, "reconciled");
                     note(Log.Level.WARNING, "released job " + id + " (" + why + ")");
                 } catch (Session.CommandException e) {
                     note(Log.Level.ERROR, "could not release job " + id + ": " + e.getMessage());
                 }
             }
+            List<String> bareGone = new ArrayList<>();
+            for (Job j : bare.values()) {
+                if (goneReason(j) != null) {
+                    bareGone.add(j.id());
+                }
+            }
+            bareGone.forEach(this::removePolicy);
         }
     }
 
+    private static boolean readableDirectory(Path dir) {
+        if (!Files.isDirectory(dir) || !Files.isReadable(dir) || !Files.isExecutable(dir)) {
+            return false;
+        }
+        try (var list = Files.newDirectoryStream(dir)) {
+            return list.iterator() != null;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Why a job is positively gone, or null: its spool directory does not exist (a failed look is not
+     * "gone"), or every process it entered has exited.
+     */
     private String goneReason(Job j) {
         Path spool = config.execdSpool();
         if (spool != null) {
             String dir = j.id().indexOf('.') < 0 ? j.id() + ".1" : j.id();
-            if (!Files.isDirectory(spool.resolve("active_jobs").resolve(dir))) {
+            try {
+                Files.readAttributes(spool.resolve("active_jobs").resolve(dir),
+                        java.nio.file.attribute.BasicFileAttributes.class);
+                return null;
+            } catch (java.nio.file.NoSuchFileException e) {
                 return "its spool directory active_jobs/" + dir + " is gone";
+            } catch (IOException e) {
+                return null; // cannot tell: keep it
             }
         }
-        if (!j.pids().isEmpty() && spool == null
-                && j.pids().entrySet().stream().noneMatch(e -> Job.alive(e.getKey(), e.getValue()))) {
+        if (!j.pids().isEmpty() && j.pids().entrySet().stream().noneMatch(e -> Job.alive(e.getKey(), e.getValue()))) {
             return j.pids().size() == 1 ? "its process " + j.pids().keySet().iterator().next() + " has exited"
                     : "its processes " + j.pids().keySet() + " have exited";
         }
@@ -803,31 +1079,14 @@ public final class Daemon implements AutoCloseable {
         }
     }
 
-    private static JsonNode argument(Frame command) throws Session.CommandException {
-        if (command.args().size() != 1) {
-            throw new Session.CommandException("expected one JSON argument, got " + command.args().size());
-        }
-        String text = command.strictText(0).orElseThrow(() -> new Session.CommandException(
-                "the argument is not valid UTF-8"));
-        try {
-            JsonNode n = JSON.readTree(text);
-            if (n == null || !n.isObject()) {
-                throw new Session.CommandException("the argument is not a JSON object");
-            }
-            return n;
-        } catch (JsonProcessingException e) {
-            throw new Session.CommandException("the argument is not JSON: " + e.getOriginalMessage());
-        }
-    }
-
-    private static String jobId(JsonNode a) throws Session.CommandException {
-        String job = a.path("job").asText("");
+    private static String jobId(Args a) throws Session.CommandException {
+        String job = a.string("job", "");
         if (!JOB.matcher(job).matches()) {
-            throw new Session.CommandException("\"job\" is missing or not a job id: '" + job + "'");
+            throw new Session.CommandException("\"job\" is missing or not a job id: " + Args.quote(job));
         }
-        String task = a.path("task").asText("");
+        String task = a.string("task", "");
         if (!task.isEmpty() && !task.equals("undefined") && !TASK.matcher(task).matches()) {
-            throw new Session.CommandException("\"task\" is a task number or \"undefined\", not '" + task + "'");
+            throw new Session.CommandException("\"task\" is a task number or \"undefined\", not " + Args.quote(task));
         }
         return task.isEmpty() || task.equals("undefined") ? job : job + "." + task;
     }
@@ -842,9 +1101,13 @@ public final class Daemon implements AutoCloseable {
         if (timer != null) {
             timer.shutdownNow();
         }
-        if (server != null) {
-            server.close();
+        try {
+            if (server != null) {
+                server.close();
+            }
+            journal.close();
+        } finally {
+            stateLock.close();
         }
-        journal.close();
     }
 }

@@ -16,6 +16,8 @@ import rsmap.complex.ComplexTable;
  * start with one line naming the file, line and reason, and exit code 2; SIGTERM stops it cleanly.
  */
 public final class Main {
+    private static final String USAGE = "rsmapd [--config FILE] | rsmapd --train-cds | rsmapd --help";
+
     private Main() {
     }
 
@@ -29,10 +31,14 @@ public final class Main {
                 System.exit(1);
             }
         }
+        if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
+            System.out.println(USAGE);
+            System.exit(0);
+        }
         if (args.length == 2 && args[0].equals("--config")) {
             file = Path.of(args[1]);
         } else if (args.length != 0) {
-            System.err.println("error: usage: rsmapd [--config FILE] | rsmapd --train-cds");
+            System.err.println("error: usage: " + USAGE);
             System.exit(2);
         }
         // Start-up is mostly class loading, and Jackson's is the largest part: load it on the second core
@@ -43,10 +49,10 @@ public final class Main {
         warm.start();
         Daemon daemon;
         try {
-            Config config = Config.parse(Files.readString(file, StandardCharsets.UTF_8), file, hostName());
+            Config config = Config.parse(ConfigText.read(file), file, hostName());
             ComplexTable table;
             try {
-                table = ComplexTable.parse(Files.readString(config.complexes(), StandardCharsets.UTF_8));
+                table = ComplexTable.parse(ConfigText.read(config.complexes()));
             } catch (ParseException e) {
                 throw new IllegalArgumentException(config.complexes() + ": " + e.lineAndColumn() + ": " + e.problem());
             }

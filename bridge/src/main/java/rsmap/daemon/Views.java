@@ -193,7 +193,9 @@ final class Views {
         }
         ObjectNode a = attr(name, type.name(), key, "Characteristic " + key + " of the instances of " + map, null, null,
                 null, type.isNumeric() ? List.of() : List.copyOf(texts));
-        if (min != null) {
+        if (min != null && type == ValueType.INT) {
+            a.put("min", (long) min.number()).put("max", (long) max.number()); // issue 11: an INT travels as a number
+        } else if (min != null) {
             a.put("min", min.text()).put("max", max.text());
         }
         return a;
@@ -213,7 +215,11 @@ final class Views {
         } else {
             a.put("max", max);
         }
-        a.put("default", dflt == null || dflt.isEmpty() ? null : dflt);
+        if (dflt != null && type.equals("INT") && dflt.matches("-?[0-9]{1,18}")) {
+            a.put("default", Long.parseLong(dflt)); // issue 11: an INT travels as a number
+        } else {
+            a.put("default", dflt == null || dflt.isEmpty() ? null : dflt);
+        }
         values.forEach(a.putArray("values")::add);
         return a;
     }

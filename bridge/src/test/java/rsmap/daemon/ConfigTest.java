@@ -75,8 +75,8 @@ class ConfigTest {
     @Test
     void parse_errors_nameLineAndReason() {
         ParseException e = refused("complexes = c\nisolation = maybe\n");
-        assertThat(e.lineAndColumn() + ": " + e.problem()).isEqualTo("line 2, column 1: isolation is required or optional, "
-                + "not 'maybe'");
+        assertThat(e.lineAndColumn() + ": " + e.problem()).isEqualTo("line 2, column 1: isolation is required, optional "
+                + "or off, not 'maybe'");
         assertThat(refused("complexes = c\nsockets = /x\n").problem()).startsWith("unknown setting 'sockets'");
         assertThat(refused("complexes = c\ncomplexes = d\n").problem()).isEqualTo("'complexes' is set twice");
         assertThat(refused("socket = /x\n").problem()).startsWith("'complexes' is missing");

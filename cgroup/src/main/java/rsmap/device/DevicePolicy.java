@@ -19,7 +19,10 @@ import rsmap.map.Instance;
  * Seed 002, "DEVICE ISOLATION": as soon as any device is allowed for a job the policy is closed: the
  * job reaches the devices of the instances it was granted on the host (the widest mode where a path is
  * granted twice) plus /dev/null, /dev/zero, /dev/full, /dev/random and /dev/urandom, and nothing else.
- * A job granted no instance with a devices characteristic is not restricted ({@link #isOpen()}).
+ * Issue 11 (which wins over the seed's "a job that does not request the resource map is not restricted
+ * by it"): on a host whose maps list devices at all, every job runs under a closed policy, also one
+ * granted nothing here ({@link #of(List, boolean)}), as flux-core's gpubind hides every GPU from a job
+ * granted none; only hosts whose maps list no devices leave jobs unrestricted ({@link #isOpen()}).
  * Paths are resolved to device numbers following symlinks; a listed path that does not exist is
  * reported in {@link #missing()} and left out, never widened to a wildcard.
  */
@@ -44,6 +47,14 @@ public record DevicePolicy(boolean closed, List<DeviceRule> rules, List<String> 
      * host configuration was read, so a parse error here is a programming error.
      */
     public static DevicePolicy of(List<Instance> granted) {
+        return of(granted, false);
+    }
+
+    /**
+     * The same, closed even where the grant lists no device when {@code hostListsDevices}: a job that
+     * holds nothing with devices then reaches only the basic devices.
+     */
+    public static DevicePolicy of(List<Instance> granted, boolean hostListsDevices) {
         Map<String, DeviceList.Mode> paths = new LinkedHashMap<>();
         for (Instance i : granted) {
             Optional<Value> devices = i.characteristics().get(DeviceList.CHARACTERISTIC);
@@ -58,7 +69,7 @@ public record DevicePolicy(boolean closed, List<DeviceRule> rules, List<String> 
                 throw new IllegalStateException("devices of " + i.id() + " were accepted when read: " + e.getMessage(), e);
             }
         }
-        if (paths.isEmpty()) {
+        if (paths.isEmpty() && !hostListsDevices) {
             return OPEN;
         }
         for (String basic : BASICS) {

@@ -1,0 +1,151 @@
+// The JSON argument of a command, read strictly: known keys only, each of its one form, echoed bounded.
+package rsmap.daemon;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.Iterator;
+import java.util.Set;
+import java.util.TreeSet;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+
+/**
+ * Issue 11, hole 9: a misspelt key ({@code "jobb"}) or a value of the wrong form ({@code "slots":1.5},
+ * {@code true}, {@code 4294967297}, {@code 1e400}) is an ERROR, never read as something else. What an
+ * ERROR echoes of the input is quoted and cut ({@link #quote}), so a reason stays one short line.
+ */
+final class Args {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** How much of a client's value an ERROR repeats. */
+    static final int ECHO = 64;
+
+    private final String command;
+    private final JsonNode node;
+
+    private Args(String command, JsonNode node) {
+        this.command = command;
+        this.node = node;
+    }
+
+    /** The single JSON object argument of {@code frame}, with no key outside {@code allowed}. */
+    static Args of(String command, Frame frame, Set<String> allowed) throws Session.CommandException {
+        JsonNode n = object(frame);
+        for (Iterator<String> it = n.fieldNames(); it.hasNext();) {
+            String key = it.next();
+            if (!allowed.contains(key)) {
+                throw new Session.CommandException(command + ": unknown key " + quote(key) + " (known: "
+                        + String.join(", ", new TreeSet<>(allowed)) + ")");
+            }
+        }
+        return new Args(command, n);
+    }
+
+    /** The single JSON object argument of {@code frame}, whatever its keys (its reader checks them). */
+    static JsonNode object(Frame frame) throws Session.CommandException {
+        if (frame.args().size() != 1) {
+            throw new Session.CommandException("expected one JSON argument, got " + frame.args().size());
+        }
+        String text = frame.strictText(0).orElseThrow(() -> new Session.CommandException(
+                "the argument is not valid UTF-8"));
+        JsonNode n;
+        try {
+            n = JSON.readTree(text);
+        } catch (JsonProcessingException e) {
+            throw new Session.CommandException("the argument is not JSON: " + quote(e.getOriginalMessage()));
+        }
+        if (n == null || !n.isObject()) {
+            throw new Session.CommandException("the argument is not a JSON object");
+        }
+        return n;
+    }
+
+    /** No argument, or an object as {@link #of}: QUERY may go without. */
+    static Args optional(String command, Frame frame, Set<String> allowed) throws Session.CommandException {
+        return frame.args().isEmpty() ? new Args(command, JSON.createObjectNode()) : of(command, frame, allowed);
+    }
+
+    JsonNode node() {
+        return node;
+    }
+
+    boolean has(String key) {
+        return node.has(key);
+    }
+
+    /** A string value, or {@code dflt} when the key is absent; any other JSON type is an error. */
+    String string(String key, String dflt) throws Session.CommandException {
+        JsonNode v = node.get(key);
+        if (v == null) {
+            return dflt;
+        }
+        if (!v.isTextual()) {
+            throw new Session.CommandException(command + ": \"" + key + "\" is a string, not " + kind(v));
+        }
+        return v.textValue();
+    }
+
+    /** A whole number from {@code min} to {@code max}, or {@code dflt} when absent; 1.5, true, "4" are errors. */
+    int integer(String key, int dflt, int min, int max) throws Session.CommandException {
+        JsonNode v = node.get(key);
+        if (v == null) {
+            return dflt;
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToInt() || v.intValue() < min || v.intValue() > max) {
+            throw new Session.CommandException(command + ": \"" + key + "\" is a whole number from " + min + " to " + max
+                    + ", not " + (v.isNumber() ? quote(v.asText()) : kind(v)));
+        }
+        return v.intValue();
+    }
+
+    private static String kind(JsonNode v) {
+        return switch (v.getNodeType()) {
+            case STRING -> "the string " + quote(v.textValue());
+            case NUMBER -> "the number " + quote(v.asText());
+            case BOOLEAN -> v.asText();
+            case NULL -> "null";
+            case ARRAY -> "a list";
+            case OBJECT, POJO -> "an object";
+            default -> "binary";
+        };
+    }
+
+    /**
+     * {@code s} as an ERROR may show it: in quotes, control characters escaped, cut after {@value #ECHO}
+     * characters with the full length said.
+     */
+    static String quote(String s) {
+        if (s == null) {
+            return "(none)";
+        }
+        StringBuilder b = new StringBuilder("'");
+        int shown = Math.min(s.length(), ECHO);
+        for (int i = 0; i < shown; i++) {
+            char c = s.charAt(i);
+            if (c < 0x20 || c == 0x7f || c == '\u2028' || c == '\u2029') {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        b.append('\'');
+        if (s.length() > shown) {
+            b.append("... (").append(s.length()).append(" characters)");
+        }
+        return b.toString();
+    }
+
+    /** The last guard: an ERROR reason is one line of at most {@code max} characters, whatever built it. */
+    static String oneLine(String reason, int max) {
+        StringBuilder b = new StringBuilder(Math.min(reason.length(), max));
+        for (int i = 0; i < reason.length() && b.length() < max; i++) {
+            char c = reason.charAt(i);
+            b.append(c == '\n' || c == '\r' || c == '\u2028' || c == '\u2029' ? ' ' : c);
+        }
+        if (reason.length() > max) {
+            b.setLength(max - 3);
+            b.append("...");
+        }
+        return b.toString();
+    }
+}
