@@ -21,7 +21,7 @@ import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
 
-/** JSON views of a {@link Daemon}; called under the daemon's lock. */
+/** JSON views of a daemon's {@link HostState}; called under the daemon's lock. */
 final class Views {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** What a job owner sees in place of another user's job holding an instance. */
@@ -31,7 +31,7 @@ final class Views {
     }
 
     /** {job, user, request, slots, grants, env}: one job as JOB_START, JOB_ENTER and the diffs show it. */
-    static ObjectNode job(Daemon.Job j) {
+    static ObjectNode job(Job j) {
         ObjectNode n = JSON.createObjectNode().put("job", j.id()).put("user", j.user()).put("request", j.request())
                 .put("slots", j.slots());
         n.set("grants", grant(j.grant()));
@@ -55,12 +55,12 @@ final class Views {
      * holders, jobs, reservations (none: the scheduler keeps those). A job owner sees its own jobs; other
      * holders show as {@value #OTHER}. {@code onlyJob} narrows the jobs to one.
      */
-    static ObjectNode state(Daemon d, Session.Peer peer, EventHub.Filters filters, String onlyJob) {
-        ObjectNode q = JSON.createObjectNode().put("host", d.config().host()).put("generation", d.generation());
-        q.set("maps", maps(d, peer, filters));
+    static ObjectNode state(HostState d, Access access, Session.Peer peer, EventHub.Filters filters, String onlyJob) {
+        ObjectNode q = JSON.createObjectNode().put("host", d.host()).put("generation", d.generation);
+        q.set("maps", maps(d, access, peer, filters));
         ArrayNode jobs = q.putArray("jobs");
-        for (Daemon.Job j : d.jobs().values()) {
-            if ((onlyJob == null || onlyJob.equals(j.id())) && d.mayQuery(peer, j)
+        for (Job j : d.jobs.values()) {
+            if ((onlyJob == null || onlyJob.equals(j.id())) && access.mayQuery(peer, j)
                     && filters.passJob(j.id(), j.user(), j.maps())) {
                 jobs.add(job(j));
             }
@@ -73,15 +73,15 @@ final class Views {
      * Per map: amount, the instances with holder ("" free) and, for each identifier, its characteristics.
      * {@code peer} null: no holders at all (configuration events go to everyone).
      */
-    static ObjectNode maps(Daemon d, Session.Peer peer, EventHub.Filters filters) {
+    static ObjectNode maps(HostState d, Access access, Session.Peer peer, EventHub.Filters filters) {
         ObjectNode maps = JSON.createObjectNode();
-        Cluster c = d.cluster();
-        Map<String, List<Map.Entry<String, String>>> held = c.instances(d.config().host());
+        Cluster c = d.cluster;
+        Map<String, List<Map.Entry<String, String>>> held = c.instances(d.host());
         for (Map.Entry<String, List<Map.Entry<String, String>>> e : held.entrySet()) {
             if (!filters.passMap(e.getKey())) {
                 continue;
             }
-            ResourceMap rm = c.hosts().get(d.config().host()).resourceMap(e.getKey()).orElseThrow();
+            ResourceMap rm = c.hosts().get(d.host()).resourceMap(e.getKey()).orElseThrow();
             ObjectNode m = maps.putObject(e.getKey()).put("amount", rm.amount());
             ArrayNode instances = m.putArray("instances");
             for (int i = 0; i < e.getValue().size(); i++) {
@@ -89,8 +89,8 @@ final class Views {
                 ObjectNode o = instances.addObject().put("id", inst.id());
                 if (peer != null) {
                     String holder = e.getValue().get(i).getValue();
-                    Daemon.Job j = d.jobs().get(holder);
-                    o.put("holder", holder.isEmpty() || j == null || d.mayQuery(peer, j) ? holder : OTHER);
+                    Job j = d.jobs.get(holder);
+                    o.put("holder", holder.isEmpty() || j == null || access.mayQuery(peer, j) ? holder : OTHER);
                 }
                 inst.characteristics().asMap().forEach((k, v) -> o.put(k, v.text()));
             }
@@ -105,10 +105,10 @@ final class Views {
      * {@code values} (the allowed values where they are a closed set). Host, then per map its amount,
      * instance identifier and characteristics, then the job fields.
      */
-    static List<Frame> attributes(Daemon d, long tid) {
+    static List<Frame> attributes(HostState d, long tid) {
         List<ObjectNode> attrs = new ArrayList<>();
         attrs.add(attr("host.name", "STRING", "host", "The execution host this rsmapd serves", null, null,
-                d.config().host(), List.of(d.config().host())));
+                d.host(), List.of(d.host())));
         attrs.add(attr("host.generation", "INT", "generation", "Configuration generation (RELOAD adds one)", 1L, null,
                 null, List.of()));
         for (ResourceMap rm : allMaps(d)) {
@@ -151,9 +151,9 @@ final class Views {
         out.add(Frame.of(tid, Code.LAUNCH_DEF.value(), launch.toString()));
         // ELEMENT_DEF: the elements of the model, each with its attribute values by id - the host, its maps,
         // their instances in configured order.
-        ObjectNode hostElement = JSON.createObjectNode().put("element", "host").put("name", d.config().host());
-        hostElement.putObject("attrs").put(Integer.toString(ids.get("host.name")), d.config().host())
-                .put(Integer.toString(ids.get("host.generation")), d.generation());
+        ObjectNode hostElement = JSON.createObjectNode().put("element", "host").put("name", d.host());
+        hostElement.putObject("attrs").put(Integer.toString(ids.get("host.name")), d.host())
+                .put(Integer.toString(ids.get("host.generation")), d.generation);
         out.add(Frame.of(tid, Code.ELEMENT_DEF.value(), hostElement.toString()));
         for (ResourceMap rm : allMaps(d)) {
             String base = "map." + rm.name();
@@ -173,9 +173,9 @@ final class Views {
     }
 
     /** The maps of this host, then those of the global host. */
-    private static List<ResourceMap> allMaps(Daemon d) {
+    private static List<ResourceMap> allMaps(HostState d) {
         List<ResourceMap> out = new ArrayList<>();
-        d.cluster().hosts().values().forEach(v -> out.addAll(v.resourceMaps()));
+        d.cluster.hosts().values().forEach(v -> out.addAll(v.resourceMaps()));
         return out;
     }
 

@@ -68,6 +68,6 @@ class CommandFuzzTest {
     }
 
     private static String state(Daemon d) {
-        return Views.state(d, new Session.Peer("root", "root", 0, 0, 0), EventHub.Filters.NONE, null).toString();
+        return Views.state(d.state(), d.access(), new Session.Peer("root", "root", 0, 0, 0), EventHub.Filters.NONE, null).toString();
     }
 }

@@ -37,7 +37,7 @@ class JournalCompatTest {
             try (Daemon d = open(config)) {
                 assertThat(d.generation()).isEqualTo(2);
                 assertThat(d.cluster().runningJobs()).containsExactly("7", "8.3", "10");
-                JsonNode q = JSON.readTree(Views.state(d, new rsmap.wire.Session.Peer("root", "root", 0, 0, 0),
+                JsonNode q = JSON.readTree(Views.state(d.state(), d.access(), new rsmap.wire.Session.Peer("root", "root", 0, 0, 0),
                         EventHub.Filters.NONE, null).toString());
                 assertThat(q.path("jobs").toString()).isEqualTo("[{\"job\":\"7\",\"user\":\"alice\",\"request\":"
                         + "\"gpu=2[same=id],lic=1\",\"slots\":1,\"grants\":{\"node01\":{\"gpu\":[\"0\",\"0\"]},\"global\":"

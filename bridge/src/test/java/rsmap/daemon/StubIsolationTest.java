@@ -108,7 +108,7 @@ class StubIsolationTest {
         Process stub = job(id, "gpu=1", "echo started; exec sleep 300");
         long pid = 0;
         for (int i = 0; i < 400 && pid == 0; i++) {
-            Daemon.Job j;
+            Job j;
             synchronized (daemon) {
                 j = daemon.jobs().get(id);
             }

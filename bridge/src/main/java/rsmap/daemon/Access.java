@@ -1,0 +1,41 @@
+// Who may do what: the one place where a peer's credentials (SO_PEERCRED) are judged.
+package rsmap.daemon;
+
+import java.util.Set;
+import rsmap.wire.Code;
+import rsmap.wire.Session;
+
+/**
+ * One table: JOB_START, JOB_END and RELOAD (the commands of execd's hooks and of the admin) are for root
+ * and {@code admin_user}; every other command is for anyone, and what it shows or touches of a job is for
+ * its owner, root and the admin ({@link #mayQuery}). JOB_ENTER of a job that holds nothing is for anyone:
+ * it only narrows what the caller reaches. The server's budget exempts the same privileged peers.
+ */
+final class Access {
+    /** The commands for root and the admin only. */
+    static final Set<Code> PRIVILEGED = Set.of(Code.JOB_START, Code.JOB_END, Code.RELOAD);
+
+    private final String adminUser;
+
+    Access(String adminUser) {
+        this.adminUser = adminUser;
+    }
+
+    /** Root or the admin user. */
+    boolean privileged(Session.Peer peer) {
+        return peer.isRoot() || peer.user().equals(adminUser);
+    }
+
+    /** Whether {@code peer} may see and enter {@code job}: its owner, root or the admin. */
+    boolean mayQuery(Session.Peer peer, Job job) {
+        return privileged(peer) || !job.user().isEmpty() && job.user().equals(peer.user());
+    }
+
+    /** Refuses a command of the {@link #PRIVILEGED} table to anyone else. */
+    void authorise(Code code, Session.Peer peer) throws Session.CommandException {
+        if (PRIVILEGED.contains(code) && !privileged(peer)) {
+            throw new Session.CommandException(code + " is for root or the admin user " + adminUser + ", not '"
+                    + peer.user() + "'");
+        }
+    }
+}

@@ -1,0 +1,240 @@
+// The commands of the agent protocol after INIT: one handler per command code, each with its argument
+// checks next to it, under the daemon's lock.
+package rsmap.daemon;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import rsmap.ParseException;
+import rsmap.alloc.Explanation;
+import rsmap.request.RequestList;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+
+/**
+ * Seed 004's commands as docs/protocol.md lists them. Access is judged by {@link Access} before a
+ * handler runs; a handler's failure is an ERROR whose reason is one line of at most {@link #MAX_REASON}
+ * characters (hole 9), and changes nothing.
+ */
+final class Commands {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** The longest ERROR reason rsmapd sends: one line, well inside any client's frame limit. */
+    static final int MAX_REASON = 1024;
+    private static final Pattern JOB = Pattern.compile("[A-Za-z0-9_+-]{1,100}");
+    private static final Pattern TASK = Pattern.compile("[0-9]{1,10}");
+    private static final Pattern USER = Pattern.compile("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}");
+    /** The keys each command's argument may carry (hole 9: anything else is an ERROR). */
+    private static final Set<String> JOB_KEYS = Set.of("job", "task");
+    private static final Set<String> START_KEYS = Set.of("job", "task", "user", "slots", "request");
+    private static final Set<String> QUERY_KEYS = Set.of("job", "task", "explain");
+
+    /** One command's execution: the events before its OK. */
+    private interface Handler {
+        List<Frame> handle(Frame command, Session session) throws Session.CommandException;
+    }
+
+    private final HostState s;
+    private final Access access;
+    private final EventHub events;
+    private final JobLifecycle lifecycle;
+    private final Generations generations;
+    private final Object lock;
+    private final Map<Code, Handler> handlers = new EnumMap<>(Code.class);
+
+    Commands(HostState s, Access access, EventHub events, JobLifecycle lifecycle, Generations generations, Object lock) {
+        this.s = s;
+        this.access = access;
+        this.events = events;
+        this.lifecycle = lifecycle;
+        this.generations = generations;
+        this.lock = lock;
+        handlers.put(Code.MODEL_DEF, (c, session) -> {
+            noArguments(c);
+            return Views.attributes(s, c.tid());
+        });
+        handlers.put(Code.START_EVENTS, this::startEvents);
+        handlers.put(Code.STOP_EVENTS, (c, session) -> {
+            noArguments(c);
+            if (!events.stop(session)) {
+                throw new Session.CommandException("no event stream is open");
+            }
+            return List.of();
+        });
+        handlers.put(Code.LIST_FILTERS, this::listFilters);
+        handlers.put(Code.SET_FILTERS, (c, session) -> {
+            events.of(session).filters = EventHub.Filters.parse(Args.object(c)); // it checks its keys
+            return List.of();
+        });
+        handlers.put(Code.QUERY, this::query);
+        handlers.put(Code.JOB_START, (c, session) -> {
+            Args a = Args.of(Code.JOB_START.name(), c, START_KEYS);
+            String id = jobId(a);
+            String request = a.string("request", "");
+            int slots = a.integer("slots", 1, 1, 1_000_000);
+            String user = a.string("user", "");
+            if (request.isEmpty()) {
+                throw new Session.CommandException("JOB_START needs \"request\"");
+            }
+            if (!user.isEmpty() && !USER.matcher(user).matches()) {
+                throw new Session.CommandException("\"user\" is the job owner's name, not " + Args.quote(user));
+            }
+            return lifecycle.start(c.tid(), id, user, request, slots);
+        });
+        handlers.put(Code.JOB_END, (c, session) -> {
+            lifecycle.end(jobId(Args.of(Code.JOB_END.name(), c, JOB_KEYS)), "epilog");
+            return List.of();
+        });
+        handlers.put(Code.JOB_ENTER, (c, session) ->
+                lifecycle.enter(c.tid(), jobId(Args.of(Code.JOB_ENTER.name(), c, JOB_KEYS)), session.peer()));
+        handlers.put(Code.RELOAD, (c, session) -> {
+            noArguments(c);
+            return generations.reload(c.tid());
+        });
+    }
+
+    /**
+     * One command of one client; state changes are serialised under the daemon's lock. The whole state
+     * as root or the admin sees it is kept, once built, until the next change: monitors that poll QUERY
+     * are answered without the lock and never queue behind job starts.
+     */
+    List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
+        String cached = s.stateCache;
+        if (code == Code.QUERY && cached != null && command.args().isEmpty() && access.privileged(session.peer())) {
+            return List.of(Frame.of(command.tid(), Code.STATE.value(), cached));
+        }
+        Handler h = handlers.get(code);
+        if (h == null) {
+            throw new Session.CommandException(code + " is not a command of this daemon");
+        }
+        try {
+            access.authorise(code, session.peer());
+            synchronized (lock) {
+                return h.handle(command, session);
+            }
+        } catch (Session.CommandException e) {
+            String reason = e.getMessage() == null ? code + " failed" : e.getMessage();
+            if (reason.length() <= MAX_REASON && reason.indexOf('\n') < 0 && reason.indexOf('\r') < 0) {
+                throw e;
+            }
+            throw new Session.CommandException(Args.oneLine(reason, MAX_REASON));
+        }
+    }
+
+    /** The session ended: its stream goes. */
+    void closed(Session session) {
+        synchronized (lock) {
+            events.stop(session);
+            events.forget(session);
+        }
+    }
+
+    private List<Frame> startEvents(Frame c, Session session) throws Session.CommandException {
+        noArguments(c);
+        EventHub.Stream stream = events.of(session);
+        if (stream.tid != null) {
+            throw new Session.CommandException("an event stream is already open (TID " + Long.toHexString(stream.tid)
+                    + "); STOP_EVENTS first");
+        }
+        stream.tid = c.tid();
+        session.post(Frame.of(c.tid(), Code.STATE.value(), Views.state(s, access, session.peer(), stream.filters, null)
+                .toString()), true);
+        session.keepOpen();
+        return List.of();
+    }
+
+    private List<Frame> listFilters(Frame c, Session session) throws Session.CommandException {
+        noArguments(c);
+        ObjectNode f = JSON.createObjectNode();
+        events.of(session).filters.toJson(f.putObject("filters"));
+        ObjectNode keys = f.putObject("keys");
+        s.mapNames().forEach(keys.putArray("map")::add);
+        keys.put("job", "job identifiers (7, or 7.3 for an array task; 7 also matches its tasks)");
+        keys.put("user", "user names");
+        EventHub.KINDS.forEach(keys.putArray("event")::add);
+        return List.of(Frame.of(c.tid(), Code.FILTERS.value(), f.toString()));
+    }
+
+    private List<Frame> query(Frame c, Session session) throws Session.CommandException {
+        Session.Peer peer = session.peer();
+        Args a = Args.optional(Code.QUERY.name(), c, QUERY_KEYS);
+        String job = a.has("job") ? jobId(a) : null;
+        String explain = a.string("explain", null);
+        if (job != null && !s.jobs.containsKey(job)) {
+            throw new Session.CommandException("job " + job + " holds nothing on " + s.host());
+        }
+        if (job != null && !access.mayQuery(peer, s.jobs.get(job))) {
+            throw new Session.CommandException("job " + job + " is not yours, '" + peer.user() + "'");
+        }
+        ObjectNode state = Views.state(s, access, peer, EventHub.Filters.NONE, job);
+        if (explain != null) {
+            state.set("explain", explain(explain, peer));
+        }
+        String text = state.toString();
+        if (c.args().isEmpty() && access.privileged(peer)) {
+            s.stateCache = text;
+        }
+        return List.of(Frame.of(c.tid(), Code.STATE.value(), text));
+    }
+
+    /**
+     * Why a request could or could not start on this host now, instance by instance; a job owner sees
+     * other users' jobs as {@value Views#OTHER}, as QUERY shows them (hole 7).
+     */
+    private ObjectNode explain(String request, Session.Peer peer) throws Session.CommandException {
+        RequestList parsed;
+        try {
+            parsed = RequestList.parse(request, s.table, s.limits);
+        } catch (ParseException e) {
+            throw new Session.CommandException("explain: " + e.getMessage());
+        }
+        Explanation x = s.cluster.explain(parsed, s.host());
+        if (!access.privileged(peer)) {
+            x = masked(x, peer);
+        }
+        return JSON.createObjectNode().put("request", request).put("can_start", x.canStart()).put("text", x.toHuman());
+    }
+
+    private Explanation masked(Explanation x, Session.Peer peer) {
+        List<Explanation.MapReport> maps = new ArrayList<>();
+        for (Explanation.MapReport m : x.maps()) {
+            List<Explanation.InstanceReport> instances = new ArrayList<>();
+            for (Explanation.InstanceReport i : m.instances()) {
+                String why = i.why();
+                if (i.state().equals("held") && why.startsWith("by job ")) {
+                    Job holder = s.jobs.get(why.substring("by job ".length()));
+                    if (holder == null || !access.mayQuery(peer, holder)) {
+                        why = "by job " + Views.OTHER;
+                    }
+                }
+                instances.add(new Explanation.InstanceReport(i.index(), i.id(), i.state(), why));
+            }
+            maps.add(new Explanation.MapReport(m.map(), m.pool(), m.needed(), m.same(), instances, m.groups(),
+                    m.canStart(), m.verdict()));
+        }
+        return new Explanation(x.host(), x.canStart(), maps);
+    }
+
+    private static void noArguments(Frame command) throws Session.CommandException {
+        if (!command.args().isEmpty()) {
+            throw new Session.CommandException("expected no argument, got " + command.args().size());
+        }
+    }
+
+    private static String jobId(Args a) throws Session.CommandException {
+        String job = a.string("job", "");
+        if (!JOB.matcher(job).matches()) {
+            throw new Session.CommandException("\"job\" is missing or not a job id: " + Args.quote(job));
+        }
+        String task = a.string("task", "");
+        if (!task.isEmpty() && !task.equals("undefined") && !TASK.matcher(task).matches()) {
+            throw new Session.CommandException("\"task\" is a task number or \"undefined\", not " + Args.quote(task));
+        }
+        return task.isEmpty() || task.equals("undefined") ? job : job + "." + task;
+    }
+}

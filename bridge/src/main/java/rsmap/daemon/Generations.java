@@ -1,0 +1,111 @@
+// Configuration generations: complex_values change by RELOAD (or between two runs) only when every
+// running job keeps its exact grant.
+package rsmap.daemon;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import rsmap.ParseException;
+import rsmap.alloc.Cluster;
+import rsmap.journal.Journal;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+
+/**
+ * A new generation is journaled before it takes effect, and announced to every event stream. RELOAD
+ * re-reads the configuration file: only complex_values and global_complex_values may change; anything
+ * else (host, complex table, socket, state, backend) needs a restart, and an execd spool without
+ * {@code active_jobs} is refused as at start (issue 11, hole 4).
+ */
+final class Generations {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final HostState s;
+    private final Journal journal;
+    private final EventHub events;
+    private final LogBook log;
+    /** Where the configuration came from; null: RELOAD is refused. */
+    private final Path configFile;
+
+    Generations(HostState s, Journal journal, EventHub events, LogBook log, Path configFile) {
+        this.s = s;
+        this.journal = journal;
+        this.events = events;
+        this.log = log;
+        this.configFile = configFile;
+    }
+
+    /**
+     * Switches to new complex_values, keeping every running job's exact grant; refused (state unchanged)
+     * when that is impossible, naming the job and the instance.
+     */
+    void reconfigure(String host, String global) throws Session.CommandException {
+        Cluster next;
+        try {
+            next = s.build(host, global);
+        } catch (ParseException e) {
+            throw new Session.CommandException("complex_values: " + e.getMessage());
+        }
+        Optional<String> lost = s.restoreAll(next);
+        if (lost.isPresent()) {
+            throw new Session.CommandException("the new configuration would take away what " + lost.get());
+        }
+        long nextGeneration = s.generation + 1;
+        new JournalRecord.Configured(nextGeneration, host, global).appendTo(journal);
+        s.cluster = next;
+        s.changed();
+        s.generation = nextGeneration;
+        s.hostValues = host;
+        s.globalValues = global;
+        events.publish("config", s.mapNames(), null, null, () -> {
+            ObjectNode diff = JSON.createObjectNode().put("event", "config").put("generation", s.generation);
+            diff.set("maps", Views.maps(s, null, null, EventHub.Filters.NONE));
+            return diff;
+        }, stream -> true);
+    }
+
+    /** RELOAD: STATE {generation, changed}. */
+    List<Frame> reload(long tid) throws Session.CommandException {
+        if (configFile == null) {
+            throw new Session.CommandException("this daemon was not started from a configuration file");
+        }
+        Config next;
+        Config config = s.config;
+        try {
+            next = Config.parse(ConfigText.read(configFile), configFile, config.host());
+            Preflight.checkSpool(next, configFile);
+        } catch (ParseException e) {
+            throw new Session.CommandException(configFile + ": " + e.lineAndColumn() + ": " + e.problem());
+        } catch (IOException e) {
+            throw new Session.CommandException(e.getMessage());
+        }
+        List<String> unchangeable = new ArrayList<>();
+        if (!next.host().equals(config.host())) {
+            unchangeable.add("host");
+        }
+        if (!next.complexes().equals(config.complexes())) {
+            unchangeable.add("complexes");
+        }
+        if (!next.socket().equals(config.socket()) || !next.stateDir().equals(config.stateDir())
+                || !next.deviceBackend().equals(config.deviceBackend())) {
+            unchangeable.add("socket, state_dir or device_backend");
+        }
+        if (!unchangeable.isEmpty()) {
+            throw new Session.CommandException("RELOAD changes complex_values and global_complex_values only; "
+                    + String.join(", ", unchangeable) + " changed: restart rsmapd for that");
+        }
+        boolean changed = !next.complexValues().equals(s.hostValues)
+                || !next.globalComplexValues().equals(s.globalValues);
+        if (changed) {
+            reconfigure(next.complexValues(), next.globalComplexValues());
+            log.note(Log.Level.INFO, "RELOAD: configuration generation " + s.generation);
+        }
+        return List.of(Frame.of(tid, Code.STATE.value(), JSON.createObjectNode().put("generation", s.generation)
+                .put("changed", changed).toString()));
+    }
+}

@@ -1,0 +1,149 @@
+// The allocation state of this host as the daemon keeps it: the core's Cluster under the current
+// configuration generation, the jobs holding grants, and what is parsed once and reused.
+package rsmap.daemon;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import rsmap.Limits;
+import rsmap.ParseException;
+import rsmap.alloc.Cluster;
+import rsmap.alloc.Decision;
+import rsmap.alloc.JobSpec;
+import rsmap.complex.ComplexTable;
+import rsmap.map.ComplexValues;
+import rsmap.map.DeviceList;
+import rsmap.map.Instance;
+import rsmap.map.ResourceMap;
+
+/** Mutable; every change happens under the daemon's lock ({@link Daemon}). */
+final class HostState {
+    final Config config;
+    final ComplexTable table;
+    final Limits limits;
+    /** Jobs holding a grant here, in the order they were granted. */
+    final Map<String, Job> jobs = new LinkedHashMap<>();
+    /**
+     * Jobs that hold nothing here but entered (the starter enters every job, issue 11): under a closed
+     * policy with no granted device until JOB_END or reconciliation. Not journaled: after a restart a
+     * JOB_END still removes the policy by the job's name.
+     */
+    final Map<String, Job> bare = new LinkedHashMap<>();
+    Cluster cluster;
+    String hostValues;
+    String globalValues;
+    /** The configuration generation: 1 at the first start, one more per accepted change. */
+    long generation;
+    /** QUERY's answer for root and the admin, null after any change (see {@link Commands}). */
+    volatile String stateCache;
+    /** Requests already parsed against this table (immutable values), by their text. */
+    private final Map<String, rsmap.request.RequestList> parsedRequests = new HashMap<>();
+    private final Map<String, ComplexValues> parsedValues = new HashMap<>();
+
+    HostState(Config config, ComplexTable table) {
+        this.config = config;
+        this.table = table;
+        this.limits = Limits.DEFAULT.withMaxRsmapIds(config.maxRsmapIds());
+    }
+
+    String host() {
+        return config.host();
+    }
+
+    /** The state changed: what QUERY answered from the cache is stale. */
+    void changed() {
+        stateCache = null;
+    }
+
+    /** complex_values parsed once per text: start-up checks the file's, then replays the journal's, the same. */
+    ComplexValues values(String text) throws ParseException {
+        ComplexValues v = parsedValues.get(text);
+        if (v == null) {
+            v = ComplexValues.parse(text, table, limits);
+            if (parsedValues.size() >= 8) {
+                parsedValues.clear(); // generations come and go: keep the few of late
+            }
+            parsedValues.put(text, v);
+        }
+        return v;
+    }
+
+    /** A core for this host (and the global host, where it has maps) configured with these values. */
+    Cluster build(String host, String global) throws ParseException {
+        Cluster c = new Cluster(table);
+        c.configure(config.host(), values(host), 0);
+        ComplexValues g = values(global);
+        if (!g.entries().isEmpty()) {
+            c.configure(Cluster.GLOBAL, g, 0);
+        }
+        return c;
+    }
+
+    /** A job start on this host as the core takes it. */
+    JobSpec spec(String id, String request, int slots) throws ParseException {
+        rsmap.request.RequestList parsed = parsedRequests.get(request);
+        if (parsed == null) {
+            parsed = rsmap.request.RequestList.parse(request, table, limits);
+            if (parsedRequests.size() < 1024) { // many jobs ask the same: a replay parses each text once
+                parsedRequests.put(request, parsed);
+            }
+        }
+        return new JobSpec(id, parsed, Map.of(config.host(), slots), config.host(), JobSpec.UNLIMITED, Optional.empty(),
+                false);
+    }
+
+    /**
+     * Puts every held grant, exactly, into {@code next} (a new configuration generation); empty when all
+     * fit, else which running job holds what {@code next} cannot give back.
+     */
+    Optional<String> restoreAll(Cluster next) {
+        for (Job j : jobs.values()) {
+            Decision d;
+            try {
+                d = next.restore(spec(j.id(), j.request(), j.slots()), j.grant(), 0);
+            } catch (ParseException e) {
+                return Optional.of("running job " + j.id() + " holds: its request no longer parses: " + e.getMessage());
+            }
+            if (d.isRefused()) {
+                return Optional.of("running job " + j.id() + " holds: " + d.error());
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The names of this host's maps, in configured order. */
+    Set<String> mapNames() {
+        return new LinkedHashSet<>(cluster.instances(config.host()).keySet());
+    }
+
+    /** The instances behind a job's grant on this host (and the global host), for its device policy. */
+    List<Instance> grantedInstances(Job job) {
+        List<Instance> out = new ArrayList<>();
+        job.grant().byHost().forEach((host, maps) -> maps.forEach((name, ids) -> {
+            Optional<ResourceMap> m = cluster.hosts().getOrDefault(host, new ComplexValues(List.of())).resourceMap(name);
+            for (String id : ids) {
+                m.flatMap(rm -> rm.instance(id)).ifPresent(out::add);
+            }
+        }));
+        return out;
+    }
+
+    /** Whether any instance of this host or the global host lists devices: then every job's policy is closed. */
+    boolean devicesListed() {
+        for (ComplexValues v : cluster.hosts().values()) {
+            for (ResourceMap rm : v.resourceMaps()) {
+                for (Instance i : rm.instances()) {
+                    if (i.characteristics().get(DeviceList.CHARACTERISTIC).isPresent()) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+}

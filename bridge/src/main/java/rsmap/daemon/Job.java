@@ -1,0 +1,60 @@
+// A job holding instances on this host: who owns it, what it asked for, what it got, where it runs.
+package rsmap.daemon;
+
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import rsmap.alloc.Grant;
+
+/**
+ * A job as the daemon keeps it: its grant and the SGE_HGR_* it renders, and the processes its starter
+ * entered (pid to start time, so that a reused pid is not taken for the job's). A job that holds
+ * nothing here but entered has an empty grant and request (issue 11: the starter enters every job).
+ */
+record Job(String id, String user, String request, int slots, Grant grant, Map<String, String> env,
+           Map<Long, Instant> pids) {
+    /** Unknown start time of an entered process (pid reuse then cannot be told apart). */
+    static final Instant UNKNOWN = Instant.EPOCH;
+
+    Job {
+        pids = Collections.unmodifiableMap(new LinkedHashMap<>(pids));
+    }
+
+    /** A job that holds nothing here, entered by a process of {@code user}. */
+    static Job bare(String id, String user) {
+        return new Job(id, user, "", 1, new Grant(Map.of()), Map.of(), Map.of());
+    }
+
+    /** One more process entered the job (a job may run several steps, each entering); exited ones drop out. */
+    Job withPid(long p, Instant start) {
+        Map<Long, Instant> next = new LinkedHashMap<>();
+        pids.forEach((pid, t) -> {
+            if (alive(pid, t)) {
+                next.put(pid, t);
+            }
+        });
+        next.put(p, start == null ? UNKNOWN : start);
+        return new Job(id, user, request, slots, grant, env, next);
+    }
+
+    Job withEnv(Map<String, String> e) {
+        return new Job(id, user, request, slots, grant, e, pids);
+    }
+
+    /** The same process as entered: alive, and started when it was then (not a reused pid). */
+    static boolean alive(long pid, Instant start) {
+        Optional<ProcessHandle> p = ProcessHandle.of(pid);
+        return p.isPresent() && p.get().isAlive() && (start.equals(UNKNOWN)
+                || p.get().info().startInstant().map(start::equals).orElse(true));
+    }
+
+    Set<String> maps() {
+        Set<String> maps = new LinkedHashSet<>();
+        grant.byHost().values().forEach(m -> maps.addAll(m.keySet()));
+        return maps;
+    }
+}

@@ -1,0 +1,194 @@
+// A job's life on this host: JOB_START grants, JOB_ENTER puts a process under the job's device policy,
+// JOB_END frees; each step journaled before it is answered and announced to the event streams.
+package rsmap.daemon;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+import rsmap.ParseException;
+import rsmap.alloc.Decision;
+import rsmap.alloc.Explanation;
+import rsmap.alloc.JobSpec;
+import rsmap.device.DevicePolicy;
+import rsmap.device.DevicePolicyException;
+import rsmap.device.Isolation;
+import rsmap.device.JobCgroups;
+import rsmap.journal.Journal;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.PeerCredentials;
+import rsmap.wire.Session;
+
+/** Called under the daemon's lock, with arguments already checked ({@link Commands}). */
+final class JobLifecycle {
+    private final HostState s;
+    private final Journal journal;
+    private final Isolation isolation;
+    private final EventHub events;
+    private final LogBook log;
+    private final Access access;
+
+    JobLifecycle(HostState s, Journal journal, Isolation isolation, EventHub events, LogBook log, Access access) {
+        this.s = s;
+        this.journal = journal;
+        this.isolation = isolation;
+        this.events = events;
+        this.log = log;
+        this.access = access;
+    }
+
+    /**
+     * Grants the job its instances here, answered by STATE. A retry of the same start (same request, owner
+     * and slots, no process entered yet) after a lost answer is answered with the grant already made (hole
+     * 6, the idempotent prepare of Kubernetes DRA drivers); anything else for a job that holds a grant is
+     * refused. execd already started the job here, so it cannot wait: a grant that is not possible now is
+     * refused with the reason, and nothing is left behind.
+     */
+    List<Frame> start(long tid, String id, String user, String request, int slots) throws Session.CommandException {
+        Job held = s.jobs.get(id);
+        if (held != null) {
+            if (held.request().equals(request) && held.user().equals(user) && held.slots() == slots
+                    && held.pids().isEmpty()) {
+                log.note(Log.Level.INFO, "job " + id + ": JOB_START again (a retry), answered with its grant "
+                        + held.env());
+                return List.of(answer(tid, held));
+            }
+            throw new Session.CommandException("job " + id + " already holds " + held.grant().byHost()
+                    + "; a second JOB_START is refused (no doubled grants)");
+        }
+        JobSpec spec;
+        try {
+            spec = s.spec(id, request, slots);
+        } catch (ParseException e) {
+            throw new Session.CommandException("request: " + e.getMessage());
+        }
+        if (s.bare.containsKey(id)) {
+            // Processes entered this job before its prolog: not the order execd keeps, but a process that
+            // waits in the job's cgroup for the grant to widen it. It leaves before anything is granted.
+            log.note(Log.Level.WARNING, "job " + id + ": processes " + s.bare.get(id).pids().keySet()
+                    + " entered before its JOB_START; their policy is removed before the grant");
+            removePolicy(id);
+        }
+        Decision d = s.cluster.submit(spec, s.cluster.now());
+        if (d.isRefused()) {
+            throw new Session.CommandException(d.error());
+        }
+        if (d.result() == Decision.Result.WAITING) {
+            Explanation x = s.cluster.explain(spec.request(), s.host());
+            s.cluster.finish(id, s.cluster.now());
+            StringBuilder why = new StringBuilder();
+            x.maps().stream().filter(m -> !m.canStart()).forEach(m -> why.append(why.length() > 0 ? "; " : "")
+                    .append(m.map()).append(": ").append(m.verdict()));
+            throw new Session.CommandException("job " + id + " cannot be granted now: " + why);
+        }
+        Map<String, String> env = s.cluster.environment(id, s.host()).orElse(Map.of());
+        Job job = new Job(id, user, request, slots, d.grant(), env, Map.of());
+        try {
+            journal.append(JournalRecord.Started.of(job).line());
+        } catch (IOException e) {
+            s.cluster.finish(id, s.cluster.now()); // not on disk: not granted
+            throw new Session.CommandException("journal: " + e.getMessage());
+        }
+        s.jobs.put(id, job);
+        s.changed();
+        log.note(Log.Level.INFO, "job " + id + (user.isEmpty() ? "" : " (" + user + ")") + " granted " + env);
+        publish("grant", job, () -> Views.job(job).put("event", "grant"));
+        return List.of(answer(tid, job));
+    }
+
+    /** STATE {job, user, grants, env}, then the environment again as NAME=value (the C hook reads no JSON). */
+    private static Frame answer(long tid, Job job) {
+        List<String> args = new ArrayList<>();
+        args.add(Views.job(job).toString());
+        job.env().forEach((k, v) -> args.add(k + "=" + v));
+        return Frame.of(tid, Code.STATE.value(), args.toArray(new String[0]));
+    }
+
+    /**
+     * Frees the job's grant and removes its policy. A job that holds nothing here ends too (idempotent,
+     * hole 6: a retry after a lost answer, or a job that requested no map); its policy goes by name, also
+     * one applied before a restart.
+     */
+    void end(String id, String why) throws Session.CommandException {
+        Job job = s.jobs.get(id);
+        if (job == null) {
+            removePolicy(id);
+            return;
+        }
+        new JournalRecord.Ended(id, why).appendTo(journal);
+        s.cluster.finish(id, s.cluster.now());
+        s.jobs.remove(id);
+        s.changed();
+        removePolicy(id);
+        if (why.equals("epilog")) {
+            log.note(Log.Level.INFO, "job " + id + " released " + job.env());
+        }
+        publish("release", job, () -> Views.job(job).put("event", "release").put("why", why));
+    }
+
+    private void publish(String kind, Job job, Supplier<ObjectNode> diff) {
+        events.publish(kind, job.maps(), job.id(), job.user(), diff, stream -> access.mayQuery(stream.peer(), job));
+    }
+
+    /** Drops the device policy of a job, held or bare; a failure is logged (a cgroup left behind matters). */
+    void removePolicy(String id) {
+        s.bare.remove(id);
+        try {
+            isolation.remove(id);
+        } catch (DevicePolicyException e) {
+            log.note(Log.Level.ERROR, "job " + id + ": removing its device policy: " + e.getMessage());
+        }
+    }
+
+    /**
+     * The starter: puts the calling process (its pid from SO_PEERCRED, never from the message) under the
+     * job's device policy, and answers the job's environment like JOB_START. Only root, the admin or the
+     * job's owner may, and never for a process inside another job's cgroup: that could widen what the
+     * other job reaches. A job that holds nothing here is entered too, under a closed policy that grants
+     * no device (hole 2: the starter fails closed, as flux-core's gpubind hides every GPU from a job
+     * granted none); only hosts whose maps list no devices, or isolation = off, leave it unrestricted.
+     */
+    List<Frame> enter(long tid, String id, Session.Peer peer) throws Session.CommandException {
+        Job job = s.jobs.get(id);
+        if (job == null) {
+            job = s.bare.getOrDefault(id, Job.bare(id, peer.user()));
+        } else if (!access.mayQuery(peer, job)) {
+            throw new Session.CommandException("job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
+        }
+        if (peer.pid() <= 0) {
+            throw new Session.CommandException("the caller's pid is unknown: " + (PeerCredentials.UNAVAILABLE.isEmpty()
+                    ? "the kernel did not say" : PeerCredentials.UNAVAILABLE));
+        }
+        try {
+            Optional<String> other = JobCgroups.foreignJob(peer.pid(), id);
+            if (other.isPresent()) {
+                throw new Session.CommandException("process " + peer.pid() + " is in the cgroup of job " + other.get()
+                        + ", not of job " + id + "; refused");
+            }
+        } catch (IOException e) {
+            throw new Session.CommandException("process " + peer.pid() + ": cannot read its cgroups: " + e.getMessage());
+        }
+        DevicePolicy policy = DevicePolicy.of(s.grantedInstances(job), s.devicesListed());
+        try {
+            isolation.apply(id, policy, peer.pid()).ifPresent(w -> log.note(Log.Level.WARNING, w));
+        } catch (DevicePolicyException e) {
+            throw new Session.CommandException("job " + id + ": device isolation cannot be enforced: " + e.getMessage());
+        }
+        Instant start = ProcessHandle.of(peer.pid()).flatMap(p -> p.info().startInstant()).orElse(null);
+        Job entered = job.withPid(peer.pid(), start);
+        if (!s.jobs.containsKey(id)) {
+            s.bare.put(id, entered);
+            log.note(Log.Level.INFO, "job " + id + " holds nothing here: process " + peer.pid() + " entered under "
+                    + (policy.isOpen() ? "no device policy (no map lists devices)" : "a closed policy with no granted device"));
+            return List.of(answer(tid, entered));
+        }
+        new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)).appendTo(journal);
+        s.jobs.put(id, entered);
+        return List.of(answer(tid, entered));
+    }
+}

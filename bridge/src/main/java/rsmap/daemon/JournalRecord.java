@@ -1,0 +1,186 @@
+// The journal's own records, versioned: what a grant's life leaves on disk, independent of the JSON that
+// QUERY and the event stream show.
+package rsmap.daemon;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import rsmap.alloc.Grant;
+
+/**
+ * One line of the journal. Version {@value #VERSION} is what release 0.1.0 wrote, which had no {@code v}
+ * field; records now carry {@code "v":1} and a record of a later version is refused rather than guessed
+ * at (a newer release's journal read by an older one). Every field is checked when read: a record whose
+ * checksum holds but whose content does not make sense stops the daemon (see {@link Recovery}).
+ *
+ * <pre>
+ * {"v":1,"op":"config","generation":2,"complex_values":"...","global_complex_values":"..."}
+ * {"v":1,"op":"start","job":"7","user":"alice","request":"gpu=2","slots":1,"grant":{"node01":{"gpu":["0","0"]}},
+ *  "pids":{"4711":"2026-12-02T17:15:22.130Z"}}
+ * {"v":1,"op":"enter","job":"7","pid":4711,"pid_start":"2026-12-02T17:15:22.130Z"}
+ * {"v":1,"op":"end","job":"7","why":"epilog"}
+ * </pre>
+ */
+sealed interface JournalRecord {
+    int VERSION = 1;
+    ObjectMapper JSON = new ObjectMapper();
+    /** A job as the journal names it: the job, or job.task for an array task. */
+    Pattern JOB = Pattern.compile("[A-Za-z0-9_+-]{1,100}(\\.[0-9]{1,10})?");
+
+    /** The record's line (without the journal's checksum and length). */
+    String line();
+
+    /** Appends the record, on disk when this returns; a failure refuses the command that made it. */
+    default void appendTo(rsmap.journal.Journal journal) throws rsmap.wire.Session.CommandException {
+        try {
+            journal.append(line());
+        } catch (IOException e) {
+            throw new rsmap.wire.Session.CommandException("journal: " + e.getMessage());
+        }
+    }
+
+    /** A configuration generation took effect. */
+    record Configured(long generation, String complexValues, String globalComplexValues) implements JournalRecord {
+        @Override
+        public String line() {
+            return head("config").put("generation", generation).put("complex_values", complexValues)
+                    .put("global_complex_values", globalComplexValues).toString();
+        }
+    }
+
+    /** A job was granted (or, after compaction, holds) this grant; the processes it entered so far. */
+    record Started(String job, String user, String request, int slots, Grant grant, Map<Long, Instant> pids)
+            implements JournalRecord {
+        public Started {
+            pids = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(pids));
+        }
+
+        static Started of(Job j) {
+            return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.pids());
+        }
+
+        @Override
+        public String line() {
+            ObjectNode r = head("start").put("job", job).put("user", user).put("request", request).put("slots", slots);
+            ObjectNode g = r.putObject("grant");
+            grant.byHost().forEach((host, maps) -> {
+                ObjectNode h = g.putObject(host);
+                maps.forEach((map, ids) -> ids.forEach(h.putArray(map)::add));
+            });
+            if (!pids.isEmpty()) {
+                ObjectNode p = r.putObject("pids");
+                pids.forEach((pid, start) -> p.put(Long.toString(pid), start.toString()));
+            }
+            return r.toString();
+        }
+    }
+
+    /** A process entered a job holding a grant. */
+    record Entered(String job, long pid, Optional<Instant> start) implements JournalRecord {
+        @Override
+        public String line() {
+            return head("enter").put("job", job).put("pid", pid).put("pid_start", start.map(Instant::toString)
+                    .orElse(null)).toString();
+        }
+    }
+
+    /** A job's grant was freed: by its epilog, or by reconciliation. */
+    record Ended(String job, String why) implements JournalRecord {
+        @Override
+        public String line() {
+            return head("end").put("job", job).put("why", why).toString();
+        }
+    }
+
+    private static ObjectNode head(String op) {
+        return JSON.createObjectNode().put("v", VERSION).put("op", op);
+    }
+
+    /** Reads one record; an IOException says what does not make sense in it. */
+    static JournalRecord parse(String line) throws IOException {
+        JsonNode r;
+        try {
+            r = JSON.readTree(line);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IOException("not JSON: " + e.getOriginalMessage(), e);
+        }
+        if (r == null || !r.isObject() || !r.path("op").isTextual()) {
+            throw new IOException("not a record of rsmapd (no \"op\")");
+        }
+        int v = r.has("v") ? r.path("v").asInt(-1) : 1; // release 0.1.0 wrote no version: version 1
+        if (v != VERSION) {
+            throw new IOException("record version " + Args.quote(r.path("v").asText()) + ": this rsmapd reads version "
+                    + VERSION + " (written by a newer release?)");
+        }
+        String op = r.path("op").asText();
+        String job = r.path("job").asText("");
+        if (!op.equals("config") && !JOB.matcher(job).matches()) {
+            throw new IOException("\"job\" is missing or not a job id: " + Args.quote(job));
+        }
+        switch (op) {
+            case "config":
+                if (!r.path("complex_values").isTextual() || !r.path("global_complex_values").isTextual()
+                        || !r.path("generation").canConvertToLong() || r.path("generation").asLong() < 1) {
+                    throw new IOException("a configuration record needs complex_values, global_complex_values and a "
+                            + "generation of at least 1");
+                }
+                return new Configured(r.path("generation").asLong(), r.path("complex_values").asText(),
+                        r.path("global_complex_values").asText());
+            case "start":
+                if (!r.path("request").isTextual() || !r.path("grant").isObject() || !r.path("slots").canConvertToInt()
+                        || r.path("slots").asInt() < 1) {
+                    throw new IOException("a grant record needs request, slots and grant");
+                }
+                Map<Long, Instant> pids = new LinkedHashMap<>();
+                for (var it = r.path("pids").fields(); it.hasNext();) {
+                    var e = it.next();
+                    pids.put(Long.parseLong(e.getKey()), Instant.parse(e.getValue().asText()));
+                }
+                return new Started(job, r.path("user").asText(""), r.path("request").asText(), r.path("slots").asInt(),
+                        grant(r.path("grant")), pids);
+            case "enter":
+                return new Entered(job, r.path("pid").asLong(), r.hasNonNull("pid_start")
+                        ? Optional.of(Instant.parse(r.path("pid_start").asText())) : Optional.empty());
+            case "end":
+                return new Ended(job, r.path("why").asText(""));
+            default:
+                throw new IOException("unknown record kind " + Args.quote(op));
+        }
+    }
+
+    /** host -> map -> ids, read by hand (a replay reads thousands). */
+    private static Grant grant(JsonNode g) throws IOException {
+        Map<String, Map<String, List<String>>> byHost = new LinkedHashMap<>();
+        for (var hosts = g.fields(); hosts.hasNext();) {
+            var h = hosts.next();
+            if (!h.getValue().isObject()) {
+                throw new IOException("grant: host " + Args.quote(h.getKey()) + " is not map -> ids");
+            }
+            Map<String, List<String>> maps = new LinkedHashMap<>();
+            for (var ms = h.getValue().fields(); ms.hasNext();) {
+                var m = ms.next();
+                if (!m.getValue().isArray()) {
+                    throw new IOException("grant: map " + Args.quote(m.getKey()) + " is not a list of ids");
+                }
+                List<String> ids = new ArrayList<>(m.getValue().size());
+                for (JsonNode id : m.getValue()) {
+                    if (!id.isTextual()) {
+                        throw new IOException("grant: map " + Args.quote(m.getKey()) + " holds a non-string id");
+                    }
+                    ids.add(id.asText());
+                }
+                maps.put(m.getKey(), ids);
+            }
+            byHost.put(h.getKey(), maps);
+        }
+        return new Grant(byHost);
+    }
+}

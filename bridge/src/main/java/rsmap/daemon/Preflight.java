@@ -1,0 +1,97 @@
+// What rsmapd checks before it touches its state: every slip of the configuration stops it with one line
+// naming the file, the line and why, rather than freeing or widening anything later.
+package rsmap.daemon;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import rsmap.ParseException;
+import rsmap.device.Backends;
+import rsmap.device.DevicePolicyException;
+import rsmap.device.DryRunBackend;
+import rsmap.device.Isolation;
+
+/** The checks of issue 11 for a careless admin, in the order the daemon runs them. */
+final class Preflight {
+    private final Config config;
+    private final Path file;
+
+    Preflight(Config config, Path file) {
+        this.config = config;
+        this.file = file;
+    }
+
+    /** The configuration file and the line that set {@code key}, for error lines. */
+    String where(String key) {
+        return where(config, file, key);
+    }
+
+    private static String where(Config config, Path file, String key) {
+        String name = file == null ? "rsmapd.conf" : file.toString();
+        int line = config.lineOf(key);
+        return line > 0 ? name + ": line " + line + ": " + key : name + ": " + key;
+    }
+
+    /**
+     * The hooks trust a server of root or of {@code daemon_user} only (hole 1): a daemon run as another
+     * user would be refused by every hook, so it does not start.
+     */
+    void daemonUser() throws IOException {
+        String me = System.getProperty("user.name", "");
+        if (config.lineOf("daemon_user") > 0 && !me.equals("root") && !me.equals(config.daemonUser())) {
+            throw new IOException(where("daemon_user") + ": rsmapd runs as '" + me + "', not as '" + config.daemonUser()
+                    + "' or root: the hooks would not trust its answers");
+        }
+    }
+
+    /**
+     * An execd spool without {@code active_jobs} is a slip (the spool folder without the host part, hole
+     * 4): reconciling against it would release every running job. Refused at start and at RELOAD.
+     */
+    static void checkSpool(Config config, Path file) throws IOException {
+        Path spool = config.execdSpool();
+        if (spool != null && !Files.isDirectory(spool.resolve("active_jobs"))) {
+            throw new IOException(where(config, file, "execd_spool") + ": " + spool.resolve("active_jobs")
+                    + " is not a directory; execd_spool names execd's spool directory of this host "
+                    + "(execd_spool_dir/<host>), which holds active_jobs/");
+        }
+    }
+
+    void spool() throws IOException {
+        checkSpool(config, file);
+    }
+
+    /**
+     * The backend proves at start that it can enforce (hole 3): with {@code isolation = required} a
+     * backend that cannot stops the daemon; with {@code optional} jobs run unrestricted and that is said.
+     * {@code dry-run} is the admin's explicit choice not to enforce (rsmapd.conf(5)).
+     */
+    Isolation isolation(LogBook log) throws IOException {
+        if (config.isolation() == Isolation.Mode.OFF) {
+            log.note(Log.Level.WARNING, "isolation = off: jobs run without a device policy and reach every device");
+            return new Isolation(new DryRunBackend(), Isolation.Mode.OFF);
+        }
+        try {
+            return new Isolation(Backends.choose(config.deviceBackend()), config.isolation());
+        } catch (DevicePolicyException e) {
+            if (config.isolation() == Isolation.Mode.REQUIRED) {
+                throw new IOException(where("device_backend") + ": " + e.getMessage() + " (isolation = required)", e);
+            }
+            log.note(Log.Level.WARNING, "device isolation is NOT enforced (isolation=optional): " + e.getMessage());
+            return new Isolation(new DryRunBackend(), Isolation.Mode.OPTIONAL);
+        }
+    }
+
+    /** complex_values that do not parse stop the daemon with the file, the line and the reason. */
+    void values(HostState s) throws IOException {
+        for (String key : List.of("complex_values", "global_complex_values")) {
+            try {
+                s.values(key.equals("complex_values") ? config.complexValues() : config.globalComplexValues());
+            } catch (ParseException e) {
+                String name = file == null ? "rsmapd.conf" : file.toString();
+                throw new IOException(name + ": line " + config.lineOf(key) + ": " + key + ": " + e.getMessage(), e);
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+// Releasing what jobs that ended without an epilog still hold: by execd's spool, or by the processes the
+// job's starter entered.
+package rsmap.daemon;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import rsmap.wire.Session;
+
+/**
+ * With {@code execd_spool} set, a job whose {@code active_jobs/<job>.<task>} directory execd has removed
+ * is gone; without it, a job all of whose entered processes (checked with their start times against pid
+ * reuse) have exited. Reconciliation never frees more than the jobs it positively saw end (hole 4): a
+ * spool it cannot read releases nothing, and says so each time.
+ */
+final class Reconciliation {
+    private final HostState s;
+    private final JobLifecycle lifecycle;
+    private final LogBook log;
+
+    Reconciliation(HostState s, JobLifecycle lifecycle, LogBook log) {
+        this.s = s;
+        this.lifecycle = lifecycle;
+        this.log = log;
+    }
+
+    /** One pass; called under the daemon's lock. */
+    void run() {
+        Path spool = s.config.execdSpool();
+        if (spool != null && !readableDirectory(spool.resolve("active_jobs"))) {
+            log.note(Log.Level.ERROR, "reconciliation skipped: " + spool.resolve("active_jobs") + " is not a readable "
+                    + "directory; no grant is released until it is");
+            return;
+        }
+        Map<String, String> gone = new LinkedHashMap<>(); // job -> why; released after the walk over jobs
+        for (Job j : s.jobs.values()) {
+            String why = goneReason(j);
+            if (why != null) {
+                gone.put(j.id(), why);
+            }
+        }
+        for (Map.Entry<String, String> g : gone.entrySet()) {
+            try {
+                lifecycle.end(g.getKey(), "reconciled");
+                log.note(Log.Level.WARNING, "released job " + g.getKey() + " (" + g.getValue() + ")");
+            } catch (Session.CommandException e) {
+                log.note(Log.Level.ERROR, "could not release job " + g.getKey() + ": " + e.getMessage());
+            }
+        }
+        List<String> bareGone = new ArrayList<>();
+        for (Job j : s.bare.values()) {
+            if (goneReason(j) != null) {
+                bareGone.add(j.id());
+            }
+        }
+        bareGone.forEach(lifecycle::removePolicy);
+    }
+
+    private static boolean readableDirectory(Path dir) {
+        if (!Files.isDirectory(dir) || !Files.isReadable(dir) || !Files.isExecutable(dir)) {
+            return false;
+        }
+        try (var list = Files.newDirectoryStream(dir)) {
+            return list.iterator() != null;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** Why a job is positively gone, or null: a failed look at its spool directory is not "gone". */
+    private String goneReason(Job j) {
+        Path spool = s.config.execdSpool();
+        if (spool != null) {
+            String dir = j.id().indexOf('.') < 0 ? j.id() + ".1" : j.id();
+            try {
+                Files.readAttributes(spool.resolve("active_jobs").resolve(dir), BasicFileAttributes.class);
+                return null;
+            } catch (NoSuchFileException e) {
+                return "its spool directory active_jobs/" + dir + " is gone";
+            } catch (IOException e) {
+                return null; // cannot tell: keep it
+            }
+        }
+        if (!j.pids().isEmpty() && j.pids().entrySet().stream().noneMatch(e -> Job.alive(e.getKey(), e.getValue()))) {
+            return j.pids().size() == 1 ? "its process " + j.pids().keySet().iterator().next() + " has exited"
+                    : "its processes " + j.pids().keySet() + " have exited";
+        }
+        return null;
+    }
+}

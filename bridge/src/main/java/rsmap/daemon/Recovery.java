@@ -1,0 +1,108 @@
+// Start-up from the journal: every record replayed into the state, the file's configuration applied
+// where it changed, the journal compacted to what is held.
+package rsmap.daemon;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import rsmap.ParseException;
+import rsmap.alloc.Cluster;
+import rsmap.alloc.Decision;
+import rsmap.journal.Journal;
+import rsmap.wire.Session;
+
+/**
+ * The journal keeps grants, not decisions: start-up restores each running job's exact grant under the
+ * configuration generation it was made in, and no decision is made again. A record whose checksum holds
+ * but whose content does not make sense (written by hand, or by a newer release) stops the daemon naming
+ * the record: guessing would free or double a grant.
+ */
+final class Recovery {
+    private Recovery() {
+    }
+
+    /** Replays {@code journal} into {@code s}, then the file's configuration; compacts where it is longer than the state. */
+    static void recover(HostState s, Journal journal, Path file, Generations generations, LogBook log)
+            throws IOException, ParseException {
+        List<String> records = journal.replayed();
+        for (int i = 0; i < records.size(); i++) {
+            try {
+                apply(s, JournalRecord.parse(records.get(i)));
+            } catch (IOException | ParseException | RuntimeException e) {
+                String why = e instanceof ParseException p ? p.getMessage()
+                        : e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+                throw new IOException(file + ": record " + (i + 1) + ": " + Args.oneLine(why, 300)
+                        + "; rsmapd will not guess which grants are held", e);
+            }
+        }
+        String fileHost = s.config.complexValues();
+        String fileGlobal = s.config.globalComplexValues();
+        boolean reconfigured = false;
+        if (s.generation == 0) {
+            s.cluster = s.build(fileHost, fileGlobal);
+            s.generation = 1;
+            s.hostValues = fileHost;
+            s.globalValues = fileGlobal;
+        } else if (!fileHost.equals(s.hostValues) || !fileGlobal.equals(s.globalValues)) {
+            try {
+                generations.reconfigure(fileHost, fileGlobal);
+                reconfigured = true; // the journal's earlier configuration is superseded
+                log.note(Log.Level.INFO, "configuration changed since the last run: now generation " + s.generation);
+            } catch (Session.CommandException e) {
+                log.note(Log.Level.WARNING, "keeping configuration generation " + s.generation + " of the journal: "
+                        + e.getMessage());
+            }
+        }
+        // Compaction: only when the journal holds more than one configuration and the held grants (one
+        // record each); any end, enter or earlier configuration makes it longer.
+        if (records.size() != 1 + s.jobs.size() || reconfigured) {
+            journal.compact(snapshot(s));
+        }
+    }
+
+    private static void apply(HostState s, JournalRecord record) throws IOException, ParseException {
+        if (record instanceof JournalRecord.Configured c) {
+            s.hostValues = c.complexValues();
+            s.globalValues = c.globalComplexValues();
+            s.generation = c.generation();
+            Cluster next = s.build(s.hostValues, s.globalValues);
+            Optional<String> lost = s.restoreAll(next);
+            if (lost.isPresent()) {
+                throw new IOException("generation " + s.generation + " drops a grant: " + lost.get());
+            }
+            s.cluster = next;
+        } else if (record instanceof JournalRecord.Started r) {
+            if (s.cluster == null) {
+                throw new IOException("a grant before any configuration record");
+            }
+            Job j = new Job(r.job(), r.user(), r.request(), r.slots(), r.grant(), Map.of(), r.pids());
+            Decision d = s.cluster.restore(s.spec(j.id(), j.request(), j.slots()), r.grant(), 0);
+            if (d.isRefused()) {
+                throw new IOException("job " + j.id() + " cannot be restored: " + d.error());
+            }
+            s.jobs.put(j.id(), j.withEnv(s.cluster.environment(j.id(), s.host()).orElse(Map.of())));
+        } else if (record instanceof JournalRecord.Entered e) {
+            Job j = s.jobs.get(e.job());
+            if (j != null) {
+                s.jobs.put(e.job(), j.withPid(e.pid(), e.start().orElse(null)));
+            }
+        } else if (record instanceof JournalRecord.Ended e) {
+            if (s.jobs.remove(e.job()) != null) {
+                s.cluster.finish(e.job(), 0);
+            }
+        }
+    }
+
+    /** The journal's content for the current state: the configuration, then every held grant. */
+    static List<String> snapshot(HostState s) {
+        List<String> out = new ArrayList<>();
+        out.add(new JournalRecord.Configured(s.generation, s.hostValues, s.globalValues).line());
+        for (Job j : s.jobs.values()) {
+            out.add(JournalRecord.Started.of(j).line());
+        }
+        return out;
+    }
+}
