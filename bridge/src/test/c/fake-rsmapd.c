@@ -1,12 +1,13 @@
 /* fake-rsmapd: a stand-in for rsmapd that any user can run - tests run it as nobody, a job owner's own
  * daemon behind RSMAP_SOCKET (issue 11, hole 1) - speaking the frames of rsmap-client.c.
  *
- * Usage: fake-rsmapd SOCKET LOG grant [NAME=value...] | refuse REASON | hangup
+ * Usage: fake-rsmapd SOCKET LOG grant [NAME=value...] | refuse REASON | hangup N [NAME=value...]
  *   Binds SOCKET (mode 0666), prints "ready" and serves one connection after another: INIT is answered OK;
  *   every other command is appended to LOG as "<code in hex> <argument>" and answered
  *     grant   STATE {"grants":{}} with the NAME=value lines, then OK (what a granting rsmapd sends)
  *     refuse  ERROR REASON
- *     hangup  nothing: the connection is closed (a daemon that died before answering). */
+ *     hangup  for the first N commands nothing: the connection is closed (a daemon that died before it
+ *             answered); then as grant. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: fake-rsmapd SOCKET LOG grant [NAME=value...] | refuse REASON | hangup\n");
+        fprintf(stderr, "usage: fake-rsmapd SOCKET LOG grant [NAME=value...] | refuse REASON | hangup N [NAME=value...]\n");
         return 2;
     }
     struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -30,6 +31,7 @@ int main(int argc, char **argv) {
         perror(argv[1]);
         return 1;
     }
+    int hangups = !strcmp(argv[3], "hangup") && argc > 4 ? atoi(argv[4]) : 0, lines = !strcmp(argv[3], "hangup") ? 5 : 4;
     printf("ready\n");
     fflush(stdout);
     for (;;) {
@@ -55,17 +57,21 @@ int main(int argc, char **argv) {
                 fclose(log);
             }
             free(buf);
-            if (!strcmp(argv[3], "grant")) {
+            if (!strcmp(argv[3], "hangup") && hangups > 0) {
+                hangups--;
+                break;
+            }
+            if (!strcmp(argv[3], "grant") || !strcmp(argv[3], "hangup")) {
                 const char *state[RSMAP_MAX_ARGS] = { "{\"grants\":{}}" };
                 int k = 1;
-                for (int i = 4; i < argc && k < RSMAP_MAX_ARGS; i++) state[k++] = argv[i];
+                for (int i = lines; i < argc && k < RSMAP_MAX_ARGS; i++) state[k++] = argv[i];
                 rsmap_send(c, tid, RSMAP_STATE, k, state);
                 rsmap_send(c, tid, RSMAP_OK, 0, NULL);
             } else if (!strcmp(argv[3], "refuse")) {
                 const char *why[] = { argc > 4 ? argv[4] : "refused" };
                 rsmap_send(c, tid, RSMAP_ERROR, 1, why);
             } else {
-                break; /* hangup */
+                break;
             }
         }
         close(c);
