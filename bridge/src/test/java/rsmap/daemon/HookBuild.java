@@ -49,7 +49,7 @@ final class HookBuild implements AutoCloseable {
         starter = Files.createSymbolicLink(dir.resolve("rsmap-starter"), Path.of("rsmap-hook"));
         // A directory any user may create sockets and logs in: the job user's fake daemon lives here.
         Files.createDirectories(dir.resolve("run"));
-        Files.setPosixFilePermissions(dir.resolve("run"), PosixFilePermissions.fromString("rwxrwxrwt"));
+        ExecdStubTest.sh("chmod 1777 " + dir.resolve("run"));
     }
 
     private static void gcc(String... args) throws Exception {

@@ -35,7 +35,7 @@ class HookTrustIT {
         String why = null;
         if (!ExecdStubTest.sh("id -u").strip().equals("0")) {
             why = "running the job user's daemon and starter needs root";
-        } else if (ExecdStubTest.sh("command -v setpriv gcc").lines().count() < 2) {
+        } else if (ExecdStubTest.sh("command -v setpriv; command -v gcc").lines().count() < 2) {
             why = "setpriv and gcc are needed";
         }
         if (why != null) {

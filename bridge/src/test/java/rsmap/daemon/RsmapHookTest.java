@@ -97,7 +97,7 @@ class RsmapHookTest {
         daemon.close();
         // The epilog asks whether or not there was a request (issue 11, hole 2): JOB_END names the job.
         assertThat(hook("epilog", Map.of("JOB_ID", "4"))).as("unanswered: the grant may still be held")
-                .isEqualTo(new Run(1, "", "rsmap-hook: cannot reach rsmapd at " + config.socket() + ": Connection refused\n"));
+                .isEqualTo(new Run(1, "", "rsmap-hook: cannot reach rsmapd at " + config.socket() + ": No such file or directory\n"));
         Run r = hook("prolog", Map.of("JOB_ID", "5", "RSMAP_REQUEST", "gpu=1"));
         assertThat(r.code()).isEqualTo(99);
         assertThat(r.err()).startsWith("rsmap-hook: cannot reach rsmapd");
