@@ -16,7 +16,7 @@
 static int write_all(int fd, const void *buf, size_t len) {
     const char *p = buf;
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL); /* a daemon gone mid-write is EPIPE, not a SIGPIPE death */
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return -1;
         p += n;
