@@ -5,14 +5,17 @@
  *
  * Exit codes as execd reads them (sge_conf(5); docs/integration-ocs.md):
  *   prolog   0 granted (or nothing requested); 99 reschedule the job elsewhere (this host cannot serve it
- *            now, rsmapd unreachable); 100 job error (its request is refused).
+ *            now, rsmapd unreachable, or the server is not trusted); 100 job error (its request is refused,
+ *            or too long to send whole).
  *   starter  the job's own status once it runs. Before that, fail closed: 99 rsmapd unreachable (execd
- *            reschedules a job that exits 99), 100 rsmapd refused JOB_ENTER or JOB_ID is missing (job
- *            error state), 127 the command cannot be executed.
- *   epilog   0 once the grant is gone (also when there was none); 1 rsmapd unreachable (execd puts the
- *            queue in error state: the grant may still be held).
- * A job without RSMAP_REQUEST requested no map: prolog and epilog do nothing, the starter only drops
- * SGE_HGR_*. */
+ *            reschedules a job that exits 99), 100 rsmapd refused JOB_ENTER, the server is not trusted, or
+ *            JOB_ID is missing (job error state), 127 the command cannot be executed.
+ *   epilog   0 once the grant is gone (also when there was none); 1 rsmapd unreachable, not trusted, or it
+ *            refused JOB_END (execd puts the queue in error state: the grant may still be held).
+ * Every answer comes from a server the kernel says is root or rsmapd's user (rsmap_check_server): a job's
+ * owner sets RSMAP_SOCKET, but cannot make a socket of theirs speak for rsmapd. A job without RSMAP_REQUEST
+ * requested no map: the prolog does nothing, but the starter still enters the job (rsmapd puts it under a
+ * policy with no devices: no request, no device) and the epilog still ends it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,61 +28,88 @@
 #include "rsmap-client.h" /* the frames of the agent protocol, shared with the Slurm plugin */
 
 enum { EXIT_RESCHEDULE = 99, EXIT_JOB_ERROR = 100, EXIT_CANNOT_EXEC = 127 };
-enum { TIMEOUT_SECONDS = 30 };
+enum { TIMEOUT_SECONDS = 30, TRIES = 3 };
+/* What an exchange came to when rsmapd gave no answer (else RSMAP_OK or RSMAP_ERROR). */
+enum { UNREACHABLE = -1, UNTRUSTED = -2, LOST = -3, TIMED_OUT = -4 };
 
-/* A daemon that accepts but never answers must not hold a job start forever: it counts as unreachable. */
-static int connect_daemon(void) {
-    int fd = rsmap_connect(NULL); /* $RSMAP_SOCKET, else /run/rsmap/rsmapd.sock */
-    if (fd < 0) return -1;
+static const char *command_name(unsigned code) {
+    return code == RSMAP_JOB_START ? "JOB_START" : code == RSMAP_JOB_END ? "JOB_END" : "JOB_ENTER";
+}
+
+/* One command on a connection of its own: connect (checking who answers), INIT sent with the command
+ * without waiting (one round trip less in the job path: frames are answered in order, seed 004 lets a
+ * client send commands before earlier ones are answered), then the answer. Each NAME=value line of a STATE
+ * event goes to on_line. A daemon that accepts but never answers must not hold a job start forever: after
+ * TIMEOUT_SECONDS it counts as gone. RSMAP_OK, RSMAP_ERROR or one of the codes above; why says. */
+static int exchange(unsigned code, const char *arg, rsmap_env_fn on_line, void *ctx, char *why, size_t cap) {
+    int fd = rsmap_connect(NULL, why, cap); /* $RSMAP_SOCKET, else /run/rsmap/rsmapd.sock */
+    if (fd < 0) return errno == EPERM ? UNTRUSTED : UNREACHABLE;
     struct timeval tv = { .tv_sec = TIMEOUT_SECONDS };
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    return fd;
+    const char *version[] = { "1" }, *argv[] = { arg };
+    char refused[1024] = "";
+    const char *during = command_name(code);
+    int r = -1;
+    errno = 0;
+    if (rsmap_send(fd, 1, RSMAP_INIT, 1, version) == 0 && rsmap_send(fd, 2, code, 1, argv) == 0) {
+        r = rsmap_finish(fd, 1, NULL, NULL, refused, sizeof refused);
+        if (r == RSMAP_OK) r = rsmap_finish(fd, 2, on_line, ctx, why, cap);
+        else if (r == RSMAP_ERROR) snprintf(why, cap, "rsmapd refused INIT: %s", refused);
+        else during = "INIT";
+    }
+    int e = errno;
+    close(fd);
+    if (r == RSMAP_ERROR && *refused) return UNREACHABLE; /* another protocol version: not this host's rsmapd now */
+    if (r >= 0) return r;
+    if (e == EAGAIN || e == EWOULDBLOCK) {
+        snprintf(why, cap, "rsmapd did not answer %s within %d s", during, TIMEOUT_SECONDS);
+        return TIMED_OUT;
+    }
+    snprintf(why, cap, "lost rsmapd during %s", during);
+    return LOST;
 }
 
-/* INIT goes out with the first command, without waiting: one round trip less in the job path (frames are
- * answered in order; seed 004 lets a client send commands before earlier ones are answered). */
-static int init_pending;
-
-/* Sends a command with one argument and waits for its OK or ERROR; each NAME=value line of a STATE event
- * goes to on_line. -1 when the connection fails or the answer is garbled, or INIT was refused (why says). */
-static int call(int fd, unsigned tid, unsigned code, const char *arg, rsmap_env_fn on_line, void *ctx, char *why,
-                size_t cap) {
-    const char *argv[] = { arg };
-    if (rsmap_send(fd, tid, code, 1, argv) < 0) return -1;
-    if (init_pending) {
-        init_pending = 0;
-        char refused[1024] = "";
-        int r = rsmap_finish(fd, 1, NULL, NULL, refused, sizeof refused);
-        if (r != RSMAP_OK) {
-            snprintf(why, cap, r == RSMAP_ERROR ? "rsmapd refused INIT: %s" : "lost rsmapd during INIT%s", refused);
-            return -1;
-        }
+/* JOB_START and JOB_END once more after a lost answer: rsmapd may have done it and died before it answered,
+ * and both are idempotent there (issue 11, hole 6: the same grant again for the same request; OK for a job
+ * that holds nothing). Between tries rsmapd may be restarting: unreachable then is tried again too. An
+ * answer - OK or ERROR - is final, and so is a server that is not trusted or does not answer in time. */
+static int retried(unsigned code, const char *arg, rsmap_env_fn on_line, void *ctx, void (*reset)(void *),
+                   char *why, size_t cap) {
+    int r = exchange(code, arg, on_line, ctx, why, cap), t = 1;
+    for (; t < TRIES && (r == LOST || (t > 1 && r == UNREACHABLE)); t++) {
+        sleep((unsigned)t); /* 1 s, then 2 s: rsmapd restarts within RestartSec=2s */
+        if (reset) reset(ctx);
+        *why = '\0';
+        r = exchange(code, arg, on_line, ctx, why, cap);
     }
-    return rsmap_finish(fd, tid, on_line, ctx, why, cap);
+    if (t > 1 && r < 0) {
+        size_t n = strlen(why);
+        snprintf(why + n, cap - n, " (%d tries)", t);
+    }
+    return r;
 }
 
-/* Connects and sends INIT 1 (answered with the first command); -1 (reason in why) when rsmapd cannot be
- * reached. */
-static int open_session(char *why, size_t cap) {
-    int fd = connect_daemon();
-    if (fd < 0) {
-        snprintf(why, cap, "cannot reach rsmapd: %s", strerror(errno));
-        return -1;
-    }
-    const char *version[] = { "1" };
-    if (rsmap_send(fd, 1, RSMAP_INIT, 1, version) < 0) {
-        snprintf(why, cap, "lost rsmapd during INIT");
-        close(fd);
-        return -1;
-    }
-    init_pending = 1;
-    return fd;
+/* s as the body of a JSON string in out; -1 and one line on stderr when it does not fit: a cut value would
+ * name another job, user or request (issue 12), so it is refused, never sent cut. */
+static int quoted(char *out, size_t cap, const char *what, const char *s) {
+    if (rsmap_json_string(out, cap, s) == 0) return 0;
+    fprintf(stderr, "rsmap-hook: %s is too long (%zu bytes; it must fit in %zu once quoted for JSON): refused\n",
+            what, strlen(s), cap - 8);
+    return -1;
 }
 
 static int write_line(void *ctx, const char *line) {
     fprintf((FILE *)ctx, "%s\n", line);
     return 0;
+}
+
+/* Before a retried JOB_START: the lines of a lost answer go, the new answer's are written. */
+static void restart_file(void *ctx) {
+    FILE *f = ctx;
+    if (f == stdout) return;
+    fflush(f);
+    if (ftruncate(fileno(f), 0) == 0) rewind(f);
 }
 
 extern char **environ;
@@ -144,37 +174,28 @@ static int exec_job(char **cmd, char **env) {
 }
 
 /* starter: the job's own process, already running as the job's owner (execd honours no user@ on a
- * starter_method). A job that requested a map enters its grant first: JOB_ENTER makes rsmapd put this pid
- * (SO_PEERCRED) under the job's device policy and answer with the grant. Every SGE_HGR_* the job brought
- * is dropped (seed 002: set by the execution daemon alone) and the granted ones are set from that answer -
- * never from a file or variable the job's owner could have written. Fail closed: no answer, no job. */
+ * starter_method). Every job enters first, whether or not it requested a map: JOB_ENTER makes rsmapd put
+ * this pid (SO_PEERCRED) under the job's device policy - with no devices for a job that holds nothing here,
+ * as Flux's gpubind hides every GPU from a job granted none - and answer with the grant. Every SGE_HGR_* the
+ * job brought is dropped (seed 002: set by the execution daemon alone) and the granted ones are set from
+ * that answer - never from a file or variable the job's owner could have written. Fail closed: no answer
+ * from a trusted rsmapd, no job. */
 static int starter(char **cmd) {
-    const char *request = getenv("RSMAP_REQUEST");
-    if (request && *request) {
-        const char *job = getenv("JOB_ID"), *task = getenv("SGE_TASK_ID");
-        if (!job || !*job) {
-            fprintf(stderr, "rsmap-hook: JOB_ID is not set: run me from sge_execd\n");
-            return EXIT_JOB_ERROR;
-        }
-        char why[4096] = "", ej[256], et[256], arg[600];
-        int fd = open_session(why, sizeof why);
-        if (fd < 0) {
-            fprintf(stderr, "rsmap-hook: %s\n", why);
-            return EXIT_RESCHEDULE;
-        }
-        (void)rsmap_json_string(ej, sizeof ej, job);
-        (void)rsmap_json_string(et, sizeof et, task && *task ? task : "undefined");
-        snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"%s\"}", ej, et);
-        int r = call(fd, 2, RSMAP_JOB_ENTER, arg, keep_granted, NULL, why, sizeof why);
-        close(fd);
-        if (r < 0) {
-            fprintf(stderr, "rsmap-hook: %s\n", *why ? why : "lost rsmapd during JOB_ENTER");
-            return EXIT_RESCHEDULE;
-        }
-        if (r == RSMAP_ERROR) {
-            fprintf(stderr, "rsmap-hook: %s\n", why);
-            return EXIT_JOB_ERROR;
-        }
+    const char *job = getenv("JOB_ID"), *task = getenv("SGE_TASK_ID");
+    if (!job || !*job) {
+        fprintf(stderr, "rsmap-hook: JOB_ID is not set: run me from sge_execd\n");
+        return EXIT_JOB_ERROR;
+    }
+    char why[4096] = "", ej[256], et[256], arg[600];
+    if (quoted(ej, sizeof ej, "JOB_ID", job) < 0 ||
+        quoted(et, sizeof et, "SGE_TASK_ID", task && *task ? task : "undefined") < 0)
+        return EXIT_JOB_ERROR;
+    snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"%s\"}", ej, et);
+    int r = exchange(RSMAP_JOB_ENTER, arg, keep_granted, NULL, why, sizeof why);
+    if (r != RSMAP_OK) {
+        fprintf(stderr, "rsmap-hook: %s\n", why);
+        /* A server that is not trusted is most likely the job's own RSMAP_SOCKET: the job's error, not the host's. */
+        return r == RSMAP_ERROR || r == UNTRUSTED ? EXIT_JOB_ERROR : EXIT_RESCHEDULE;
     }
     /* Installed set-group-ID rsmap (packaging), the starter can reach a socket of mode 0660; the job must
      * not keep that group: real, effective and saved group all become the owner's again. */
@@ -217,54 +238,49 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rsmap-hook: JOB_ID is not set: run me from sge_execd\n");
         return prolog ? EXIT_JOB_ERROR : 1;
     }
-    if (!request || !*request) return 0; /* the job requests no resource map: nothing to grant or give back */
     char why[4096] = "", ej[256], et[256], eu[256], er[65536];
     static char arg[70000];
-    int fd = open_session(why, sizeof why);
-    if (fd < 0) {
-        fprintf(stderr, "rsmap-hook: %s\n", why);
-        return prolog ? EXIT_RESCHEDULE : 1;
-    }
-    (void)rsmap_json_string(ej, sizeof ej, job);
-    (void)rsmap_json_string(et, sizeof et, task && *task ? task : "undefined");
-    if (prolog) {
-        /* The job's owner, as execd set it in the job's environment (USER, LOGNAME: from the passwd entry of
-         * the owner, overriding whatever the job brought): rsmapd admits only this user to JOB_ENTER. */
-        const char *user = getenv("USER");
-        if (!user || !*user) user = getenv("LOGNAME");
-        (void)rsmap_json_string(eu, sizeof eu, user ? user : "");
-        (void)rsmap_json_string(er, sizeof er, request);
-        int o = snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"%s\"", ej, et);
-        if (*eu) o += snprintf(arg + o, sizeof arg - (size_t)o, ",\"user\":\"%s\"", eu);
-        snprintf(arg + o, sizeof arg - (size_t)o, ",\"slots\":%d,\"request\":\"%s\"}", slots ? atoi(slots) : 1, er);
-        /* For admins: what was granted. The starter does not read it (the job could have written it). */
-        const char *dir = getenv("SGE_JOB_SPOOL_DIR");
-        char envfile[4096];
-        FILE *env = stdout;
-        if (dir && *dir && snprintf(envfile, sizeof envfile, "%s/rsmap.env", dir) < (int)sizeof envfile) {
-            env = fopen(envfile, "w");
-            if (!env) {
-                fprintf(stderr, "rsmap-hook: cannot write %s: %s\n", envfile, strerror(errno));
-                return EXIT_RESCHEDULE;
-            }
-        }
-        int r = call(fd, 2, RSMAP_JOB_START, arg, write_line, env, why, sizeof why);
-        if (env != stdout && fclose(env) != 0) r = -1;
+    if (quoted(ej, sizeof ej, "JOB_ID", job) < 0 ||
+        quoted(et, sizeof et, "SGE_TASK_ID", task && *task ? task : "undefined") < 0)
+        return prolog ? EXIT_JOB_ERROR : 1;
+    if (!prolog) {
+        /* No request needed: JOB_END names the job, and a job that holds nothing here is answered OK. */
+        snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"%s\"}", ej, et);
+        int r = retried(RSMAP_JOB_END, arg, NULL, NULL, NULL, why, sizeof why);
         if (r == RSMAP_OK) return 0;
-        if (r < 0) {
-            fprintf(stderr, "rsmap-hook: %s\n", *why ? why : "lost rsmapd during JOB_START");
-            return EXIT_RESCHEDULE;
-        }
+        /* Refused (not root or the admin, ...) or unanswered: the grant may still be held. execd puts the
+         * queue in error state on a non-zero epilog, so that nothing new starts beside it (issue 11, hole 7). */
         fprintf(stderr, "rsmap-hook: %s\n", why);
-        /* A request that does not parse is the job's fault; anything else may work on another host. */
-        return strncmp(why, "request:", 8) == 0 ? EXIT_JOB_ERROR : EXIT_RESCHEDULE;
-    }
-    snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"%s\"}", ej, et);
-    int r = call(fd, 2, RSMAP_JOB_END, arg, NULL, NULL, why, sizeof why);
-    if (r < 0) {
-        fprintf(stderr, "rsmap-hook: %s\n", *why ? why : "lost rsmapd during JOB_END");
         return 1;
     }
-    if (r == RSMAP_ERROR) fprintf(stderr, "rsmap-hook: %s\n", why); /* nothing held: the grant is gone anyway */
-    return 0;
+    if (!request || !*request) return 0; /* the job requests no resource map: nothing to grant */
+    /* The job's owner, as execd set it in the job's environment (USER, LOGNAME: from the passwd entry of the
+     * owner, overriding whatever the job brought): rsmapd admits only this user to JOB_ENTER. */
+    const char *user = getenv("USER");
+    if (!user || !*user) user = getenv("LOGNAME");
+    if (quoted(eu, sizeof eu, "USER", user ? user : "") < 0 || quoted(er, sizeof er, "RSMAP_REQUEST", request) < 0)
+        return EXIT_JOB_ERROR;
+    int o = snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"%s\"", ej, et);
+    if (*eu) o += snprintf(arg + o, sizeof arg - (size_t)o, ",\"user\":\"%s\"", eu);
+    snprintf(arg + o, sizeof arg - (size_t)o, ",\"slots\":%d,\"request\":\"%s\"}", slots ? atoi(slots) : 1, er);
+    /* For admins: what was granted. The starter does not read it (the job could have written it). */
+    const char *dir = getenv("SGE_JOB_SPOOL_DIR");
+    char envfile[4096];
+    FILE *env = stdout;
+    if (dir && *dir && snprintf(envfile, sizeof envfile, "%s/rsmap.env", dir) < (int)sizeof envfile) {
+        env = fopen(envfile, "w");
+        if (!env) {
+            fprintf(stderr, "rsmap-hook: cannot write %s: %s\n", envfile, strerror(errno));
+            return EXIT_RESCHEDULE;
+        }
+    }
+    int r = retried(RSMAP_JOB_START, arg, write_line, env, restart_file, why, sizeof why);
+    if (env != stdout && fclose(env) != 0 && r == RSMAP_OK) {
+        fprintf(stderr, "rsmap-hook: cannot write %s: %s\n", envfile, strerror(errno));
+        return EXIT_RESCHEDULE;
+    }
+    if (r == RSMAP_OK) return 0;
+    fprintf(stderr, "rsmap-hook: %s\n", why);
+    /* A request that does not parse is the job's fault; anything else may work on another host. */
+    return r == RSMAP_ERROR && strncmp(why, "request:", 8) == 0 ? EXIT_JOB_ERROR : EXIT_RESCHEDULE;
 }

@@ -22,8 +22,23 @@ enum { RSMAP_MAX_FRAME = 1 << 20, RSMAP_MAX_ARGS = 64 };
 /* Called with each NAME=value argument of a STATE event after its JSON (the granted SGE_HGR_*). */
 typedef int (*rsmap_env_fn)(void *ctx, const char *name_value);
 
-/* Connects to `path`, or $RSMAP_SOCKET, or /run/rsmap/rsmapd.sock; -1 with errno set. */
-int rsmap_connect(const char *path);
+/* The installed configuration, root's: the only place that says which user besides root may serve the
+ * protocol (daemon_user). A compile-time constant, never the environment - a job's owner sets that. Test
+ * builds point it elsewhere (-DRSMAP_SYSCONF=...). */
+#ifndef RSMAP_SYSCONF
+#define RSMAP_SYSCONF "/etc/rsmap/rsmapd.conf"
+#endif
+
+/* Connects to `path`, or $RSMAP_SOCKET, or /run/rsmap/rsmapd.sock, and checks who answers
+ * (rsmap_check_server). -1 with errno set and the reason, naming the socket, in why. */
+int rsmap_connect(const char *path, char *why, size_t cap);
+
+/* Whether the server on the connected fd may be believed. Anyone can bind a socket where $RSMAP_SOCKET
+ * points, and a job's owner sets that variable: so the kernel's word on the server (SO_PEERCRED) decides.
+ * Trusted: uid 0; the uid of daemon_user in `conf` (default root) when conf is a regular file of root's
+ * that only root may write; where conf does not exist (no installed rsmapd: the README's tour, all as one
+ * user), also this process's real uid. 0, or -1 (errno EPERM) with the reason in why. */
+int rsmap_check_server(int fd, const char *socket, const char *conf, char *why, size_t cap);
 
 /* One frame: LENGTH(8 hex) TID(8 hex) CODE(4 hex), then " HEXLEN:BYTES" per argument. 0 or -1. */
 int rsmap_send(int fd, unsigned tid, unsigned code, int argc, const char *const *argv);

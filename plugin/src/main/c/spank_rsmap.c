@@ -196,9 +196,8 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av) {
         slurm_error("rsmap: job %s: cannot create %s: %s", job, dir, strerror(errno));
         return 0;
     }
-    int fd = rsmap_connect(socket_path);
+    int fd = rsmap_connect(socket_path, why, sizeof why); /* also refuses a server that is not rsmapd's user */
     if (fd < 0) {
-        snprintf(why, sizeof why, "rsmapd is not reachable at job start (%s)", strerror(errno));
         note_refusal(dir, why);
         slurm_error("rsmap: job %s: %s", job, why);
         return 0;
@@ -268,10 +267,9 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av) {
         slurm_error("rsmap: job %s has no resource maps: %s", job, why);
         return -1;
     }
-    int fd = rsmap_connect(socket_path);
+    int fd = rsmap_connect(socket_path, why, sizeof why);
     if (fd < 0) {
-        slurm_error("rsmap: job %s: rsmapd is not reachable: %s; the task does not run outside its device policy",
-                    job, strerror(errno));
+        slurm_error("rsmap: job %s: %s; the task does not run outside its device policy", job, why);
         return -1;
     }
     char arg[128];
@@ -294,7 +292,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av) {
     job_dir(job, dir, sizeof dir);
     struct stat st;
     if (stat(dir, &st) < 0) return 0;
-    int fd = rsmap_connect(socket_path), r = -1;
+    int fd = rsmap_connect(socket_path, why, sizeof why), r = -1;
     if (fd >= 0) {
         char arg[128];
         snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"undefined\"}", job);
@@ -303,7 +301,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av) {
         if (r == RSMAP_OK) r = rsmap_call(fd, 2, RSMAP_JOB_END, 1, a, NULL, NULL, why, sizeof why);
         close(fd);
     }
-    if (r < 0) slurm_error("rsmap: job %s: rsmapd not reachable for JOB_END; it releases the job when back", job);
+    if (r < 0) slurm_error("rsmap: job %s: %s; rsmapd releases the job when back", job, why[0] ? why : "lost rsmapd during JOB_END");
     else if (r == RSMAP_ERROR) slurm_info("rsmap: job %s: %s", job, why); /* nothing held (refused): gone anyway */
     snprintf(refused, sizeof refused, "%s/refused", dir);
     unlink(refused);

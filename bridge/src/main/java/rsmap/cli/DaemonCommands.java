@@ -52,6 +52,8 @@ final class DaemonCommands {
         Client connect() throws Refused {
             try {
                 return Client.connect(path());
+            } catch (Client.Untrusted e) {
+                throw new Refused(e.getMessage()); // it answered: rsmapd is running, somewhere else
             } catch (IOException e) {
                 throw new Refused(e.getMessage() + " (is rsmapd running? systemctl status rsmapd)");
             } catch (Client.Refusal e) {

@@ -23,6 +23,15 @@ public final class Client implements AutoCloseable {
         }
     }
 
+    /** The server is not one a client of rsmapd may believe (see {@link TrustedServer}): nothing was sent. */
+    public static final class Untrusted extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        public Untrusted(String reason) {
+            super(reason);
+        }
+    }
+
     private final SocketChannel channel;
     private final FrameDecoder decoder = new FrameDecoder(64 << 20);
     private final ByteBuffer in = ByteBuffer.allocate(64 * 1024);
@@ -32,8 +41,13 @@ public final class Client implements AutoCloseable {
         this.channel = channel;
     }
 
-    /** Connects to {@code socket} and sends INIT. */
+    /** Connects to {@code socket}, checks that the server is rsmapd's ({@link TrustedServer#installed()}), sends INIT. */
     public static Client connect(Path socket) throws IOException, Refusal {
+        return connect(socket, TrustedServer.installed());
+    }
+
+    /** Connects to {@code socket}, checks the server's uid against {@code trust}, sends INIT. */
+    public static Client connect(Path socket, TrustedServer trust) throws IOException, Refusal {
         SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
         try {
             ch.connect(UnixDomainSocketAddress.of(socket));
@@ -42,9 +56,26 @@ public final class Client implements AutoCloseable {
             throw new IOException("cannot reach rsmapd at " + socket + ": " + (e.getMessage() == null ? e : e.getMessage()),
                     e);
         }
+        Optional<String> untrusted = untrusted(ch, socket, trust);
+        if (untrusted.isPresent()) {
+            ch.close();
+            throw new Untrusted(untrusted.get());
+        }
         Client c = new Client(ch);
         c.call(Code.INIT, Session.VERSION);
         return c;
+    }
+
+    private static Optional<String> untrusted(SocketChannel ch, Path socket, TrustedServer trust) {
+        Optional<PeerCredentials.Ids> server = PeerCredentials.ofServer(ch);
+        if (server.isEmpty()) {
+            return Optional.of("not trusting the server at " + socket + ": the kernel does not say who it is"
+                    + (PeerCredentials.UNAVAILABLE.isEmpty() ? "" : " (" + PeerCredentials.UNAVAILABLE + ")"));
+        }
+        if (server.get().pid() == ProcessHandle.current().pid()) {
+            return Optional.empty(); // a daemon inside this very JVM: rsmap demo, the class-data training run
+        }
+        return trust.refusal(socket, server.get().uid() & 0xffffffffL);
     }
 
     /** The events of one command before its OK; ERROR becomes a {@link Refusal}. */

@@ -8,6 +8,7 @@ import com.sun.jna.ptr.IntByReference;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.nio.channels.SocketChannel;
+import java.util.Optional;
 import jdk.net.ExtendedSocketOptions;
 import jdk.net.UnixDomainPrincipal;
 
@@ -88,6 +89,19 @@ public final class PeerCredentials {
         }
         NAMES.put(((long) cred[1] << 32) | (cred[2] & 0xffffffffL), new Names(user, group, now));
         return new Session.Peer(user, group, cred[1], cred[2], cred[0]);
+    }
+
+    /** The kernel's word on the process at the other end of a Unix socket. */
+    public record Ids(int pid, int uid, int gid) {
+    }
+
+    /**
+     * Who serves a client's connected {@code channel} (the hooks' and the CLI's check of rsmapd, see
+     * {@link TrustedServer}); empty where the platform does not say ({@link #UNAVAILABLE}).
+     */
+    public static Optional<Ids> ofServer(SocketChannel channel) {
+        int[] cred = numeric(channel);
+        return cred == null ? Optional.empty() : Optional.of(new Ids(cred[0], cred[1], cred[2]));
     }
 
     /** struct ucred {pid, uid, gid}, or null. */

@@ -95,8 +95,9 @@ class RsmapHookTest {
     void prolog_withoutRequest_isANoOp_andWithoutDaemon_reschedules() throws Exception {
         assertThat(hook("prolog", Map.of("JOB_ID", "4")).code()).isZero();
         daemon.close();
-        assertThat(hook("epilog", Map.of("JOB_ID", "4"))).as("nothing to give back: rsmapd is not asked")
-                .isEqualTo(new Run(0, "", ""));
+        // The epilog asks whether or not there was a request (issue 11, hole 2): JOB_END names the job.
+        assertThat(hook("epilog", Map.of("JOB_ID", "4"))).as("unanswered: the grant may still be held")
+                .isEqualTo(new Run(1, "", "rsmap-hook: cannot reach rsmapd at " + config.socket() + ": No such file or directory\n"));
         Run r = hook("prolog", Map.of("JOB_ID", "5", "RSMAP_REQUEST", "gpu=1"));
         assertThat(r.code()).isEqualTo(99);
         assertThat(r.err()).startsWith("rsmap-hook: cannot reach rsmapd");
@@ -203,7 +204,8 @@ class RsmapHookTest {
         Path ran = tmp.resolve("ran");
         Run r = run(starter("touch", ran.toString()), starterEnv(tmp.resolve("nobody-listens.sock")));
         assertThat(r.code()).as("execd reschedules a job that exits 99").isEqualTo(99);
-        assertThat(r.err()).isEqualTo("rsmap-hook: cannot reach rsmapd: No such file or directory\n");
+        assertThat(r.err()).isEqualTo("rsmap-hook: cannot reach rsmapd at " + tmp.resolve("nobody-listens.sock")
+                + ": No such file or directory\n");
         assertThat(ran).doesNotExist();
     }
 
@@ -221,13 +223,25 @@ class RsmapHookTest {
         }
     }
 
+    /** rsmapd as it answers JOB_ENTER of a job that holds nothing here (issue 11, hole 2): no SGE_HGR_ lines. */
+    private FakeDaemon grantingNothing(Path sock) throws Exception {
+        FakeDaemon fake = new FakeDaemon(sock, c -> FakeDaemon.granting(c, "{\"job\":\"7\",\"grants\":{}}"));
+        Files.setPosixFilePermissions(sock, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-rw-"));
+        return fake;
+    }
+
     @Test
-    void starter_withoutRequest_dropsEverySgeHgr_andRunsWithoutAskingRsmapd() throws Exception {
-        Map<String, String> env = starterEnv(tmp.resolve("nobody-listens.sock"));
-        env.remove("RSMAP_REQUEST");
-        Run r = run(starter("env"), env);
-        assertThat(r.code()).as(r.err()).isZero();
-        assertThat(hgrAndKeep(r.out())).containsExactly("KEEP=me");
+    void starter_withoutRequest_entersTheJobAnyway_andDropsEverySgeHgr() throws Exception {
+        Path sock = tmp.resolve("fake.sock");
+        try (FakeDaemon fake = grantingNothing(sock)) {
+            Map<String, String> env = starterEnv(sock);
+            env.remove("RSMAP_REQUEST");
+            Run r = run(starter("env"), env);
+            assertThat(r.code()).as(r.err()).isZero();
+            assertThat(hgrAndKeep(r.out())).containsExactly("KEEP=me");
+            assertThat(fake.received).extracting(f -> f.code() + " " + f.text(0))
+                    .containsExactly(Code.JOB_ENTER.value() + " {\"job\":\"7\",\"task\":\"undefined\"}");
+        }
     }
 
     @Test
@@ -235,19 +249,27 @@ class RsmapHookTest {
         // installed as /usr/libexec/rsmap/rsmap-starter -> rsmap-hook (docs/integration-ocs.md)
         Files.copy(HOOK, tmp.resolve("rsmap-hook"));
         Path link = Files.createSymbolicLink(tmp.resolve("rsmap-starter"), Path.of("rsmap-hook"));
-        Map<String, String> env = starterEnv(tmp.resolve("nobody-listens.sock"));
-        env.remove("RSMAP_REQUEST");
-        Run r = run(List.of(link.toString(), "env"), env);
-        assertThat(r.code()).as(r.err()).isZero();
-        assertThat(hgrAndKeep(r.out())).containsExactly("KEEP=me");
-        // execd starts a starter_method as argv[0] "-rsmap-starter" where the job wants a login shell
-        Run login = run(List.of("bash", "-c", "exec -a -rsmap-starter " + link + " echo hello"), env);
-        assertThat(login.out()).isEqualTo("hello\n");
+        Path sock = tmp.resolve("fake.sock");
+        try (FakeDaemon fake = grantingNothing(sock)) {
+            Map<String, String> env = starterEnv(sock);
+            env.remove("RSMAP_REQUEST");
+            Run r = run(List.of(link.toString(), "env"), env);
+            assertThat(r.code()).as(r.err()).isZero();
+            assertThat(hgrAndKeep(r.out())).containsExactly("KEEP=me");
+            // execd starts a starter_method as argv[0] "-rsmap-starter" where the job wants a login shell
+            Run login = run(List.of("bash", "-c", "exec -a -rsmap-starter " + link + " echo hello"), env);
+            assertThat(login.out()).isEqualTo("hello\n");
+        }
     }
 
     @Test
     void starter_posixCompliantScript_runsUnderTheJobsShell_binaryAsGiven() throws Exception {
-        Map<String, String> env = starterEnv(tmp.resolve("nobody-listens.sock"));
+        try (FakeDaemon fake = grantingNothing(tmp.resolve("fake.sock"))) {
+            posixCompliantScript(starterEnv(tmp.resolve("fake.sock")));
+        }
+    }
+
+    private void posixCompliantScript(Map<String, String> env) throws Exception {
         env.remove("RSMAP_REQUEST");
         env.putAll(Map.of("SGE_STARTER_SHELL_PATH", "/bin/bash", "SGE_STARTER_SHELL_START_MODE", "posix_compliant"));
         Path spool = Path.of(env.get("SGE_JOB_SPOOL_DIR"));
@@ -264,11 +286,13 @@ class RsmapHookTest {
 
     @Test
     void starter_commandMissing_exits127WithTheReason() throws Exception {
-        Map<String, String> env = starterEnv(tmp.resolve("nobody-listens.sock"));
-        env.remove("RSMAP_REQUEST");
-        Run r = run(starter("/no/such/job"), env);
-        assertThat(r.code()).isEqualTo(127);
-        assertThat(r.err()).isEqualTo("rsmap-hook: cannot exec /no/such/job: No such file or directory\n");
+        try (FakeDaemon fake = grantingNothing(tmp.resolve("fake.sock"))) {
+            Map<String, String> env = starterEnv(tmp.resolve("fake.sock"));
+            env.remove("RSMAP_REQUEST");
+            Run r = run(starter("/no/such/job"), env);
+            assertThat(r.code()).isEqualTo(127);
+            assertThat(r.err()).isEqualTo("rsmap-hook: cannot exec /no/such/job: No such file or directory\n");
+        }
     }
 
     @Test
@@ -278,10 +302,14 @@ class RsmapHookTest {
         Path starter = Files.copy(HOOK, dir.resolve("rsmap-hook"));
         // as packaging installs it: group "daemon" stands for rsmap here, mode 2755
         ExecdStubTest.sh("chgrp daemon " + starter + " && chmod 2755 " + starter + " && chmod 755 " + tmp);
-        Map<String, String> env = new java.util.HashMap<>(Map.of("JOB_ID", "1"));
+        Path sock = tmp.resolve("fake.sock");
+        Map<String, String> env = new java.util.HashMap<>(Map.of("JOB_ID", "1", "RSMAP_SOCKET", sock.toString()));
         String own = ExecdStubTest.sh("id -g " + user).strip();
-        Run r = run(List.of("setpriv", "--reuid=" + user, "--regid=" + own, "--init-groups", starter.toString(),
-                "starter", "grep", "^Gid:", "/proc/self/status"), env);
+        Run r;
+        try (FakeDaemon fake = grantingNothing(sock)) {
+            r = run(List.of("setpriv", "--reuid=" + user, "--regid=" + own, "--init-groups", starter.toString(),
+                    "starter", "grep", "^Gid:", "/proc/self/status"), env);
+        }
         assertThat(r.code()).as(r.err()).isZero();
         String[] gids = r.out().strip().split("\\s+");
         assertThat(gids).as("real, effective, saved, filesystem group").containsExactly("Gid:", own, own, own, own);

@@ -1,0 +1,79 @@
+/* fake-rsmapd: a stand-in for rsmapd that any user can run - tests run it as nobody, a job owner's own
+ * daemon behind RSMAP_SOCKET (issue 11, hole 1) - speaking the frames of rsmap-client.c.
+ *
+ * Usage: fake-rsmapd SOCKET LOG grant [NAME=value...] | refuse REASON | hangup N [NAME=value...]
+ *   Binds SOCKET (mode 0666), prints "ready" and serves one connection after another: INIT is answered OK;
+ *   every other command is appended to LOG as "<code in hex> <argument>" and answered
+ *     grant   STATE {"grants":{}} with the NAME=value lines, then OK (what a granting rsmapd sends)
+ *     refuse  ERROR REASON
+ *     hangup  for the first N commands nothing: the connection is closed (a daemon that died before it
+ *             answered); then as grant. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "rsmap-client.h"
+
+int main(int argc, char **argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: fake-rsmapd SOCKET LOG grant [NAME=value...] | refuse REASON | hangup N [NAME=value...]\n");
+        return 2;
+    }
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", argv[1]);
+    unlink(argv[1]);
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 || chmod(argv[1], 0666) < 0 || listen(s, 16) < 0) {
+        perror(argv[1]);
+        return 1;
+    }
+    int hangups = !strcmp(argv[3], "hangup") && argc > 4 ? atoi(argv[4]) : 0, lines = !strcmp(argv[3], "hangup") ? 5 : 4;
+    printf("ready\n");
+    fflush(stdout);
+    for (;;) {
+        int c = accept(s, NULL, NULL);
+        if (c < 0) continue;
+        for (;;) {
+            unsigned tid;
+            int n;
+            char *args[RSMAP_MAX_ARGS], *buf;
+            int code = rsmap_read(c, &tid, &n, args, &buf);
+            if (code < 0) {
+                free(buf);
+                break;
+            }
+            if (code == RSMAP_INIT) {
+                rsmap_send(c, tid, RSMAP_OK, 0, NULL);
+                free(buf);
+                continue;
+            }
+            FILE *log = fopen(argv[2], "a");
+            if (log) {
+                fprintf(log, "%04x %s\n", (unsigned)code, n > 0 ? args[0] : "");
+                fclose(log);
+            }
+            free(buf);
+            if (!strcmp(argv[3], "hangup") && hangups > 0) {
+                hangups--;
+                break;
+            }
+            if (!strcmp(argv[3], "grant") || !strcmp(argv[3], "hangup")) {
+                const char *state[RSMAP_MAX_ARGS] = { "{\"grants\":{}}" };
+                int k = 1;
+                for (int i = lines; i < argc && k < RSMAP_MAX_ARGS; i++) state[k++] = argv[i];
+                rsmap_send(c, tid, RSMAP_STATE, k, state);
+                rsmap_send(c, tid, RSMAP_OK, 0, NULL);
+            } else if (!strcmp(argv[3], "refuse")) {
+                const char *why[] = { argc > 4 ? argv[4] : "refused" };
+                rsmap_send(c, tid, RSMAP_ERROR, 1, why);
+            } else {
+                break;
+            }
+        }
+        close(c);
+    }
+}
