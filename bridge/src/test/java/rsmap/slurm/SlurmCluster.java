@@ -105,7 +105,9 @@ final class SlurmCluster implements AutoCloseable {
     }
 
     private void startAll() throws IOException, InterruptedException {
-        for (String d : new String[] {"munge", "state", "spool", "log", "rsmap-spool", "dev"}) {
+        // rsmap-spool/active_jobs exists before rsmapd starts, as the tmpfiles.d line of
+        // docs/integration-slurm.md makes it at boot (an execd_spool without it stops rsmapd, issue 11).
+        for (String d : new String[] {"munge", "state", "spool", "log", "rsmap-spool/active_jobs", "dev"}) {
             Files.createDirectories(dir.resolve(d));
         }
         Files.createDirectories(work);
