@@ -4,6 +4,7 @@ package rsmap.cli;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -19,20 +20,16 @@ final class CheckHost implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--complexes", required = true, paramLabel = "FILE", description = "The complex table.")
-    Path complexes;
-
-    @Option(names = "--max-rsmap-ids", paramLabel = "N", defaultValue = "512",
-            description = "MAX_RSMAP_IDS: most ids the short form gpu=N may create; 0 rejects it (default 512).")
-    int maxRsmapIds;
+    @Mixin
+    TableOptions tables;
 
     @Parameters(index = "0", paramLabel = "VALUE", description = "The complex_values, e.g. 'gpu=2(gpu0 gpu1)'.")
     String value;
 
     @Override
     public Integer call() throws Refused {
-        Limits limits = Inputs.limits(maxRsmapIds);
-        ComplexTable table = Inputs.complexes(complexes, limits);
+        Limits limits = tables.limits();
+        ComplexTable table = tables.table();
         try {
             spec.commandLine().getOut().println(ComplexValues.parse(value, table, limits));
             return 0;

@@ -7,10 +7,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
-import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
 import rsmap.device.DevicePolicy;
@@ -24,8 +24,8 @@ final class DevicePolicyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--complexes", required = true, paramLabel = "FILE", description = "The complex table.")
-    Path complexes;
+    @Mixin
+    TableOptions tables;
 
     @Option(names = "--host-values", required = true, paramLabel = "VALUE", description = "The host's complex_values.")
     String hostValues;
@@ -40,10 +40,10 @@ final class DevicePolicyCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Refused {
-        ComplexTable table = Inputs.complexes(complexes, Limits.DEFAULT);
+        ComplexTable table = tables.table();
         ComplexValues values;
         try {
-            values = ComplexValues.parse(hostValues, table);
+            values = ComplexValues.parse(hostValues, table, tables.limits());
         } catch (ParseException e) {
             throw new Refused("--host-values: " + e.getMessage());
         }
@@ -54,7 +54,8 @@ final class DevicePolicyCommand implements Callable<Integer> {
                     .orElseThrow(() -> new Refused("--grant: resource map " + m.name() + " has no instance '" + id + "'"));
             granted.add(found);
         }
-        DevicePolicy policy = DevicePolicy.of(granted);
+        // As rsmapd enforces it: closed on a host whose maps list devices, even for a grant without any.
+        DevicePolicy policy = DevicePolicy.of(granted, DevicePolicy.listsDevices(List.of(values)));
         PrintWriter out = spec.commandLine().getOut();
         if (policy.isOpen()) {
             out.println("# no instance carries devices: the job is not restricted");

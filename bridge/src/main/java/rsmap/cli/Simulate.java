@@ -11,6 +11,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -24,23 +25,19 @@ final class Simulate implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--complexes", required = true, paramLabel = "FILE", description = "The complex table.")
-    Path complexes;
+    @Mixin
+    TableOptions tables;
 
     @Option(names = "--human", description = "Answer explain operations in a human form instead of JSON.")
     boolean human;
-
-    @Option(names = "--max-rsmap-ids", paramLabel = "N", defaultValue = "512",
-            description = "MAX_RSMAP_IDS for host values in the script (default 512).")
-    int maxRsmapIds;
 
     @Parameters(index = "0", paramLabel = "SCRIPT", description = "The script, JSON Lines; - reads stdin.")
     String script;
 
     @Override
     public Integer call() throws Refused {
-        Limits limits = Inputs.limits(maxRsmapIds);
-        Simulation sim = new Simulation(Inputs.complexes(complexes, limits), limits, human);
+        Limits limits = tables.limits();
+        Simulation sim = new Simulation(tables.table(), limits, human);
         try (BufferedReader in = script.equals("-")
                 ? new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
                 : Files.newBufferedReader(Path.of(script), StandardCharsets.UTF_8)) {

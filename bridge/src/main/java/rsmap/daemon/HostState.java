@@ -17,7 +17,6 @@ import rsmap.alloc.Decision;
 import rsmap.alloc.JobSpec;
 import rsmap.complex.ComplexTable;
 import rsmap.map.ComplexValues;
-import rsmap.map.DeviceList;
 import rsmap.map.Instance;
 import rsmap.map.ResourceMap;
 
@@ -135,15 +134,6 @@ final class HostState {
 
     /** Whether any instance of this host or the global host lists devices: then every job's policy is closed. */
     boolean devicesListed() {
-        for (ComplexValues v : cluster.hosts().values()) {
-            for (ResourceMap rm : v.resourceMaps()) {
-                for (Instance i : rm.instances()) {
-                    if (i.characteristics().get(DeviceList.CHARACTERISTIC).isPresent()) {
-                        return true;
-                    }
-                }
-            }
-        }
-        return false;
+        return rsmap.device.DevicePolicy.listsDevices(cluster.hosts().values());
     }
 }

@@ -35,10 +35,20 @@ class DevicePolicyCommandTest {
     }
 
     @Test
-    void devicePolicy_noDevices_isOpen() {
-        MainTest.Run r = run("device-policy", "--complexes", COMPLEXES, "--host-values", HOST, "--map", "nic",
+    void devicePolicy_noDevicesOnTheHost_isOpen() {
+        MainTest.Run r = run("device-policy", "--complexes", COMPLEXES, "--host-values", "nic=1(ib0)", "--map", "nic",
                 "--grant", "ib0");
         assertThat(r.out()).isEqualTo("# no instance carries devices: the job is not restricted\n");
+    }
+
+    @Test
+    void devicePolicy_aGrantWithoutDevices_onAHostThatListsDevices_isClosedToTheBasics() {
+        // Issue 11: where maps list devices, every job runs under a closed policy.
+        MainTest.Run r = run("device-policy", "--complexes", COMPLEXES, "--host-values", HOST, "--map", "nic",
+                "--grant", "ib0");
+        assertThat(r.out()).startsWith(String.join("\n", "# systemd (unit properties)", "DevicePolicy=closed",
+                "DeviceAllow=/dev/null rw", "DeviceAllow=/dev/zero rw", "DeviceAllow=/dev/full rw",
+                "DeviceAllow=/dev/random rw", "DeviceAllow=/dev/urandom rw", "# cgroup v1"));
     }
 
     @Test

@@ -88,6 +88,20 @@ public record DevicePolicy(boolean closed, List<DeviceRule> rules, List<String> 
         return new DevicePolicy(true, rules, missing);
     }
 
+    /** Whether any instance of these hosts' maps lists devices: then every job's policy is closed (issue 11). */
+    public static boolean listsDevices(java.util.Collection<rsmap.map.ComplexValues> hosts) {
+        for (rsmap.map.ComplexValues v : hosts) {
+            for (rsmap.map.ResourceMap rm : v.resourceMaps()) {
+                for (Instance i : rm.instances()) {
+                    if (i.characteristics().get(DeviceList.CHARACTERISTIC).isPresent()) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
     /** The device a path names, following symlinks; empty where it does not exist or is no device. */
     static Optional<DeviceRule> resolve(String path, DeviceList.Mode mode) {
         try {
