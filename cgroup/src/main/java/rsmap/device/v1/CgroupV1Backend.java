@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.regex.Pattern;
 import rsmap.device.DeviceBackend;
 import rsmap.device.DevicePolicy;
@@ -24,12 +25,22 @@ public final class CgroupV1Backend implements DeviceBackend {
     public static final Path DEFAULT_ROOT = Path.of("/sys/fs/cgroup/devices");
     private static final Pattern JOB = Pattern.compile("[A-Za-z0-9_.-]{1,200}");
 
+    /** The mount table of the daemon's own mount namespace. */
+    public static final Path MOUNTINFO = Path.of("/proc/self/mountinfo");
+
     private final Path root;
     private final Path base;
+    private final Path mountinfo;
 
     public CgroupV1Backend(Path root) {
+        this(root, MOUNTINFO);
+    }
+
+    /** The same, reading the mount table from {@code mountinfo} (tests give a crafted one). */
+    public CgroupV1Backend(Path root, Path mountinfo) {
         this.root = root;
         this.base = root.resolve("rsmap");
+        this.mountinfo = mountinfo;
     }
 
     @Override
@@ -37,13 +48,45 @@ public final class CgroupV1Backend implements DeviceBackend {
         return "cgroup-v1";
     }
 
+    /**
+     * The root must be a mounted cgroup v1 hierarchy that binds the devices controller (issue 11, hole 3):
+     * the kernel enforces nothing written to plain files, so a tmpfs over the root, a hierarchy of other
+     * controllers, or cgroup v2 cannot enforce a policy, whatever files they hold. The mount the kernel
+     * resolves the root to decides (the innermost visible one), then cgroup.procs must be writable.
+     */
     @Override
     public Availability availability() {
-        if (!Files.isRegularFile(root.resolve("devices.allow"))) {
-            return Availability.no(root + " is not a cgroup v1 devices hierarchy (no devices.allow)");
+        Path real;
+        try {
+            real = root.toRealPath();
+        } catch (IOException e) {
+            return Availability.no(root + " does not exist: no cgroup v1 devices hierarchy");
         }
-        if (!Files.isWritable(root.resolve("cgroup.procs"))) {
-            return Availability.no(root + " is not writable (rsmapd must run as root)");
+        Optional<Mounts.Mount> on;
+        try {
+            on = Mounts.read(mountinfo).of(real);
+        } catch (IOException e) {
+            return Availability.no("cannot read the mount table " + mountinfo + ": " + e.getMessage());
+        }
+        if (on.isEmpty()) {
+            return Availability.no(real + " is on no mount listed in " + mountinfo);
+        }
+        Mounts.Mount m = on.get();
+        String where = real + (real.equals(m.point()) ? "" : " (on " + m.point() + ")");
+        if (m.type().equals("cgroup2")) {
+            return Availability.no(where + " is the cgroup v2 hierarchy, which has no devices files: use"
+                    + " device_backend = systemd");
+        }
+        if (!m.type().equals("cgroup")) {
+            return Availability.no(where + " is a " + m.type() + " mount, not a cgroup v1 hierarchy of the devices"
+                    + " controller: the kernel would enforce nothing written there");
+        }
+        if (!m.superOptions().contains("devices")) {
+            return Availability.no(where + " is a cgroup v1 hierarchy without the devices controller ("
+                    + String.join(",", m.superOptions()) + ")");
+        }
+        if (!Files.isWritable(real.resolve("cgroup.procs"))) {
+            return Availability.no(real + "/cgroup.procs is not writable (rsmapd must run as root)");
         }
         return Availability.yes();
     }
