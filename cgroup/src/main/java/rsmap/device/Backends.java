@@ -13,7 +13,8 @@ import rsmap.device.v1.CgroupV1Backend;
  * {@code backend = auto | systemd | cgroup-v1 | dry-run}. {@code auto} takes systemd where PID 1 is
  * systemd and its Manager answers (cgroup v2 hosts, where systemd owns the device programs), else the
  * cgroup v1 devices controller where it is mounted, and otherwise refuses with both reasons: silently
- * enforcing nothing is what dry-run is for.
+ * enforcing nothing is what dry-run is for. A backend named explicitly is checked the same way and
+ * refused with its reason.
  */
 public final class Backends {
     public static final List<String> NAMES = List.of("auto", "systemd", "cgroup-v1", "dry-run");
@@ -33,9 +34,9 @@ public final class Backends {
             case "dry-run":
                 return new DryRunBackend();
             case "cgroup-v1":
-                return v1.get();
+                return proven(v1.get());
             case "systemd":
-                return systemd.get();
+                return proven(systemd.get());
             case "auto":
                 String why;
                 if (isSystemd(pid1)) {
@@ -58,6 +59,22 @@ public final class Backends {
             default:
                 throw new DevicePolicyException("unknown device backend '" + name + "' (" + String.join(", ", NAMES) + ")");
         }
+    }
+
+    /**
+     * A backend named explicitly proves it can enforce, as one chosen by auto does (issue 11, hole 3): a
+     * cgroup-v1 backend on plain files would report every policy applied while the job reaches every
+     * device. dry-run needs no proof: it is the admin's own choice not to enforce.
+     */
+    private static DeviceBackend proven(DeviceBackend b) throws DevicePolicyException {
+        DeviceBackend.Availability a = b.availability();
+        if (!a.available()) {
+            if (b instanceof SystemdBackend) {
+                ((SystemdBackend) b).close(); // its D-Bus connection, if it got one
+            }
+            throw new DevicePolicyException(b.name() + " cannot enforce device isolation here: " + a.reason());
+        }
+        return b;
     }
 
     private static boolean isSystemd(Path pid1) {

@@ -6,8 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.device.systemd.SystemdBackend;
 import rsmap.device.v1.CgroupV1Backend;
 
 class BackendsTest {
@@ -52,11 +54,49 @@ class BackendsTest {
                 .hasMessageContaining("systemd: systemd unreachable").hasMessageContaining("cgroup-v1: cgroup-v1 unreachable");
     }
 
+    private DeviceBackend named(String name, boolean systemdOk, boolean v1Ok) throws Exception {
+        return Backends.choose(name, () -> new Stub("systemd", systemdOk), () -> new Stub("cgroup-v1", v1Ok),
+                tmp.resolve("no-comm"));
+    }
+
     @Test
     void choose_byName() throws Exception {
         assertThat(Backends.choose("dry-run")).isInstanceOf(DryRunBackend.class);
-        assertThat(Backends.choose("cgroup-v1")).isInstanceOf(CgroupV1Backend.class);
+        assertThat(named("cgroup-v1", false, true).name()).isEqualTo("cgroup-v1");
+        assertThat(named("systemd", true, false).name()).isEqualTo("systemd");
         assertThatThrownBy(() -> Backends.choose("selinux")).hasMessageContaining("unknown device backend 'selinux'");
+    }
+
+    @Test
+    void choose_namedBackendThatCannotEnforce_isAnErrorWithItsReason() {
+        // issue 11, hole 3: device_backend = cgroup-v1 on plain files started and enforced nothing
+        assertThatThrownBy(() -> named("cgroup-v1", true, false)).isInstanceOf(DevicePolicyException.class)
+                .hasMessage("cgroup-v1 cannot enforce device isolation here: cgroup-v1 unreachable");
+        assertThatThrownBy(() -> named("systemd", false, true)).isInstanceOf(DevicePolicyException.class)
+                .hasMessage("systemd cannot enforce device isolation here: systemd unreachable");
+    }
+
+    @Test
+    void choose_dryRun_needsNoProof() throws Exception {
+        // the admin's explicit choice not to enforce; the daemon logs it
+        assertThat(named("dry-run", false, false)).isInstanceOf(DryRunBackend.class);
+    }
+
+    @Test
+    void choose_cgroupV1OnThisMachine_isTheRealHierarchy() throws Exception {
+        FakeDevices.requireRoot("the cgroup v1 devices controller");
+        assertThat(Backends.choose("cgroup-v1")).isInstanceOf(CgroupV1Backend.class);
+    }
+
+    @Test
+    void choose_systemdWithoutAManager_isAnError() {
+        // no system bus here (PID 1 is not systemd) or one without systemd: the reason names the address
+        try (SystemdBackend probe = SystemdBackend.systemBus()) {
+            Assumptions.assumeFalse(probe.availability().available(), "systemd answers on this machine's system bus");
+        }
+        assertThatThrownBy(() -> Backends.choose("systemd")).isInstanceOf(DevicePolicyException.class)
+                .hasMessageContaining("systemd cannot enforce device isolation here")
+                .hasMessageContaining(SystemdBackend.SYSTEM_BUS);
     }
 
     @Test

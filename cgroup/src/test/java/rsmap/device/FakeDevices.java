@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
 import rsmap.map.ComplexValues;
+import rsmap.map.DeviceList;
 import rsmap.map.Instance;
 
 public final class FakeDevices {
@@ -45,6 +46,20 @@ public final class FakeDevices {
     /** The instances of {@code gpu=...} on a host with these complex_values. */
     public static java.util.List<Instance> instances(String complexValues) throws ParseException {
         return ComplexValues.parse(complexValues, ComplexTable.parse(TABLE)).resourceMaps().get(0).instances();
+    }
+
+    /**
+     * The closed policy of a job that holds nothing on the host (issue 11, hole 2: the starter enters every
+     * job): only /dev/null, /dev/zero, /dev/full, /dev/random and /dev/urandom, read and write, their device
+     * numbers read from this machine's nodes.
+     */
+    public static DevicePolicy basicsOnly() throws IOException {
+        java.util.List<DeviceRule> rules = new java.util.ArrayList<>();
+        for (String path : DevicePolicy.BASICS) {
+            long rdev = (Long) Files.getAttribute(Path.of(path), "unix:rdev");
+            rules.add(new DeviceRule(path, 'c', DevicePolicy.major(rdev), DevicePolicy.minor(rdev), DeviceList.Mode.RW));
+        }
+        return new DevicePolicy(true, rules, java.util.List.of());
     }
 
     public static Path tempDir() throws IOException {

@@ -1,10 +1,11 @@
-// The three methods of systemd's org.freedesktop.systemd1.Manager D-Bus interface that device isolation uses.
+// The four methods of systemd's org.freedesktop.systemd1.Manager D-Bus interface that device isolation uses.
 package rsmap.device.systemd;
 
 import java.util.List;
 import org.freedesktop.dbus.DBusPath;
 import org.freedesktop.dbus.annotations.DBusInterfaceName;
 import org.freedesktop.dbus.interfaces.DBusInterface;
+import org.freedesktop.dbus.types.UInt32;
 
 /**
  * systemd's manager object at {@code /org/freedesktop/systemd1} (org.freedesktop.systemd1(5)). The Java
@@ -14,6 +15,7 @@ import org.freedesktop.dbus.interfaces.DBusInterface;
  *   StartTransientUnit(s name, s mode, a(sv) properties, a(sa(sv)) aux) -&gt; o job
  *   SetUnitProperties(s name, b runtime, a(sv) properties)
  *   StopUnit(s name, s mode) -&gt; o job
+ *   AttachProcessesToUnit(s name, s subcgroup, au pids)      (systemd 238 and later)
  * </pre>
  * Method names are capitalised as on the bus. Parameters are boxed ({@code Boolean}, not {@code boolean}):
  * {@code AbstractConnection.callMethodAsync} finds the method by the classes of the arguments it is
@@ -30,4 +32,6 @@ public interface Systemd1 extends DBusInterface {
     void SetUnitProperties(String name, Boolean runtime, List<UnitProperty> properties);
 
     DBusPath StopUnit(String name, String mode);
+
+    void AttachProcessesToUnit(String name, String subcgroup, List<UInt32> pids);
 }

@@ -38,7 +38,11 @@ import rsmap.device.DeviceRule;
  *       {@code ocs<port>.<job>[.<task>].scope}, found by the {@code existingScope} resolver) the policy
  *       is set on that scope with {@code SetUnitProperties}, so the job is not split over two units;</li>
  *   <li>otherwise the job's processes are moved into a new transient scope {@code rsmap-<job>.scope}
- *       with {@code StartTransientUnit}.</li>
+ *       with {@code StartTransientUnit}; a later task of the same job (the Slurm plugin enters each task)
+ *       joins that scope with {@code AttachProcessesToUnit} (systemd 238 and later), whether rsmapd
+ *       remembers the scope or systemd answers {@code UnitExists} (after a restart of rsmapd, or two
+ *       tasks entering at once). Joining sets the scope's device properties again first when the
+ *       policy differs from the one known to be applied.</li>
  * </ul>
  * Removing stops the transient scope, or resets the execd scope to {@code DevicePolicy=auto} with an
  * empty {@code DeviceAllow}. Every D-Bus failure becomes a {@link DevicePolicyException} naming the
@@ -60,6 +64,7 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
     /** What a job name may contain to make a unit name (a subset of systemd's unit-name characters). */
     private static final Pattern JOB = Pattern.compile("[A-Za-z0-9_.-]{1,200}");
     private static final String NO_SUCH_UNIT = "org.freedesktop.systemd1.NoSuchUnit";
+    private static final String UNIT_EXISTS = "org.freedesktop.systemd1.UnitExists";
     private static final long TIMEOUT_MS = 25_000; // systemd's own default method timeout
 
     private final String address;
@@ -109,7 +114,7 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
     @Override
     public Availability availability() {
         try {
-            call(Systemd1.BUS_NAME, false, remote(Properties.class), "Get", Systemd1.INTERFACE, "Version");
+            call(Systemd1.BUS_NAME, null, remote(Properties.class), "Get", Systemd1.INTERFACE, "Version");
             return Availability.yes();
         } catch (DevicePolicyException e) {
             return Availability.no("systemd's manager does not answer on " + address + ": " + e.getMessage());
@@ -125,15 +130,16 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
         List<UnitProperty> properties = new ArrayList<>();
         if (existing.isPresent()) {
             String unit = existing.get();
-            // execd moved the job's processes already; only the device properties change. runtime=true:
+            // execd moved the job's processes already (a later task's too); only the device properties change,
+            // and a later task of the job sets the same ones again. runtime=true:
             // the setting dies with the unit and is never written to /etc. SetUnitProperties appends to
             // DeviceAllow, so what the scope already allows (execd honours a user-set
             // SGE_DEBUG_DEVICES_ALLOW) is reset first: nothing the job's owner controls widens the grant.
-            call(unit, false, manager(), "SetUnitProperties", unit, true, List.of(deviceAllow(List.of())));
+            call(unit, null, manager(), "SetUnitProperties", unit, true, List.of(deviceAllow(List.of())));
             properties.add(devicePolicy("closed"));
             properties.add(deviceAllow(policy.rules()));
-            call(unit, false, manager(), "SetUnitProperties", unit, true, properties);
-            applied.put(job, new Applied(unit, false));
+            call(unit, null, manager(), "SetUnitProperties", unit, true, properties);
+            applied.put(job, new Applied(unit, false, policy));
             return;
         }
         String unit = transientScope(job);
@@ -148,13 +154,55 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
             }
             scopePids.add(new UInt32(pid));
         }
+        Applied known = applied.get(job);
+        if (known != null && known.transientScope()) {
+            if (join(job, unit, policy, Optional.of(known.policy()), scopePids, true)) {
+                return;
+            }
+            applied.remove(job); // systemd collected the scope when its last process ended: start it again
+        }
         properties.add(new UnitProperty("PIDs", new Variant<>(scopePids, "au")));
-        // No Delegate: rsmapd creates no cgroups below the scope, and the device program is systemd's.
+        // Delegate=yes: systemd moves processes into a running unit (AttachProcessesToUnit, the job's later
+        // tasks) only if it is delegated ("Process migration not available on non-delegated units"). The
+        // subtree is root's (a scope has no User=), so the job's owner still cannot touch its cgroups, and
+        // a device program below the scope can only narrow what systemd's own program on it allows.
+        properties.add(new UnitProperty("Delegate", new Variant<>(Boolean.TRUE)));
         properties.add(devicePolicy("closed"));
         properties.add(deviceAllow(policy.rules()));
-        // mode "fail": a scope of that name that already exists is an error (UnitExists), not replaced.
-        call(unit, false, manager(), "StartTransientUnit", unit, "fail", properties, List.<AuxUnit>of());
-        applied.put(job, new Applied(unit, true));
+        // mode "fail": a scope of that name that already exists is not replaced but answers UnitExists: the
+        // job's scope, started before rsmapd restarted or by another task of the job a moment ago; join it.
+        Message reply = call(unit, UNIT_EXISTS, manager(), "StartTransientUnit", unit, "fail", properties, List.<AuxUnit>of());
+        if (reply instanceof Error) {
+            join(job, unit, policy, Optional.empty(), scopePids, false);
+            return;
+        }
+        applied.put(job, new Applied(unit, true, policy));
+    }
+
+    /**
+     * Moves {@code pids} into the job's running scope. When the policy on the scope is not known to be
+     * {@code policy} (unknown after UnitExists, or changed since), the scope's properties are set first, in
+     * one call so systemd never realises the list half-reset: the empty DeviceAllow resets the list
+     * (systemd.resource-control(5)), then the policy's entries; the new processes then never run under a
+     * wider policy than this one. Returns false, having changed nothing, when {@code mayBeGone} and
+     * systemd answers NoSuchUnit.
+     */
+    private boolean join(String job, String unit, DevicePolicy policy, Optional<DevicePolicy> onScope, List<UInt32> pids,
+            boolean mayBeGone) throws DevicePolicyException {
+        String gone = mayBeGone ? NO_SUCH_UNIT : null;
+        if (!onScope.equals(Optional.of(policy))) {
+            Message set = call(unit, gone, manager(), "SetUnitProperties", unit, true,
+                    List.of(deviceAllow(List.of()), devicePolicy("closed"), deviceAllow(policy.rules())));
+            if (set instanceof Error) {
+                return false;
+            }
+        }
+        // "": the scope's own cgroup, not a sub-cgroup
+        if (call(unit, gone, manager(), "AttachProcessesToUnit", unit, "", pids) instanceof Error) {
+            return false;
+        }
+        applied.put(job, new Applied(unit, true, policy));
+        return true;
     }
 
     @Override
@@ -165,14 +213,14 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
         }
         if (a.transientScope()) {
             // NoSuchUnit: the scope ended with its last process, nothing left to remove
-            call(a.unit(), true, manager(), "StopUnit", a.unit(), "fail");
+            call(a.unit(), NO_SUCH_UNIT, manager(), "StopUnit", a.unit(), "fail");
         } else {
             // SetUnitProperties appends DeviceAllow= entries to the unit's list rather than replacing it;
             // only an empty list resets it (systemd.resource-control(5): "assigning the empty string
             // resets the list"), so the reset sends DeviceAllow=[] and then reopens the policy.
             List<UnitProperty> reset = List.of(deviceAllow(List.of()), devicePolicy("auto"));
             // NoSuchUnit: execd's scope ended with the job
-            call(a.unit(), true, manager(), "SetUnitProperties", a.unit(), true, reset);
+            call(a.unit(), NO_SUCH_UNIT, manager(), "SetUnitProperties", a.unit(), true, reset);
         }
         applied.remove(job);
     }
@@ -248,10 +296,11 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
 
     /**
      * Calls {@code method} and waits for the reply; a D-Bus error becomes an exception that carries the
-     * error name ({@code org.freedesktop.systemd1.UnitExists: Unit ... already exists.}). With
-     * {@code goneIsDone}, systemd's NoSuchUnit counts as success (removing what is already gone).
+     * error name ({@code org.freedesktop.systemd1.UnitExists: Unit ... already exists.}). The error named
+     * {@code expected} (NoSuchUnit when removing what is already gone, UnitExists when starting the scope
+     * of a job that has one) is returned as the reply instead; null expects none.
      */
-    private Message call(String unit, boolean goneIsDone, DBusInterface target, String method, Object... args) throws DevicePolicyException {
+    private Message call(String unit, String expected, DBusInterface target, String method, Object... args) throws DevicePolicyException {
         Message reply;
         try {
             DBusAsyncReply<?> async = connection().callMethodAsync(target, method, args);
@@ -266,7 +315,7 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
             Error error = (Error) reply;
             String text = errorText(error);
             String message = method + " of unit " + unit + " failed: " + error.getName() + (text.isEmpty() ? "" : ": " + text);
-            if (goneIsDone && NO_SUCH_UNIT.equals(error.getName())) {
+            if (error.getName().equals(expected)) {
                 return reply;
             }
             throw new DevicePolicyException(message);
@@ -283,7 +332,7 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
         }
     }
 
-    /** The unit a job's policy was applied on, and whether rsmapd created it. */
-    private record Applied(String unit, boolean transientScope) {
+    /** The unit a job's policy was applied on, whether rsmapd created it, and the policy set on it. */
+    private record Applied(String unit, boolean transientScope, DevicePolicy policy) {
     }
 }

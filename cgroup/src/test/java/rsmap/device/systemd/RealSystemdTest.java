@@ -154,6 +154,98 @@ class RealSystemdTest {
         }
     }
 
+    /** The JVM driving SystemdBackend inside the namespace (see RealSystemdClient), answering "ready". */
+    static Process client() throws IOException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        return inPidNamespace(java, "-Xmx64m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+                RealSystemdClient.class.getName(), "unix:path=/proc/" + init + "/root/run/systemd/private");
+    }
+
+    /** A process in the namespace that prints its PID there, then sleeps; its host PID is the nsenter child's. */
+    static Process sleeper() throws IOException {
+        return inNamespace("sh", "-c", "echo $$; exec sleep 300");
+    }
+
+    static long hostPid(Process viaNsenter) {
+        return viaNsenter.descendants().mapToLong(ProcessHandle::pid).findFirst().orElseThrow();
+    }
+
+    @Test
+    void apply_secondTaskOfTheJob_joinsTheRealScope() throws Exception {
+        // issue 12: the Slurm plugin enters each task; the second must join the job's scope, not fail
+        String job = "join" + ProcessHandle.current().pid();
+        String scope = "rsmap-" + job + ".scope";
+        String granted = "gpu=1(g[devices=/dev/null:rw;" + nodes.resolve("gpu0") + ":rw])";
+        Process task1 = sleeper();
+        Process task2 = sleeper();
+        Process client = client();
+        try {
+            long ns1 = Long.parseLong(reader(task1).readLine().strip());
+            long ns2 = Long.parseLong(reader(task2).readLine().strip());
+            BufferedReader answers = reader(client);
+            assertThat(answers.readLine()).isEqualTo("ready");
+            assertThat(ask(client, answers, "apply " + job + " " + ns1 + " " + granted)).isEqualTo("ok " + scope);
+            assertThat(ask(client, answers, "apply " + job + " " + ns2 + " " + granted)).isEqualTo("ok " + scope);
+
+            Path scopeDir = find(CGROUPS.resolve("devices").resolve(NAME), scope)
+                    .orElseThrow(() -> new AssertionError("no devices cgroup " + scope + " under " + NAME));
+            assertThat(Files.readAllLines(scopeDir.resolve("cgroup.procs")))
+                    .contains(Long.toString(hostPid(task1)), Long.toString(hostPid(task2)));
+            assertThat(Files.readAllLines(scopeDir.resolve("devices.list"))).contains("c 195:0 rw")
+                    .noneMatch(l -> l.startsWith("a ") || l.startsWith("c 195:7"));
+
+            assertThat(ask(client, answers, "remove " + job)).isEqualTo("ok ");
+            assertThat(task1.waitFor(10, TimeUnit.SECONDS)).as("task 1 ends with the scope").isTrue();
+            assertThat(task2.waitFor(10, TimeUnit.SECONDS)).as("task 2 ends with the scope").isTrue();
+        } finally {
+            for (Process p : List.of(client, task1, task2)) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    @Test
+    void apply_jobHoldingNothing_reachesOnlyTheBasics() throws Exception {
+        // issue 11, hole 2: the closed policy of a job granted nothing here (only /dev/null, zero, full,
+        // random, urandom)
+        String job = "none" + ProcessHandle.current().pid();
+        String scope = "rsmap-" + job + ".scope";
+        Path gpu0 = nodes.resolve("gpu0");
+        String probe = "echo $$; read go; for d in /dev/null /dev/urandom " + gpu0 + "; do head -c1 $d >/dev/null"
+                + " 2>/tmp/err; echo \"$d $? $(cat /tmp/err)\"; done; echo done; exec sleep 300";
+        Process task = inNamespace("sh", "-c", probe);
+        Process client = client();
+        try {
+            BufferedReader out = reader(task);
+            long nsPid = Long.parseLong(out.readLine().strip());
+            BufferedReader answers = reader(client);
+            assertThat(answers.readLine()).isEqualTo("ready");
+            assertThat(ask(client, answers, "apply-basics " + job + " " + nsPid)).isEqualTo("ok " + scope);
+
+            Path scopeDir = find(CGROUPS.resolve("devices").resolve(NAME), scope)
+                    .orElseThrow(() -> new AssertionError("no devices cgroup " + scope + " under " + NAME));
+            assertThat(Files.readAllLines(scopeDir.resolve("devices.list"))).anyMatch(l -> l.startsWith("c 1:3 rw"))
+                    .noneMatch(l -> l.startsWith("a ") || l.startsWith("c 195:"));
+            send(task, "go");
+            List<String> seen = new ArrayList<>();
+            for (String l = out.readLine(); l != null && !l.equals("done"); l = out.readLine()) {
+                seen.add(l);
+            }
+            assertThat(seen).hasSize(3);
+            assertThat(seen.get(0)).isEqualTo("/dev/null 0 ");
+            assertThat(seen.get(1)).isEqualTo("/dev/urandom 0 ");
+            assertThat(seen.get(2)).startsWith(gpu0 + " 1 ").contains("Operation not permitted");
+
+            assertThat(ask(client, answers, "remove " + job)).isEqualTo("ok ");
+        } finally {
+            for (Process p : List.of(client, task)) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
+        }
+    }
+
     /** A command in the PID namespace of the test's systemd only (host mounts). */
     static Process inPidNamespace(String... command) throws IOException {
         List<String> cmd = new ArrayList<>(List.of("nsenter", "-t", Long.toString(init), "-p", "--"));

@@ -46,9 +46,7 @@ class SystemdBackendTest {
 
     @BeforeEach
     void setUp() {
-        systemd.clear();
-        systemd.failWith(null);
-        systemd.unitGone(false);
+        systemd.reset();
         backend = new SystemdBackend(bus.address(), false,
                 job -> job.startsWith("ocs") ? Optional.of(SystemdBackend.ocsScope(6445, "17", Optional.of("3")))
                         : Optional.empty());
@@ -102,7 +100,10 @@ class SystemdBackendTest {
         assertThat(call.unit()).isEqualTo("rsmap-42.1.scope");
         assertThat(call.mode()).isEqualTo("fail");
         Map<String, Variant<?>> p = call.properties();
-        assertThat(p).containsOnlyKeys("PIDs", "DevicePolicy", "DeviceAllow");
+        assertThat(p).containsOnlyKeys("PIDs", "Delegate", "DevicePolicy", "DeviceAllow");
+        // delegated, or systemd refuses to attach a later task's processes (AttachProcessesToUnit)
+        assertThat(p.get("Delegate").getSig()).isEqualTo("b");
+        assertThat(p.get("Delegate").getValue()).isEqualTo(true);
         assertThat(p.get("PIDs").getSig()).isEqualTo("au");
         assertThat(new ArrayList<Object>((List<?>) p.get("PIDs").getValue())).containsExactly(new UInt32(1234), new UInt32(5678));
         assertThat(p.get("DevicePolicy").getSig()).isEqualTo("s");
@@ -232,5 +233,123 @@ class SystemdBackendTest {
         assertThatThrownBy(() -> backend.apply("a/b", grantedPolicy(), 1))
                 .isInstanceOf(DevicePolicyException.class).hasMessageContaining("a/b");
         assertThat(systemd.calls()).isEmpty();
+    }
+
+    // Issue 12: a second JOB_ENTER of the same job (the Slurm plugin sends one per task) joins its scope.
+
+    static SystemdStandIn.Call attach(String unit, long... pids) {
+        List<UInt32> list = new ArrayList<>();
+        for (long p : pids) {
+            list.add(new UInt32(p));
+        }
+        return new SystemdStandIn.Call("AttachProcessesToUnit", unit, "", Map.of("PIDs", new Variant<>(list, "au")));
+    }
+
+    /** The (method, unit) of every call so far. */
+    static List<String> sent() {
+        return systemd.calls().stream().map(c -> c.method() + " " + c.unit()).toList();
+    }
+
+    @Test
+    void apply_secondTaskOfTheJob_joinsItsScope() throws Exception {
+        backend.apply("42", grantedPolicy(), 1234);
+        backend.apply("42", grantedPolicy(), 5678, 5679);
+
+        assertThat(sent()).containsExactly("StartTransientUnit rsmap-42.scope", "AttachProcessesToUnit rsmap-42.scope");
+        assertThat(systemd.calls().get(1)).isEqualTo(attach("rsmap-42.scope", 5678, 5679));
+        assertThat(backend.unitOf("42")).contains("rsmap-42.scope");
+        backend.remove("42"); // one scope, stopped once
+        assertThat(sent()).endsWith("StopUnit rsmap-42.scope").filteredOn(c -> c.startsWith("StopUnit")).hasSize(1);
+        assertThat(systemd.hasUnit("rsmap-42.scope")).isFalse();
+    }
+
+    @Test
+    void apply_scopeExistsUnknownToThisBackend_setsThePolicyThenJoins() throws Exception {
+        // the scope was started before rsmapd restarted (or by another task of the job a moment ago)
+        backend.apply("42", grantedPolicy(), 1234);
+        systemd.clear();
+        try (SystemdBackend restarted = new SystemdBackend(bus.address(), false, SystemdBackend.NO_EXISTING_SCOPE)) {
+            restarted.apply("42", grantedPolicy(), 5678);
+
+            assertThat(sent()).containsExactly("StartTransientUnit rsmap-42.scope", "SetUnitProperties rsmap-42.scope",
+                    "AttachProcessesToUnit rsmap-42.scope");
+            // what the scope allows is unknown: reset and set in one call, before the new process joins
+            SystemdStandIn.Call set = systemd.calls().get(1);
+            assertThat(set.mode()).isEqualTo("runtime=true");
+            assertThat(set.order()).containsExactly("DeviceAllow", "DevicePolicy", "DeviceAllow");
+            assertThat(set.properties().get("DevicePolicy").getValue()).isEqualTo("closed");
+            assertThat(deviceAllow(set.properties().get("DeviceAllow"))).containsExactly("/dev/null rw", "/dev/ptmx r",
+                    "/dev/zero rw", "/dev/full rw", "/dev/random rw", "/dev/urandom rw");
+            assertThat(systemd.calls().get(2)).isEqualTo(attach("rsmap-42.scope", 5678));
+            assertThat(restarted.unitOf("42")).contains("rsmap-42.scope");
+
+            systemd.clear();
+            restarted.apply("42", grantedPolicy(), 9999); // now known: a plain join
+            assertThat(sent()).containsExactly("AttachProcessesToUnit rsmap-42.scope");
+        }
+    }
+
+    @Test
+    void apply_secondTaskWithAnotherPolicy_setsItInOneCallThenJoins() throws Exception {
+        backend.apply("42", grantedPolicy(), 1234);
+        systemd.clear();
+        DevicePolicy narrower = new DevicePolicy(true, List.of(new DeviceRule("/dev/null", 'c', 1, 3, Mode.RW)), List.of());
+        backend.apply("42", narrower, 5678);
+
+        assertThat(sent()).containsExactly("SetUnitProperties rsmap-42.scope", "AttachProcessesToUnit rsmap-42.scope");
+        SystemdStandIn.Call set = systemd.calls().get(0);
+        assertThat(set.order()).containsExactly("DeviceAllow", "DevicePolicy", "DeviceAllow");
+        assertThat(deviceAllow(set.properties().get("DeviceAllow"))).containsExactly("/dev/null rw");
+    }
+
+    @Test
+    void apply_scopeCollectedSinceTheFirstTask_startsItAgain() throws Exception {
+        backend.apply("42", grantedPolicy(), 1234);
+        systemd.collect("rsmap-42.scope"); // its last process ended
+        backend.apply("42", grantedPolicy(), 5678);
+
+        assertThat(sent()).containsExactly("StartTransientUnit rsmap-42.scope", "AttachProcessesToUnit rsmap-42.scope",
+                "StartTransientUnit rsmap-42.scope");
+        assertThat(systemd.hasUnit("rsmap-42.scope")).isTrue();
+        assertThat(backend.unitOf("42")).contains("rsmap-42.scope");
+    }
+
+    @Test
+    void apply_existingScopeNotDelegated_isAnErrorWithSystemdsReason() throws Exception {
+        // a scope of that name started without Delegate (by an older rsmapd): systemd refuses to attach
+        systemd.StartTransientUnit("rsmap-42.scope", "fail", List.of(), List.of());
+        assertThatThrownBy(() -> backend.apply("42", grantedPolicy(), 5678)).isInstanceOf(DevicePolicyException.class)
+                .hasMessageContaining("AttachProcessesToUnit of unit rsmap-42.scope failed")
+                .hasMessageContaining("non-delegated");
+        assertThat(backend.unitOf("42")).isEmpty();
+    }
+
+    @Test
+    void apply_secondTaskInExecdScope_setsThePropertiesAgain() throws Exception {
+        backend.apply("ocs-17.3", grantedPolicy(), 1234);
+        backend.apply("ocs-17.3", grantedPolicy(), 5678);
+        assertThat(sent()).containsExactly("SetUnitProperties ocs6445.17.3.scope", "SetUnitProperties ocs6445.17.3.scope",
+                "SetUnitProperties ocs6445.17.3.scope", "SetUnitProperties ocs6445.17.3.scope");
+    }
+
+    @Test
+    void apply_closedPolicyOfAJobHoldingNothing_allowsOnlyTheBasics() throws Exception {
+        // issue 11, hole 2: the starter enters a job granted nothing here under the closed policy
+        backend.apply("43", FakeDevices.basicsOnly(), 1234);
+
+        SystemdStandIn.Call call = systemd.calls().get(0);
+        assertThat(call.method()).isEqualTo("StartTransientUnit");
+        assertThat(call.properties().get("DevicePolicy").getValue()).isEqualTo("closed");
+        assertThat(deviceAllow(call.properties().get("DeviceAllow"))).containsExactly("/dev/null rw", "/dev/zero rw",
+                "/dev/full rw", "/dev/random rw", "/dev/urandom rw");
+    }
+
+    @Test
+    void apply_closedPolicyWithNoRules_stillClosed() throws Exception {
+        // every basic missing on the host: closed with an empty list, never open
+        backend.apply("44", new DevicePolicy(true, List.of(), List.of("/dev/null")), 1234);
+        SystemdStandIn.Call call = systemd.calls().get(0);
+        assertThat(call.properties().get("DevicePolicy").getValue()).isEqualTo("closed");
+        assertThat(deviceAllow(call.properties().get("DeviceAllow"))).isEmpty();
     }
 }

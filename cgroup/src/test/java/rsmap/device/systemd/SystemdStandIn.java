@@ -6,24 +6,37 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.freedesktop.dbus.DBusPath;
 import org.freedesktop.dbus.connections.impl.DBusConnection;
 import org.freedesktop.dbus.connections.impl.DBusConnectionBuilder;
+import org.freedesktop.dbus.errors.InvalidMethodArgument;
 import org.freedesktop.dbus.exceptions.DBusException;
 import org.freedesktop.dbus.exceptions.DBusExecutionException;
 import org.freedesktop.dbus.interfaces.Properties;
+import org.freedesktop.dbus.types.UInt32;
 import org.freedesktop.dbus.types.Variant;
 
 /**
  * Owns {@code org.freedesktop.systemd1} and exports itself at {@code /org/freedesktop/systemd1}.
  * dbus-java dispatches an incoming call on method name and D-Bus signature, so a call reaches a method
  * here only with the signature of {@link Systemd1} ({@code ssa(sv)a(sa(sv))}, {@code sba(sv)},
- * {@code ss}); anything else is answered with UnknownMethod. Each property is recorded with the
- * signature of its variant, so tests see exactly what went over the wire.
+ * {@code ss}, {@code ssau}); anything else is answered with UnknownMethod. Each property is recorded with
+ * the signature of its variant, so tests see exactly what went over the wire.
+ *
+ * <p>Like systemd it keeps the transient units started and not stopped: starting one of those again
+ * answers {@code org.freedesktop.systemd1.UnitExists}; AttachProcessesToUnit answers NoSuchUnit for a unit
+ * it does not know and refuses a unit started without {@code Delegate=true}, with systemd's words.
  */
 final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
-    /** One call as received: method, unit name, mode (or runtime flag), properties by name. */
-    record Call(String method, String unit, String mode, Map<String, Variant<?>> properties) {
+    /**
+     * One call as received: method, unit name, mode (or runtime flag, or sub-cgroup), properties by name
+     * (the last of a name sent twice), and the names in the order sent.
+     */
+    record Call(String method, String unit, String mode, Map<String, Variant<?>> properties, List<String> order) {
+        Call(String method, String unit, String mode, Map<String, Variant<?>> properties) {
+            this(method, unit, mode, properties, List.copyOf(properties.keySet()));
+        }
     }
 
     /** Sent as the D-Bus error {@code rsmap.device.systemd.SystemdStandIn.UnitExists}. */
@@ -37,6 +50,8 @@ final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
 
     private final DBusConnection connection;
     private final List<Call> calls = Collections.synchronizedList(new ArrayList<>());
+    /** The transient units started and not stopped, and whether each was started delegated. */
+    private final Map<String, Boolean> units = new ConcurrentHashMap<>();
     private volatile String failWith;
     private volatile boolean gone;
     private volatile boolean record = true;
@@ -72,23 +87,59 @@ final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
         calls.clear();
     }
 
+    /** Back to a fresh systemd: no calls, no units, no failures. */
+    void reset() {
+        clear();
+        units.clear();
+        failWith(null);
+        unitGone(false);
+    }
+
+    /** Whether a transient unit of that name runs (started, not stopped, not {@link #collect collected}). */
+    boolean hasUnit(String name) {
+        return units.containsKey(name);
+    }
+
+    /** Forgets a unit, as systemd collects a scope whose last process ended. */
+    void collect(String name) {
+        units.remove(name);
+    }
+
     @Override
     public DBusPath StartTransientUnit(String name, String mode, List<UnitProperty> properties, List<AuxUnit> aux) {
-        received(new Call("StartTransientUnit", name, mode, byName(properties)));
+        Map<String, Variant<?>> byName = byName(properties);
+        received(new Call("StartTransientUnit", name, mode, byName, names(properties)));
         if (!aux.isEmpty()) {
             throw new IllegalStateException("aux units sent: " + aux.size());
+        }
+        Variant<?> delegate = byName.get("Delegate");
+        if (units.putIfAbsent(name, delegate != null && Boolean.TRUE.equals(delegate.getValue())) != null) {
+            throw new org.freedesktop.systemd1.UnitExists("Unit " + name + " already exists.");
         }
         return new DBusPath("/org/freedesktop/systemd1/job/1");
     }
 
     @Override
     public void SetUnitProperties(String name, Boolean runtime, List<UnitProperty> properties) {
-        received(new Call("SetUnitProperties", name, "runtime=" + runtime, byName(properties)));
+        received(new Call("SetUnitProperties", name, "runtime=" + runtime, byName(properties), names(properties)));
+    }
+
+    @Override
+    public void AttachProcessesToUnit(String name, String subcgroup, List<UInt32> pids) {
+        received(new Call("AttachProcessesToUnit", name, subcgroup, Map.of("PIDs", new Variant<>(pids, "au"))));
+        Boolean delegated = units.get(name);
+        if (delegated == null) {
+            throw new org.freedesktop.systemd1.NoSuchUnit("Unit " + name + " not loaded.");
+        }
+        if (!delegated) {
+            throw new InvalidMethodArgument("Process migration not available on non-delegated units.");
+        }
     }
 
     @Override
     public DBusPath StopUnit(String name, String mode) {
         received(new Call("StopUnit", name, mode, Map.of()));
+        units.remove(name);
         return new DBusPath("/org/freedesktop/systemd1/job/2");
     }
 
@@ -134,13 +185,22 @@ final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
         }
     }
 
+    /**
+     * Properties by name. A name sent twice is a mistake, but for DeviceAllow after an empty DeviceAllow:
+     * the empty list resets the unit's list (systemd.resource-control(5)), then entries are appended.
+     */
     private static Map<String, Variant<?>> byName(List<UnitProperty> properties) {
         Map<String, Variant<?>> out = new LinkedHashMap<>();
         for (UnitProperty p : properties) {
-            if (out.put(p.getName(), p.getValue()) != null) {
+            Variant<?> before = out.put(p.getName(), p.getValue());
+            if (before != null && !(p.getName().equals("DeviceAllow") && ((List<?>) before.getValue()).isEmpty())) {
                 throw new IllegalStateException("property sent twice: " + p.getName());
             }
         }
         return out;
+    }
+
+    private static List<String> names(List<UnitProperty> properties) {
+        return properties.stream().map(UnitProperty::getName).toList();
     }
 }

@@ -4,12 +4,15 @@ package rsmap.device.v1;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -106,6 +109,119 @@ class CgroupV1BackendTest {
 
     @Test
     void remove_unknownJob_isFine() throws Exception {
+        Path rsmap = CgroupV1Backend.DEFAULT_ROOT.resolve("rsmap");
+        List<String> before = tree(rsmap);
         backend.remove("never-applied");
+        assertThat(backend.cgroupOf("never-applied")).doesNotExist();
+        assertThat(tree(rsmap)).as("the tree is unchanged").isEqualTo(before);
+    }
+
+    /** The job cgroups under {@code dir}, and the processes in each. */
+    private static List<String> tree(Path dir) throws Exception {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        List<String> out = new ArrayList<>();
+        try (Stream<Path> s = Files.list(dir)) {
+            for (Path d : s.filter(Files::isDirectory).sorted().toList()) {
+                out.add(d.getFileName() + " " + Files.readAllLines(d.resolve("cgroup.procs")));
+            }
+        }
+        return out;
+    }
+
+    private Process sleeper() throws Exception {
+        return new ProcessBuilder("sleep", "60").start();
+    }
+
+    private List<String> procs() throws Exception {
+        return Files.readAllLines(backend.cgroupOf(job).resolve("cgroup.procs"));
+    }
+
+    private List<String> devicesList() throws Exception {
+        return Files.readAllLines(backend.cgroupOf(job).resolve("devices.list"));
+    }
+
+    // Issue 12: a later task of the job (the Slurm plugin enters each task) joins the job's cgroup.
+
+    @Test
+    void apply_secondTaskOfTheJob_joinsTheCgroup() throws Exception {
+        Process task1 = sleeper();
+        Process task2 = sleeper();
+        try {
+            backend.apply(job, DevicePolicy.of(host().subList(0, 1)), task1.pid());
+            List<String> list = devicesList();
+            backend.apply(job, DevicePolicy.of(host().subList(0, 1)), task2.pid());
+            assertThat(procs()).contains(Long.toString(task1.pid()), Long.toString(task2.pid()));
+            assertThat(devicesList()).isEqualTo(list).contains("c 195:0 rw").doesNotContain("c 195:1 rw");
+        } finally {
+            task1.destroyForcibly().waitFor();
+            task2.destroyForcibly().waitFor();
+        }
+    }
+
+    @Test
+    void apply_secondTaskWithAnotherPolicy_listBecomesThatPolicy() throws Exception {
+        backend.apply(job, DevicePolicy.of(host()));
+        assertThat(devicesList()).contains("c 195:0 rw", "c 195:1 rw");
+        backend.apply(job, DevicePolicy.of(FakeDevices.instances("gpu=1(g1[devices=" + gpu1 + ":r])")));
+        assertThat(devicesList()).contains("c 195:1 r", "c 1:3 rw").noneMatch(l -> l.startsWith("c 195:0"))
+                .doesNotContain("c 195:1 rw");
+        assertThat(openInJob(gpu0)).contains("Operation not permitted");
+    }
+
+    @Test
+    void apply_againWhileATaskRuns_neverDeniesWhatThePolicyKeeps() throws Exception {
+        // A task opening /dev/null in a tight loop while the job's policy is applied again and again: writing
+        // "a" to devices.deny first would empty the list for a moment and the open would fail with EPERM.
+        DevicePolicy policy = DevicePolicy.of(host().subList(0, 1));
+        backend.apply(job, policy);
+        Path procsFile = backend.cgroupOf(job).resolve("cgroup.procs");
+        Process task = new ProcessBuilder("sh", "-c", "echo $$ > " + procsFile + " && echo in && "
+                + "while :; do : < /dev/null || { echo denied; exit 1; }; done").start();
+        try {
+            assertThat(new java.io.BufferedReader(new java.io.InputStreamReader(task.getInputStream())).readLine())
+                    .isEqualTo("in");
+            for (int i = 0; i < 300 && task.isAlive(); i++) {
+                backend.apply(job, policy);
+            }
+            if (!task.isAlive()) {
+                fail("the task was denied /dev/null: " + new String(task.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+            }
+        } finally {
+            task.destroyForcibly().waitFor();
+        }
+    }
+
+    @Test
+    void apply_secondTaskFails_firstStaysConfined() throws Exception {
+        // removing the cgroup on a later task's failure would move the running task to the root cgroup,
+        // where it reaches every device
+        Process task1 = sleeper();
+        try {
+            backend.apply(job, DevicePolicy.of(host().subList(0, 1)), task1.pid());
+            assertThatThrownBy(() -> backend.apply(job, DevicePolicy.of(host().subList(0, 1)), 999_999_999L))
+                    .isInstanceOf(DevicePolicyException.class).hasMessageContaining("cannot apply");
+            assertThat(procs()).contains(Long.toString(task1.pid()));
+            assertThat(devicesList()).contains("c 195:0 rw").doesNotContain("a *:* rwm");
+        } finally {
+            task1.destroyForcibly().waitFor();
+        }
+    }
+
+    @Test
+    void apply_jobHoldingNothing_reachesOnlyTheBasics() throws Exception {
+        // issue 11, hole 2: the starter enters a job granted nothing here under the closed policy
+        backend.apply(job, FakeDevices.basicsOnly());
+        assertThat(devicesList()).containsExactlyInAnyOrder("c 1:3 rw", "c 1:5 rw", "c 1:7 rw", "c 1:8 rw", "c 1:9 rw");
+        assertThat(openInJob(Path.of("/dev/null"))).isEqualTo("exit=0");
+        assertThat(openInJob(gpu0)).contains("Operation not permitted");
+        assertThat(openInJob(Path.of("/dev/tty"))).contains("Operation not permitted");
+    }
+
+    @Test
+    void apply_closedPolicyWithNoRules_deniesEverything() throws Exception {
+        backend.apply(job, new DevicePolicy(true, List.of(), List.of("/dev/null")));
+        assertThat(devicesList()).isEmpty();
     }
 }
