@@ -1,5 +1,6 @@
-// Test support: rsmap-hook built for one test class with its installed configuration (RSMAP_SYSCONF) in a
-// directory of the test's, and fake-rsmapd, a stand-in daemon that any user can run (a job owner's own).
+// Test support: rsmap-hook built by src/main/c/build.sh for one test class, with its installed configuration
+// (RSMAP_SYSCONF) in a directory of the test's, and fake-rsmapd, a stand-in daemon that any user can run (a
+// job owner's own).
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,7 +26,7 @@ import java.util.stream.Stream;
  * a test writes it (then the hooks see an installed rsmapd).
  */
 final class HookBuild implements AutoCloseable {
-    static final Path C = Path.of("..", "plugin", "src", "main", "c").toAbsolutePath().normalize();
+    static final Path C = Path.of("src", "main", "c").toAbsolutePath();
     final Path dir;
     final Path hook;
     final Path starter;
@@ -40,26 +41,24 @@ final class HookBuild implements AutoCloseable {
         dir = Files.createTempDirectory("rsmap-hooks", PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rwxr-xr-x")));
         sysconf = Files.createDirectories(dir.resolve("etc")).resolve("rsmapd.conf");
+        // The shipped build's own step and flags, with this test's configuration path compiled in.
+        build("sh", C.resolve("build.sh").toString(), dir.toString(), "hook", sysconf.toString());
         hook = dir.resolve("rsmap-hook");
+        starter = dir.resolve("rsmap-starter");
         fake = dir.resolve("fake-rsmapd");
-        gcc("-static", "-DRSMAP_SYSCONF=\"" + sysconf + "\"", "-o", hook.toString(),
-                Path.of("src", "main", "c", "rsmap-hook.c").toAbsolutePath().toString(), C.resolve("rsmap-client.c").toString());
-        gcc("-o", fake.toString(), Path.of("src", "test", "c", "fake-rsmapd.c").toAbsolutePath().toString(),
-                C.resolve("rsmap-client.c").toString());
-        starter = Files.createSymbolicLink(dir.resolve("rsmap-starter"), Path.of("rsmap-hook"));
+        build("gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-std=c11", "-D_GNU_SOURCE", "-I" + C, "-o", fake.toString(),
+                Path.of("src", "test", "c", "fake-rsmapd.c").toAbsolutePath().toString(),
+                dir.resolve("native").resolve("librsmap-client.a").toString());
         // A directory any user may create sockets and logs in: the job user's fake daemon lives here.
         Files.createDirectories(dir.resolve("run"));
         ExecdStubTest.sh("chmod 1777 " + dir.resolve("run"));
     }
 
-    private static void gcc(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-std=c11",
-                "-D_GNU_SOURCE", "-I" + C));
-        cmd.addAll(List.of(args));
+    private static void build(String... cmd) throws Exception {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as("gcc: " + out).isZero();
+        assertThat(p.exitValue()).as(cmd[0] + ": " + out).isZero();
     }
 
     /** {@code cmd} run as {@code user} (null: as this process's user) with the real and saved ids switched. */

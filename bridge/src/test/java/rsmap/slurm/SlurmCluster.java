@@ -34,7 +34,7 @@ import rsmap.wire.TestClient;
  * {@code gpu0} is an A100, {@code gpu1} an H100.
  */
 final class SlurmCluster implements AutoCloseable {
-    static final Path SPANK = Path.of("..", "plugin", "target", "spank_rsmap.so").toAbsolutePath().normalize();
+    static final Path SPANK = Path.of("target", "spank_rsmap.so").toAbsolutePath();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String[] COMMANDS = {"munged", "mungekey", "slurmctld", "slurmd", "srun", "sbatch",
         "scancel", "squeue", "sinfo", "runuser", "mknod"};

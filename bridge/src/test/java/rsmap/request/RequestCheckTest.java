@@ -1,4 +1,4 @@
-// The C check of a request's form (plugin/src/main/c/rsmap-request.c, what the Slurm plugin runs at
+// The C check of a request's form (src/main/c/rsmap-request.c, what the Slurm plugin runs at
 // submission) held against this module's parser: the same words where it refuses, and never a refusal
 // of a resource-map request the parser accepts.
 package rsmap.request;

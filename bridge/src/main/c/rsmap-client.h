@@ -1,6 +1,7 @@
 /* rsmap-client: the C client of rsmapd's agent protocol (docs/protocol.md, "Frames"), shared by every
- * C program in the job path (the Slurm SPANK plugin now, rsmap-hook next), so that none of them starts a
- * JVM or parses JSON. Reentrant: no static buffers (slurmd runs plugins on several threads). */
+ * C program in the job path (rsmap-hook, the Slurm SPANK plugin; build.sh archives it in
+ * librsmap-client.a), so that none of them starts a JVM or parses JSON. Reentrant: no static buffers
+ * (slurmd runs plugins on several threads). */
 #ifndef RSMAP_CLIENT_H
 #define RSMAP_CLIENT_H
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../main/c/rsmap-request.h"
+#include "rsmap-request.h"
 
 int main(void) {
     static char line[1 << 16];

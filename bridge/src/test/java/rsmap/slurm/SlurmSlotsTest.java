@@ -1,6 +1,6 @@
-// The slots the Slurm plugin sends with JOB_START (plugin/src/main/c/slurm-slots.c): this node's CPUs of
+// The slots the Slurm plugin sends with JOB_START (src/main/c/slurm-slots.c): this node's CPUs of
 // the job, read from the prolog's SLURM_JOB_CPUS_PER_NODE, SLURM_JOB_NODELIST and SLURMD_NODENAME.
-package rsmap;
+package rsmap.slurm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../main/c/slurm-slots.h"
+#include "slurm-slots.h"
 
 static const char *arg(char *s) {
     return strcmp(s, "-") == 0 ? NULL : s;
