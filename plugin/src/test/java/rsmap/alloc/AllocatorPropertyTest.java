@@ -183,7 +183,7 @@ class AllocatorPropertyTest {
     /** The invariants of issue 3, checked on the whole state. */
     static void checkInvariants(Cluster c, String context) {
         Map<Pool, Set<Integer>> held = new HashMap<>();
-        for (Cluster.Running r : c.running().values()) {
+        for (Running r : c.running().values()) {
             for (Map.Entry<Pool, int[]> e : r.picks().entrySet()) {
                 Pool p = e.getKey();
                 for (int i : e.getValue()) {
