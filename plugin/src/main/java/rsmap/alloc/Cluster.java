@@ -167,7 +167,7 @@ public final class Cluster {
         if (error.isPresent()) {
             return Decision.refused(error.get());
         }
-        Demands d = sized(Reservations.asJob(ar));
+        Demands d = hosts.demandsOf(Reservations.asJob(ar));
         Optional<Map<Pool, int[]>> picks = d.each().flatMap(each -> Reservations.place(ar, each));
         if (picks.isEmpty()) {
             return Decision.refused(d.refusal().orElse("advance reservation " + ar.id() + " cannot be met over ["
@@ -207,9 +207,7 @@ public final class Cluster {
 
     /** The instances of each map on {@code host}: identifier and the job holding it ("" when free). */
     public Map<String, List<Map.Entry<String, String>>> instances(String host) {
-        Map<String, List<Map.Entry<String, String>>> out = new LinkedHashMap<>();
-        hosts.pools(host).forEach((name, p) -> out.put(name, p.holders()));
-        return out;
+        return hosts.get(host).map(Host::instances).orElseGet(LinkedHashMap::new);
     }
 
     /** The running jobs, in the order they started. */
@@ -251,10 +249,6 @@ public final class Cluster {
 
     // --- package-private: for the queue, Explanation and the invariant checks of the tests ---
 
-    Map<String, Map<String, Pool>> pools() {
-        return hosts.pools();
-    }
-
     Hosts configured() {
         return hosts;
     }
@@ -293,10 +287,5 @@ public final class Cluster {
     Optional<String> exists(JobSpec job) {
         return running.containsKey(job.id()) || queue.contains(job.id()) ? Optional.of("job " + job.id() + " exists")
                 : Optional.empty();
-    }
-
-    /** The demands of {@code job} on its hosts, or why a host is unknown, has no slot, or cannot serve a map. */
-    Demands sized(JobSpec job) {
-        return Demands.of(job, hosts.names(), hosts::serving);
     }
 }

@@ -3,6 +3,7 @@ package rsmap.alloc;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import rsmap.map.ComplexValues;
 import rsmap.map.ResourceMap;
@@ -26,6 +27,13 @@ record Host(String name, ComplexValues values, Map<String, Pool> pools) {
     boolean idleAt(long time) {
         pools.values().forEach(p -> p.holds.removeIf(h -> h.end() <= time));
         return pools.values().stream().allMatch(Pool::isIdle);
+    }
+
+    /** The instances of each map: identifier and the job holding it ("" when free). */
+    Map<String, List<Map.Entry<String, String>>> instances() {
+        Map<String, List<Map.Entry<String, String>>> out = new LinkedHashMap<>();
+        pools.forEach((map, p) -> out.put(map, p.holders()));
+        return out;
     }
 
     /** An independent copy; {@code mapping} learns which copy stands for which pool. */

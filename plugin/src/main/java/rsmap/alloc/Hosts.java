@@ -46,6 +46,11 @@ final class Hosts {
         return pool(host, map).or(() -> pool(Cluster.GLOBAL, map));
     }
 
+    /** The demands of {@code job} on these hosts, or why a host is unknown, has no slot, or cannot serve a map. */
+    Demands demandsOf(JobSpec job) {
+        return Demands.of(job, names(), this::serving);
+    }
+
     /** Each host's configuration, in order. */
     Map<String, ComplexValues> values() {
         Map<String, ComplexValues> out = new LinkedHashMap<>();

@@ -87,7 +87,7 @@ final class Queue {
         if (!job.hosts().containsKey(job.master())) {
             return Optional.of("master host " + job.master() + " is not among the job's hosts");
         }
-        Demands d = cluster.sized(job);
+        Demands d = cluster.configured().demandsOf(job);
         if (d.each().isEmpty()) {
             return d.refusal();
         }
@@ -105,7 +105,7 @@ final class Queue {
 
     /** The demands of an admitted job, once per job and configuration; empty if a reconfiguration took a map away. */
     Optional<Demands.Each> demandOf(JobSpec job) {
-        return demands.computeIfAbsent(job, cluster::sized).each();
+        return demands.computeIfAbsent(job, cluster.configured()::demandsOf).each();
     }
 
     /**
