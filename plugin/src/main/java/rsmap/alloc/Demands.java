@@ -14,14 +14,16 @@ import rsmap.request.ResourceRequest;
 
 /**
  * A job's demands, computed once per job and configuration: either {@link Each} (one {@link Demand}
- * per request, in request order) or {@link Unserved} (a host of the job has the map neither itself nor
- * on the global host, or an amount is beyond counting); a job of the second kind is refused.
+ * per request, in request order) or {@link Unserved} (a host of the job is unknown or has no slot, has
+ * a requested map neither itself nor on the global host, or an amount is beyond counting); a job of the
+ * second kind is refused.
  */
 sealed interface Demands permits Demands.Each, Demands.Unserved {
 
     /**
-     * The demands of every request of {@code job} on its {@code hosts} (the configured ones); the first
-     * unknown host, host without a slot, or request that cannot be served decides. {@code serving} finds the pool that serves a map on a host: the host's own, else the global host's.
+     * The demands of every request of {@code job}, given the configured {@code hosts}; the first unknown
+     * host, host without a slot, or request that cannot be served decides. {@code serving} finds the pool
+     * that serves a map on a host: the host's own, else the global host's.
      */
     static Demands of(JobSpec job, Set<String> hosts, BiFunction<String, String, Optional<Pool>> serving) {
         for (Map.Entry<String, Integer> h : job.hosts().entrySet()) {
