@@ -1,4 +1,4 @@
-// What an operation on the cluster decided: granted, waiting, refused or done, and what it let start.
+// What an operation on the cluster decided: granted, waiting, not now, refused or done, and what it let start.
 package rsmap.alloc;
 
 import java.util.List;
@@ -7,10 +7,11 @@ import java.util.OptionalLong;
 
 /**
  * The answer of one operation. {@code started} lists the waiting jobs the operation let start, in
- * queue order. A REFUSED decision never changed the state.
+ * queue order. A REFUSED decision never changed the state. NOT_NOW (only {@link Cluster#grantNow})
+ * queued nothing and granted nothing; its {@code error} says why, map by map.
  */
 public record Decision(Result result, Grant grant, OptionalLong reservedStart, String error, List<Started> started) {
-    public enum Result { OK, GRANTED, WAITING, REFUSED }
+    public enum Result { OK, GRANTED, WAITING, NOT_NOW, REFUSED }
 
     /** A waiting job that started, with what it was granted. */
     public record Started(String job, Grant grant) {
@@ -34,6 +35,15 @@ public record Decision(Result result, Grant grant, OptionalLong reservedStart, S
 
     static Decision waiting(OptionalLong reservedStart) {
         return new Decision(Result.WAITING, Grant.NONE, reservedStart, "", List.of());
+    }
+
+    static Decision notNow(String why) {
+        return new Decision(Result.NOT_NOW, Grant.NONE, OptionalLong.empty(), why, List.of());
+    }
+
+    /** This decision, also saying that {@code before} started first. */
+    Decision after(List<Started> before) {
+        return before.isEmpty() ? this : new Decision(result, grant, reservedStart, error, before);
     }
 
     static Decision refused(String error) {

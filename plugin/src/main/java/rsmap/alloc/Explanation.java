@@ -3,9 +3,11 @@ package rsmap.alloc;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import rsmap.complex.Value;
 import rsmap.request.CharacteristicFilter;
 import rsmap.request.ResourceRequest;
@@ -50,15 +52,13 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
     }
 
     private static MapReport report(Cluster cluster, ResourceRequest r, String host) {
-        Pool pool = cluster.pools().getOrDefault(host, Map.of()).get(r.name());
-        if (pool == null) {
-            pool = cluster.pools().getOrDefault(Cluster.GLOBAL, Map.of()).get(r.name());
-        }
+        Optional<Pool> serving = cluster.configured().serving(host, r.name());
         String same = r.same().map(Object::toString).orElse("");
-        if (pool == null) {
+        if (serving.isEmpty()) {
             return new MapReport(r.name(), host, r.amount(), same, List.of(), List.of(), false,
-                    "host " + host + " has no resource map " + r.name() + ", and neither has the global host");
+                    unserved(host, r.name()));
         }
+        Pool pool = serving.get();
         long now = cluster.now();
         boolean[] free = new boolean[pool.size()];
         List<InstanceReport> instances = new ArrayList<>();
@@ -92,7 +92,7 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
         needs.put(pool, needed);
         Map<Pool, boolean[]> available = new LinkedHashMap<>();
         available.put(pool, free);
-        Map<Pool, int[]> picks = Placement.place(r, needs, available);
+        Optional<Map<Pool, int[]>> picks = Placement.place(r, needs, available);
         String verdict;
         if (r.same().isPresent()) {
             Groups g = pool.groups(r.same().get());
@@ -104,7 +104,7 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
                     largest = k;
                 }
             }
-            verdict = picks != null ? "can start now with " + ids(pool, picks.get(pool))
+            verdict = picks.isPresent() ? "can start now with " + ids(pool, picks.get().get(pool))
                     : largest < 0 ? "no instance carries " + r.same().get() + ", so no group can form"
                     : "no group large enough: needs " + needed + " free instances agreeing on " + r.same().get()
                     + ", the largest group (" + g.keys[largest] + ") has " + sizes[largest];
@@ -113,19 +113,33 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
             for (boolean f : free) {
                 count += f ? 1 : 0;
             }
-            verdict = picks != null ? "can start now with " + ids(pool, picks.get(pool))
+            verdict = picks.isPresent() ? "can start now with " + ids(pool, picks.get().get(pool))
                     : "needs " + needed + " free matching instance" + (needed == 1 ? "" : "s") + ", " + count
                     + " available";
         }
-        return new MapReport(r.name(), pool.host, needed, same, instances, groups, picks != null, verdict);
+        return new MapReport(r.name(), pool.host, needed, same, instances, groups, picks.isPresent(), verdict);
     }
 
     private static String ids(Pool pool, int[] idx) {
-        StringBuilder b = new StringBuilder();
-        for (int i : idx) {
-            b.append(b.length() > 0 ? " " : "").append(pool.instances[i].id());
+        return String.join(" ", pool.idsOf(idx));
+    }
+
+    /** Why a map cannot be served on a host at all (seed 002: the job is refused). */
+    static String unserved(String host, String map) {
+        return "host " + host + " has no resource map " + map + ", and neither has the global host";
+    }
+
+    /**
+     * Why {@code job} cannot start now: {@code map: verdict} for each map that cannot start on a host of
+     * the job, joined by "; " (a global map's verdict, the same from every host, once).
+     */
+    static String whyNot(Cluster cluster, JobSpec job) {
+        Set<String> why = new LinkedHashSet<>();
+        for (String host : job.hosts().keySet()) {
+            cluster.explain(job.request(), host).maps().stream().filter(m -> !m.canStart())
+                    .forEach(m -> why.add(m.map() + ": " + m.verdict()));
         }
-        return b.toString();
+        return String.join("; ", why);
     }
 
     private static Hold holdNow(Pool pool, int i, long now) {

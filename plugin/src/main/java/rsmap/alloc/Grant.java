@@ -1,11 +1,12 @@
 // The instances a job (or an advance reservation) was granted, host by host and map by map.
 package rsmap.alloc;
 
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.BiFunction;
 
 /**
  * host -> map -> identifiers, one entry per instance (shares repeat), in configured order. The host
@@ -24,16 +25,50 @@ public record Grant(Map<String, Map<String, List<String>>> byHost) {
         byHost = Collections.unmodifiableMap(copy);
     }
 
+    /** The identifiers of {@code picks}: with {@link #resolve}, the one place instances and identifiers meet. */
     static Grant of(Map<Pool, int[]> picks) {
         Map<String, Map<String, List<String>>> out = new LinkedHashMap<>();
-        picks.forEach((pool, idx) -> {
-            List<String> ids = new ArrayList<>(idx.length);
-            for (int i : idx) {
-                ids.add(pool.instances[i].id());
-            }
-            out.computeIfAbsent(pool.host, h -> new LinkedHashMap<>()).put(pool.name(), ids);
-        });
+        picks.forEach((pool, idx) -> out.computeIfAbsent(pool.host, h -> new LinkedHashMap<>())
+                .put(pool.name(), pool.idsOf(idx)));
         return new Grant(out);
+    }
+
+    /**
+     * Puts the free instances of this grant, found by {@code pools} (host, map), into {@code into}; why
+     * not, if a map is no longer configured or an identifier has no free instance left for {@code job}.
+     */
+    Optional<String> resolve(String job, BiFunction<String, String, Optional<Pool>> pools, Map<Pool, int[]> into) {
+        for (var host : byHost.entrySet()) {
+            for (var map : host.getValue().entrySet()) {
+                Optional<Pool> p = pools.apply(host.getKey(), map.getKey());
+                if (p.isEmpty()) {
+                    return Optional.of("host " + host.getKey() + " has no map " + map.getKey() + " any more");
+                }
+                int[] idx = p.get().freeInstancesOf(map.getValue());
+                if (idx.length < map.getValue().size()) {
+                    return Optional.of(host.getKey() + "/" + map.getKey() + " has no free instance "
+                            + map.getValue().get(idx.length) + " for job " + job);
+                }
+                into.put(p.get(), idx);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Seed 002, "WHAT A JOB SEES": SGE_HGR_&lt;name&gt; per map granted on {@code host}, identifiers
+     * separated by one space, one entry per instance, plus the maps of the global host (where both
+     * serve one map, their identifiers are joined in the grant's order). In the grant's order.
+     */
+    public Map<String, String> environment(String host) {
+        Map<String, String> env = new LinkedHashMap<>();
+        byHost.forEach((h, maps) -> {
+            if (h.equals(host) || h.equals(Cluster.GLOBAL)) {
+                maps.forEach((name, ids) -> env.merge("SGE_HGR_" + name, String.join(" ", ids),
+                        (x, y) -> x + " " + y));
+            }
+        });
+        return env;
     }
 
     public boolean isEmpty() {

@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import rsmap.request.ResourceRequest;
 import rsmap.request.Scope;
 
@@ -30,46 +31,46 @@ final class Placement {
 
     /**
      * Instances for one request: {@code needs} maps each pool to how many instances it must give,
-     * {@code available} says per pool which instances the job may take. Returns null when the request
-     * cannot be met.
+     * {@code available} says per pool which instances the job may take. Empty when the request cannot
+     * be met.
      */
-    static Map<Pool, int[]> place(ResourceRequest r, Map<Pool, Integer> needs, Map<Pool, boolean[]> available) {
+    static Optional<Map<Pool, int[]>> place(ResourceRequest r, Map<Pool, Integer> needs, Map<Pool, boolean[]> available) {
         Map<Pool, boolean[]> qualifying = new LinkedHashMap<>();
         needs.forEach((pool, n) -> qualifying.put(pool, qualifying(pool, r, available.get(pool))));
         Map<Pool, int[]> out = new LinkedHashMap<>();
         if (r.same().isPresent() && r.effectiveScope() == Scope.JOB && needs.size() > 1) {
-            Object key = commonKey(r, needs, qualifying);
-            if (key == null) {
-                return null;
+            Optional<Object> key = commonKey(r, needs, qualifying);
+            if (key.isEmpty()) {
+                return Optional.empty();
             }
             for (Map.Entry<Pool, Integer> e : needs.entrySet()) {
                 Groups groups = e.getKey().groups(r.same().get());
-                int[] pick = pickInGroup(e.getKey(), qualifying.get(e.getKey()), groups, groups.find(key),
-                        e.getValue());
-                if (pick == null) {
-                    return null;
+                Optional<int[]> pick = pickInGroup(e.getKey(), qualifying.get(e.getKey()), groups,
+                        groups.find(key.get()), e.getValue());
+                if (pick.isEmpty()) {
+                    return Optional.empty();
                 }
-                out.put(e.getKey(), pick);
+                out.put(e.getKey(), pick.get());
             }
-            return out;
+            return Optional.of(out);
         }
         for (Map.Entry<Pool, Integer> e : needs.entrySet()) {
             Pool pool = e.getKey();
-            int[] pick;
+            Optional<int[]> pick;
             if (r.same().isPresent()) {
                 Groups groups = pool.groups(r.same().get());
                 int[] sizes = groupSizes(qualifying.get(pool), groups);
                 int best = bestFit(sizes, e.getValue());
-                pick = best < 0 ? null : pickInGroup(pool, qualifying.get(pool), groups, best, e.getValue());
+                pick = pickInGroup(pool, qualifying.get(pool), groups, best, e.getValue());
             } else {
                 pick = fullestFirst(pool, qualifying.get(pool), e.getValue());
             }
-            if (pick == null) {
-                return null;
+            if (pick.isEmpty()) {
+                return Optional.empty();
             }
-            out.put(pool, pick);
+            out.put(pool, pick.get());
         }
-        return out;
+        return Optional.of(out);
     }
 
     /** Available instances that satisfy id= and the characteristics, decided once per identifier. */
@@ -110,7 +111,8 @@ final class Placement {
         return best;
     }
 
-    private static Object commonKey(ResourceRequest r, Map<Pool, Integer> needs, Map<Pool, boolean[]> qualifying) {
+    /** The group key every pool can serve, smallest total first; empty when there is none. */
+    private static Optional<Object> commonKey(ResourceRequest r, Map<Pool, Integer> needs, Map<Pool, boolean[]> qualifying) {
         List<Object> order = new ArrayList<>();
         Map<Object, Long> total = new LinkedHashMap<>();
         boolean first = true;
@@ -138,12 +140,13 @@ final class Placement {
                 best = k;
             }
         }
-        return best;
+        return Optional.ofNullable(best);
     }
 
-    private static int[] pickInGroup(Pool pool, boolean[] qualifying, Groups groups, int group, int n) {
+    /** {@code n} qualifying instances of group {@code group} (-1: no group), fullest first. */
+    private static Optional<int[]> pickInGroup(Pool pool, boolean[] qualifying, Groups groups, int group, int n) {
         if (group < 0) {
-            return null;
+            return Optional.empty();
         }
         boolean[] inGroup = new boolean[qualifying.length];
         for (int i = 0; i < qualifying.length; i++) {
@@ -152,10 +155,10 @@ final class Placement {
         return fullestFirst(pool, inGroup, n);
     }
 
-    /** {@code n} of the candidates, identifiers with the fewest candidates first; null if too few. */
-    static int[] fullestFirst(Pool pool, boolean[] candidates, int n) {
+    /** {@code n} of the candidates, identifiers with the fewest candidates first; empty if too few. */
+    static Optional<int[]> fullestFirst(Pool pool, boolean[] candidates, int n) {
         if (n == 0) {
-            return new int[0];
+            return Optional.of(new int[0]);
         }
         int ids = pool.ids.length;
         int[] count = new int[ids];
@@ -174,7 +177,7 @@ final class Placement {
             }
         }
         if (total < n) {
-            return null;
+            return Optional.empty();
         }
         Integer[] order = new Integer[ids];
         int used = 0;
@@ -209,6 +212,6 @@ final class Placement {
             pick[got++] = byRank[j];
         }
         Arrays.sort(pick);
-        return pick;
+        return Optional.of(pick);
     }
 }

@@ -25,6 +25,8 @@ final class Pool {
     final String[] ids;
     /** The running job holding each instance, or null. */
     final String[] heldBy;
+    /** Invariant: FREE exactly where {@link #heldBy} is null. */
+    final InstanceState[] states;
     /** When the holder's run time ends (its time + runtime), Long.MAX_VALUE when unlimited. */
     final long[] heldUntil;
     /** How many instances no running job holds: the cheap first test of every placement. */
@@ -90,6 +92,8 @@ final class Pool {
         }
         this.ids = distinct.toArray(new String[0]);
         this.heldBy = new String[instances.length];
+        this.states = new InstanceState[instances.length];
+        Arrays.fill(states, InstanceState.FREE);
         this.heldUntil = new long[instances.length];
         this.free = instances.length;
         this.holds = new ArrayList<>();
@@ -104,6 +108,7 @@ final class Pool {
         idIndex = o.idIndex;
         ids = o.ids;
         heldBy = o.heldBy.clone();
+        states = o.states.clone();
         heldUntil = o.heldUntil.clone();
         free = o.free;
         holds = new ArrayList<>(o.holds);
@@ -133,7 +138,7 @@ final class Pool {
     }
 
     boolean isIdle() {
-        return Arrays.stream(heldBy).allMatch(h -> h == null) && holds.isEmpty();
+        return Arrays.stream(states).allMatch(s -> s == InstanceState.FREE) && holds.isEmpty();
     }
 
     void take(int[] picked, String job, long until) {
@@ -142,6 +147,7 @@ final class Pool {
                 throw new IllegalStateException(host + "/" + name() + " instance " + i + " already held by " + heldBy[i]);
             }
             heldBy[i] = job;
+            states[i] = InstanceState.HELD;
             heldUntil[i] = until;
             free--;
         }
@@ -151,6 +157,7 @@ final class Pool {
         for (int i : picked) {
             if (job.equals(heldBy[i])) {
                 heldBy[i] = null;
+                states[i] = InstanceState.FREE;
                 heldUntil[i] = 0;
                 free++;
             }
@@ -165,5 +172,138 @@ final class Pool {
             }
         }
         return null;
+    }
+
+    /** The identifiers of instances {@code idx}, in that order: the one place indexes become identifiers. */
+    List<String> idsOf(int[] idx) {
+        List<String> out = new ArrayList<>(idx.length);
+        for (int i : idx) {
+            out.add(instances[i].id());
+        }
+        return out;
+    }
+
+    /**
+     * The free instances with identifiers {@code wanted}, one distinct instance per entry, in order: the
+     * one place identifiers (a grant from a journal) become instances again. It stops at the first
+     * identifier without a free instance left, so it is shorter than {@code wanted} exactly then.
+     */
+    int[] freeInstancesOf(List<String> wanted) {
+        int[] idx = new int[wanted.size()];
+        java.util.BitSet taken = new java.util.BitSet();
+        for (int k = 0; k < idx.length; k++) {
+            int found = -1;
+            for (int i : indexesOf(wanted.get(k))) {
+                if (!taken.get(i) && heldBy[i] == null) {
+                    found = i;
+                    break;
+                }
+            }
+            if (found < 0) {
+                return Arrays.copyOf(idx, k);
+            }
+            taken.set(found);
+            idx[k] = found;
+        }
+        return idx;
+    }
+
+    /** The instances advance reservation {@code ar} holds here (none when it holds nothing here). */
+    boolean[] reservedFor(String ar) {
+        boolean[] a = new boolean[size()];
+        Hold h = holdOf(ar, Hold.Kind.AR);
+        if (h != null) {
+            for (int i : h.indices()) {
+                a[i] = true;
+            }
+        }
+        return a;
+    }
+
+    /**
+     * Which instances {@code job} may take over {@code [from, to)}. Seed 002: "A job running inside a
+     * reservation is granted from that set, and a job running outside one is not granted an instance a
+     * reservation holds for the time it runs." The reserved starts of other waiting jobs are respected
+     * the same way, so backfilling never delays them.
+     */
+    boolean[] availableTo(JobSpec job, long from, long to, boolean planning, long now) {
+        String ar = job.ar().orElse(null);
+        boolean[] a;
+        if (ar != null) {
+            a = reservedFor(ar);
+        } else {
+            a = new boolean[size()];
+            Arrays.fill(a, true);
+        }
+        for (int i = 0; i < a.length; i++) {
+            // When planning, a holder's instances are free from the end of its run time on - unless it is
+            // already overdue (ran past time + runtime without finishing): then nobody knows when.
+            if (heldBy[i] != null && (!planning || heldUntil[i] > from || heldUntil[i] <= now)) {
+                a[i] = false;
+            }
+        }
+        for (Hold h : holds) {
+            boolean foreign = h.kind() == Hold.Kind.AR ? !h.owner().equals(ar) : !h.owner().equals(job.id());
+            if (foreign && h.overlaps(from, to)) {
+                unmark(a, h);
+            }
+        }
+        return a;
+    }
+
+    /** Instances an advance reservation over {@code [start, end)} may hold: not used by a job running into it, not reserved. */
+    boolean[] reservable(long start, long end) {
+        boolean[] a = new boolean[size()];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = heldBy[i] == null || heldUntil[i] <= start;
+        }
+        for (Hold h : holds) {
+            if (h.kind() == Hold.Kind.AR && h.overlaps(start, end)) {
+                unmark(a, h);
+            }
+        }
+        return a;
+    }
+
+    private static void unmark(boolean[] a, Hold h) {
+        for (int i : h.indices()) {
+            a[i] = false;
+        }
+    }
+
+    /** Adds to {@code times} every time after {@code now} at which something here is freed, or a hold starts or ends. */
+    void changesAfter(long now, java.util.Collection<Long> times) {
+        for (int i = 0; i < size(); i++) {
+            if (heldBy[i] != null && heldUntil[i] > now && heldUntil[i] != JobSpec.UNLIMITED) {
+                times.add(heldUntil[i]);
+            }
+        }
+        for (Hold h : holds) {
+            for (long t : new long[] {h.start(), h.end()}) {
+                if (t > now && t != JobSpec.UNLIMITED) {
+                    times.add(t);
+                }
+            }
+        }
+    }
+
+    /** One line of {@link Cluster#dump()}: who holds what until when, and the holds. */
+    void dump(StringBuilder b) {
+        b.append(host).append('/').append(name()).append(' ').append(Arrays.toString(heldBy))
+                .append(Arrays.toString(heldUntil));
+        for (Hold x : holds) {
+            b.append(' ').append(x.kind()).append(':').append(x.owner()).append('[').append(x.start()).append(',')
+                    .append(x.end()).append(')').append(Arrays.toString(x.indices()));
+        }
+        b.append('\n');
+    }
+
+    /** Each instance's identifier and the job holding it ("" when free), in configured order. */
+    List<Map.Entry<String, String>> holders() {
+        List<Map.Entry<String, String>> list = new ArrayList<>(instances.length);
+        for (int i = 0; i < instances.length; i++) {
+            list.add(Map.entry(instances[i].id(), heldBy[i] == null ? "" : heldBy[i]));
+        }
+        return list;
     }
 }

@@ -7,7 +7,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import rsmap.Chars;
 import rsmap.Continuation;
 import rsmap.Limits;
@@ -32,13 +31,7 @@ final class ComplexValuesParser {
     private final ComplexTable table;
     private final Limits limits;
     private int pos;
-    /**
-     * Equal identifiers, values and blocks are stored once: a host lists the same characteristics on
-     * many instances, and the daemon keeps every host's configuration in memory.
-     */
-    private final Map<String, Map<String, Value>> valuePool = new HashMap<>();
-    private final Map<String, Characteristics> blockByText = new HashMap<>();
-    private final Map<List<String>, String[]> namesPool = new HashMap<>();
+    private final CharacteristicsParser blocks;
 
     ComplexValuesParser(String text, ComplexTable table, Limits limits) {
         this.original = text;
@@ -46,6 +39,7 @@ final class ComplexValuesParser {
         this.limits = limits;
         this.lines = text.length() <= limits.maxInputChars() ? Continuation.of(text) : null;
         this.in = lines == null ? text : lines.joined();
+        this.blocks = new CharacteristicsParser(table, limits, this::error);
     }
 
     ComplexValues parse() throws ParseException {
@@ -316,78 +310,7 @@ final class ComplexValuesParser {
         if (clean.length() == 0) {
             throw error("empty characteristics block", open);
         }
-        String text = clean.toString();
-        Characteristics seenBlock = blockByText.get(text);
-        if (seenBlock != null) {
-            return seenBlock; // the same block as written before: read and checked already
-        }
-        Map<String, Value> values = new TreeMap<>();
-        int from = 0;
-        while (from <= text.length()) {
-            int comma = text.indexOf(',', from);
-            int to = comma < 0 ? text.length() : comma;
-            characteristic(text, from, to, where, values);
-            from = to + 1;
-        }
-        Characteristics parsed = Characteristics.of(values);
-        Characteristics block = parsed.withNames(namesPool.computeIfAbsent(List.of(parsed.names()), k -> parsed.names()));
-        blockByText.put(text, block);
-        return block;
-    }
-
-    private void characteristic(String clean, int from, int to, int[] where, Map<String, Value> values)
-            throws ParseException {
-        if (from == to) {
-            throw error("empty characteristic in block", where[from]);
-        }
-        int eq = clean.indexOf('=', from);
-        if (eq < 0 || eq >= to) {
-            throw error("expected '=' in characteristic '" + clean.substring(from, to) + "'", where[from]);
-        }
-        String name = clean.substring(from, eq);
-        if (name.isEmpty()) {
-            throw error("expected a characteristic name before '='", where[from]);
-        }
-        for (int i = eq + 1; i < to; i++) {
-            char c = clean.charAt(i);
-            if (c == '=' || c == '(' || c == ')') {
-                throw error("'" + c + "' cannot appear in a characteristic value", where[i]);
-            }
-        }
-        if (eq + 1 == to) {
-            throw error("empty value for characteristic '" + name + "'", where[eq + 1]);
-        }
-        if (to - eq - 1 > limits.maxTokenChars()) {
-            throw error("characteristic value longer than " + limits.maxTokenChars() + " characters", where[eq + 1]);
-        }
-        Complex complex = table.find(name).orElseThrow(() -> error("unknown complex '" + name
-                + "' (a characteristic must be a defined complex)", where[from]));
-        if (complex.isResourceMap()) {
-            throw error("resource map '" + complex.name() + "' cannot be used as a characteristic", where[from]);
-        }
-        String text = clean.substring(eq + 1, to);
-        Value known = values.get(complex.name());
-        if (known != null) {
-            if (known.text().equals(text)) {
-                return; // an identical repetition is accepted and kept once
-            }
-            throw error("characteristic '" + complex.name() + "' is given twice with different values",
-                    where[from]);
-        }
-        try {
-            Map<String, Value> byText = valuePool.computeIfAbsent(complex.name(), k -> new HashMap<>());
-            Value value = byText.get(text);
-            if (value == null) {
-                value = Value.parse(complex.type(), text);
-                byText.put(text, value);
-            }
-            values.put(complex.name(), value);
-            if (complex.name().equals(DeviceList.CHARACTERISTIC)) {
-                DeviceList.parse(text);
-            }
-        } catch (ParseException e) {
-            throw error(e.problem() + " (characteristic '" + complex.name() + "')", where[eq + 1 + e.offset()]);
-        }
+        return blocks.parse(clean.toString(), where);
     }
 
     private Value value(Complex complex, int from, int to) throws ParseException {

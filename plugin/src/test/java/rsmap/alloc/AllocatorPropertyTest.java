@@ -83,7 +83,7 @@ class AllocatorPropertyTest {
             }
             assertThat(c.running()).isEmpty();
             assertThat(c.queue()).isEmpty();
-            for (Map<String, Pool> ps : c.pools().values()) {
+            for (Map<String, Pool> ps : c.configured().pools().values()) {
                 for (Pool p : ps.values()) {
                     assertThat(p.heldBy).containsOnlyNulls();
                     assertThat(p.holds).noneMatch(h -> h.kind() == Hold.Kind.JOB);
@@ -167,7 +167,7 @@ class AllocatorPropertyTest {
         Optional<String> ar = Optional.empty();
         if (rnd.nextInt(6) == 0) {
             List<String> ars = new ArrayList<>();
-            for (Map<String, Pool> ps : c.pools().values()) {
+            for (Map<String, Pool> ps : c.configured().pools().values()) {
                 for (Pool p : ps.values()) {
                     p.holds.stream().filter(h -> h.kind() == Hold.Kind.AR).forEach(h -> ars.add(h.owner()));
                 }
@@ -183,7 +183,7 @@ class AllocatorPropertyTest {
     /** The invariants of issue 3, checked on the whole state. */
     static void checkInvariants(Cluster c, String context) {
         Map<Pool, Set<Integer>> held = new HashMap<>();
-        for (Cluster.Running r : c.running().values()) {
+        for (Running r : c.running().values()) {
             for (Map.Entry<Pool, int[]> e : r.picks().entrySet()) {
                 Pool p = e.getKey();
                 for (int i : e.getValue()) {
@@ -241,7 +241,7 @@ class AllocatorPropertyTest {
                 }
             }
         }
-        for (Map<String, Pool> ps : c.pools().values()) {
+        for (Map<String, Pool> ps : c.configured().pools().values()) {
             for (Pool p : ps.values()) {
                 for (int i = 0; i < p.size(); i++) {
                     boolean mine = held.getOrDefault(p, Set.of()).contains(i);

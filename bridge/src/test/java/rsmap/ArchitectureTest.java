@@ -1,0 +1,149 @@
+// Keeps the dependency rule of STYLE.md over every module: bridge -> plugin, bridge -> cgroup, cgroup -> plugin
+// at most; the allocation core and the device policy never reach into the daemon, the wire, the journal or the CLI.
+package rsmap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+class ArchitectureTest {
+    /** The project root: surefire runs each module's tests in the module's folder. */
+    private static final Path ROOT = Path.of("..");
+
+    /** Module (folder name) -> packages its main code may not import or name fully qualified (issue 12). */
+    static final Map<String, List<String>> FORBIDDEN = Map.of(
+            "plugin", List.of("rsmap.device", "rsmap.daemon", "rsmap.wire", "rsmap.journal", "rsmap.cli"),
+            "cgroup", List.of("rsmap.daemon", "rsmap.wire", "rsmap.journal", "rsmap.cli"));
+
+    /** One use of a forbidden package: where, and the name used. */
+    record Violation(String file, int line, String name) {
+        @Override
+        public String toString() {
+            return file + ":" + line + " names " + name;
+        }
+    }
+
+    /** Every folder under the root with Java main sources: the modules, found rather than listed. */
+    static List<Path> modules() throws IOException {
+        try (Stream<Path> s = Files.list(ROOT)) {
+            return s.filter(m -> Files.isDirectory(m.resolve("src/main/java"))).sorted().collect(Collectors.toList());
+        }
+    }
+
+    /**
+     * The uses of {@code forbidden} packages in one source file: imports (static too), fully qualified
+     * names in code, and the file's own package. Comments and string literals do not count.
+     */
+    static List<Violation> violations(String file, String source, List<String> forbidden) {
+        String code = codeOnly(source);
+        List<Violation> out = new ArrayList<>();
+        for (String pkg : forbidden) {
+            // Not part of a longer name on the left (xrsmap.cli, a.rsmap.cli), a whole segment on the right.
+            Matcher m = Pattern.compile("(?<![\\w$.])" + Pattern.quote(pkg) + "(?![\\w$])").matcher(code);
+            while (m.find()) {
+                int line = 1 + (int) code.substring(0, m.start()).chars().filter(c -> c == '\n').count();
+                int end = m.end();
+                while (end < code.length() && (Character.isJavaIdentifierPart(code.charAt(end)) || code.charAt(end) == '.')) {
+                    end++;
+                }
+                out.add(new Violation(file, line, code.substring(m.start(), end).replaceAll("\\.$", "")));
+            }
+        }
+        return out;
+    }
+
+    /** {@code source} with comments, string, text block and char literals blanked; line breaks kept. */
+    static String codeOnly(String source) {
+        StringBuilder b = new StringBuilder(source.length());
+        int i = 0;
+        while (i < source.length()) {
+            char c = source.charAt(i);
+            String close = source.startsWith("//", i) ? "\n" : source.startsWith("/*", i) ? "*/"
+                    : source.startsWith("\"\"\"", i) ? "\"\"\"" : c == '"' ? "\"" : c == '\'' ? "'" : null;
+            if (close == null) {
+                b.append(c);
+                i++;
+                continue;
+            }
+            int from = i + (close.equals("*/") ? 2 : close.equals("\n") ? 2 : close.length());
+            int end = from;
+            while (end < source.length() && !source.startsWith(close, end)) {
+                end += source.charAt(end) == '\\' && !close.equals("\n") && !close.equals("*/") ? 2 : 1;
+            }
+            end = Math.min(source.length(), end + (close.equals("\n") ? 0 : close.length()));
+            for (int k = i; k < end; k++) {
+                b.append(source.charAt(k) == '\n' ? '\n' : ' ');
+            }
+            i = end;
+        }
+        return b.toString();
+    }
+
+    @Test
+    void everyModule_keepsItsDependencyRule() throws IOException {
+        List<Path> modules = modules();
+        assertThat(modules.stream().map(m -> m.getFileName().toString()))
+                .as("the scan finds the modules it guards").contains("plugin", "cgroup", "bridge");
+        List<Violation> all = new ArrayList<>();
+        int files = 0;
+        for (Path module : modules) {
+            List<String> forbidden = FORBIDDEN.getOrDefault(module.getFileName().toString(), List.of());
+            List<Path> sources;
+            try (Stream<Path> s = Files.walk(module.resolve("src/main/java"))) {
+                sources = s.filter(p -> p.toString().endsWith(".java")).sorted().collect(Collectors.toList());
+            }
+            for (Path f : sources) {
+                files++;
+                all.addAll(violations(ROOT.relativize(f).toString(), Files.readString(f), forbidden));
+            }
+        }
+        assertThat(files).as("Java sources scanned").isGreaterThan(50);
+        assertThat(all).as("uses of packages a module may not depend on (STYLE.md, issue 12)").isEmpty();
+    }
+
+    /** The checker itself, on sources held in memory: each row a file and the names it must report. */
+    @Test
+    void violations_table_reportsWhatBreaksTheRuleAndNothingElse() {
+        List<String> plugin = FORBIDDEN.get("plugin");
+        List<String> cgroup = FORBIDDEN.get("cgroup");
+        Object[][] rows = {
+            // plugin may not import the daemon, the wire, the journal, the CLI or the device policy
+            {plugin, "package rsmap.alloc;\nimport rsmap.daemon.Daemon;\nclass A {}\n", List.of("2:rsmap.daemon.Daemon")},
+            {plugin, "package rsmap.alloc;\nimport static rsmap.cli.Main.run;\n", List.of("2:rsmap.cli.Main.run")},
+            {plugin, "package rsmap.alloc;\nimport rsmap.wire.*;\n", List.of("2:rsmap.wire")},
+            {plugin, "package rsmap.alloc;\nclass A {\n  rsmap.journal.Journal j;\n}\n", List.of("3:rsmap.journal.Journal")},
+            {plugin, "package rsmap.alloc;\nclass A { Object p = rsmap.device.DevicePolicy.NONE; }\n",
+                List.of("2:rsmap.device.DevicePolicy.NONE")},
+            {plugin, "package rsmap.device;\nclass A {}\n", List.of("1:rsmap.device")},
+            // what is allowed, or only looks like a use
+            {plugin, "package rsmap.alloc;\nimport rsmap.map.ResourceMap;\nimport java.util.List;\n", List.of()},
+            {plugin, "package rsmap.alloc;\n// see rsmap.daemon.Daemon\n/* rsmap.wire.Frame */\n/** {@link rsmap.cli.Main} */\n",
+                List.of()},
+            {plugin, "class A { String s = \"rsmap.daemon.Daemon \\\" rsmap.cli\"; char q = '\"'; }\n", List.of()},
+            {plugin, "class A { String t = \"\"\"\n  rsmap.journal.Journal\n  \"\"\"; }\n", List.of()},
+            {plugin, "import org.myrsmap.daemon.X;\nimport rsmap.daemonish.Y;\nimport rsmap.cli_tools.Z;\n", List.of()},
+            // cgroup may use the device policy (its own) and the plugin, not the daemon's parts
+            {cgroup, "package rsmap.device.v1;\nimport rsmap.device.DeviceBackend;\nimport rsmap.alloc.Grant;\n", List.of()},
+            {cgroup, "package rsmap.device.v1;\nimport rsmap.journal.Journal;\n", List.of("2:rsmap.journal.Journal")},
+            {cgroup, "package rsmap.device;\nclass A { void f() { rsmap.daemon.Daemon.main(null); } }\n",
+                List.of("2:rsmap.daemon.Daemon.main")},
+        };
+        for (Object[] row : rows) {
+            @SuppressWarnings("unchecked")
+            List<String> forbidden = (List<String>) row[0];
+            List<String> found = violations("A.java", (String) row[1], forbidden).stream()
+                    .map(v -> v.line() + ":" + v.name()).collect(Collectors.toList());
+            assertThat(found).as(String.valueOf(row[1])).isEqualTo(row[2]);
+        }
+    }
+}
