@@ -12,7 +12,6 @@ import java.util.Optional;
 import java.util.function.Supplier;
 import rsmap.ParseException;
 import rsmap.alloc.Decision;
-import rsmap.alloc.Explanation;
 import rsmap.alloc.JobSpec;
 import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
@@ -47,7 +46,7 @@ final class JobLifecycle {
      * and slots, no process entered yet) after a lost answer is answered with the grant already made (hole
      * 6, the idempotent prepare of Kubernetes DRA drivers); anything else for a job that holds a grant is
      * refused. execd already started the job here, so it cannot wait: a grant that is not possible now is
-     * refused with the reason, and nothing is left behind.
+     * refused with the core's reason, and nothing is left behind.
      */
     List<Frame> start(long tid, String id, String user, String request, int slots) throws Session.CommandException {
         Job held = s.jobs.get(id);
@@ -74,19 +73,15 @@ final class JobLifecycle {
                     + " entered before its JOB_START; their policy is removed before the grant");
             removePolicy(id);
         }
-        Decision d = s.cluster.submit(spec, s.cluster.now());
+        // The core decides now or says why not; nothing is queued (execd already started the job here).
+        Decision d = s.cluster.grantNow(spec, s.cluster.now());
         if (d.isRefused()) {
             throw new Session.CommandException(d.error());
         }
-        if (d.result() == Decision.Result.WAITING) {
-            Explanation x = s.cluster.explain(spec.request(), s.host());
-            s.cluster.finish(id, s.cluster.now());
-            StringBuilder why = new StringBuilder();
-            x.maps().stream().filter(m -> !m.canStart()).forEach(m -> why.append(why.length() > 0 ? "; " : "")
-                    .append(m.map()).append(": ").append(m.verdict()));
-            throw new Session.CommandException("job " + id + " cannot be granted now: " + why);
+        if (d.result() == Decision.Result.NOT_NOW) {
+            throw new Session.CommandException("job " + id + " cannot be granted now: " + d.error());
         }
-        Map<String, String> env = s.cluster.environment(id, s.host()).orElse(Map.of());
+        Map<String, String> env = d.grant().environment(s.host());
         Job job = new Job(id, user, request, slots, d.grant(), env, Map.of());
         try {
             journal.append(JournalRecord.Started.of(job).line());

@@ -83,7 +83,7 @@ final class Recovery {
             if (d.isRefused()) {
                 throw new IOException("job " + j.id() + " cannot be restored: " + d.error());
             }
-            s.jobs.put(j.id(), j.withEnv(s.cluster.environment(j.id(), s.host()).orElse(Map.of())));
+            s.jobs.put(j.id(), j.withEnv(r.grant().environment(s.host())));
         } else if (record instanceof JournalRecord.Entered e) {
             Job j = s.jobs.get(e.job());
             if (j != null) {
