@@ -87,7 +87,8 @@ class BackendProofIT {
                 assertThat(p.waitFor(1, TimeUnit.SECONDS)).as("rsmapd still runs (stderr: %s)", stderr()).isTrue();
                 assertThat(p.exitValue()).as("stderr: %s", stderr()).isEqualTo(2);
                 assertThat(stderr()).singleElement().asString()
-                        .startsWith("error: device_backend: cgroup-v1 cannot enforce device isolation here: ")
+                        .startsWith("error: " + tmp.resolve("rsmapd.conf") + ": line ")
+                        .contains(": device_backend: cgroup-v1 cannot enforce device isolation here: ")
                         .contains(DEVICES + " is a tmpfs mount");
                 assertThat(tmp.resolve("rsmapd.sock")).doesNotExist();
             } finally {
