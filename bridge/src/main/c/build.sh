@@ -36,7 +36,7 @@ gcc $cflags -I"$here" -static -o "$out/rsmap-hook" "$here/rsmap-hook.c" "$lib/li
 ln -sf rsmap-hook "$out/rsmap-starter"
 [ "$only" = hook ] && exit 0
 
-# The test drivers of the table-free parts (request form, slots): RequestCheckTest, SlurmSlotsTest.
+# The test drivers of the table-free parts (request form, slots): RequestCheckIT, SlurmSlotsIT.
 gcc $cflags -I"$here" -o "$out/rsmap-request-check" "$test/request-check.c" "$lib/librsmap-client.a"
 gcc $cflags -I"$here" -o "$out/slurm-slots-check" "$test/slots-check.c" "$lib/slurm-slots.o"
 

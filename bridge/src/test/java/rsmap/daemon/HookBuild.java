@@ -51,7 +51,7 @@ final class HookBuild implements AutoCloseable {
                 dir.resolve("native").resolve("librsmap-client.a").toString());
         // A directory any user may create sockets and logs in: the job user's fake daemon lives here.
         Files.createDirectories(dir.resolve("run"));
-        ExecdStubTest.sh("chmod 1777 " + dir.resolve("run"));
+        ExecdStubIT.sh("chmod 1777 " + dir.resolve("run"));
     }
 
     private static void build(String... cmd) throws Exception {
@@ -67,13 +67,13 @@ final class HookBuild implements AutoCloseable {
             return cmd;
         }
         List<String> all = new ArrayList<>(List.of("setpriv", "--reuid=" + user,
-                "--regid=" + ExecdStubTest.sh("id -g " + user).strip(), "--clear-groups"));
+                "--regid=" + ExecdStubIT.sh("id -g " + user).strip(), "--clear-groups"));
         all.addAll(cmd);
         return all;
     }
 
     static long uid(String user) throws Exception {
-        return Long.parseLong(ExecdStubTest.sh("id -u " + user).strip());
+        return Long.parseLong(ExecdStubIT.sh("id -u " + user).strip());
     }
 
     /** fake-rsmapd on {@code dir/run/<name>.sock} as {@code user}, its commands in {@code dir/run/<name>.log}. */
@@ -115,7 +115,7 @@ final class HookBuild implements AutoCloseable {
     }
 
     void uninstall() throws Exception {
-        ExecdStubTest.sh("rm -rf " + sysconf);
+        ExecdStubIT.sh("rm -rf " + sysconf);
     }
 
     @Override

@@ -35,9 +35,9 @@ class HookFailClosedIT {
     @BeforeAll
     void build() throws Exception {
         String why = null;
-        if (!ExecdStubTest.sh("id -u").strip().equals("0")) {
+        if (!ExecdStubIT.sh("id -u").strip().equals("0")) {
             why = "running hooks as the job user needs root";
-        } else if (ExecdStubTest.sh("command -v setpriv; command -v gcc").lines().count() < 2) {
+        } else if (ExecdStubIT.sh("command -v setpriv; command -v gcc").lines().count() < 2) {
             why = "setpriv and gcc are needed";
         }
         if (why != null) {
@@ -47,7 +47,7 @@ class HookFailClosedIT {
             Assumptions.abort(why);
         }
         build = new HookBuild();
-        user = ExecdStubTest.jobUser();
+        user = ExecdStubIT.jobUser();
     }
 
     @AfterAll
@@ -257,12 +257,12 @@ class HookFailClosedIT {
         Path dir = Files.createDirectories(build.dir.resolve("iso"));
         Path gpu0 = dir.resolve("nvidia0");
         Path gpu1 = dir.resolve("nvidia1");
-        ExecdStubTest.sh("mknod -m 666 " + gpu0 + " c 195 0 && mknod -m 666 " + gpu1 + " c 195 1");
+        ExecdStubIT.sh("mknod -m 666 " + gpu0 + " c 195 0 && mknod -m 666 " + gpu1 + " c 195 1");
         Config config = TestDaemon.config(dir, "gpu=2(gpu0[devices=" + gpu0 + ":rw] gpu1[devices=" + gpu1 + ":rw])",
                 "device_backend = cgroup-v1", "socket_mode = 0666", "reconcile_interval = 0");
         String id = ProcessHandle.current().pid() + "9";
         try (Daemon daemon = TestDaemon.start(config)) {
-            List<String> cmd = new ArrayList<>(List.of(ExecdStubTest.STUB.toString(), "--spool",
+            List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
                     dir.resolve("spool").toString(), "--host", "node01", "--job", id, "--cwd", "/", "--tmpdir",
                     dir.toString(), "--user", user, "--prolog", "root@" + build.hook + " prolog",
                     "--starter", build.starter.toString(), "--epilog", "root@" + build.hook + " epilog", "--",
@@ -281,7 +281,7 @@ class HookFailClosedIT {
             assertThat(out).contains("null-ok").endsWith("exit=0");
             assertThat(daemon.cluster().runningJobs()).isEmpty();
         } finally {
-            ExecdStubTest.sh("rm -f " + gpu0 + " " + gpu1);
+            ExecdStubIT.sh("rm -f " + gpu0 + " " + gpu1);
         }
     }
 }

@@ -33,9 +33,9 @@ class HookTrustIT {
     @BeforeAll
     void build() throws Exception {
         String why = null;
-        if (!ExecdStubTest.sh("id -u").strip().equals("0")) {
+        if (!ExecdStubIT.sh("id -u").strip().equals("0")) {
             why = "running the job user's daemon and starter needs root";
-        } else if (ExecdStubTest.sh("command -v setpriv; command -v gcc").lines().count() < 2) {
+        } else if (ExecdStubIT.sh("command -v setpriv; command -v gcc").lines().count() < 2) {
             why = "setpriv and gcc are needed";
         }
         if (why != null) {
@@ -45,7 +45,7 @@ class HookTrustIT {
             Assumptions.abort(why);
         }
         build = new HookBuild();
-        user = ExecdStubTest.jobUser();
+        user = ExecdStubIT.jobUser();
         uid = HookBuild.uid(user);
         // The job owner's own daemon, where the job's RSMAP_SOCKET points: it grants every card.
         owners = build.fake(user, "owners", "grant", GRANT);
@@ -123,7 +123,7 @@ class HookTrustIT {
             """)
     void starter_configurationThatCannotBeBelieved_refuses(String change, String why) throws Exception {
         build.install("complexes = /etc/rsmap/complexes\ndaemon_user = " + user + "\n");
-        ExecdStubTest.sh(change.replace("USER", user).replace("SYSCONF", build.sysconf.toString()));
+        ExecdStubIT.sh(change.replace("USER", user).replace("SYSCONF", build.sysconf.toString()));
         HookBuild.Run r = starter(owners, marker());
         assertThat(r.code()).as(r.err()).isEqualTo(100);
         assertThat(r.err()).isEqualTo("rsmap-hook: not trusting the server at " + owners + " (uid " + uid + "): "

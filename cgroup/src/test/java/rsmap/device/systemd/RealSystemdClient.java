@@ -1,4 +1,4 @@
-// The client half of RealSystemdTest: a JVM started inside the PID namespace of the test's systemd
+// The client half of RealSystemdIT: a JVM started inside the PID namespace of the test's systemd
 // (nsenter -t <init> -p), driving SystemdBackend on that systemd's private socket, reached through
 // /proc/<init>/root/run/systemd/private (its address is the first argument). It has to run inside
 // the PID namespace: systemd's private socket authenticates a peer by SO_PEERCRED, and a peer outside

@@ -21,7 +21,7 @@ import rsmap.device.DevicePolicyException;
 import rsmap.device.FakeDevices;
 import rsmap.map.Instance;
 
-class CgroupV1BackendTest {
+class CgroupV1BackendIT {
     final CgroupV1Backend backend = new CgroupV1Backend(CgroupV1Backend.DEFAULT_ROOT);
     final String job = "test-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
     Path dir;

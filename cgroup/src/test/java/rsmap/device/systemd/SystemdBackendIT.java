@@ -23,7 +23,7 @@ import rsmap.device.DeviceRule;
 import rsmap.device.FakeDevices;
 import rsmap.map.DeviceList.Mode;
 
-class SystemdBackendTest {
+class SystemdBackendIT {
     static PrivateBus bus;
     static SystemdStandIn systemd;
     SystemdBackend backend;

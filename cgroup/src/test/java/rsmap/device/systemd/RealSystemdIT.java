@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import rsmap.device.DevicePolicy;
 import rsmap.device.FakeDevices;
 
-class RealSystemdTest {
+class RealSystemdIT {
     static final String ENV = "RSMAP_REAL_SYSTEMD";
     static final Path CGROUPS = Path.of("/sys/fs/cgroup");
     /** The cgroup (in every hierarchy) the namespace's systemd runs and makes its units' cgroups in. */
@@ -43,11 +43,11 @@ class RealSystemdTest {
         if (!wanted) {
             String why = ENV + "=1 not set: this test boots a real systemd as PID 1 of new namespaces"
                     + " (systemd-ns/boot.sh); set it to run it (root, cgroup v1 devices, /lib/systemd/systemd)";
-            System.out.println("RealSystemdTest skipped: " + why);
+            System.out.println("RealSystemdIT skipped: " + why);
             assumeTrue(false, why);
         }
         FakeDevices.requireRoot("boots systemd in new namespaces and reads its devices cgroups");
-        bootScript = Path.of(RealSystemdTest.class.getResource("/systemd-ns/boot.sh").toURI());
+        bootScript = Path.of(RealSystemdIT.class.getResource("/systemd-ns/boot.sh").toURI());
         // fake GPU nodes: under /dev, since systemd refuses DeviceAllow= paths elsewhere ("DeviceAllow=
         // requires device node or pattern"); the namespace shares the host's /dev
         nodes = Files.createDirectory(Path.of("/dev", NAME));

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
 
-class RequestCheckTest {
+class RequestCheckIT {
     static final Path CHECK = Path.of("target", "rsmap-request-check");
     static ComplexTable table;
 

@@ -30,7 +30,7 @@ import rsmap.wire.Session;
 import rsmap.wire.TestClient;
 
 @Timeout(300)
-class KillDuringBurstTest {
+class KillDuringBurstIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int JOBS = 200;
     @TempDir
@@ -56,7 +56,7 @@ class KillDuringBurstTest {
 
     /** rsmap-hook prolog or epilog of one job, as execd runs it. */
     private static Hook hook(String mode, String job, Path socket) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(RsmapHookTest.HOOK.toAbsolutePath().toString(), mode);
+        ProcessBuilder pb = new ProcessBuilder(RsmapHookIT.HOOK.toAbsolutePath().toString(), mode);
         pb.environment().clear();
         pb.environment().putAll(Map.of("RSMAP_SOCKET", socket.toString(), "JOB_ID", job, "SGE_TASK_ID", "undefined",
                 "NSLOTS", "1", "USER", "alice", "RSMAP_REQUEST", "gpu=1"));
@@ -84,7 +84,7 @@ class KillDuringBurstTest {
             String job = Integer.toString(1000 + i);
             pool.execute(() -> {
                 try {
-                    ProcessBuilder pb = new ProcessBuilder(RsmapHookTest.HOOK.toAbsolutePath().toString(), "prolog");
+                    ProcessBuilder pb = new ProcessBuilder(RsmapHookIT.HOOK.toAbsolutePath().toString(), "prolog");
                     pb.environment().clear();
                     pb.environment().putAll(Map.of("RSMAP_SOCKET", config.socket().toString(), "JOB_ID", job,
                             "SGE_TASK_ID", "undefined", "NSLOTS", "1", "USER", "alice", "RSMAP_REQUEST", "gpu=1"));
@@ -170,7 +170,7 @@ class KillDuringBurstTest {
             }
             JsonNode end = JSON.readTree(c.call(Frame.of(4, Code.QUERY.value())).get(0).text(0));
             assertThat(end.path("jobs")).as("nothing leaked").isEmpty();
-            System.out.printf("KillDuringBurstTest: %d answered before the kill, %d ambiguous: %d kept by the journal "
+            System.out.printf("KillDuringBurstIT: %d answered before the kill, %d ambiguous: %d kept by the journal "
                     + "and answered again on retry, %d granted on retry; %d held exactly once; all freed by their "
                     + "epilogs (%d retried epilogs OK)%n", JOBS - ambiguous, ambiguous, keptAndAnsweredAgain,
                     grantedOnRetry, holds.size(), JOBS / 10);

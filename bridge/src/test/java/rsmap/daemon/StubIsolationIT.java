@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 @Timeout(120)
-class StubIsolationTest {
+class StubIsolationIT {
     static final Path DEVICES = Path.of("/sys/fs/cgroup/devices");
     Path shared;
     Config config;
@@ -34,7 +34,7 @@ class StubIsolationTest {
     @BeforeEach
     void start() throws Exception {
         String why = null;
-        if (!ExecdStubTest.sh("id -u").strip().equals("0")) {
+        if (!ExecdStubIT.sh("id -u").strip().equals("0")) {
             why = "device isolation and switching users need root";
         } else if (!Files.isRegularFile(DEVICES.resolve("devices.allow"))) {
             why = "no cgroup v1 devices controller at " + DEVICES;
@@ -49,8 +49,8 @@ class StubIsolationTest {
                 PosixFilePermissions.fromString("rwxr-xr-x")));
         gpu0 = shared.resolve("nvidia0");
         gpu1 = shared.resolve("nvidia1");
-        ExecdStubTest.sh("mknod -m 666 " + gpu0 + " c 195 0 && mknod -m 666 " + gpu1 + " c 195 1");
-        Files.copy(ExecdStubTest.HOOK, shared.resolve("rsmap-hook"));
+        ExecdStubIT.sh("mknod -m 666 " + gpu0 + " c 195 0 && mknod -m 666 " + gpu1 + " c 195 1");
+        Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
         Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
         config = TestDaemon.config(shared, "gpu=2(gpu0[devices=" + gpu0 + ":rw] gpu1[devices=" + gpu1 + ":rw])",
                 "device_backend = cgroup-v1", "socket_mode = 0666", "reconcile_interval = 0");
@@ -72,9 +72,9 @@ class StubIsolationTest {
     }
 
     private Process job(String id, String request, String shell) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(ExecdStubTest.STUB.toString(), "--spool",
+        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
                 shared.resolve("spool").toString(), "--host", "node01", "--job", id, "--cwd", "/", "--tmpdir",
-                shared.toString(), "--user", ExecdStubTest.jobUser(),
+                shared.toString(), "--user", ExecdStubIT.jobUser(),
                 "--prolog", "root@" + shared.resolve("rsmap-hook") + " prolog",
                 "--starter", shared.resolve("rsmap-starter").toString(),
                 "--epilog", "root@" + shared.resolve("rsmap-hook") + " epilog", "--", "sh", "-c", shell));

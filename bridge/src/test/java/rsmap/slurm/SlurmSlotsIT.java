@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-class SlurmSlotsTest {
+class SlurmSlotsIT {
     static final Path CHECK = Path.of("target", "slurm-slots-check");
 
     /** SLURM_JOB_CPUS_PER_NODE | SLURM_JOB_NODELIST | SLURMD_NODENAME ("-": unset) | slots. */

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-class ExecdStubTest {
+class ExecdStubIT {
     static final Path STUB = Path.of("..", "native-stubs", "target", "execd-stub").toAbsolutePath().normalize();
     static final Path HOOK = Path.of("target", "rsmap-hook").toAbsolutePath();
 
