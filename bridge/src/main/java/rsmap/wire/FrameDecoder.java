@@ -10,13 +10,21 @@ import java.util.Optional;
  * Incremental decoder in the manner of Netty's LengthFieldBasedFrameDecoder: {@link #feed} appends
  * bytes, {@link #next} returns a frame once one is complete, empty when more bytes are needed. A
  * maximum frame length is mandatory and checked before anything is buffered for the frame.
+ *
+ * <p>Memory follows the bytes that arrived, never a declared LENGTH: the buffer starts empty, grows with
+ * what is fed (at most to one maximum frame plus the piece that overflowed it) and is given back once
+ * every frame in it was taken, so that an idle connection holds no buffer (issue 11, hole 8).
  */
 public final class FrameDecoder {
     /** The default maximum: 1 MiB (issue 5). */
     public static final int DEFAULT_MAX_FRAME = 1 << 20;
 
+    /** Buffers at most this large are kept between frames; larger ones are dropped when empty. */
+    private static final int KEPT = 4096;
+    private static final byte[] NONE = new byte[0];
+
     private final int maxFrame;
-    private byte[] buf = new byte[256];
+    private byte[] buf = NONE;
     private int start;
     private int end;
     private boolean broken;
@@ -30,16 +38,40 @@ public final class FrameDecoder {
 
     /** Appends bytes read from the stream. */
     public void feed(byte[] bytes, int off, int len) {
-        if (end + len > buf.length) {
-            int live = end - start;
-            byte[] next = live + len > buf.length ? new byte[Math.max(buf.length * 2, live + len)] : buf;
-            System.arraycopy(buf, start, next, 0, live);
-            buf = next;
-            start = 0;
-            end = live;
-        }
+        room(len);
         System.arraycopy(bytes, off, buf, end, len);
         end += len;
+    }
+
+    /** Appends the remaining bytes of {@code bytes} (a channel's read buffer), consuming them. */
+    public void feed(java.nio.ByteBuffer bytes) {
+        int len = bytes.remaining();
+        room(len);
+        bytes.get(buf, end, len);
+        end += len;
+    }
+
+    /** Makes room for {@code len} more bytes: doubling, but never beyond one maximum frame unless needed. */
+    private void room(int len) {
+        if (end + len <= buf.length) {
+            return;
+        }
+        int live = end - start;
+        int need = live + len;
+        byte[] next = buf;
+        if (need > buf.length) {
+            int cap = Math.min(Math.max(256, buf.length * 2), Frame.LENGTH_DIGITS + maxFrame);
+            next = new byte[Math.max(need, cap)];
+        }
+        System.arraycopy(buf, start, next, 0, live);
+        buf = next;
+        start = 0;
+        end = live;
+    }
+
+    /** Bytes this decoder holds in memory (its buffer), fed or not: what a server accounts for it. */
+    public int capacity() {
+        return buf.length;
     }
 
     /** Bytes fed but not yet consumed by a frame. */
@@ -77,15 +109,25 @@ public final class FrameDecoder {
         int body = start + Frame.LENGTH_DIGITS;
         int stop = (int) (body + length);
         start = stop; // the frame is delimited: whatever is wrong inside it, the next one starts here
-        long tid = hex(body, 8);
-        if (tid < 0) {
-            throw new FrameException("TID is not 8 hex digits: '" + ascii(body, 8) + "'", false, 0);
+        try {
+            long tid = hex(body, 8);
+            if (tid < 0) {
+                throw new FrameException("TID is not 8 hex digits: '" + ascii(body, 8) + "'", false, 0);
+            }
+            long code = hex(body + 8, 4);
+            if (code < 0) {
+                throw new FrameException("CODE is not 4 hex digits: '" + ascii(body + 8, 4) + "'", false, tid);
+            }
+            return Optional.of(new Frame(tid, (int) code, args(body + Frame.HEADER, stop, tid)));
+        } finally {
+            if (start == end) { // every byte taken: start over, and give a large buffer back
+                start = 0;
+                end = 0;
+                if (buf.length > KEPT) {
+                    buf = NONE;
+                }
+            }
         }
-        long code = hex(body + 8, 4);
-        if (code < 0) {
-            throw new FrameException("CODE is not 4 hex digits: '" + ascii(body + 8, 4) + "'", false, tid);
-        }
-        return Optional.of(new Frame(tid, (int) code, args(body + Frame.HEADER, stop, tid)));
     }
 
     private List<byte[]> args(int p, int stop, long tid) throws FrameException {
