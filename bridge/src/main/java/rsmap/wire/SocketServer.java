@@ -304,18 +304,23 @@ public final class SocketServer implements AutoCloseable {
             switch (why) {
                 case "idle":
                     timedOut.incrementAndGet();
-                    kill(c, "idle for " + limits.idleTimeout().toSeconds() + " s: the connection is closed");
+                    kill(c, "idle for " + seconds(limits.idleTimeout()) + ": the connection is closed");
                     break;
                 case "frame":
                     timedOut.incrementAndGet();
-                    kill(c, "a frame was not complete within " + limits.frameTimeout().toSeconds()
-                            + " s: the connection is closed");
+                    kill(c, "a frame was not complete within " + seconds(limits.frameTimeout())
+                            + ": the connection is closed");
                     break;
                 default:
                     kill(c, null); // closing, and the client did not read its last answers in time
             }
         }
         shedOutput();
+    }
+
+    private static String seconds(java.time.Duration d) {
+        long ms = d.toMillis();
+        return ms % 1000 == 0 ? ms / 1000 + " s" : String.format(java.util.Locale.ROOT, "%.1f s", ms / 1000.0);
     }
 
     /** Input beyond the budget: the unprivileged connections holding most are closed until it fits. */
