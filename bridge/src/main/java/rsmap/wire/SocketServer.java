@@ -47,6 +47,13 @@ import java.util.function.Supplier;
 public final class SocketServer implements AutoCloseable {
     private static final int BUFFER = 64 * 1024;
     private static final int ACCEPTS_PER_ROUND = 256;
+    /**
+     * Connections the kernel queues before accept. Short on purpose: a privileged peer's connect waits
+     * behind every queued one, and a flooding peer keeps the queue full (at 4096, root waited ~400 ms
+     * behind 10,000 idle connections of nobody); a client finding it full sleeps in connect until accept
+     * makes room.
+     */
+    private static final int BACKLOG = 64;
     private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final long CLOSE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
     /** A connection whose unread answers exceed this gets its next command once the client has read. */
@@ -111,7 +118,7 @@ public final class SocketServer implements AutoCloseable {
         Files.deleteIfExists(temp);
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         try {
-            server.bind(UnixDomainSocketAddress.of(temp), 4096); // the kernel caps it at somaxconn
+            server.bind(UnixDomainSocketAddress.of(temp), BACKLOG);
             Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString(mode));
             if (!group.isEmpty()) {
                 var lookup = temp.getFileSystem().getUserPrincipalLookupService();
