@@ -52,7 +52,7 @@ final class Connection implements Session.Output {
         this.session = session;
         this.privileged = privileged;
         this.user = user;
-        this.decoder = new FrameDecoder(maxFrame);
+        this.decoder = new FrameDecoder(maxFrame, server.chunks());
         this.lastActive = System.nanoTime();
         session.attach(this);
     }
@@ -81,7 +81,7 @@ final class Connection implements Session.Output {
         direct.clear();
         int n = channel.read(direct);
         synchronized (this) {
-            if (n < 0) {
+            if (n < 0 || dead) {
                 eof = true;
                 return -1;
             }
@@ -158,6 +158,7 @@ final class Connection implements Session.Output {
         out.clear();
         server.addInput(-inputAccounted);
         inputAccounted = 0;
+        decoder.release();
         return true;
     }
 

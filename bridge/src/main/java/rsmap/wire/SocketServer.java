@@ -1,5 +1,5 @@
-// The Unix socket server of rsmapd: one selector thread accepts, reads and writes for every connection;
-// a few workers execute commands; a budget (ServerLimits) bounds what any unprivileged peer can hold.
+// The Unix socket server of rsmapd: one thread accepts and judges peers, one selector thread reads and
+// writes for every connection, a few workers execute commands; ServerLimits bounds what a peer can hold.
 package rsmap.wire;
 
 import java.io.IOException;
@@ -17,10 +17,10 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.PriorityBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -41,12 +41,12 @@ import java.util.function.Supplier;
  * buffer (heap buffers given to a channel take a temporary direct buffer per thread, which is how
  * "Cannot reserve 65536 bytes of direct buffer memory" came about) and copies into the connection's
  * decoder, which holds only bytes that arrived. Commands run on {@link ServerLimits#workers} threads,
- * one at a time per connection and privileged peers' first. Every connection is judged right after
- * accept (SO_PEERCRED), so a flood from one user delays a privileged peer by one round of the loop.
+ * one at a time per connection and privileged peers' first. A thread of its own accepts and judges
+ * every connection (SO_PEERCRED) as it arrives, so that a flood of connects neither slows the selector's
+ * rounds nor keeps a privileged peer's connect waiting behind more than the short listen backlog.
  */
 public final class SocketServer implements AutoCloseable {
     private static final int BUFFER = 64 * 1024;
-    private static final int ACCEPTS_PER_ROUND = 256;
     /**
      * Connections the kernel queues before accept. Short on purpose: a privileged peer's connect waits
      * behind every queued one, and a flooding peer keeps the queue full (at 4096, root waited ~400 ms
@@ -55,6 +55,7 @@ public final class SocketServer implements AutoCloseable {
      */
     private static final int BACKLOG = 64;
     private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final long TRIM_NANOS = TimeUnit.SECONDS.toNanos(10);
     private static final long CLOSE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
     /** A connection whose unread answers exceed this gets its next command once the client has read. */
     private static final long PAUSE_OUTPUT = 256 * 1024;
@@ -66,8 +67,8 @@ public final class SocketServer implements AutoCloseable {
     private final Path path;
     private final ServerSocketChannel server;
     private final Selector selector;
-    private final SelectionKey serverKey;
     private final Thread loop;
+    private final Thread acceptor;
     private final ThreadPoolExecutor workers;
     private final Supplier<Session.Handler> handlers;
     private final ServerLimits limits;
@@ -83,11 +84,14 @@ public final class SocketServer implements AutoCloseable {
     private final AtomicLong timedOut = new AtomicLong();
     private volatile boolean running = true;
 
+    /** Where every decoder's bytes are held: recycled, and given back a while after a flood. */
+    private final Chunks chunks;
+    /** Open connections of each unprivileged uid: counted up by the acceptor, down by the selector. */
+    private final Map<Object, Integer> perUser = new ConcurrentHashMap<>();
+
     // Owned by the selector thread.
     private final Set<Connection> connections = new LinkedHashSet<>();
-    private final Map<Object, Integer> perUser = new HashMap<>();
     private final ByteBuffer direct = ByteBuffer.allocateDirect(BUFFER);
-    private long acceptPausedUntil;
 
     /** Binds {@code path} (a stale socket file is replaced) and starts accepting. */
     public SocketServer(Path path, Supplier<Session.Handler> handlers, int maxFrame) throws IOException {
@@ -112,6 +116,7 @@ public final class SocketServer implements AutoCloseable {
         this.handlers = handlers;
         this.limits = limits;
         this.privileged = privileged;
+        this.chunks = Chunks.upTo(limits.maxBufferedInput());
         Path dir = path.toAbsolutePath().getParent();
         Files.createDirectories(dir);
         Path temp = dir.resolve("." + path.getFileName() + "." + ProcessHandle.current().pid());
@@ -126,9 +131,7 @@ public final class SocketServer implements AutoCloseable {
                         .setGroup(lookup.lookupPrincipalByGroupName(group));
             }
             Files.move(temp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            server.configureBlocking(false);
             selector = Selector.open();
-            serverKey = server.register(selector, SelectionKey.OP_ACCEPT);
         } catch (IOException e) {
             server.close();
             Files.deleteIfExists(temp);
@@ -141,6 +144,9 @@ public final class SocketServer implements AutoCloseable {
         loop = new Thread(this::loop, "rsmapd-selector");
         loop.setDaemon(true);
         loop.start();
+        acceptor = new Thread(this::accept, "rsmapd-accept");
+        acceptor.setDaemon(true);
+        acceptor.start();
     }
 
     /** A worker thread with its own direct buffer for writing answers. */
@@ -169,6 +175,7 @@ public final class SocketServer implements AutoCloseable {
 
     private void loop() {
         long lastSweep = System.nanoTime();
+        long lastTrim = lastSweep;
         try {
             while (running) {
                 selector.select(this::ready, TimeUnit.NANOSECONDS.toMillis(TICK_NANOS));
@@ -179,6 +186,10 @@ public final class SocketServer implements AutoCloseable {
                 if (now - lastSweep >= TICK_NANOS) {
                     lastSweep = now;
                     sweep(now);
+                }
+                if (now - lastTrim >= TRIM_NANOS) {
+                    lastTrim = now;
+                    chunks.trim();
                 }
             }
         } catch (IOException | ClosedSelectorException e) {
@@ -197,10 +208,6 @@ public final class SocketServer implements AutoCloseable {
 
     /** One ready key, handled once per round so that every connection gets its turn. */
     private void ready(SelectionKey key) {
-        if (key == serverKey) {
-            accept();
-            return;
-        }
         Connection c = (Connection) key.attachment();
         try {
             if (key.isValid() && key.isWritable()) {
@@ -214,47 +221,67 @@ public final class SocketServer implements AutoCloseable {
         }
     }
 
+    /** An admitted connection joins the selector. */
+    private void register(Connection c) {
+        try {
+            c.key = c.channel.register(selector, SelectionKey.OP_READ, c);
+            connections.add(c);
+        } catch (IOException | RuntimeException e) {
+            kill(c, null);
+        }
+    }
+
+    // ---- the accept thread ----
+
+    /**
+     * Accepts and judges every connection as soon as it arrives, on a thread of its own: the selector's
+     * rounds never wait for a flood of connects, and a privileged peer's connect waits only behind the
+     * few the kernel queued (see {@link #BACKLOG}).
+     */
     private void accept() {
-        for (int i = 0; i < ACCEPTS_PER_ROUND; i++) {
+        ByteBuffer out = ByteBuffer.allocateDirect(1024);
+        while (running) {
             SocketChannel ch;
             try {
                 ch = server.accept();
-            } catch (IOException e) { // out of file descriptors, say: let the others be served a while
-                serverKey.interestOps(0);
-                acceptPausedUntil = System.nanoTime() + TICK_NANOS;
-                return;
+            } catch (IOException e) {
+                if (!running || !server.isOpen()) {
+                    return;
+                }
+                try { // out of file descriptors, say: let the connections already open be served a while
+                    Thread.sleep(TimeUnit.NANOSECONDS.toMillis(TICK_NANOS));
+                } catch (InterruptedException stop) {
+                    return;
+                }
+                continue;
             }
-            if (ch == null) {
-                return;
-            }
-            admit(ch);
+            admit(ch, out);
         }
     }
 
     /** Judges a new peer at once: over its user's limit it gets one ERROR and is closed. */
-    private void admit(SocketChannel ch) {
+    private void admit(SocketChannel ch, ByteBuffer out) {
         Object user = null;
         try {
-            ch.configureBlocking(false);
             Session.Peer peer = PeerCredentials.of(ch);
             boolean priv = privileged.test(peer);
             if (!priv) {
-                user = peer.uid() >= 0 ? (Object) peer.uid() : peer.user();
-                int held = perUser.getOrDefault(user, 0);
-                if (held >= limits.perUserConnections()) {
-                    user = null;
+                Object uid = peer.uid() >= 0 ? (Object) peer.uid() : peer.user();
+                int limit = limits.perUserConnections();
+                if (perUser.merge(uid, 1, Integer::sum) > limit) {
+                    release(uid);
                     refused.incrementAndGet();
                     tell(ch, Session.error(0, "too many connections of user '" + peer.user() + "' (uid " + peer.uid()
-                            + "): the limit is " + limits.perUserConnections() + " per user"));
+                            + "): the limit is " + limit + " per user"), out);
                     ch.close();
                     return;
                 }
-                perUser.put(user, held + 1);
+                user = uid;
             }
+            ch.configureBlocking(false);
             Connection c = new Connection(this, ch, new Session(handlers.get(), peer), priv, user, limits.maxFrame());
-            c.key = ch.register(selector, SelectionKey.OP_READ, c);
-            connections.add(c);
             accepted.incrementAndGet();
+            onSelector(() -> register(c));
         } catch (IOException e) {
             if (user != null) {
                 release(user);
@@ -297,10 +324,6 @@ public final class SocketServer implements AutoCloseable {
 
     /** Closes the connections whose time is up, and sheds output beyond the budget. */
     private void sweep(long now) {
-        if (acceptPausedUntil != 0 && now - acceptPausedUntil > 0) {
-            acceptPausedUntil = 0;
-            serverKey.interestOps(SelectionKey.OP_ACCEPT);
-        }
         long idle = limits.idleTimeout().toNanos();
         long frame = limits.frameTimeout().toNanos();
         for (Connection c : new ArrayList<>(connections)) {
@@ -395,12 +418,13 @@ public final class SocketServer implements AutoCloseable {
         perUser.computeIfPresent(user, (u, n) -> n <= 1 ? null : n - 1);
     }
 
-    /** Writes one small frame to a fresh connection, if the socket takes it at once. */
-    private void tell(SocketChannel ch, Frame frame) {
-        direct.clear();
-        direct.put(frame.encode()).flip();
+    /** Writes one small frame to a fresh connection: nothing is in flight on it, so this never waits. */
+    private static void tell(SocketChannel ch, Frame frame, ByteBuffer out) {
+        out.clear();
+        byte[] b = frame.encode();
+        out.put(b, 0, Math.min(b.length, out.capacity())).flip();
         try {
-            ch.write(direct);
+            ch.write(out);
         } catch (IOException e) {
             // the peer is gone already
         }
@@ -473,6 +497,10 @@ public final class SocketServer implements AutoCloseable {
         }
     }
 
+    Chunks chunks() {
+        return chunks;
+    }
+
     long pauseOutput() {
         return Math.min(PAUSE_OUTPUT, limits.maxEventBacklog());
     }
@@ -494,6 +522,7 @@ public final class SocketServer implements AutoCloseable {
     @Override
     public void close() throws IOException {
         running = false;
+        server.close(); // ends the accept thread
         selector.wakeup();
         try {
             loop.join(TimeUnit.SECONDS.toMillis(5));

@@ -188,8 +188,8 @@ class ServerBudgetTest {
         int maxFrame = 1 << 20;
         AtomicInteger order = new AtomicInteger();
         // The first connection is privileged, the others are not (all of them are this JVM's).
-        // Buffers grow by doubling: 512 KiB (privileged) + 1 KiB + 1 MiB (large) is the first total over it.
-        start(ServerLimits.defaults(maxFrame).withMaxBufferedInput(1536 << 10), p -> order.getAndIncrement() == 0);
+        // 400 KiB (privileged) + 8 KiB (small: one chunk) + ~800 KiB of large's frame is over it.
+        start(ServerLimits.defaults(maxFrame).withMaxBufferedInput(1200 << 10), p -> order.getAndIncrement() == 0);
         try (TestClient privileged = initialised(); TestClient small = initialised(); TestClient large = initialised()) {
             byte[] mine = Frame.of(7, Code.QUERY.value(), "x".repeat(600 << 10)).encode();
             byte[] other = Frame.of(8, Code.QUERY.value(), "2", "0", "x".repeat(590 << 10)).encode();
@@ -204,7 +204,7 @@ class ServerBudgetTest {
             }
             Frame shed = large.next();
             assertThat(shed.tid()).isZero();
-            assertThat(shed.text(0)).startsWith("rsmapd holds more partial frames than its budget of 1572864 bytes;"
+            assertThat(shed.text(0)).startsWith("rsmapd holds more partial frames than its budget of 1228800 bytes;"
                     + " this connection held the most (");
             assertThat(large.next()).isNull();
             // The privileged one and the small one finish their frames and are answered.
