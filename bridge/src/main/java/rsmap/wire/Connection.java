@@ -61,7 +61,11 @@ final class Connection implements Session.Output {
     record Work(Connection connection, Frame frame, FrameException bad, long seq) implements Runnable, Comparable<Work> {
         @Override
         public void run() {
-            connection.execute(this);
+            try {
+                connection.execute(this);
+            } catch (RuntimeException e) { // never a connection left busy forever
+                connection.failed();
+            }
         }
 
         /** Privileged peers' commands first (root and the admin are never starved), then arrival order. */
@@ -236,6 +240,13 @@ final class Connection implements Session.Output {
             }
         }
         server.dispatch(this);
+    }
+
+    private void failed() {
+        synchronized (this) {
+            busy = false;
+        }
+        server.failed(this); // kills it, and then a worker ends its session
     }
 
     @Override

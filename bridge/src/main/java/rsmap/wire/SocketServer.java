@@ -180,7 +180,11 @@ public final class SocketServer implements AutoCloseable {
             while (running) {
                 selector.select(this::ready, TimeUnit.NANOSECONDS.toMillis(TICK_NANOS));
                 for (Runnable r = pending.poll(); r != null; r = pending.poll()) {
-                    r.run();
+                    try {
+                        r.run();
+                    } catch (RuntimeException e) {
+                        // one connection's trouble (a key cancelled under it): the loop serves the others
+                    }
                 }
                 long now = System.nanoTime();
                 if (now - lastSweep >= TICK_NANOS) {
@@ -458,6 +462,11 @@ public final class SocketServer implements AutoCloseable {
                 }
             });
         }
+    }
+
+    /** A worker's Work failed outside the session's own handling: the connection goes, its session ends. */
+    void failed(Connection c) {
+        onSelector(() -> kill(c, null));
     }
 
     /** After a command: the worker writes its answers itself; what the socket does not take, the selector does. */

@@ -97,7 +97,7 @@ class FloodIT {
                 Thread.sleep(1000); // let it build up
                 figures.add(measure(daemon, caller, job, f.connections() + " " + f.mode() + " connections", flooder,
                         FLOOD_SECONDS - 2));
-                assertThat(daemon.alive()).as("rsmapd survived the %s flood", f.mode()).isTrue();
+                assertAlive(daemon, "the " + f.mode() + " flood");
             }
         } finally {
             caller.shutdownNow();
@@ -116,6 +116,7 @@ class FloodIT {
      */
     private Figures measure(Rsmapd daemon, ExecutorService caller, AtomicLong job, String what, Process flooder,
                             int seconds) throws Exception {
+        assertAlive(daemon, what);
         AtomicLong maxRss = new AtomicLong(daemon.statusKiB("VmRSS"));
         Thread sampler = new Thread(() -> {
             while (!Thread.currentThread().isInterrupted()) {
@@ -132,6 +133,7 @@ class FloodIT {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         try {
             do {
+                assertAlive(daemon, what);
                 micros.add(jobStart(daemon, caller, job.incrementAndGet()));
             } while (flooder == null ? micros.size() < 60 : System.nanoTime() < until);
         } finally {
@@ -145,6 +147,15 @@ class FloodIT {
             assertThat(flooder.exitValue()).as("flooder: %s", said).isZero();
         }
         return new Figures(what, micros, maxRss.get(), said);
+    }
+
+    private static void assertAlive(Rsmapd daemon, String what) throws IOException {
+        if (!daemon.alive()) {
+            List<String> said = new ArrayList<>(Files.readAllLines(daemon.socket().resolveSibling("rsmapd.out")));
+            said.addAll(Files.readAllLines(daemon.socket().resolveSibling("rsmapd.err")));
+            throw new AssertionError("rsmapd died during " + what + "; the end of its output: "
+                    + said.subList(Math.max(0, said.size() - 3), said.size()));
+        }
     }
 
     /** connect, INIT, JOB_START as root, timed to the JOB_START's OK (the hook's path); then JOB_END, untimed. */
