@@ -73,6 +73,18 @@ class ServerBudgetTest {
         }
     }
 
+    /**
+     * Whether the server closed {@code c}: end of stream, or (Linux, AF_UNIX) ECONNRESET after the last
+     * bytes when the server closed with some of the client's bytes still unread.
+     */
+    static boolean closed(TestClient c) throws Exception {
+        try {
+            return c.next() == null;
+        } catch (java.net.SocketException e) {
+            return e.getMessage().contains("reset");
+        }
+    }
+
     TestClient initialised() throws Exception {
         TestClient c = new TestClient(server.path());
         assertThat(c.call(Frame.of(1, Code.INIT.value(), Session.VERSION))).containsExactly(Session.ok(1));
@@ -112,10 +124,13 @@ class ServerBudgetTest {
     private TestClient awaitAdmitted() throws Exception {
         for (int attempt = 0; attempt < 100; attempt++) {
             TestClient c = new TestClient(server.path());
-            c.send(Frame.of(1, Code.INIT.value(), Session.VERSION).encode());
-            Frame f = c.next();
-            if (f != null && f.equals(Session.ok(1))) {
-                return c;
+            try {
+                c.send(Frame.of(1, Code.INIT.value(), Session.VERSION).encode());
+                if (Session.ok(1).equals(c.next())) {
+                    return c;
+                }
+            } catch (IOException e) {
+                // refused and closed before the INIT went out: try again
             }
             c.close();
             Thread.sleep(20);
@@ -206,7 +221,7 @@ class ServerBudgetTest {
             assertThat(shed.tid()).isZero();
             assertThat(shed.text(0)).startsWith("rsmapd holds more partial frames than its budget of 1228800 bytes;"
                     + " this connection held the most (");
-            assertThat(large.next()).isNull();
+            assertThat(closed(large)).isTrue();
             // The privileged one and the small one finish their frames and are answered.
             privileged.send(Arrays.copyOfRange(mine, 400 << 10, mine.length));
             assertThat(privileged.untilDone(7)).hasSize(1); // "x..." is no number: an internal error, but an answer
@@ -233,8 +248,12 @@ class ServerBudgetTest {
             }
             assertThat(server.counters().shed()).isGreaterThanOrEqualTo(1);
             int answers = 0;
-            for (Frame f = sleeper.next(); f != null; f = sleeper.next()) {
-                answers += f.code() == Code.OK.value() ? 1 : 0;
+            try {
+                for (Frame f = sleeper.next(); f != null; f = sleeper.next()) {
+                    answers += f.code() == Code.OK.value() ? 1 : 0;
+                }
+            } catch (java.net.SocketException e) {
+                assertThat(e).hasMessageContaining("reset"); // see closed()
             }
             assertThat(answers).as("the sleeper was cut off").isLessThan(30);
             for (int tid = 10; tid < 40; tid++) {
