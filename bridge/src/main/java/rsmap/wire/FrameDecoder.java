@@ -1,7 +1,7 @@
 // Reads frames from a byte stream that arrives in arbitrary pieces; asks for more bytes, never blocks.
 package rsmap.wire;
 
-import java.io.ByteArrayOutputStream;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -10,41 +10,131 @@ import java.util.Optional;
  * Incremental decoder in the manner of Netty's LengthFieldBasedFrameDecoder: {@link #feed} appends
  * bytes, {@link #next} returns a frame once one is complete, empty when more bytes are needed. A
  * maximum frame length is mandatory and checked before anything is buffered for the frame.
+ *
+ * <pre>
+ * +----------+----------+------+----------------------------------+
+ * | LENGTH   | TID      | CODE | ARGS: (" " HEXLEN ":" BYTES)*    |
+ * | 8 hex    | 8 hex    | 4 hex|                                  |
+ * +----------+----------+------+----------------------------------+
+ *            |&lt;----------------- LENGTH bytes --------------------&gt;|
+ * </pre>
+ *
+ * <p>Memory follows the bytes that arrived, never a declared LENGTH (issue 11, hole 8): they are held in
+ * fixed-size {@link Chunks}, taken as bytes come and given back as frames are taken, so that a decoder
+ * with nothing pending holds nothing and a partial frame never costs a copy to grow. A server gives
+ * all its decoders one pool.
  */
 public final class FrameDecoder {
     /** The default maximum: 1 MiB (issue 5). */
     public static final int DEFAULT_MAX_FRAME = 1 << 20;
 
     private final int maxFrame;
-    private byte[] buf = new byte[256];
-    private int start;
-    private int end;
+    private final Chunks chunks;
+    /** The bytes fed and not yet taken: from {@code head} in the first chunk to {@code tail} in the last. */
+    private final ArrayDeque<byte[]> held = new ArrayDeque<>();
+    private int head;
+    private int tail;
+    private int buffered;
+    private final byte[] length = new byte[Frame.LENGTH_DIGITS];
     private boolean broken;
 
     public FrameDecoder(int maxFrame) {
+        this(maxFrame, new Chunks(1)); // one chunk kept between frames: no garbage per small frame
+    }
+
+    FrameDecoder(int maxFrame, Chunks chunks) {
         if (maxFrame < Frame.HEADER) {
             throw new IllegalArgumentException("max frame below the header size");
         }
         this.maxFrame = maxFrame;
+        this.chunks = chunks;
     }
 
     /** Appends bytes read from the stream. */
     public void feed(byte[] bytes, int off, int len) {
-        if (end + len > buf.length) {
-            int live = end - start;
-            byte[] next = live + len > buf.length ? new byte[Math.max(buf.length * 2, live + len)] : buf;
-            System.arraycopy(buf, start, next, 0, live);
-            buf = next;
-            start = 0;
-            end = live;
+        while (len > 0) {
+            int n = Math.min(len, room());
+            System.arraycopy(bytes, off, held.peekLast(), tail, n);
+            tail += n;
+            buffered += n;
+            off += n;
+            len -= n;
         }
-        System.arraycopy(bytes, off, buf, end, len);
-        end += len;
+    }
+
+    /** Appends the remaining bytes of {@code bytes} (a channel's read buffer), consuming them. */
+    public void feed(java.nio.ByteBuffer bytes) {
+        while (bytes.hasRemaining()) {
+            int n = Math.min(bytes.remaining(), room());
+            bytes.get(held.peekLast(), tail, n);
+            tail += n;
+            buffered += n;
+        }
+    }
+
+    /** Room in the last chunk, taking a new one when it is full. */
+    private int room() {
+        if (held.isEmpty() || tail == Chunks.SIZE) {
+            held.addLast(chunks.take());
+            tail = 0;
+        }
+        return Chunks.SIZE - tail;
+    }
+
+    /** Bytes this decoder holds in memory (its chunks): what a server accounts for it. */
+    public int capacity() {
+        return held.size() * Chunks.SIZE;
+    }
+
+    /** Copies the next {@code len} bytes into {@code to} at {@code at}; consumes them if {@code take}. */
+    private void copy(byte[] to, int at, int len, boolean take) {
+        if (take) {
+            while (len > 0) {
+                int end = held.size() == 1 ? tail : Chunks.SIZE;
+                int n = Math.min(len, end - head);
+                System.arraycopy(held.peekFirst(), head, to, at, n);
+                at += n;
+                len -= n;
+                head += n;
+                buffered -= n;
+                if (head == end) { // a chunk used up (or the last one emptied): back to the pool
+                    chunks.give(held.pollFirst());
+                    head = 0;
+                    if (held.isEmpty()) {
+                        tail = 0;
+                    }
+                }
+            }
+            return;
+        }
+        int from = head;
+        int i = 0;
+        for (byte[] c : held) {
+            if (len == 0) {
+                return;
+            }
+            int end = ++i == held.size() ? tail : Chunks.SIZE;
+            int n = Math.min(len, end - from);
+            System.arraycopy(c, from, to, at, n);
+            at += n;
+            len -= n;
+            from = 0;
+        }
+    }
+
+    /** Gives back the chunks of bytes that are no longer needed (the decoder is done with the stream). */
+    public void release() {
+        for (byte[] c = held.pollFirst(); c != null; c = held.pollFirst()) {
+            chunks.give(c);
+        }
+        head = 0;
+        tail = 0;
+        buffered = 0;
     }
 
     /** Bytes fed but not yet consumed by a frame. */
     public int buffered() {
-        return end - start;
+        return buffered;
     }
 
     /**
@@ -55,40 +145,43 @@ public final class FrameDecoder {
         if (broken) {
             throw new FrameException("the stream was broken by an earlier frame", true, 0);
         }
-        if (end - start < Frame.LENGTH_DIGITS) {
+        if (buffered < Frame.LENGTH_DIGITS) {
             return Optional.empty();
         }
-        long length = hex(start, Frame.LENGTH_DIGITS);
-        if (length < 0) {
+        copy(length, 0, Frame.LENGTH_DIGITS, false);
+        long len = hex(length, 0, Frame.LENGTH_DIGITS);
+        if (len < 0) {
             broken = true;
-            throw new FrameException("LENGTH is not 8 hex digits: '" + ascii(start, Frame.LENGTH_DIGITS) + "'", true, 0);
+            throw new FrameException("LENGTH is not 8 hex digits: '" + ascii(length, 0, Frame.LENGTH_DIGITS) + "'", true,
+                    0);
         }
-        if (length > maxFrame) {
+        if (len > maxFrame) {
             broken = true;
-            throw new FrameException("frame of " + length + " bytes is larger than the maximum " + maxFrame, true, 0);
+            throw new FrameException("frame of " + len + " bytes is larger than the maximum " + maxFrame, true, 0);
         }
-        if (length < Frame.HEADER) {
+        if (len < Frame.HEADER) {
             broken = true;
-            throw new FrameException("frame of " + length + " bytes is shorter than its TID and CODE", true, 0);
+            throw new FrameException("frame of " + len + " bytes is shorter than its TID and CODE", true, 0);
         }
-        if (end - start < Frame.LENGTH_DIGITS + length) {
+        if (buffered < Frame.LENGTH_DIGITS + len) {
             return Optional.empty();
         }
-        int body = start + Frame.LENGTH_DIGITS;
-        int stop = (int) (body + length);
-        start = stop; // the frame is delimited: whatever is wrong inside it, the next one starts here
-        long tid = hex(body, 8);
+        // The frame is delimited: whatever is wrong inside it, the next one starts after it.
+        copy(length, 0, Frame.LENGTH_DIGITS, true);
+        byte[] b = new byte[(int) len];
+        copy(b, 0, b.length, true);
+        long tid = hex(b, 0, 8);
         if (tid < 0) {
-            throw new FrameException("TID is not 8 hex digits: '" + ascii(body, 8) + "'", false, 0);
+            throw new FrameException("TID is not 8 hex digits: '" + ascii(b, 0, 8) + "'", false, 0);
         }
-        long code = hex(body + 8, 4);
+        long code = hex(b, 8, 4);
         if (code < 0) {
-            throw new FrameException("CODE is not 4 hex digits: '" + ascii(body + 8, 4) + "'", false, tid);
+            throw new FrameException("CODE is not 4 hex digits: '" + ascii(b, 8, 4) + "'", false, tid);
         }
-        return Optional.of(new Frame(tid, (int) code, args(body + Frame.HEADER, stop, tid)));
+        return Optional.of(new Frame(tid, (int) code, args(b, Frame.HEADER, b.length, tid)));
     }
 
-    private List<byte[]> args(int p, int stop, long tid) throws FrameException {
+    private static List<byte[]> args(byte[] buf, int p, int stop, long tid) throws FrameException {
         List<byte[]> args = new ArrayList<>();
         while (p < stop) {
             if (buf[p] != ' ') {
@@ -102,25 +195,23 @@ public final class FrameDecoder {
             if (colon >= stop || buf[colon] != ':' || colon == p) {
                 throw new FrameException("argument " + (args.size() + 1) + " has no HEXLEN: prefix", false, tid);
             }
-            long len = hex(p, colon - p);
+            long len = hex(buf, p, colon - p);
             if (len < 0) {
-                throw new FrameException("argument " + (args.size() + 1) + " has a bad length '" + ascii(p, colon - p) + "'",
+                throw new FrameException("argument " + (args.size() + 1) + " has a bad length '" + ascii(buf, p, colon - p) + "'",
                         false, tid);
             }
             p = colon + 1;
             if (len > stop - p) {
                 throw new FrameException("argument " + (args.size() + 1) + " is longer than its frame", false, tid);
             }
-            ByteArrayOutputStream a = new ByteArrayOutputStream((int) len);
-            a.write(buf, p, (int) len);
-            args.add(a.toByteArray());
+            args.add(java.util.Arrays.copyOfRange(buf, p, p + (int) len));
             p += (int) len;
         }
         return args;
     }
 
     /** The value of {@code digits} hex digits at {@code at}, or -1 if any is not a hex digit. */
-    private long hex(int at, int digits) {
+    private static long hex(byte[] buf, int at, int digits) {
         long v = 0;
         for (int i = 0; i < digits; i++) {
             int d = Character.digit(buf[at + i] & 0xff, 16);
@@ -132,9 +223,9 @@ public final class FrameDecoder {
         return v;
     }
 
-    private String ascii(int at, int len) {
+    private static String ascii(byte[] buf, int at, int len) {
         StringBuilder b = new StringBuilder();
-        for (int i = at; i < at + len && i < end; i++) {
+        for (int i = at; i < at + len && i < buf.length; i++) {
             int c = buf[i] & 0xff;
             b.append(c >= 0x20 && c < 0x7f ? String.valueOf((char) c) : String.format("\\x%02x", c));
         }

@@ -67,6 +67,8 @@ public final class Session {
     private volatile boolean closed;
     private boolean keepOpen;
     private boolean ended;
+    /** TIDs of commands left open ({@link #keepOpen}) whose OK or ERROR has not been posted yet. */
+    private final java.util.Set<Long> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     public Session(Handler handler, Peer peer) {
         this.handler = handler;
@@ -80,7 +82,16 @@ public final class Session {
 
     /** Sends an event outside the answer of the current command (the event stream); see {@link Output}. */
     public boolean post(Frame frame, boolean force) {
-        return output.post(frame, force);
+        boolean queued = output.post(frame, force);
+        if (frame.code() == Code.OK.value() || frame.code() == Code.ERROR.value()) {
+            open.remove(frame.tid()); // the open command has its end (or the connection is gone)
+        }
+        return queued;
+    }
+
+    /** Whether a command is still open (an event stream): the connection is not idle then. */
+    boolean hasOpenCommand() {
+        return !open.isEmpty();
     }
 
     /** Called by the handler: the current command stays open, its OK or ERROR comes later. */
@@ -137,6 +148,8 @@ public final class Session {
             out.addAll(handler.handle(code, command, this));
             if (!keepOpen) {
                 out.add(ok(tid));
+            } else {
+                open.add(tid);
             }
         } catch (CommandException e) {
             out.clear();

@@ -74,6 +74,10 @@ final class Rsmapd implements AutoCloseable {
         return dir.resolve("rsmapd.sock");
     }
 
+    boolean alive() {
+        return process.isAlive();
+    }
+
     /** A {@code /proc/<pid>/status} field in KiB, e.g. VmRSS (bin/rsmapd execs java: the pid is the JVM's). */
     long statusKiB(String field) throws IOException {
         return statusKiB(process.pid(), field);

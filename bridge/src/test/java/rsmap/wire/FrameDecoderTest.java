@@ -143,6 +143,31 @@ class FrameDecoderTest {
         }
     }
 
+    /** Issue 11, hole 8: 53 connections declaring 1 MiB frames must not cost 53 MiB before the bytes come. */
+    @Test
+    void memory_followsTheBytesThatArrived_notTheDeclaredLength_andIsGivenBackAfterTheFrame() throws FrameException {
+        Chunks pool = new Chunks(1000);
+        FrameDecoder d = new FrameDecoder(FrameDecoder.DEFAULT_MAX_FRAME, pool);
+        assertThat(d.capacity()).as("an idle connection holds nothing").isZero();
+        byte[] big = Frame.of(1, 2, "y".repeat(FrameDecoder.DEFAULT_MAX_FRAME - 40)).encode();
+        d.feed(big, 0, 30);
+        assertThat(d.next()).isEmpty();
+        assertThat(d.capacity()).isEqualTo(Chunks.SIZE);
+        for (int at = 30; at < big.length; at += 65536) {
+            d.feed(java.nio.ByteBuffer.wrap(big, at, Math.min(65536, big.length - at)));
+            assertThat(d.capacity()).isLessThan(d.buffered() + Chunks.SIZE);
+        }
+        assertThat(d.next()).isPresent();
+        assertThat(d.capacity()).as("given back").isZero();
+        assertThat(pool.free()).isEqualTo((big.length + Chunks.SIZE - 1) / Chunks.SIZE);
+        // The next frame takes its chunk from the pool; what was never needed is dropped at the next trim.
+        pool.trim();
+        d.feed(Frame.of(2, 3).encode(), 0, 20);
+        assertThat(d.next()).contains(Frame.of(2, 3));
+        pool.trim();
+        assertThat(pool.free()).as("one chunk was needed since the last trim").isEqualTo(1);
+    }
+
     static List<Frame> decodeAll(byte[] bytes) throws FrameException {
         FrameDecoder d = new FrameDecoder(FrameDecoder.DEFAULT_MAX_FRAME);
         d.feed(bytes, 0, bytes.length);

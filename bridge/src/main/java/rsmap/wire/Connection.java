@@ -1,0 +1,351 @@
+// One client connection of the SocketServer: its session, the bytes of its partial frame, the frames
+// waiting to go out, and the flags that keep its commands one at a time and its answers in order.
+package rsmap.wire;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import java.util.List;
+
+/**
+ * Shared by the selector thread (reads, writes when the socket was full, timeouts, closing) and the
+ * worker running its current command; every field below is guarded by {@code this}. Invariants: at
+ * most one {@link Work} of a connection is queued or running ({@code busy}); frames go out in the
+ * order they were queued; a dead connection queues nothing and reads nothing.
+ */
+final class Connection implements Session.Output {
+    private final SocketServer server;
+    final SocketChannel channel;
+    final Session session;
+    final boolean privileged;
+    /** The per-uid bucket of an unprivileged peer; null for a privileged one. */
+    final Object user;
+    SelectionKey key;
+
+    private final FrameDecoder decoder;
+    private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
+    /** Bytes in {@code out}, and the share of the server's input total this decoder accounts for. */
+    private long queued;
+    private long inputAccounted;
+    /** A Work of this connection is queued or running. */
+    private boolean busy;
+    /** The client closed its side: finish what arrived, then end. */
+    private boolean eof;
+    /** Closed for good; the session may still have to be ended. */
+    private boolean dead;
+    /** Close once everything queued is written (after QUIT or a fatal frame). */
+    private boolean closing;
+    private boolean ended;
+    /** OP_READ was taken off: a full frame waits behind the current command. */
+    private boolean readPaused;
+    private boolean writeWanted;
+    private long lastActive;
+    private long frameStarted;
+    private long closeBy;
+
+    Connection(SocketServer server, SocketChannel channel, Session session, boolean privileged, Object user,
+               int maxFrame) {
+        this.server = server;
+        this.channel = channel;
+        this.session = session;
+        this.privileged = privileged;
+        this.user = user;
+        this.decoder = new FrameDecoder(maxFrame, server.chunks());
+        this.lastActive = System.nanoTime();
+        session.attach(this);
+    }
+
+    /** A command (or bad frame) to execute, or the session's end, on a worker thread. */
+    record Work(Connection connection, Frame frame, FrameException bad, long seq) implements Runnable, Comparable<Work> {
+        @Override
+        public void run() {
+            try {
+                connection.execute(this);
+            } catch (RuntimeException e) { // never a connection left busy forever
+                connection.failed();
+            }
+        }
+
+        /** Privileged peers' commands first (root and the admin are never starved), then arrival order. */
+        @Override
+        public int compareTo(Work o) {
+            if (connection.privileged != o.connection.privileged) {
+                return connection.privileged ? -1 : 1;
+            }
+            return Long.compare(seq, o.seq);
+        }
+    }
+
+    // ---- selector thread ----
+
+    /** Reads what the socket has (once: other connections get their turn); -1 at end of stream. */
+    int read(ByteBuffer direct) throws IOException {
+        direct.clear();
+        int n = channel.read(direct);
+        synchronized (this) {
+            if (n < 0 || dead) {
+                eof = true;
+                return -1;
+            }
+            direct.flip();
+            if (decoder.buffered() == 0 && !busy) {
+                frameStarted = System.nanoTime();
+            }
+            decoder.feed(direct);
+            accountInput();
+        }
+        return n;
+    }
+
+    /** Whether reading should stop until the current command is done: a whole frame waits already. */
+    synchronized boolean shouldPauseReading(int maxFrame) {
+        if (!readPaused && !dead && decoder.buffered() >= Frame.LENGTH_DIGITS + maxFrame) {
+            readPaused = true;
+            return true;
+        }
+        return false;
+    }
+
+    synchronized long inputHeld() {
+        return inputAccounted;
+    }
+
+    synchronized long outputHeld() {
+        return queued;
+    }
+
+    /** What the timeout sweep should do now: null, or the reason to close the connection. */
+    synchronized String expired(long now, long idleNanos, long frameNanos) {
+        if (dead) {
+            return null;
+        }
+        if (closing) {
+            return now - closeBy > 0 ? "" : null;
+        }
+        if (busy) {
+            return null;
+        }
+        if (decoder.buffered() > 0) { // unless the next frame waits for the client to read its answers
+            return frameNanos > 0 && now - frameStarted > frameNanos && queued <= server.pauseOutput() ? "frame" : null;
+        }
+        if (idleNanos > 0 && out.isEmpty() && !eof && !session.hasOpenCommand() && now - lastActive > idleNanos) {
+            return "idle";
+        }
+        return null;
+    }
+
+    /**
+     * Marks the connection dead and gives back its buffers; true the first time. {@code last} (may be
+     * null) is written first if the socket takes it at once and no frame is half written. The caller (the
+     * selector thread) closes the channel; the session is ended by a worker through
+     * {@link SocketServer#dispatch}.
+     */
+    synchronized boolean die(Frame last, ByteBuffer direct) {
+        if (dead) {
+            return false;
+        }
+        if (last != null && out.isEmpty()) {
+            direct.clear();
+            byte[] b = last.encode();
+            direct.put(b, 0, Math.min(b.length, direct.capacity())).flip();
+            try {
+                channel.write(direct);
+            } catch (IOException e) {
+                // the client is gone: nothing to tell
+            }
+        }
+        dead = true;
+        server.addOutput(-queued);
+        queued = 0;
+        out.clear();
+        server.addInput(-inputAccounted);
+        inputAccounted = 0;
+        decoder.release();
+        return true;
+    }
+
+    synchronized boolean dead() {
+        return dead;
+    }
+
+    synchronized boolean closingAndFlushed() {
+        return closing && out.isEmpty();
+    }
+
+    /** Called by the selector thread after OP_WRITE was set: clear the wish before flushing again. */
+    synchronized void writeServed() {
+        writeWanted = false;
+    }
+
+    // ---- any thread ----
+
+    /**
+     * The next piece of work, or null: the next command if none is running and the client reads its
+     * answers; the session's end once the client is gone or the session over. Sets {@code busy}.
+     */
+    synchronized Work next(long seq) {
+        if (busy || ended) {
+            return null;
+        }
+        if (!dead && !session.closed() && queued <= server.pauseOutput()) {
+            try {
+                var frame = decoder.next();
+                accountInput();
+                if (frame.isPresent()) {
+                    busy = true;
+                    return new Work(this, frame.get(), null, seq);
+                }
+            } catch (FrameException e) {
+                accountInput();
+                busy = true;
+                return new Work(this, null, e, seq);
+            }
+        }
+        if (dead || session.closed() || eof && queued <= server.pauseOutput()) {
+            busy = true; // ends the session (eof: every complete frame before it was answered)
+            return new Work(this, null, null, seq);
+        }
+        return null;
+    }
+
+    /** Whether OP_READ should come back: reading was paused and there is room for the next frame. */
+    synchronized boolean shouldResumeReading(int maxFrame) {
+        if (readPaused && !dead && !eof && decoder.buffered() < Frame.LENGTH_DIGITS + maxFrame) {
+            readPaused = false;
+            return true;
+        }
+        return false;
+    }
+
+    /** Executes one Work on a worker thread, writes its answer, then hands the connection on. */
+    private void execute(Work w) {
+        if (w.frame == null && w.bad == null) {
+            session.end();
+            synchronized (this) {
+                ended = true;
+            }
+            server.closeWhenFlushed(this);
+            return;
+        }
+        List<Frame> answer = w.frame != null ? session.onCommand(w.frame) : List.of(session.onBadFrame(w.bad));
+        offer(answer, true);
+        server.flushFromWorker(this);
+        synchronized (this) {
+            busy = false;
+            lastActive = System.nanoTime();
+            if (decoder.buffered() > 0) {
+                frameStarted = lastActive; // what follows was read while the command ran
+            }
+        }
+        server.dispatch(this);
+    }
+
+    private void failed() {
+        synchronized (this) {
+            busy = false;
+        }
+        server.failed(this); // kills it, and then a worker ends its session
+    }
+
+    @Override
+    public boolean post(Frame frame, boolean force) {
+        if (!offer(List.of(frame), force)) {
+            return false;
+        }
+        server.flushLater(this);
+        return true;
+    }
+
+    /** Queues {@code frames} behind what was queued before; see {@link Session.Output#post}. */
+    private boolean offer(List<Frame> frames, boolean force) {
+        ByteBuffer[] encoded = new ByteBuffer[frames.size()];
+        long size = 0;
+        for (int i = 0; i < encoded.length; i++) {
+            encoded[i] = ByteBuffer.wrap(frames.get(i).encode());
+            size += encoded[i].remaining();
+        }
+        synchronized (this) {
+            if (dead || ended) {
+                return false;
+            }
+            if (!force && (queued + size > server.limits().maxEventBacklog()
+                    || server.outputTotal() + size > server.limits().maxQueuedOutput())) {
+                return false;
+            }
+            for (ByteBuffer b : encoded) {
+                out.add(b);
+            }
+            queued += size;
+            server.addOutput(size);
+        }
+        return true;
+    }
+
+    /**
+     * Writes what is queued through {@code direct} (this thread's buffer: heap buffers given to a channel
+     * would each take a temporary direct buffer) until done or the socket is full; true when all is out.
+     */
+    synchronized boolean flush(ByteBuffer direct) throws IOException {
+        while (!out.isEmpty() && !dead) {
+            direct.clear();
+            for (ByteBuffer b : out) {
+                if (!direct.hasRemaining()) {
+                    break;
+                }
+                ByteBuffer d = b.duplicate();
+                if (d.remaining() > direct.remaining()) {
+                    d.limit(d.position() + direct.remaining());
+                }
+                direct.put(d);
+            }
+            direct.flip();
+            int want = direct.remaining();
+            int n = channel.write(direct);
+            queued -= n;
+            server.addOutput(-n);
+            for (int left = n; left > 0;) {
+                ByteBuffer head = out.peek();
+                int take = Math.min(left, head.remaining());
+                head.position(head.position() + take);
+                left -= take;
+                if (!head.hasRemaining()) {
+                    out.poll();
+                }
+            }
+            if (n < want) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Whether the selector must be asked for OP_WRITE (once until it served the wish). */
+    synchronized boolean wantWrite() {
+        if (writeWanted || dead) {
+            return false;
+        }
+        writeWanted = true;
+        return true;
+    }
+
+    /** After QUIT, a fatal frame or the end of the session: close once the queue is written (or in 2 s). */
+    synchronized boolean startClosing(long graceNanos) {
+        if (closing || dead) {
+            return false;
+        }
+        closing = true;
+        closeBy = System.nanoTime() + graceNanos;
+        return true;
+    }
+
+    /** Brings the server's input total in line with this decoder's buffer. */
+    private void accountInput() {
+        long now = decoder.capacity();
+        if (now != inputAccounted && !dead) {
+            server.addInput(now - inputAccounted);
+            inputAccounted = now;
+        }
+    }
+}
