@@ -9,6 +9,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -22,6 +23,7 @@ import rsmap.journal.Journal;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
+import rsmap.wire.ServerLimits;
 import rsmap.wire.SocketServer;
 
 /**
@@ -103,7 +105,7 @@ public final class Daemon implements AutoCloseable {
                 public void closed(Session session) {
                     commands.closed(session);
                 }
-            }, config.maxFrame(), groupIfExists(config.socketGroup()), config.socketMode());
+            }, limits(), access::privileged, groupIfExists(config.socketGroup()), config.socketMode());
         } catch (IOException e) {
             throw new IOException(preflight.where("socket") + ": cannot serve " + config.socket() + ": " + reason(e), e);
         }
@@ -118,6 +120,13 @@ public final class Daemon implements AutoCloseable {
                     TimeUnit.SECONDS);
         }
         return this;
+    }
+
+    /** The server's budget against a flood from job owners (hole 8), from rsmapd.conf. */
+    private ServerLimits limits() {
+        return ServerLimits.defaults(config.maxFrame()).withPerUserConnections(config.maxConnectionsPerUser())
+                .withIdleTimeout(Duration.ofSeconds(config.idleTimeout()))
+                .withFrameTimeout(Duration.ofSeconds(config.frameTimeout()));
     }
 
     /** What went wrong with a file, in words: the JDK says only the path for some. */
