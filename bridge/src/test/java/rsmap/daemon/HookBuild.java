@@ -26,6 +26,25 @@ import java.util.stream.Stream;
  * a test writes it (then the hooks see an installed rsmapd).
  */
 final class HookBuild implements AutoCloseable {
+    /**
+     * What running hooks as the job's owner needs: root (to switch users, as execd does), setpriv and gcc.
+     * Missing under CI=true fails the test; elsewhere it is skipped with the reason.
+     */
+    static void requireRootSetprivGcc(String rootFor) throws Exception {
+        String why = null;
+        if (!ExecdStubIT.sh("id -u").strip().equals("0")) {
+            why = rootFor + " needs root";
+        } else if (ExecdStubIT.sh("command -v setpriv; command -v gcc").lines().count() < 2) {
+            why = "setpriv and gcc are needed";
+        }
+        if (why != null) {
+            if ("true".equals(System.getenv("CI"))) {
+                org.junit.jupiter.api.Assertions.fail(why);
+            }
+            org.junit.jupiter.api.Assumptions.abort(why);
+        }
+    }
+
     static final Path C = Path.of("src", "main", "c").toAbsolutePath();
     final Path dir;
     final Path hook;

@@ -67,6 +67,49 @@ class KillDuringBurstIT {
         return new Hook(h.exitValue(), out, err);
     }
 
+    /**
+     * The ambiguous case made certain: JOB_START journaled, rsmapd killed before the prolog read its answer
+     * (here: it never reads), restarted; the prolog run again for the job is answered with the kept grant
+     * (release 0.1.0 refused it "already holds" and the prolog exited 99), and one epilog frees it.
+     */
+    @Test
+    void aJournaledStartWhoseAnswerWasLost_retriedByTheProlog_getsTheSameGrant_andTheEpilogFreesIt()
+            throws Exception {
+        Config config = TestDaemon.config(tmp, "gpu=2(g0 g1)", "reconcile_interval = 0");
+        Path conf = tmp.resolve("rsmapd.conf");
+        Process daemon = daemonProcess(conf, config.socket());
+        try (TestClient c = new TestClient(config.socket())) {
+            c.send(Frame.of(1, Code.INIT.value(), Session.VERSION).encode());
+            c.send(Frame.of(2, Code.JOB_START.value(), "{\"job\":\"77\",\"task\":\"undefined\",\"user\":\"alice\","
+                    + "\"slots\":1,\"request\":\"gpu=1\"}").encode());
+            // Wait until it is journaled (the state says so), then kill before anyone reads the answer.
+            try (TestClient q = new TestClient(config.socket())) {
+                q.call(Frame.of(1, Code.INIT.value(), Session.VERSION));
+                for (int i = 0; i < 200 && !q.call(Frame.of(2, Code.QUERY.value())).get(0).text(0)
+                        .contains("\"job\":\"77\""); i++) {
+                    Thread.sleep(10);
+                }
+            }
+            daemon.destroyForcibly();
+            daemon.waitFor();
+        }
+        Process again = daemonProcess(conf, config.socket());
+        try {
+            Hook prolog = hook("prolog", "77", config.socket());
+            assertThat(prolog.exit).as(prolog.err).isZero();
+            assertThat(prolog.out).isEqualTo("SGE_HGR_gpu=g0");
+            Hook epilog = hook("epilog", "77", config.socket());
+            assertThat(epilog.exit).as(epilog.err).isZero();
+            try (TestClient c = new TestClient(config.socket())) {
+                c.call(Frame.of(1, Code.INIT.value(), Session.VERSION));
+                assertThat(JSON.readTree(c.call(Frame.of(2, Code.QUERY.value())).get(0).text(0)).path("jobs")).isEmpty();
+            }
+        } finally {
+            again.destroy();
+            again.waitFor(20, TimeUnit.SECONDS);
+        }
+    }
+
     @Test
     void sigkillDuringABurstOfJobStarts_losesNoAnsweredGrant_andDoublesNone() throws Exception {
         StringBuilder ids = new StringBuilder();
