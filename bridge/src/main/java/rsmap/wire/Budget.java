@@ -1,0 +1,148 @@
+// What the SocketServer's peers hold of its ServerLimits (connections per unprivileged uid, bytes of
+// partial frames, bytes of unread answers, time), and which connections go when one of them is broken.
+package rsmap.wire;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+
+/**
+ * Thread-safe accounting, filled by the acceptor, the selector and the workers. The judging methods run
+ * on the selector thread over its open connections; they close through {@code close}, which is given the
+ * connection and the reason its peer is told (null: nothing is told). Privileged connections are never
+ * shed, but their bytes count towards the totals (see {@link ServerLimits}).
+ */
+final class Budget {
+    /** A connection whose unread answers exceed this gets its next command once the client has read. */
+    private static final long PAUSE_OUTPUT = 256 * 1024;
+
+    private final ServerLimits limits;
+    /** Open connections of each unprivileged uid: counted up by the acceptor, down by the selector. */
+    private final Map<Object, Integer> perUser = new ConcurrentHashMap<>();
+    private final AtomicLong input = new AtomicLong();
+    private final AtomicLong output = new AtomicLong();
+    private final AtomicBoolean shedScheduled = new AtomicBoolean();
+    private final AtomicLong shed = new AtomicLong();
+    private final AtomicLong timedOut = new AtomicLong();
+
+    Budget(ServerLimits limits) {
+        this.limits = limits;
+    }
+
+    long shed() {
+        return shed.get();
+    }
+
+    long timedOut() {
+        return timedOut.get();
+    }
+
+    // ---- connections per user ----
+
+    /** Counts a new connection of {@code user}; false, and nothing counted, when that is over its limit. */
+    boolean open(Object user) {
+        if (perUser.merge(user, 1, Integer::sum) > limits.perUserConnections()) {
+            release(user);
+            return false;
+        }
+        return true;
+    }
+
+    /** A connection of {@code user} is closed (or was never served). */
+    void release(Object user) {
+        perUser.computeIfPresent(user, (u, n) -> n <= 1 ? null : n - 1);
+    }
+
+    // ---- bytes ----
+
+    long pauseOutput() {
+        return Math.min(PAUSE_OUTPUT, limits.maxEventBacklog());
+    }
+
+    long outputTotal() {
+        return output.get();
+    }
+
+    /** Counts bytes queued to write (negative: written or dropped); true when shedding must be scheduled. */
+    boolean addOutput(long bytes) {
+        return output.addAndGet(bytes) > limits.maxQueuedOutput() && bytes > 0 && !shedScheduled.getAndSet(true);
+    }
+
+    void addInput(long bytes) {
+        input.addAndGet(bytes);
+    }
+
+    /** Input beyond the budget: the unprivileged connections holding most are closed until it fits. */
+    void shedInput(Collection<Connection> open, BiConsumer<Connection, String> close) {
+        while (input.get() > limits.maxBufferedInput()) {
+            Connection worst = largest(open, true);
+            if (worst == null) {
+                return; // only privileged peers hold input: they are never shed
+            }
+            shed.incrementAndGet();
+            close.accept(worst, "rsmapd holds more partial frames than its budget of " + limits.maxBufferedInput()
+                    + " bytes; this connection held the most (" + worst.inputHeld() + " bytes) and is closed");
+        }
+    }
+
+    void shedOutput(Collection<Connection> open, BiConsumer<Connection, String> close) {
+        shedScheduled.set(false);
+        while (output.get() > limits.maxQueuedOutput()) {
+            Connection worst = largest(open, false);
+            if (worst == null) {
+                return;
+            }
+            shed.incrementAndGet();
+            close.accept(worst, null); // it does not read: an ERROR would only wait behind the rest
+        }
+    }
+
+    private static Connection largest(Collection<Connection> open, boolean ofInput) {
+        Connection worst = null;
+        long most = 0;
+        for (Connection c : open) {
+            long held = ofInput ? c.inputHeld() : c.outputHeld();
+            if (!c.privileged && held > most) {
+                worst = c;
+                most = held;
+            }
+        }
+        return worst;
+    }
+
+    // ---- time ----
+
+    /** Closes the connections whose time is up. */
+    void closeExpired(long now, Collection<Connection> open, BiConsumer<Connection, String> close) {
+        long idle = limits.idleTimeout().toNanos();
+        long frame = limits.frameTimeout().toNanos();
+        for (Connection c : new ArrayList<>(open)) {
+            String why = c.expired(now, idle, frame);
+            if (why == null) {
+                continue;
+            }
+            switch (why) {
+                case "idle":
+                    timedOut.incrementAndGet();
+                    close.accept(c, "idle for " + seconds(limits.idleTimeout()) + ": the connection is closed");
+                    break;
+                case "frame":
+                    timedOut.incrementAndGet();
+                    close.accept(c, "a frame was not complete within " + seconds(limits.frameTimeout())
+                            + ": the connection is closed");
+                    break;
+                default:
+                    close.accept(c, null); // closing, and the client did not read its last answers in time
+            }
+        }
+    }
+
+    private static String seconds(java.time.Duration d) {
+        long ms = d.toMillis();
+        return ms % 1000 == 0 ? ms / 1000 + " s" : String.format(java.util.Locale.ROOT, "%.1f s", ms / 1000.0);
+    }
+}

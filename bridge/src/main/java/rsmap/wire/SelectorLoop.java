@@ -1,0 +1,216 @@
+// The selector thread of the SocketServer: reads and writes for every connection through its one direct
+// buffer, runs what other threads hand it, closes connections, and checks the Budget every tick.
+package rsmap.wire;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * No thread or buffer belongs to a connection (issue 11, hole 8): this thread reads into its one direct
+ * buffer (heap buffers given to a channel take a temporary direct buffer per thread) and copies into the
+ * connection's decoder. Other threads never touch a key: they hand work here through the methods of the
+ * "any thread" section.
+ */
+final class SelectorLoop {
+    /** How often timeouts are checked and output is shed; also how long the acceptor pauses after an error. */
+    static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final long TRIM_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    private final SocketServer server;
+    private final Budget budget;
+    private final Selector selector;
+    private final Thread thread;
+    private final ConcurrentLinkedQueue<Runnable> pending = new ConcurrentLinkedQueue<>();
+    private volatile boolean running = true;
+
+    // Owned by the selector thread.
+    private final Set<Connection> connections = new LinkedHashSet<>();
+    private final ByteBuffer direct = ByteBuffer.allocateDirect(SocketServer.BUFFER);
+
+    SelectorLoop(SocketServer server, Budget budget) throws IOException {
+        this.server = server;
+        this.budget = budget;
+        this.selector = Selector.open();
+        this.thread = new Thread(this::loop, "rsmapd-selector");
+        thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /** Ends the loop (it closes every connection and the selector) and waits for it a while. */
+    void stop() {
+        running = false;
+        selector.wakeup();
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    // ---- the selector thread ----
+
+    private void loop() {
+        long lastSweep = System.nanoTime();
+        long lastTrim = lastSweep;
+        try {
+            while (running) {
+                selector.select(this::ready, TimeUnit.NANOSECONDS.toMillis(TICK_NANOS));
+                for (Runnable r = pending.poll(); r != null; r = pending.poll()) {
+                    try {
+                        r.run();
+                    } catch (RuntimeException e) {
+                        // one connection's trouble (a key cancelled under it): the loop serves the others
+                    }
+                }
+                long now = System.nanoTime();
+                if (now - lastSweep >= TICK_NANOS) {
+                    lastSweep = now;
+                    budget.closeExpired(now, connections, this::kill);
+                    budget.shedOutput(connections, this::kill);
+                }
+                if (now - lastTrim >= TRIM_NANOS) {
+                    lastTrim = now;
+                    server.chunks().trim();
+                }
+            }
+        } catch (IOException | ClosedSelectorException e) {
+            // the server is closing
+        } finally {
+            for (Connection c : new ArrayList<>(connections)) {
+                kill(c, null);
+            }
+            try {
+                selector.close();
+            } catch (IOException e) {
+                // closing: nothing more to do
+            }
+        }
+    }
+
+    /** One ready key, handled once per round so that every connection gets its turn. */
+    private void ready(SelectionKey key) {
+        Connection c = (Connection) key.attachment();
+        try {
+            if (key.isValid() && key.isWritable()) {
+                writable(c);
+            }
+            if (key.isValid() && key.isReadable()) {
+                readable(c);
+            }
+        } catch (IOException | RuntimeException e) {
+            kill(c, null); // the client is gone (or broke something): the loop goes on
+        }
+    }
+
+    private void readable(Connection c) throws IOException {
+        int n = c.read(direct);
+        if (n < 0) {
+            c.key.interestOpsAnd(~SelectionKey.OP_READ);
+        }
+        server.dispatch(c);
+        if (n >= 0 && c.shouldPauseReading(server.limits().maxFrame())) {
+            c.key.interestOpsAnd(~SelectionKey.OP_READ);
+        }
+        budget.shedInput(connections, this::kill);
+    }
+
+    private void writable(Connection c) throws IOException {
+        c.writeServed();
+        if (c.flush(direct)) {
+            c.key.interestOpsAnd(~SelectionKey.OP_WRITE);
+            if (c.closingAndFlushed()) {
+                kill(c, null);
+            } else {
+                server.dispatch(c); // the next command may have waited for the client to read
+            }
+        } else {
+            c.key.interestOpsOr(SelectionKey.OP_WRITE);
+        }
+    }
+
+    /**
+     * Closes {@code c} now, after one best-effort ERROR with TID 0 giving {@code reason} (unless null, or
+     * a frame is half written); a worker then ends its session.
+     */
+    private void kill(Connection c, String reason) {
+        if (!c.die(reason == null ? null : Session.error(0, reason), direct)) {
+            return;
+        }
+        connections.remove(c);
+        if (c.user != null) {
+            budget.release(c.user);
+        }
+        if (c.key != null) {
+            c.key.cancel();
+        }
+        try {
+            c.channel.close();
+        } catch (IOException e) {
+            // already gone
+        }
+        server.dispatch(c);
+    }
+
+    // ---- any thread ----
+
+    /** An admitted connection joins the selector. */
+    void register(Connection c) {
+        onSelector(() -> {
+            try {
+                c.key = c.channel.register(selector, SelectionKey.OP_READ, c);
+                connections.add(c);
+            } catch (IOException | RuntimeException e) {
+                kill(c, null);
+            }
+        });
+    }
+
+    /** Reading was paused and there is room again for the next frame. */
+    void resumeReading(Connection c) {
+        onSelector(() -> {
+            if (c.key.isValid()) {
+                c.key.interestOpsOr(SelectionKey.OP_READ);
+            }
+        });
+    }
+
+    /** The selector writes {@code c}'s queue when the socket can take it. */
+    void writeWhenWritable(Connection c) {
+        onSelector(() -> {
+            if (c.key.isValid()) {
+                c.key.interestOpsOr(SelectionKey.OP_WRITE);
+            }
+        });
+    }
+
+    /** Closes {@code c} at the selector's next round, telling the peer nothing. */
+    void close(Connection c) {
+        onSelector(() -> kill(c, null));
+    }
+
+    /** Output went over the budget: shed at the next round rather than waiting for the tick. */
+    void shedOutput() {
+        onSelector(() -> budget.shedOutput(connections, this::kill));
+    }
+
+    /** Runs {@code r} on the selector thread: now if this is it, else at its next round. */
+    private void onSelector(Runnable r) {
+        if (Thread.currentThread() == thread) {
+            r.run();
+        } else {
+            pending.add(r);
+            selector.wakeup();
+        }
+    }
+}

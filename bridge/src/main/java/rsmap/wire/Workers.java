@@ -1,0 +1,56 @@
+// The threads that execute the SocketServer's commands: one Work of a connection at a time, privileged
+// peers' first (Connection.Work orders itself), each thread with its own direct buffer for answers.
+package rsmap.wire;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.PriorityBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+final class Workers {
+    private final ThreadPoolExecutor pool;
+    /** Arrival order of Work, behind privilege. */
+    private final AtomicLong seq = new AtomicLong();
+
+    /** A worker thread with its own direct buffer for writing answers. */
+    static final class Worker extends Thread {
+        final ByteBuffer direct = ByteBuffer.allocateDirect(SocketServer.BUFFER);
+
+        Worker(Runnable r, String name) {
+            super(r, name);
+            setDaemon(true);
+        }
+    }
+
+    Workers(int threads) {
+        AtomicLong n = new AtomicLong();
+        pool = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.SECONDS,
+                new PriorityBlockingQueue<>(), r -> new Worker(r, "rsmapd-worker-" + n.incrementAndGet()));
+        pool.prestartAllCoreThreads(); // every Work goes through the queue, in its priority
+    }
+
+    /** Queues {@code c}'s next command (or its end); false when it has nothing to run now. */
+    boolean runNext(Connection c) {
+        Connection.Work w = c.next(seq.incrementAndGet());
+        if (w == null) {
+            return false;
+        }
+        try {
+            pool.execute(w);
+        } catch (RejectedExecutionException e) {
+            // the server is closing
+        }
+        return true;
+    }
+
+    void stop() {
+        pool.shutdownNow();
+        try {
+            pool.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
