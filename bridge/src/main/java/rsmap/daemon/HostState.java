@@ -2,7 +2,6 @@
 // configuration generation, the jobs holding grants, and what is parsed once and reused.
 package rsmap.daemon;
 
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -18,7 +17,6 @@ import rsmap.alloc.JobSpec;
 import rsmap.complex.ComplexTable;
 import rsmap.map.ComplexValues;
 import rsmap.map.Instance;
-import rsmap.map.ResourceMap;
 
 /** Mutable; every change happens under the daemon's lock ({@link Daemon}). */
 final class HostState {
@@ -122,14 +120,7 @@ final class HostState {
 
     /** The instances behind a job's grant on this host (and the global host), for its device policy. */
     List<Instance> grantedInstances(Job job) {
-        List<Instance> out = new ArrayList<>();
-        job.grant().byHost().forEach((host, maps) -> maps.forEach((name, ids) -> {
-            Optional<ResourceMap> m = cluster.hosts().getOrDefault(host, new ComplexValues(List.of())).resourceMap(name);
-            for (String id : ids) {
-                m.flatMap(rm -> rm.instance(id)).ifPresent(out::add);
-            }
-        }));
-        return out;
+        return cluster.instancesOf(job.id());
     }
 
     /** Whether any instance of this host or the global host lists devices: then every job's policy is closed. */

@@ -220,6 +220,11 @@ public final class Cluster {
         return Optional.ofNullable(running.get(job)).map(Running::grant);
     }
 
+    /** The instances a running job holds (its device policy reads their characteristics); empty when none. */
+    public List<rsmap.map.Instance> instancesOf(String job) {
+        return Optional.ofNullable(running.get(job)).map(Running::instances).orElse(List.of());
+    }
+
     public boolean isRunning(String job) {
         return running.containsKey(job);
     }

@@ -13,6 +13,13 @@ record Running(JobSpec spec, long start, Map<Pool, int[]> picks, Grant grant) {
         return new Running(job, now, picks, Grant.of(picks));
     }
 
+    /** The instances held, pool by pool in the grant's order. */
+    java.util.List<rsmap.map.Instance> instances() {
+        java.util.List<rsmap.map.Instance> out = new java.util.ArrayList<>();
+        picks.forEach((pool, idx) -> java.util.Arrays.stream(idx).forEach(i -> out.add(pool.instances[i])));
+        return out;
+    }
+
     /** Gives back what {@link #start} took. */
     void end() {
         picks.forEach((pool, idx) -> pool.release(idx, spec.id()));
