@@ -14,8 +14,8 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "rsmap", mixinStandardHelpOptions = true, version = "rsmap 0.1.0",
         description = "Resource maps for Grid-Engine-family execution hosts.",
-        subcommands = {CheckComplexes.class, CheckHost.class, CheckRequest.class, Simulate.class,
-            DevicePolicyCommand.class, DaemonCommands.Status.class, DaemonCommands.Explain.class,
+        subcommands = {CheckComplexes.class, CheckHost.class, CheckRequest.class, CheckJobspec.class, CheckR.class,
+            Simulate.class, DevicePolicyCommand.class, DaemonCommands.Status.class, DaemonCommands.Explain.class,
             DaemonCommands.Reload.class, DaemonCommands.Events.class, Demo.class})
 public final class Main implements Runnable {
     public static final int OK = 0;
@@ -65,7 +65,8 @@ public final class Main implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing command: check-complexes, "
-                + "check-host, check-request, simulate, device-policy, status, explain, reload, events or demo");
+                + "check-host, check-request, check-jobspec, check-r, simulate, device-policy, status, explain, "
+                + "reload, events or demo");
     }
 
     static String oneLine(String s) {

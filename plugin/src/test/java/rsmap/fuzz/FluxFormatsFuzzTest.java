@@ -1,0 +1,90 @@
+// Jazzer fuzz tests for the Flux formats (issue 13): Idset, Hostlist, Jobspec and R parsers throw only
+// ParseException, and what parses re-encodes to an equal value. Regression mode over
+// FluxFormatsFuzzTestInputs/<method>/ in the test resources unless JAZZER_FUZZ is set.
+package rsmap.fuzz;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import rsmap.ParseException;
+import rsmap.flux.Hostlist;
+import rsmap.flux.Idset;
+import rsmap.flux.Jobspec;
+import rsmap.flux.R;
+
+class FluxFormatsFuzzTest {
+    @FuzzTest
+    void parseIdset_anyText_roundTripsOrThrowsParseException(byte[] data) {
+        String text = ParserFuzzTest.text(data);
+        Idset s;
+        try {
+            s = Idset.parse(text);
+        } catch (ParseException e) {
+            checkError(e, text);
+            return;
+        }
+        assertThat(again(() -> Idset.parse(s.toString()), s.toString())).isEqualTo(s);
+        assertThat(s.union(s)).isEqualTo(s);
+        assertThat(s.difference(s).isEmpty()).isTrue();
+    }
+
+    @FuzzTest
+    void parseHostlist_anyText_roundTripsOrThrowsParseException(byte[] data) {
+        String text = ParserFuzzTest.text(data);
+        Hostlist h;
+        try {
+            h = Hostlist.parse(text);
+        } catch (ParseException e) {
+            checkError(e, text);
+            return;
+        }
+        assertThat(again(() -> Hostlist.parse(h.toString()), h.toString())).isEqualTo(h);
+    }
+
+    @FuzzTest
+    void parseJobspec_anyText_roundTripsOrThrowsParseException(byte[] data) {
+        String text = ParserFuzzTest.text(data);
+        Jobspec j;
+        try {
+            j = Jobspec.parse(text);
+        } catch (ParseException e) {
+            checkError(e, text);
+            return;
+        }
+        assertThat(again(() -> Jobspec.parse(j.toString()), j.toString())).isEqualTo(j);
+    }
+
+    @FuzzTest
+    void parseR_anyText_roundTripsOrThrowsParseException(byte[] data) {
+        String text = ParserFuzzTest.text(data);
+        R r;
+        try {
+            r = R.parse(text);
+        } catch (ParseException e) {
+            checkError(e, text);
+            return;
+        }
+        assertThat(again(() -> R.parse(r.toString()), r.toString())).isEqualTo(r);
+        assertThat(r.union(r)).isEqualTo(r.union(r).union(r));
+        assertThat(r.difference(r).isEmpty()).isTrue();
+    }
+
+    private static void checkError(ParseException e, String input) {
+        assertThat(e.input()).isEqualTo(input);
+        assertThat(e.offset()).isBetween(0, input.length());
+        assertThat(e.problem()).isNotBlank();
+        assertThat(e.caretLine()).endsWith("^");
+    }
+
+    private interface Parse<T> {
+        T run() throws ParseException;
+    }
+
+    private static <T> T again(Parse<T> parse, String canonical) {
+        try {
+            return parse.run();
+        } catch (ParseException e) {
+            throw new AssertionError("canonical form refused: " + canonical + ": " + e.getMessage(), e);
+        }
+    }
+}
