@@ -1,4 +1,4 @@
-// The four methods of systemd's org.freedesktop.systemd1.Manager D-Bus interface that device isolation uses.
+// The five methods of systemd's org.freedesktop.systemd1.Manager D-Bus interface that device isolation uses.
 package rsmap.device.systemd;
 
 import java.util.List;
@@ -16,6 +16,7 @@ import org.freedesktop.dbus.types.UInt32;
  *   SetUnitProperties(s name, b runtime, a(sv) properties)
  *   StopUnit(s name, s mode) -&gt; o job
  *   AttachProcessesToUnit(s name, s subcgroup, au pids)      (systemd 238 and later)
+ *   GetUnitByPID(u pid) -&gt; o unit
  * </pre>
  * Method names are capitalised as on the bus. Parameters are boxed ({@code Boolean}, not {@code boolean}):
  * {@code AbstractConnection.callMethodAsync} finds the method by the classes of the arguments it is
@@ -34,4 +35,6 @@ public interface Systemd1 extends DBusInterface {
     DBusPath StopUnit(String name, String mode);
 
     void AttachProcessesToUnit(String name, String subcgroup, List<UInt32> pids);
+
+    DBusPath GetUnitByPID(UInt32 pid);
 }

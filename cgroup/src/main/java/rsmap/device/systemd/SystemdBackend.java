@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.freedesktop.dbus.DBusAsyncReply;
@@ -64,6 +65,8 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
     /** What a job name may contain to make a unit name (a subset of systemd's unit-name characters). */
     private static final Pattern JOB = Pattern.compile("[A-Za-z0-9_.-]{1,200}");
     private static final String NO_SUCH_UNIT = "org.freedesktop.systemd1.NoSuchUnit";
+    /** GetUnitByPID's answer for a process in no unit (yet). */
+    private static final String NO_UNIT_FOR_PID = "org.freedesktop.systemd1.NoUnitForPID";
     private static final String UNIT_EXISTS = "org.freedesktop.systemd1.UnitExists";
     private static final long TIMEOUT_MS = 25_000; // systemd's own default method timeout
 
@@ -177,6 +180,57 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
             return;
         }
         applied.put(job, new Applied(unit, true, policy));
+        awaitIn(unit, scopePids);
+    }
+
+    /**
+     * StartTransientUnit answers once the start job is queued, not done: the starter would exec the job
+     * before its process is in the scope, under no device policy at all. Waits until systemd names the
+     * scope as the unit of every process (GetUnitByPID), and refuses when it does not within the method
+     * timeout: fail closed.
+     */
+    private void awaitIn(String unit, List<UInt32> pids) throws DevicePolicyException {
+        String want = unitPath(unit);
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+        for (UInt32 pid : pids) {
+            for (;;) {
+                Message r = call(unit, NO_UNIT_FOR_PID, manager(), "GetUnitByPID", pid);
+                Object path = r instanceof Error ? null : firstParameter(r);
+                if (path != null && want.equals(path.toString())) {
+                    break;
+                }
+                if (System.nanoTime() > until) {
+                    throw new DevicePolicyException("process " + pid + " is not in unit " + unit + " " + TIMEOUT_MS
+                            + " ms after systemd took it (it names " + path + ")");
+                }
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new DevicePolicyException("interrupted waiting for unit " + unit, e);
+                }
+            }
+        }
+    }
+
+    private static Object firstParameter(Message m) {
+        try {
+            Object[] p = m.getParameters();
+            return p != null && p.length > 0 ? p[0] : null;
+        } catch (DBusException e) {
+            return null;
+        }
+    }
+
+    /** A unit's object path (sd-bus's bus_label_escape: a leading digit and all but [A-Za-z0-9] as _xx). */
+    static String unitPath(String unit) {
+        StringBuilder b = new StringBuilder("/org/freedesktop/systemd1/unit/");
+        for (int i = 0; i < unit.length(); i++) {
+            char c = unit.charAt(i);
+            boolean keep = c < 128 && (Character.isLetter(c) || i > 0 && Character.isDigit(c));
+            b.append(keep ? String.valueOf(c) : String.format("_%02x", (int) c));
+        }
+        return b.toString();
     }
 
     /**
@@ -202,6 +256,7 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
             return false;
         }
         applied.put(job, new Applied(unit, true, policy));
+        awaitIn(unit, pids);
         return true;
     }
 

@@ -115,6 +115,17 @@ class SystemdBackendIT {
     }
 
     @Test
+    void apply_returnsOnlyOnceSystemdNamesTheScopeAsTheProcessesUnit() throws Exception {
+        // StartTransientUnit answers when the start job is queued; the job's process may not be in the scope
+        // yet. Answering then would let the starter exec the job under no policy.
+        systemd.lag(5);
+        backend.apply("43.1", grantedPolicy(), 1234);
+        assertThat(systemd.unitByPidCalls()).as("asked until the scope was named").isEqualTo(6);
+        assertThat(SystemdBackend.unitPath("rsmap-43.1.scope"))
+                .isEqualTo("/org/freedesktop/systemd1/unit/rsmap_2d43_2e1_2escope");
+    }
+
+    @Test
     void apply_eachMode_rightsRWAndRw() throws Exception {
         DevicePolicy policy = new DevicePolicy(true, List.of(
                 new DeviceRule("/dev/nvidia0", 'c', 195, 0, Mode.R),

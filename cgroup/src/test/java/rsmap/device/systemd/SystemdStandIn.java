@@ -52,6 +52,21 @@ final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
     private final List<Call> calls = Collections.synchronizedList(new ArrayList<>());
     /** The transient units started and not stopped, and whether each was started delegated. */
     private final Map<String, Boolean> units = new ConcurrentHashMap<>();
+    /** The unit each process was put in, as GetUnitByPID answers. */
+    private final Map<Long, String> unitOfPid = new ConcurrentHashMap<>();
+    /** How many more GetUnitByPID calls answer "in no unit yet", as while systemd's start job runs. */
+    private final java.util.concurrent.atomic.AtomicInteger lagging = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+
+    /** The next {@code n} GetUnitByPID calls answer NoUnitForPID: the start job has not run yet. */
+    void lag(int n) {
+        lagging.set(n);
+    }
+
+    /** How many GetUnitByPID calls came. */
+    int unitByPidCalls() {
+        return asked.get();
+    }
     private volatile String failWith;
     private volatile boolean gone;
     private volatile boolean record = true;
@@ -91,6 +106,9 @@ final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
     void reset() {
         clear();
         units.clear();
+        unitOfPid.clear();
+        lagging.set(0);
+        asked.set(0);
         failWith(null);
         unitGone(false);
     }
@@ -116,6 +134,12 @@ final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
         if (units.putIfAbsent(name, delegate != null && Boolean.TRUE.equals(delegate.getValue())) != null) {
             throw new org.freedesktop.systemd1.UnitExists("Unit " + name + " already exists.");
         }
+        Variant<?> pids = byName.get("PIDs");
+        if (pids != null) {
+            for (Object pid : (List<?>) pids.getValue()) {
+                unitOfPid.put(((Number) pid).longValue(), name);
+            }
+        }
         return new DBusPath("/org/freedesktop/systemd1/job/1");
     }
 
@@ -134,6 +158,18 @@ final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
         if (!delegated) {
             throw new InvalidMethodArgument("Process migration not available on non-delegated units.");
         }
+        pids.forEach(pid -> unitOfPid.put(pid.longValue(), name));
+    }
+
+    /** Not recorded among the calls: the backend asks it after each start and join, to see it done. */
+    @Override
+    public DBusPath GetUnitByPID(UInt32 pid) {
+        asked.incrementAndGet();
+        String unit = unitOfPid.get(pid.longValue());
+        if (unit == null || lagging.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new org.freedesktop.systemd1.NoUnitForPID("PID " + pid + " does not belong to any loaded unit.");
+        }
+        return new DBusPath(SystemdBackend.unitPath(unit));
     }
 
     @Override
