@@ -83,8 +83,11 @@ public final class Holdings {
                 return Change.never(d.refusal().orElseThrow());
             }
             if (place(r, d.each().get(), true).isEmpty()) {
+                List<String> agreeing = d.each().get().list().stream().filter(x -> ownSame(r, x.request()).isPresent())
+                        .map(x -> x.request().name() + " on " + x.request().same().get()).toList();
                 return Change.never("job " + job + " can never be given " + add.get() + ": not enough instances"
-                        + " qualify on its hosts beside what it uses");
+                        + " qualify on its hosts beside what it uses" + (agreeing.isEmpty() ? ""
+                        : " and agree with what it holds (" + String.join(", ", agreeing) + ")"));
             }
             Optional<Map<Pool, int[]>> now = d.each().get().enoughFree() ? place(r, d.each().get(), false)
                     : Optional.empty();
@@ -207,18 +210,17 @@ public final class Holdings {
      */
     private static boolean[] agreeing(Running r, Demand demand, Pool p, boolean[] a) {
         ResourceRequest add = demand.request();
-        Optional<Same> same = add.same();
-        Optional<ResourceRequest> own = r.spec().request().resourceRequests().stream()
-                .filter(x -> x.name().equals(add.name())).findFirst();
-        if (same.isEmpty() || own.isEmpty() || !same.equals(own.get().same())) {
+        Optional<ResourceRequest> own = ownSame(r, add);
+        if (own.isEmpty()) {
             return a;
         }
+        Same same = own.get().same().orElseThrow();
         boolean wide = add.effectiveScope() == rsmap.request.Scope.JOB
                 || own.get().effectiveScope() == rsmap.request.Scope.JOB;
         Set<Object> keys = new LinkedHashSet<>();
         r.picks().forEach((q, idx) -> {
             if (q == p || wide && q.name().equals(p.name())) {
-                Groups g = q.groups(same.get());
+                Groups g = q.groups(same);
                 for (int i : idx) {
                     if (g.groupOf[i] >= 0) {
                         keys.add(g.keys[g.groupOf[i]]);
@@ -229,12 +231,19 @@ public final class Holdings {
         if (keys.isEmpty()) {
             return a;
         }
-        Groups g = p.groups(same.get());
+        Groups g = p.groups(same);
         int group = keys.size() == 1 ? g.find(keys.iterator().next()) : -1;
         for (int i = 0; i < a.length; i++) {
             a[i] &= group >= 0 && g.groupOf[i] == group;
         }
         return a;
+    }
+
+    /** The job's own request for {@code add}'s map, where both say the same same= (then added instances agree). */
+    private static Optional<ResourceRequest> ownSame(Running r, ResourceRequest add) {
+        return r.spec().request().resourceRequests().stream()
+                .filter(x -> x.name().equals(add.name()) && x.same().isPresent() && x.same().equals(add.same()))
+                .findFirst();
     }
 
     /**

@@ -9,6 +9,7 @@ import java.util.Optional;
 import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.alloc.Grant;
+import rsmap.realloc.Event;
 import rsmap.realloc.Outcome;
 import rsmap.realloc.Policy;
 import rsmap.realloc.Realloc;
@@ -99,10 +100,13 @@ final class ReallocOps {
         }
         boolean on = n.has("realloc") ? Fields.bool(n, "realloc") : reallocs.enabled();
         policy.ifPresent(reallocs::setPolicy);
+        List<Event> answered = reallocs.setEnabled(on);
+        line.put("realloc", reallocs.enabled());
+        line.put("realloc_policy", reallocs.policy().name());
         line.put("ok", true);
         List<String> out = new ArrayList<>();
         out.add(lines.write(line));
-        lines.events(reallocs.setEnabled(on), out);
+        lines.events(answered, out);
         return out;
     }
 

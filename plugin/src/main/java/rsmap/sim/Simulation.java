@@ -237,6 +237,7 @@ public final class Simulation {
         Optional<Map<String, String>> env = probe.environment(job, host);
         if (env.isPresent() && probe != cluster) {
             d = cluster.advance(time);
+            env = cluster.environment(job, host); // what the job uses now: a waiting realloc may have been met
         }
         if (env.isEmpty()) {
             o.put("ok", false);
