@@ -131,7 +131,7 @@ public final class Cluster {
      */
     public Decision restore(JobSpec job, Grant grant, long time) {
         Map<Pool, int[]> picks = new LinkedHashMap<>();
-        Optional<String> error = lateness(time).or(() -> exists(job))
+        Optional<String> error = lateness(time).or(() -> queue.taken(job))
                 .or(() -> grant.resolve(job.id(), hosts::pool, picks));
         if (error.isPresent()) {
             return Decision.refused(error.get());
@@ -220,7 +220,7 @@ public final class Cluster {
         return Optional.ofNullable(running.get(job)).map(Running::grant);
     }
 
-    /** The instances a running job holds (its device policy reads their characteristics); empty when none. */
+    /** The instances a running job holds, being given back included (its device policy reads them); empty when none. */
     public List<rsmap.map.Instance> instancesOf(String job) {
         return Optional.ofNullable(running.get(job)).map(Running::instances).orElse(List.of());
     }
@@ -266,6 +266,11 @@ public final class Cluster {
         return reservations;
     }
 
+    /** The queue, for {@link Holdings}: waiting reallocs join its passes. */
+    Queue waiters() {
+        return queue;
+    }
+
     /** Starts {@code job} now on {@code picks}; its grant, made once. */
     Grant commit(JobSpec job, Map<Pool, int[]> picks) {
         Running r = Running.start(job, now, picks);
@@ -287,10 +292,5 @@ public final class Cluster {
 
     private Optional<String> lateness(long time) {
         return time < now ? Optional.of("time " + time + " is before the current time " + now) : Optional.empty();
-    }
-
-    Optional<String> exists(JobSpec job) {
-        return running.containsKey(job.id()) || queue.contains(job.id()) ? Optional.of("job " + job.id() + " exists")
-                : Optional.empty();
     }
 }

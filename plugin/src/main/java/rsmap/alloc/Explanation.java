@@ -71,7 +71,8 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
                 why = filtered;
             } else if (pool.heldBy[i] != null) {
                 state = "held";
-                why = "by job " + pool.heldBy[i];
+                why = "by job " + pool.heldBy[i]
+                        + (pool.states[i] == InstanceState.RELEASING ? ", being given back" : "");
             } else {
                 Hold h = holdNow(pool, i, now);
                 if (h != null) {

@@ -71,6 +71,16 @@ public record Grant(Map<String, Map<String, List<String>>> byHost) {
         return env;
     }
 
+    /** This grant and {@code other}: for each host and map, this grant's identifiers, then the other's. */
+    public Grant plus(Grant other) {
+        Map<String, Map<String, List<String>>> out = new LinkedHashMap<>();
+        for (Grant g : List.of(this, other)) {
+            g.byHost.forEach((h, maps) -> maps.forEach((m, ids) -> out.computeIfAbsent(h, k -> new LinkedHashMap<>())
+                    .computeIfAbsent(m, k -> new java.util.ArrayList<>()).addAll(ids)));
+        }
+        return new Grant(out);
+    }
+
     public boolean isEmpty() {
         return byHost.isEmpty();
     }

@@ -2,8 +2,8 @@
 package rsmap.alloc;
 
 /**
- * The state of one instance. RELEASING is where a shrink's instances will wait until the job's processes
- * let go of them (RFC 51 semantics of a release); nothing produces it yet, and it counts as not free.
+ * The state of one instance. RELEASING is where a realloc's take-away waits until the job sends RELEASE
+ * for it (RFC 51, "Resource release"): still held by the job, out of its grant, not grantable to anyone.
  */
 enum InstanceState {
     FREE,

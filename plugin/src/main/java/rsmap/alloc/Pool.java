@@ -153,6 +153,16 @@ final class Pool {
         }
     }
 
+    /** Instances {@code picked} of {@code job} are taken away by a realloc: still held, no longer used (RFC 51). */
+    void giveBack(int[] picked, String job) {
+        for (int i : picked) {
+            if (!job.equals(heldBy[i]) || states[i] != InstanceState.HELD) {
+                throw new IllegalStateException(host + "/" + name() + " instance " + i + " is not used by " + job);
+            }
+            states[i] = InstanceState.RELEASING;
+        }
+    }
+
     void release(int[] picked, String job) {
         for (int i : picked) {
             if (job.equals(heldBy[i])) {
@@ -291,6 +301,9 @@ final class Pool {
     void dump(StringBuilder b) {
         b.append(host).append('/').append(name()).append(' ').append(Arrays.toString(heldBy))
                 .append(Arrays.toString(heldUntil));
+        if (Arrays.asList(states).contains(InstanceState.RELEASING)) {
+            b.append(Arrays.toString(states));
+        }
         for (Hold x : holds) {
             b.append(' ').append(x.kind()).append(':').append(x.owner()).append('[').append(x.start()).append(',')
                     .append(x.end()).append(')').append(Arrays.toString(x.indices()));

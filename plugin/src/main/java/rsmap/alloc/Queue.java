@@ -4,7 +4,6 @@ package rsmap.alloc;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +26,13 @@ final class Queue {
      */
     private int maxReservations = Cluster.DEFAULT_MAX_RESERVATIONS;
     private long lastPass = Long.MIN_VALUE;
+    /** Each waiting job's place in the one order of waiters ({@link ServingOrder}); taken from {@code nextPlace}. */
+    private final Map<String, Long> places = new java.util.HashMap<>();
+    private long nextPlace;
+    /** How many jobs passes have started since the queue was made: tells answers of claims where they fall. */
+    private long starts;
+    /** The waiting reallocs, when something registered them: they join every pass. */
+    private Claims claims;
     /** The demands of waiting and running jobs; pools change only on configure, which forgets them. */
     private final Map<JobSpec, Demands> demands = new IdentityHashMap<>();
 
@@ -39,7 +45,26 @@ final class Queue {
         Queue q = new Queue(to);
         q.waiting.putAll(waiting);
         q.plannedStart.putAll(plannedStart);
+        q.places.putAll(places);
+        q.nextPlace = nextPlace;
         return q;
+    }
+
+    /** A new place at the end of the one order of waiters. */
+    long nextPlace() {
+        return nextPlace++;
+    }
+
+    long starts() {
+        return starts;
+    }
+
+    void setClaims(Claims c) {
+        claims = c;
+    }
+
+    private List<Claims.Claim> claims() {
+        return claims == null ? List.of() : claims.inServingOrder();
     }
 
     void setMaxReservations(int max) {
@@ -62,17 +87,20 @@ final class Queue {
     /** Queues {@code job} at the end, planning its start if it asked for resource reservation and there is room. */
     OptionalLong add(JobSpec job) {
         waiting.put(job.id(), job);
+        places.put(job.id(), nextPlace());
         return job.reserve() && plannedStart.size() < maxReservations ? plan(job) : OptionalLong.empty();
     }
 
     /** Withdraws a waiting job. */
     JobSpec remove(String job) {
+        places.remove(job);
         return waiting.remove(job);
     }
 
     /** A job started: it no longer has a planned start. */
     void started(String job) {
         plannedStart.remove(job);
+        places.remove(job);
     }
 
     /**
@@ -80,7 +108,7 @@ final class Queue {
      * are kept when it can.
      */
     Optional<String> admit(JobSpec job, long time) {
-        Optional<String> error = cluster.exists(job);
+        Optional<String> error = taken(job);
         if (error.isPresent()) {
             return error;
         }
@@ -93,6 +121,12 @@ final class Queue {
         }
         demands.put(job, d);
         return cluster.reservations().refusalOf(job, time, d.each().get());
+    }
+
+    /** Why {@code job}'s id cannot be used: a job running or waiting has it. */
+    Optional<String> taken(JobSpec job) {
+        return cluster.running().containsKey(job.id()) || contains(job.id()) ? Optional.of("job " + job.id() + " exists")
+                : Optional.empty();
     }
 
     void forget(JobSpec job) {
@@ -124,7 +158,7 @@ final class Queue {
 
     /** A pass is due when a reservation started or ended since the last one. */
     List<Decision.Started> passIfDue() {
-        if (waiting.isEmpty() || !cluster.reservations().boundaryIn(lastPass, cluster.now())) {
+        if (waiting.isEmpty() && claims().isEmpty() || !cluster.reservations().boundaryIn(lastPass, cluster.now())) {
             return List.of();
         }
         return pass();
@@ -133,7 +167,8 @@ final class Queue {
     /**
      * Retries the queue in order: a waiting job starts if it fits without touching an instance reserved
      * for a job ahead of it; one that does not fit and asked for resource reservation has its start
-     * planned and its instances held, so the jobs behind it can only backfill around it.
+     * planned and its instances held, so the jobs behind it can only backfill around it. Waiting reallocs
+     * take their turns in the same pass, in the one order {@link ServingOrder} decides.
      */
     List<Decision.Started> pass() {
         long now = cluster.now();
@@ -149,8 +184,12 @@ final class Queue {
         // Within one pass availability only shrinks (jobs start, instances get held), so a job that looks
         // exactly like one that already failed fails too: the queue of a busy cluster is mostly repeats.
         Set<List<Object>> failed = new HashSet<>();
-        for (Iterator<JobSpec> it = waiting.values().iterator(); it.hasNext(); ) {
-            JobSpec job = it.next();
+        for (ServingOrder.Turn turn : ServingOrder.of(new ArrayList<>(waiting.values()), places, claims())) {
+            if (turn.claim() != null) {
+                turn.claim().tryNow();
+                continue;
+            }
+            JobSpec job = turn.job();
             Optional<Map<Pool, int[]>> picks = Optional.empty();
             if (cluster.reservations().admits(job, now) && demandOf(job).map(Demands.Each::enoughFree).orElse(false)) {
                 List<Object> shape = shape(job);
@@ -160,9 +199,10 @@ final class Queue {
                 }
             }
             if (picks.isPresent()) {
-                it.remove();
+                remove(job.id());
                 Grant grant = cluster.commit(job, picks.get());
                 started.add(new Decision.Started(job.id(), grant));
+                starts++;
             } else if (job.reserve() && planned < maxReservations) {
                 planned += plan(job).isPresent() ? 1 : 0;
             }

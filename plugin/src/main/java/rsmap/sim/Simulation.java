@@ -4,14 +4,12 @@ package rsmap.sim;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.Writer;
 import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -21,11 +19,11 @@ import rsmap.ParseException;
 import rsmap.alloc.Cluster;
 import rsmap.alloc.Decision;
 import rsmap.alloc.Explanation;
-import rsmap.alloc.Grant;
 import rsmap.alloc.JobSpec;
 import rsmap.alloc.ReservationSpec;
 import rsmap.complex.ComplexTable;
 import rsmap.map.ComplexValues;
+import rsmap.realloc.Reallocs;
 import rsmap.request.RequestList;
 
 /**
@@ -41,33 +39,37 @@ public final class Simulation {
             "finish", Set.of("op", "job", "time"),
             "reserve", Set.of("op", "ar", "request", "hosts", "start", "end", "time"),
             "env", Set.of("op", "job", "host", "time"),
-            "explain", Set.of("op", "request", "host", "time"));
+            "explain", Set.of("op", "request", "host", "time"),
+            "realloc", Set.of("op", "job", "tag", "add", "sub", "ids", "time"),
+            "release", Set.of("op", "job", "ids", "time"),
+            "realloc_cancel", Set.of("op", "job", "tag"),
+            "settings", Set.of("op", "realloc", "realloc_policy"));
 
     private final ObjectMapper json = new ObjectMapper()
             .setPropertyNamingStrategy(com.fasterxml.jackson.databind.PropertyNamingStrategies.SNAKE_CASE)
             .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
     private final Cluster cluster;
+    private final Reallocs reallocs;
+    private final Lines lines = new Lines(json);
+    private final ReallocOps reallocOps;
     private final Limits limits;
     private final boolean human;
 
-    /** A malformed line: reported as {"ok":false,"error":"line N: ..."}. */
-    private static final class Malformed extends Exception {
-        private static final long serialVersionUID = 1L;
-
-        Malformed(String message) {
-            super(message, null, false, false);
-        }
-    }
-
     public Simulation(ComplexTable table, Limits limits, boolean human) {
         this.cluster = new Cluster(table);
+        this.reallocs = new Reallocs(cluster);
+        this.reallocOps = new ReallocOps(reallocs, lines, limits);
         this.limits = limits;
         this.human = human;
     }
 
     public Cluster cluster() {
         return cluster;
+    }
+
+    public Reallocs reallocs() {
+        return reallocs;
     }
 
     /** Runs a whole script. */
@@ -96,7 +98,7 @@ public final class Simulation {
             ObjectNode o = json.createObjectNode();
             o.put("ok", false);
             o.put("error", "line " + number + ": " + e.getMessage());
-            return List.of(write(o));
+            return List.of(lines.write(o));
         }
     }
 
@@ -113,10 +115,11 @@ public final class Simulation {
         if (node == null || !node.isObject()) {
             throw new Malformed("an operation is a JSON object");
         }
-        String op = text(node, "op", true);
+        String op = Fields.text(node, "op", true);
         Set<String> allowed = FIELDS.get(op);
         if (allowed == null) {
-            throw new Malformed("unknown op '" + op + "' (host, submit, finish, reserve, env, explain)");
+            throw new Malformed("unknown op '" + op + "' (host, submit, finish, reserve, env, explain, realloc,"
+                    + " release, realloc_cancel, settings)");
         }
         for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
             String f = it.next();
@@ -129,7 +132,7 @@ public final class Simulation {
 
     private List<String> answer(JsonNode n) throws Malformed {
         String op = n.get("op").asText();
-        long time = time(n, "time", cluster.now());
+        long time = Fields.time(n, "time", cluster.now());
         switch (op) {
             case "host":
                 return host(n, time);
@@ -143,15 +146,23 @@ public final class Simulation {
                 return env(n, time);
             case "explain":
                 return explain(n, time);
+            case "realloc":
+                return reallocOps.realloc(n, time);
+            case "release":
+                return reallocOps.release(n, time);
+            case "realloc_cancel":
+                return reallocOps.cancel(n);
+            case "settings":
+                return reallocOps.settings(n);
             default:
                 throw new AssertionError(op);
         }
     }
 
     private List<String> host(JsonNode n, long time) throws Malformed {
-        String host = text(n, "host", true);
-        String values = text(n, "complex_values", true);
-        ObjectNode o = echo("host", "host", host);
+        String host = Fields.text(n, "host", true);
+        String values = Fields.text(n, "complex_values", true);
+        ObjectNode o = lines.echo("host", "host", host);
         Decision d;
         try {
             d = cluster.configure(host, ComplexValues.parse(values, cluster.table(), limits), time);
@@ -164,14 +175,14 @@ public final class Simulation {
     }
 
     private List<String> submit(JsonNode n, long time) throws Malformed {
-        String job = text(n, "job", true);
-        String request = text(n, "request", true);
-        Map<String, Integer> hosts = hosts(n);
-        String master = n.has("master") ? text(n, "master", true) : hosts.keySet().iterator().next();
-        long runtime = n.has("runtime") ? time(n, "runtime", 0) : JobSpec.UNLIMITED;
-        Optional<String> ar = n.has("ar") ? Optional.of(text(n, "ar", true)) : Optional.empty();
-        boolean reserve = bool(n, "reserve");
-        ObjectNode o = echo("submit", "job", job);
+        String job = Fields.text(n, "job", true);
+        String request = Fields.text(n, "request", true);
+        Map<String, Integer> hosts = Fields.hosts(n);
+        String master = n.has("master") ? Fields.text(n, "master", true) : hosts.keySet().iterator().next();
+        long runtime = n.has("runtime") ? Fields.time(n, "runtime", 0) : JobSpec.UNLIMITED;
+        Optional<String> ar = n.has("ar") ? Optional.of(Fields.text(n, "ar", true)) : Optional.empty();
+        boolean reserve = Fields.bool(n, "reserve");
+        ObjectNode o = lines.echo("submit", "job", job);
         Decision d;
         try {
             d = cluster.submit(new JobSpec(job, RequestList.parse(request, cluster.table(), limits), hosts, master,
@@ -179,26 +190,27 @@ public final class Simulation {
         } catch (ParseException e) {
             o.put("result", "refused");
             o.put("error", e.getMessage());
-            return List.of(write(o));
+            return List.of(lines.write(o));
         }
         return resultAnswer(o, d);
     }
 
     private List<String> finish(JsonNode n, long time) throws Malformed {
-        String job = text(n, "job", true);
-        return okAnswer(echo("finish", "job", job), cluster.finish(job, time));
+        String job = Fields.text(n, "job", true);
+        // JOB_END: the job's waiting reallocs are answered CANCEL, pending take-aways are freed too.
+        return reallocOps.okLine(lines.echo("finish", "job", job), reallocs.finish(job, time));
     }
 
     private List<String> reserve(JsonNode n, long time) throws Malformed {
-        String ar = text(n, "ar", true);
-        String request = text(n, "request", true);
-        Map<String, Integer> hosts = hosts(n);
+        String ar = Fields.text(n, "ar", true);
+        String request = Fields.text(n, "request", true);
+        Map<String, Integer> hosts = Fields.hosts(n);
         if (!n.has("start") || !n.has("end")) {
             throw new Malformed("reserve needs start and end");
         }
-        long start = time(n, "start", 0);
-        long end = time(n, "end", 0);
-        ObjectNode o = echo("reserve", "ar", ar);
+        long start = Fields.time(n, "start", 0);
+        long end = Fields.time(n, "end", 0);
+        ObjectNode o = lines.echo("reserve", "ar", ar);
         Decision d;
         try {
             d = cluster.reserve(new ReservationSpec(ar, RequestList.parse(request, cluster.table(), limits), hosts,
@@ -206,15 +218,15 @@ public final class Simulation {
         } catch (ParseException e) {
             o.put("result", "refused");
             o.put("error", e.getMessage());
-            return List.of(write(o));
+            return List.of(lines.write(o));
         }
         return resultAnswer(o, d);
     }
 
     private List<String> env(JsonNode n, long time) throws Malformed {
-        String job = text(n, "job", true);
-        String host = text(n, "host", true);
-        ObjectNode o = echo("env", "job", job);
+        String job = Fields.text(n, "job", true);
+        String host = Fields.text(n, "host", true);
+        ObjectNode o = lines.echo("env", "job", job);
         o.put("host", host);
         // A query that fails changes nothing, not even the time: look ahead on a copy first.
         Cluster probe = time > cluster.now() ? cluster.copy() : cluster;
@@ -225,6 +237,7 @@ public final class Simulation {
         Optional<Map<String, String>> env = probe.environment(job, host);
         if (env.isPresent() && probe != cluster) {
             d = cluster.advance(time);
+            env = cluster.environment(job, host); // what the job uses now: a waiting realloc may have been met
         }
         if (env.isEmpty()) {
             o.put("ok", false);
@@ -238,9 +251,9 @@ public final class Simulation {
     }
 
     private List<String> explain(JsonNode n, long time) throws Malformed {
-        String request = text(n, "request", true);
-        String host = text(n, "host", true);
-        ObjectNode o = echo("explain", "host", host);
+        String request = Fields.text(n, "request", true);
+        String host = Fields.text(n, "host", true);
+        ObjectNode o = lines.echo("explain", "host", host);
         o.put("request", request);
         RequestList parsed;
         try {
@@ -248,12 +261,12 @@ public final class Simulation {
         } catch (ParseException e) {
             o.put("ok", false);
             o.put("error", e.getMessage());
-            return List.of(write(o));
+            return List.of(lines.write(o));
         }
         if (!cluster.hosts().containsKey(host)) {
             o.put("ok", false);
             o.put("error", "unknown host " + host);
-            return List.of(write(o));
+            return List.of(lines.write(o));
         }
         Decision d = cluster.advance(time);
         if (d.isRefused()) {
@@ -266,9 +279,9 @@ public final class Simulation {
         } else {
             o.put("can_start", x.canStart());
             o.set("maps", json.valueToTree(x.maps()));
-            out.add(write(o));
+            out.add(lines.write(o));
         }
-        starts(d, out);
+        lines.events(reallocs.events(d), out);
         return out;
     }
 
@@ -278,23 +291,16 @@ public final class Simulation {
         if (d.isRefused()) {
             o.put("error", d.error());
         } else if (d.result() == Decision.Result.GRANTED) {
-            o.set("grants", grants(d.grant()));
+            o.set("grants", lines.grants(d.grant()));
         } else {
             d.reservedStart().ifPresent(t -> o.put("reserved_start", t));
         }
         return withStarts(o, d);
     }
 
-    private ObjectNode echo(String op, String key, String value) {
-        ObjectNode o = json.createObjectNode();
-        o.put("op", op);
-        o.put(key, value);
-        return o;
-    }
-
     private List<String> okAnswer(ObjectNode o, Decision d) {
         if (d == null) {
-            return List.of(write(o));
+            return List.of(lines.write(o));
         }
         o.put("ok", !d.isRefused());
         if (d.isRefused()) {
@@ -305,96 +311,8 @@ public final class Simulation {
 
     private List<String> withStarts(ObjectNode o, Decision d) {
         List<String> out = new ArrayList<>();
-        out.add(write(o));
-        starts(d, out);
+        out.add(lines.write(o));
+        lines.events(reallocs.events(d), out);
         return out;
-    }
-
-    private void starts(Decision d, List<String> out) {
-        for (Decision.Started s : d.started()) {
-            ObjectNode st = echo("start", "job", s.job());
-            st.set("grants", grants(s.grant()));
-            out.add(write(st));
-        }
-    }
-
-    private ObjectNode grants(Grant g) {
-        ObjectNode o = json.createObjectNode();
-        g.byHost().forEach((host, maps) -> {
-            ObjectNode h = o.putObject(host);
-            maps.forEach((map, ids) -> {
-                ArrayNode a = h.putArray(map);
-                ids.forEach(a::add);
-            });
-        });
-        return o;
-    }
-
-    private String write(ObjectNode o) {
-        try {
-            return json.writeValueAsString(o);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("a tree of strings and numbers always serialises", e);
-        }
-    }
-
-    private static String text(JsonNode n, String field, boolean required) throws Malformed {
-        JsonNode v = n.get(field);
-        if (v == null || v.isNull()) {
-            if (required) {
-                throw new Malformed(n.path("op").asText("operation") + " needs '" + field + "'");
-            }
-            return null;
-        }
-        if (v.isTextual()) {
-            if (v.asText().isEmpty()) {
-                throw new Malformed("'" + field + "' is empty");
-            }
-            return v.asText();
-        }
-        if (v.isIntegralNumber()) {
-            return v.asText(); // "job": 7 is job "7"
-        }
-        throw new Malformed("'" + field + "' must be a string");
-    }
-
-    private static long time(JsonNode n, String field, long dflt) throws Malformed {
-        JsonNode v = n.get(field);
-        if (v == null) {
-            return dflt;
-        }
-        boolean whole = v.isIntegralNumber() && v.canConvertToLong()
-                || v.isFloatingPointNumber() && v.asDouble() == Math.rint(v.asDouble()) && Math.abs(v.asDouble()) < 9e18;
-        if (!whole || v.asLong() < 0) {
-            throw new Malformed("'" + field + "' must be a whole number of seconds, 0 or more");
-        }
-        return v.asLong(); // 1000.0 and 1e3 are 1000
-    }
-
-    private static boolean bool(JsonNode n, String field) throws Malformed {
-        JsonNode v = n.get(field);
-        if (v == null) {
-            return false;
-        }
-        if (!v.isBoolean()) {
-            throw new Malformed("'" + field + "' must be true or false");
-        }
-        return v.asBoolean();
-    }
-
-    private static Map<String, Integer> hosts(JsonNode n) throws Malformed {
-        JsonNode v = n.get("hosts");
-        if (v == null || !v.isObject() || v.size() == 0) {
-            throw new Malformed("'hosts' must be an object of host to slots, e.g. {\"node01\":1}");
-        }
-        Map<String, Integer> hosts = new LinkedHashMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = v.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
-            if (!e.getValue().isIntegralNumber() || !e.getValue().canConvertToInt() || e.getValue().asInt() < 1) {
-                throw new Malformed("slots of host " + e.getKey() + " must be a whole number, 1 or more");
-            }
-            hosts.put(e.getKey(), e.getValue().asInt());
-        }
-        return hosts;
     }
 }

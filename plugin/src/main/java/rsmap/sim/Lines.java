@@ -1,0 +1,92 @@
+// The answer lines of rsmap simulate: echoes, grants, start lines and realloc answer lines, as JSON.
+package rsmap.sim;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
+import rsmap.alloc.Decision;
+import rsmap.alloc.Grant;
+import rsmap.realloc.Answer;
+import rsmap.realloc.Event;
+
+/** Renders answers; keys keep the order they are put in, which the golden files rely on. */
+final class Lines {
+    private final ObjectMapper json;
+
+    Lines(ObjectMapper json) {
+        this.json = json;
+    }
+
+    ObjectMapper json() {
+        return json;
+    }
+
+    ObjectNode echo(String op, String key, String value) {
+        ObjectNode o = json.createObjectNode();
+        o.put("op", op);
+        o.put(key, value);
+        return o;
+    }
+
+    /** A start line for each job started, a realloc answer line for each realloc answered, in order. */
+    void events(List<Event> events, List<String> out) {
+        for (Event e : events) {
+            switch (e.kind()) {
+                case START:
+                    Decision.Started s = ((Event.Start) e).started();
+                    ObjectNode st = echo("start", "job", s.job());
+                    st.set("grants", grants(s.grant()));
+                    out.add(write(st));
+                    break;
+                case REPLY:
+                    out.add(write(answer(((Event.Reply) e).answer())));
+                    break;
+                default:
+                    throw new AssertionError(e.kind());
+            }
+        }
+    }
+
+    /**
+     * {@code {"op":"realloc","job":J,"tag":T,"alloc_id":N,"type":0,"added":{...},"removed":{...}}}, or with
+     * {@code "error"} for the other types. TODO(issue 13): R_delta_add / R_delta_sub from rsmap.flux.
+     */
+    ObjectNode answer(Answer a) {
+        ObjectNode o = echo("realloc", "job", a.job());
+        o.put("tag", a.tag());
+        o.put("alloc_id", a.allocId());
+        o.put("type", a.type().code());
+        if (!a.added().isEmpty()) {
+            o.set("added", grants(a.added()));
+        }
+        if (!a.removed().isEmpty()) {
+            o.set("removed", grants(a.removed()));
+        }
+        if (!a.error().isEmpty()) {
+            o.put("error", a.error());
+        }
+        return o;
+    }
+
+    ObjectNode grants(Grant g) {
+        ObjectNode o = json.createObjectNode();
+        g.byHost().forEach((host, maps) -> {
+            ObjectNode h = o.putObject(host);
+            maps.forEach((map, ids) -> {
+                ArrayNode a = h.putArray(map);
+                ids.forEach(a::add);
+            });
+        });
+        return o;
+    }
+
+    String write(ObjectNode o) {
+        try {
+            return json.writeValueAsString(o);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a tree of strings and numbers always serialises", e);
+        }
+    }
+}
