@@ -65,10 +65,6 @@ final class Args {
         return frame.args().isEmpty() ? new Args(command, JSON.createObjectNode()) : of(command, frame, allowed);
     }
 
-    JsonNode node() {
-        return node;
-    }
-
     boolean has(String key) {
         return node.has(key);
     }
