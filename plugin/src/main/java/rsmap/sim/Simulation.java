@@ -40,7 +40,7 @@ public final class Simulation {
             "reserve", Set.of("op", "ar", "request", "hosts", "start", "end", "time"),
             "env", Set.of("op", "job", "host", "time"),
             "explain", Set.of("op", "request", "host", "time"),
-            "realloc", Set.of("op", "job", "tag", "add", "sub", "ids", "time"),
+            "realloc", Set.of("op", "job", "tag", "add", "sub", "spec_add", "spec_sub", "ids", "time"),
             "release", Set.of("op", "job", "ids", "time"),
             "realloc_cancel", Set.of("op", "job", "tag"),
             "settings", Set.of("op", "realloc", "realloc_policy"));
