@@ -97,7 +97,7 @@ public final class Holdings {
             added = now.get();
         }
         cluster.running().put(job, r.shrunk(removed).grown(added));
-        return Change.met(Grant.of(added), Grant.of(removed));
+        return Change.met(added, removed);
     }
 
     /**

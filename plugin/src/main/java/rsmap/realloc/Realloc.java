@@ -11,8 +11,8 @@ import rsmap.request.RequestList;
  * and/or {@code ids} (host -> map -> identifiers: the exact instances to take away, or with {@code sub}
  * the ones it chooses from). {@code tag} is the client's matchtag: a realloc_cancel names it (RFC 51,
  * "Realloc Cancel"). RFC 51 requires at least one of add and sub; {@code ids} alone is a take-away.
- * TODO(issue 13): the RFC 51 forms {@code spec_add}/{@code spec_sub}/{@code R} become these fields
- * through the rsmap.flux Jobspec and R types.
+ * The RFC 51 forms {@code spec_add}/{@code spec_sub} become {@code add}/{@code sub} through
+ * {@link SpecRequest}. TODO(issue 13): the {@code R} form of the instances to take away.
  */
 public record Realloc(String job, String tag, Optional<RequestList> add, Optional<RequestList> sub, Grant ids) {
     public Realloc {

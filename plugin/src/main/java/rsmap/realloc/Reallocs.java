@@ -13,6 +13,7 @@ import rsmap.alloc.Decision;
 import rsmap.alloc.Grant;
 import rsmap.alloc.Holdings;
 import rsmap.alloc.JobSpec;
+import rsmap.alloc.Positions;
 
 /**
  * Reallocation of running jobs over a {@link Cluster} (issue 13, RFC 51). A realloc is answered at once
@@ -249,7 +250,8 @@ public final class Reallocs {
 
     private Answer of(Realloc r, Change c) {
         if (c.kind() == Change.Kind.MET) {
-            return new Answer(r.job(), r.tag(), nextAllocId++, Answer.Type.SUCCESS, c.added(), c.removed(), "");
+            return new Answer(r.job(), r.tag(), nextAllocId++, Answer.Type.SUCCESS, c.added(), c.removed(),
+                    c.addedAt(), c.removedAt(), "");
         }
         return answer(r, Answer.Type.DENY, c.why());
     }
@@ -259,7 +261,7 @@ public final class Reallocs {
     }
 
     private Answer answer(String job, String tag, Answer.Type type, String why) {
-        return new Answer(job, tag, nextAllocId++, type, Grant.NONE, Grant.NONE, why);
+        return new Answer(job, tag, nextAllocId++, type, Grant.NONE, Grant.NONE, Positions.NONE, Positions.NONE, why);
     }
 
     private static Outcome answered(Answer a, List<Event> events) {

@@ -6,17 +6,22 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
+import java.util.function.Supplier;
 import rsmap.alloc.Decision;
 import rsmap.alloc.Grant;
 import rsmap.realloc.Answer;
 import rsmap.realloc.Event;
+import rsmap.realloc.RDelta;
 
 /** Renders answers; keys keep the order they are put in, which the golden files rely on. */
 final class Lines {
     private final ObjectMapper json;
+    /** The configured hosts, in order: the ranks of R deltas ({@link RDelta}). */
+    private final Supplier<List<String>> hosts;
 
-    Lines(ObjectMapper json) {
+    Lines(ObjectMapper json, Supplier<List<String>> hosts) {
         this.json = json;
+        this.hosts = hosts;
     }
 
     ObjectMapper json() {
@@ -51,7 +56,8 @@ final class Lines {
 
     /**
      * {@code {"op":"realloc","job":J,"tag":T,"alloc_id":N,"type":0,"added":{...},"removed":{...}}}, or with
-     * {@code "error"} for the other types. TODO(issue 13): R_delta_add / R_delta_sub from rsmap.flux.
+     * {@code "error"} for the other types; {@code "R_delta_add"} and {@code "R_delta_sub"} (RFC 51, R version 1)
+     * follow {@code added} and {@code removed}.
      */
     ObjectNode answer(Answer a) {
         ObjectNode o = echo("realloc", "job", a.job());
@@ -63,6 +69,12 @@ final class Lines {
         }
         if (!a.removed().isEmpty()) {
             o.set("removed", grants(a.removed()));
+        }
+        if (!a.added().isEmpty()) {
+            o.set("R_delta_add", RDelta.of(a.added(), a.addedAt(), hosts.get()).toJson());
+        }
+        if (!a.removed().isEmpty()) {
+            o.set("R_delta_sub", RDelta.of(a.removed(), a.removedAt(), hosts.get()).toJson());
         }
         if (!a.error().isEmpty()) {
             o.put("error", a.error());

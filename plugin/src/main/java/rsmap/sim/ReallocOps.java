@@ -9,11 +9,13 @@ import java.util.Optional;
 import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.alloc.Grant;
+import rsmap.flux.Jobspec;
 import rsmap.realloc.Event;
 import rsmap.realloc.Outcome;
 import rsmap.realloc.Policy;
 import rsmap.realloc.Realloc;
 import rsmap.realloc.Reallocs;
+import rsmap.realloc.SpecRequest;
 import rsmap.request.RequestList;
 
 /**
@@ -39,11 +41,20 @@ final class ReallocOps {
         String add = Fields.text(n, "add", false);
         String sub = Fields.text(n, "sub", false);
         Grant ids = Fields.ids(n);
-        if (add == null && sub == null && ids.isEmpty()) {
-            throw new Malformed("realloc needs 'add', 'sub' or 'ids'");
+        if (add == null && sub == null && ids.isEmpty() && !n.has("spec_add") && !n.has("spec_sub")) {
+            throw new Malformed("realloc needs 'add', 'sub', 'spec_add', 'spec_sub' or 'ids'");
+        }
+        if (add != null && n.has("spec_add") || sub != null && n.has("spec_sub")) {
+            throw new Malformed("realloc takes 'add' or 'spec_add', 'sub' or 'spec_sub', not both");
         }
         Outcome o;
         try {
+            if (add == null && n.has("spec_add")) {
+                add = spec(n.get("spec_add"), "spec_add");
+            }
+            if (sub == null && n.has("spec_sub")) {
+                sub = spec(n.get("spec_sub"), "spec_sub");
+            }
             o = reallocs.realloc(new Realloc(job, tag, parse(add), parse(sub), ids), time);
         } catch (ParseException e) {
             return List.of(lines.write(lines.answer(reallocs.refuse(job, tag, e.getMessage()))));
@@ -120,6 +131,26 @@ final class ReallocOps {
         out.add(lines.write(line));
         lines.events(o.events(), out);
         return out;
+    }
+
+    /**
+     * An RFC 51 jobspec form (a JSON object, or a string of JSON or YAML) as the request language; an
+     * invalid jobspec is refused with its JSON path, one naming no resource map likewise.
+     */
+    private String spec(JsonNode spec, String key) throws ParseException {
+        String text = spec.isTextual() ? spec.textValue() : spec.toString();
+        Jobspec js;
+        try {
+            js = Jobspec.parse(text, limits);
+        } catch (ParseException e) {
+            throw new ParseException(key + ": " + e.problem(), e.input(), e.offset());
+        }
+        String request = SpecRequest.of(js);
+        if (request.isEmpty()) {
+            throw new ParseException(key + ": $.resources: names no resource map with a count above 0"
+                    + " (cores are not resource maps: rsmapd grants none)", text, 0);
+        }
+        return request;
     }
 
     private Optional<RequestList> parse(String request) throws ParseException {

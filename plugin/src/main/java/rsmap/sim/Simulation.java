@@ -40,7 +40,7 @@ public final class Simulation {
             "reserve", Set.of("op", "ar", "request", "hosts", "start", "end", "time"),
             "env", Set.of("op", "job", "host", "time"),
             "explain", Set.of("op", "request", "host", "time"),
-            "realloc", Set.of("op", "job", "tag", "add", "sub", "ids", "time"),
+            "realloc", Set.of("op", "job", "tag", "add", "sub", "spec_add", "spec_sub", "ids", "time"),
             "release", Set.of("op", "job", "ids", "time"),
             "realloc_cancel", Set.of("op", "job", "tag"),
             "settings", Set.of("op", "realloc", "realloc_policy"));
@@ -51,13 +51,14 @@ public final class Simulation {
             .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
     private final Cluster cluster;
     private final Reallocs reallocs;
-    private final Lines lines = new Lines(json);
+    private final Lines lines;
     private final ReallocOps reallocOps;
     private final Limits limits;
     private final boolean human;
 
     public Simulation(ComplexTable table, Limits limits, boolean human) {
         this.cluster = new Cluster(table);
+        this.lines = new Lines(json, () -> List.copyOf(cluster.hosts().keySet()));
         this.reallocs = new Reallocs(cluster);
         this.reallocOps = new ReallocOps(reallocs, lines, limits);
         this.limits = limits;
