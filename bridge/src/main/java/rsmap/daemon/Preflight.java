@@ -89,8 +89,7 @@ final class Preflight {
             try {
                 s.values(key.equals("complex_values") ? config.complexValues() : config.globalComplexValues());
             } catch (ParseException e) {
-                String name = file == null ? "rsmapd.conf" : file.toString();
-                throw new IOException(name + ": line " + config.lineOf(key) + ": " + key + ": " + e.getMessage(), e);
+                throw new IOException(where(key) + ": " + e.getMessage(), e);
             }
         }
     }

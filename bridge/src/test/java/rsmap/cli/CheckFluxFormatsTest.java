@@ -3,10 +3,9 @@
 package rsmap.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static rsmap.cli.MainTest.run;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,16 +15,6 @@ import org.junit.jupiter.api.io.TempDir;
 class CheckFluxFormatsTest {
     @TempDir
     static Path tmp;
-
-    record Run(int code, String out, String err) {
-    }
-
-    static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int code = Main.run(new PrintWriter(out), new PrintWriter(err), args);
-        return new Run(code, out.toString(), err.toString());
-    }
 
     static Path file(String name, String text) throws IOException {
         return Files.writeString(tmp.resolve(name), text, StandardCharsets.UTF_8);
@@ -57,21 +46,21 @@ class CheckFluxFormatsTest {
 
     @Test
     void checkJobspec_validYaml_printsCanonicalJson() throws IOException {
-        Run r = run("check-jobspec", file("ok.yaml", JOBSPEC).toString());
+        MainTest.Run r = run("check-jobspec", file("ok.yaml", JOBSPEC).toString());
         assertThat(r.err()).isEmpty();
         assertThat(r.code()).isZero();
         assertThat(r.out()).isEqualTo("{\"version\":1,\"resources\":[{\"type\":\"node\",\"count\":1,\"with\":[{\"type\":"
                 + "\"slot\",\"count\":1,\"label\":\"default\",\"with\":[{\"type\":\"core\",\"count\":2},{\"type\":\"gpu\","
                 + "\"count\":2}]}]}],\"tasks\":[{\"command\":[\"app\"],\"slot\":\"default\",\"count\":{\"per_slot\":1}}],"
                 + "\"attributes\":{\"system\":{\"duration\":60}}}\n");
-        Run again = run("check-jobspec", file("again.json", r.out()).toString());
+        MainTest.Run again = run("check-jobspec", file("again.json", r.out()).toString());
         assertThat(again.out()).isEqualTo(r.out());
     }
 
     @Test
     void checkJobspec_badCount_exitsTwoNamingTheJsonPath() throws IOException {
         Path bad = file("bad.yaml", JOBSPEC.replaceFirst("count: 2", "count: 0")); // the core's
-        Run r = run("check-jobspec", bad.toString());
+        MainTest.Run r = run("check-jobspec", bad.toString());
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.out()).isEmpty();
         assertThat(r.err()).isEqualTo("error: " + bad + ": line 11, column 13: $.resources[0].with[0].with[0].count: "
@@ -80,7 +69,7 @@ class CheckFluxFormatsTest {
 
     @Test
     void checkJobspec_version999_isUnsupported() throws IOException {
-        Run r = run("check-jobspec", file("v999.yaml", JOBSPEC.replace("version: 1", "version: 999")).toString());
+        MainTest.Run r = run("check-jobspec", file("v999.yaml", JOBSPEC.replace("version: 1", "version: 999")).toString());
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).contains("$.version: jobspec version 999 is not supported");
     }
@@ -91,7 +80,7 @@ class CheckFluxFormatsTest {
 
     @Test
     void checkR_valid_printsCanonicalJson() throws IOException {
-        Run r = run("check-r", file("r.json", R).toString());
+        MainTest.Run r = run("check-r", file("r.json", R).toString());
         assertThat(r.err()).isEmpty();
         assertThat(r.code()).isZero();
         assertThat(r.out()).isEqualTo(R.replace("[\"node186\",\"node[187-189]\"]", "[\"node[186-189]\"]") + "\n");
@@ -100,7 +89,7 @@ class CheckFluxFormatsTest {
     @Test
     void checkR_badIdset_exitsTwoWithOneLineNamingThePath() throws IOException {
         Path bad = file("bad.json", R.replace("\"0-47\"", "\"0-047\""));
-        Run r = run("check-r", bad.toString());
+        MainTest.Run r = run("check-r", bad.toString());
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).startsWith("error: " + bad + ": line 1, column ")
                 .contains("$.execution.R_lite[0].children.core: not an idset (RFC 22): column 3: leading zero");
@@ -111,7 +100,7 @@ class CheckFluxFormatsTest {
     void checkR_notJsonOrMissingFile_isRefused() throws IOException {
         assertThat(run("check-r", file("junk", "{\"version\":1,").toString()).err()).startsWith("error: ")
                 .contains("not JSON");
-        Run missing = run("check-r", tmp.resolve("nope").toString());
+        MainTest.Run missing = run("check-r", tmp.resolve("nope").toString());
         assertThat(missing.code()).isEqualTo(2);
         assertThat(missing.err()).endsWith("nope: no such file\n");
     }
