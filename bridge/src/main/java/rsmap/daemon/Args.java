@@ -65,6 +65,16 @@ final class Args {
         return frame.args().isEmpty() ? new Args(command, JSON.createObjectNode()) : of(command, frame, allowed);
     }
 
+    /** The value of {@code key} as it came (its reader checks its form), or null when absent. */
+    JsonNode raw(String key) {
+        return node.get(key);
+    }
+
+    /** The command's name, for its errors. */
+    String command() {
+        return command;
+    }
+
     boolean has(String key) {
         return node.has(key);
     }

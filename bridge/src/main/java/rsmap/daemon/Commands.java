@@ -44,15 +44,18 @@ final class Commands {
     private final EventHub events;
     private final JobLifecycle lifecycle;
     private final Generations generations;
+    private final Reallocation reallocation;
     private final Object lock;
     private final Map<Code, Handler> handlers = new EnumMap<>(Code.class);
 
-    Commands(HostState s, Access access, EventHub events, JobLifecycle lifecycle, Generations generations, Object lock) {
+    Commands(HostState s, Access access, EventHub events, JobLifecycle lifecycle, Generations generations,
+             Reallocation reallocation, Object lock) {
         this.s = s;
         this.access = access;
         this.events = events;
         this.lifecycle = lifecycle;
         this.generations = generations;
+        this.reallocation = reallocation;
         this.lock = lock;
         handlers.put(Code.MODEL_DEF, (c, session) -> {
             noArguments(c);
@@ -92,6 +95,28 @@ final class Commands {
         });
         handlers.put(Code.JOB_ENTER, (c, session) ->
                 lifecycle.enter(c.tid(), jobId(Args.of(Code.JOB_ENTER.name(), c, JOB_KEYS)), session.peer()));
+        handlers.put(Code.REALLOC, (c, session) -> {
+            Args a = Args.of(Code.REALLOC.name(), c, ReallocArgs.REALLOC_KEYS);
+            String id = jobId(a);
+            String tag = ReallocArgs.tag(a, c.tid(), false);
+            ReallocArgs.Read read = ReallocArgs.realloc(a, id, tag, s);
+            reallocation.mayChange(id, session.peer(), Code.REALLOC);
+            return reallocation.realloc(c.tid(), session, read, id, tag);
+        });
+        handlers.put(Code.RELEASE, (c, session) -> {
+            Args a = Args.of(Code.RELEASE.name(), c, ReallocArgs.RELEASE_KEYS);
+            String id = jobId(a);
+            var ids = ReallocArgs.released(a, s);
+            reallocation.mayChange(id, session.peer(), Code.RELEASE);
+            return reallocation.release(c.tid(), id, ids);
+        });
+        handlers.put(Code.REALLOC_CANCEL, (c, session) -> {
+            Args a = Args.of(Code.REALLOC_CANCEL.name(), c, ReallocArgs.CANCEL_KEYS);
+            String id = jobId(a);
+            String tag = ReallocArgs.tag(a, c.tid(), true);
+            reallocation.mayChange(id, session.peer(), Code.REALLOC_CANCEL);
+            return reallocation.cancel(c.tid(), id, tag);
+        });
         handlers.put(Code.RELOAD, (c, session) -> {
             noArguments(c);
             return generations.reload(c.tid());
@@ -131,6 +156,7 @@ final class Commands {
         synchronized (lock) {
             events.stop(session);
             events.forget(session);
+            reallocation.closed(session);
         }
     }
 

@@ -39,12 +39,15 @@ import rsmap.wire.FrameDecoder;
  * max_connections_per_user = 32                         # connections one unprivileged user may hold
  * idle_timeout          = 300                           # seconds a connection may sit idle
  * frame_timeout         = 10                            # seconds a begun frame may take to arrive
+ * realloc               = on                            # on | off: running jobs may grow and shrink (RFC 51)
+ * realloc_policy        = fifo                          # fifo | smallest: the order waiting reallocs are served
  * </pre>
  */
 public record Config(Path complexes, String host, String complexValues, String globalComplexValues, Path socket,
                      String socketGroup, String socketMode, Path stateDir, String deviceBackend, Isolation.Mode isolation, Path execdSpool,
                      String adminUser, String daemonUser, int maxFrame, int maxRsmapIds, int reconcileInterval,
-                     int maxConnectionsPerUser, int idleTimeout, int frameTimeout, Map<String, Integer> lines) {
+                     int maxConnectionsPerUser, int idleTimeout, int frameTimeout, boolean realloc, String reallocPolicy,
+                     Map<String, Integer> lines) {
 
     /** The line of the file that set {@code key}, 0 when the file does not set it. */
     public int lineOf(String key) {
@@ -54,7 +57,7 @@ public record Config(Path complexes, String host, String complexValues, String g
     private static final Set<String> KEYS = Set.of("complexes", "host", "complex_values", "global_complex_values",
             "socket", "socket_group", "socket_mode", "state_dir", "device_backend", "isolation", "execd_spool", "admin_user",
             "daemon_user", "max_frame", "max_rsmap_ids", "reconcile_interval", "max_connections_per_user", "idle_timeout",
-            "frame_timeout");
+            "frame_timeout", "realloc", "realloc_policy");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
     public static Config parse(String text, Path file, String defaultHost) throws ParseException {
@@ -116,6 +119,15 @@ public record Config(Path complexes, String host, String complexValues, String g
                 throw lines.error(user + " is a user name, not '" + printable(values.get(user)) + "'", where.get(user));
             }
         }
+        String realloc = values.getOrDefault("realloc", "on");
+        if (!realloc.equals("on") && !realloc.equals("off")) {
+            throw lines.error("realloc is on or off, not '" + printable(realloc) + "'", where.get("realloc"));
+        }
+        String policy = values.getOrDefault("realloc_policy", "fifo");
+        if (rsmap.realloc.Policy.named(policy).isEmpty()) {
+            throw lines.error("realloc_policy is fifo or smallest, not '" + printable(policy) + "'",
+                    where.get("realloc_policy"));
+        }
         return new Config(dir.resolve(values.get("complexes")), host,
                 values.getOrDefault("complex_values", "NONE"), values.getOrDefault("global_complex_values", "NONE"),
                 dir.resolve(values.getOrDefault("socket", "/run/rsmap/rsmapd.sock")),
@@ -128,7 +140,8 @@ public record Config(Path complexes, String host, String complexValues, String g
                 number(lines, values, where, "reconcile_interval", 60, 0, 86_400),
                 number(lines, values, where, "max_connections_per_user", 32, 1, 100_000),
                 number(lines, values, where, "idle_timeout", 300, 1, 86_400),
-                number(lines, values, where, "frame_timeout", 10, 1, 3_600), lineNumbers(text, values.keySet()));
+                number(lines, values, where, "frame_timeout", 10, 1, 3_600), realloc.equals("on"), policy,
+                lineNumbers(text, values.keySet()));
     }
 
     /** A host name: what a cgroup, a unit and a log line can carry (no NUL, no control character, no space). */

@@ -32,7 +32,8 @@ import rsmap.wire.SocketServer;
  *   <li>{@link Preflight} checks the configuration before anything is touched;</li>
  *   <li>{@link Recovery} replays the journal ({@link JournalRecord}) into the {@link HostState};</li>
  *   <li>{@link Commands} dispatches each command to its handler, {@link Access} judges the peer;</li>
- *   <li>{@link JobLifecycle} starts, enters and ends jobs; {@link Generations} reloads the configuration;</li>
+ *   <li>{@link JobLifecycle} starts, enters and ends jobs; {@link Reallocation} grows and shrinks running
+ *   jobs (issue 13); {@link Generations} reloads the configuration;</li>
  *   <li>{@link Reconciliation} frees what jobs that ended without an epilog hold.</li>
  * </ul>
  * Every grant and release is in the journal, forced to disk, before the answer goes out. Commands run
@@ -79,8 +80,12 @@ public final class Daemon implements AutoCloseable {
             opened = Journal.open(config.stateDir().resolve("journal"));
             Generations generations = new Generations(state, opened, events, log, configFile);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log);
-            JobLifecycle lifecycle = new JobLifecycle(state, opened, isolation, events, log, access);
-            this.commands = new Commands(state, access, events, lifecycle, generations, lock);
+            EnvFiles envFiles = new EnvFiles(config.stateDir(), log);
+            Reallocation reallocation = new Reallocation(state, opened, isolation, events, log, access, envFiles);
+            generations.reallocation = reallocation;
+            JobLifecycle lifecycle = new JobLifecycle(state, opened, isolation, events, log, access, reallocation,
+                    envFiles);
+            this.commands = new Commands(state, access, events, lifecycle, generations, reallocation, lock);
             this.reconciliation = new Reconciliation(state, lifecycle, log);
             this.journal = opened;
         } catch (IOException | ParseException | RuntimeException e) {
@@ -177,6 +182,11 @@ public final class Daemon implements AutoCloseable {
     /** One command as a session would send it, for tests and the in-process demo. */
     List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
         return commands.handle(code, command, session);
+    }
+
+    /** A session ended, as the server says it (tests' sessions). */
+    void closed(Session session) {
+        commands.closed(session);
     }
 
     // --- for Views and tests in this package ---

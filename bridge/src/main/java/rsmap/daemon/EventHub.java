@@ -24,7 +24,7 @@ import rsmap.wire.Session;
 final class EventHub {
     /** The filter keys SET_FILTERS takes, and the kinds of events. */
     static final List<String> KEYS = List.of("map", "job", "user", "event");
-    static final List<String> KINDS = List.of("grant", "release", "config");
+    static final List<String> KINDS = List.of("grant", "release", "config", "alloc", "resource-update", "free");
 
     /** What one session wants to see. Empty sets mean "everything". */
     record Filters(Map<String, Set<String>> byKey) {

@@ -18,7 +18,8 @@ import rsmap.wire.Session;
 
 /**
  * A new generation is journaled before it takes effect, and announced to every event stream. RELOAD
- * re-reads the configuration file: only complex_values and global_complex_values may change; anything
+ * re-reads the configuration file: only complex_values and global_complex_values may change (and the
+ * realloc settings, which are no generation); anything
  * else (host, complex table, socket, state, backend) needs a restart, and an execd spool without
  * {@code active_jobs} is refused as at start (issue 11, hole 4).
  */
@@ -29,6 +30,8 @@ final class Generations {
     private final Journal journal;
     private final EventHub events;
     private final LogBook log;
+    /** Set once the daemon's rooms exist: waiting reallocs go over to a new core (null during recovery). */
+    Reallocation reallocation;
     /** Where the configuration came from; null: RELOAD is refused. */
     private final Path configFile;
 
@@ -51,13 +54,19 @@ final class Generations {
         } catch (ParseException e) {
             throw new Session.CommandException("complex_values: " + e.getMessage());
         }
-        Optional<String> lost = s.restoreAll(next);
+        rsmap.realloc.Reallocs nextReallocs = s.reallocsOver(next);
+        nextReallocs.continueAfter(s.reallocs.lastAllocId());
+        Optional<String> lost = s.restoreAll(nextReallocs);
         if (lost.isPresent()) {
             throw new Session.CommandException("the new configuration would take away what " + lost.get());
         }
         long nextGeneration = s.generation + 1;
-        new JournalRecord.Configured(nextGeneration, host, global).appendTo(journal);
-        s.cluster = next;
+        new JournalRecord.Configured(nextGeneration, host, global, s.reallocs.lastAllocId()).appendTo(journal);
+        rsmap.realloc.Reallocs before = s.reallocs;
+        s.install(next, nextReallocs);
+        if (reallocation != null) {
+            reallocation.carry(before, nextReallocs);
+        }
         s.changed();
         s.generation = nextGeneration;
         s.hostValues = host;
@@ -104,6 +113,19 @@ final class Generations {
         if (changed) {
             reconfigure(next.complexValues(), next.globalComplexValues());
             log.note(Log.Level.INFO, "RELOAD: configuration generation " + s.generation);
+        }
+        rsmap.realloc.Policy policy = rsmap.realloc.Policy.named(next.reallocPolicy()).orElseThrow();
+        if (next.realloc() != s.reallocOn || !policy.name().equals(s.reallocPolicy.name())) {
+            // Not a generation: what may be granted is the same; off answers every waiting realloc UNSUPPORTED.
+            s.reallocOn = next.realloc();
+            s.reallocPolicy = policy;
+            s.reallocs.setPolicy(policy);
+            List<rsmap.realloc.Event> answered = s.reallocs.setEnabled(next.realloc());
+            if (reallocation != null) {
+                reallocation.dispatch(answered);
+            }
+            log.note(Log.Level.INFO, "RELOAD: realloc " + (s.reallocOn ? "on" : "off") + ", realloc_policy "
+                    + policy.name());
         }
         return List.of(Frame.of(tid, Code.STATE.value(), JSON.createObjectNode().put("generation", s.generation)
                 .put("changed", changed).toString()));

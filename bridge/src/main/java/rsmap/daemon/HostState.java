@@ -12,7 +12,6 @@ import java.util.Set;
 import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.alloc.Cluster;
-import rsmap.alloc.Decision;
 import rsmap.alloc.JobSpec;
 import rsmap.complex.ComplexTable;
 import rsmap.map.ComplexValues;
@@ -32,6 +31,13 @@ final class HostState {
      */
     final Map<String, Job> bare = new LinkedHashMap<>();
     Cluster cluster;
+    /** Reallocation over {@link #cluster} (issue 13): a new one with every new cluster ({@link #install}). */
+    rsmap.realloc.Reallocs reallocs;
+    /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
+    boolean reallocOn;
+    rsmap.realloc.Policy reallocPolicy;
+    /** The highest alloc_id the journal holds: answers after a restart go on above it. */
+    long lastAllocId;
     String hostValues;
     String globalValues;
     /** The configuration generation: 1 at the first start, one more per accepted change. */
@@ -46,6 +52,23 @@ final class HostState {
         this.config = config;
         this.table = table;
         this.limits = Limits.DEFAULT.withMaxRsmapIds(config.maxRsmapIds());
+        this.reallocOn = config.realloc();
+        this.reallocPolicy = rsmap.realloc.Policy.named(config.reallocPolicy()).orElseThrow();
+    }
+
+    /** Reallocation over {@code next}, with this daemon's settings, its alloc ids going on from these. */
+    rsmap.realloc.Reallocs reallocsOver(Cluster next) {
+        rsmap.realloc.Reallocs r = new rsmap.realloc.Reallocs(next);
+        r.setEnabled(reallocOn);
+        r.setPolicy(reallocPolicy);
+        r.continueAfter(lastAllocId);
+        return r;
+    }
+
+    /** {@code next} (with its reallocation {@code r}) becomes the state's core. */
+    void install(Cluster next, rsmap.realloc.Reallocs r) {
+        cluster = next;
+        reallocs = r;
     }
 
     String host() {
@@ -95,19 +118,20 @@ final class HostState {
     }
 
     /**
-     * Puts every held grant, exactly, into {@code next} (a new configuration generation); empty when all
-     * fit, else which running job holds what {@code next} cannot give back.
+     * Puts every held grant, exactly, into {@code next} (a new configuration generation): what each job
+     * uses and what it is to give back; empty when all fit, else which running job holds what {@code
+     * next} cannot give back.
      */
-    Optional<String> restoreAll(Cluster next) {
+    Optional<String> restoreAll(rsmap.realloc.Reallocs next) {
         for (Job j : jobs.values()) {
-            Decision d;
+            rsmap.realloc.Outcome o;
             try {
-                d = next.restore(spec(j.id(), j.request(), j.slots()), j.grant(), 0);
+                o = next.restore(spec(j.id(), j.request(), j.slots()), j.grant(), j.releasing(), 0);
             } catch (ParseException e) {
                 return Optional.of("running job " + j.id() + " holds: its request no longer parses: " + e.getMessage());
             }
-            if (d.isRefused()) {
-                return Optional.of("running job " + j.id() + " holds: " + d.error());
+            if (!o.ok()) {
+                return Optional.of("running job " + j.id() + " holds: " + o.error());
             }
         }
         return Optional.empty();

@@ -11,11 +11,13 @@ import java.util.Set;
 import rsmap.alloc.Grant;
 
 /**
- * A job as the daemon keeps it: its grant and the SGE_HGR_* it renders, and the processes its starter
- * entered (pid to start time, so that a reused pid is not taken for the job's). A job that holds
- * nothing here but entered has an empty grant and request (issue 11: the starter enters every job).
+ * A job as the daemon keeps it: its grant and the SGE_HGR_* it renders, what a realloc took away that it
+ * has not released yet ({@code releasing}: still in its device policy, not in its SGE_HGR_*, not
+ * grantable to anyone; issue 13), and the processes its starter entered (pid to start time, so that a
+ * reused pid is not taken for the job's). A job that holds nothing here but entered has an empty grant
+ * and request (issue 11: the starter enters every job).
  */
-record Job(String id, String user, String request, int slots, Grant grant, Map<String, String> env,
+record Job(String id, String user, String request, int slots, Grant grant, Grant releasing, Map<String, String> env,
            Map<Long, Instant> pids) {
     /** Unknown start time of an entered process (pid reuse then cannot be told apart). */
     static final Instant UNKNOWN = Instant.EPOCH;
@@ -26,7 +28,7 @@ record Job(String id, String user, String request, int slots, Grant grant, Map<S
 
     /** A job that holds nothing here, entered by a process of {@code user}. */
     static Job bare(String id, String user) {
-        return new Job(id, user, "", 1, new Grant(Map.of()), Map.of(), Map.of());
+        return new Job(id, user, "", 1, Grant.NONE, Grant.NONE, Map.of(), Map.of());
     }
 
     /** One more process entered the job (a job may run several steps, each entering); exited ones drop out. */
@@ -38,11 +40,16 @@ record Job(String id, String user, String request, int slots, Grant grant, Map<S
             }
         });
         next.put(p, start == null ? UNKNOWN : start);
-        return new Job(id, user, request, slots, grant, env, next);
+        return new Job(id, user, request, slots, grant, releasing, env, next);
     }
 
     Job withEnv(Map<String, String> e) {
-        return new Job(id, user, request, slots, grant, e, pids);
+        return new Job(id, user, request, slots, grant, releasing, e, pids);
+    }
+
+    /** What a realloc or a release left the job: {@code held} it may use, {@code taken} it is to give back. */
+    Job holding(Grant held, Grant taken, Map<String, String> e) {
+        return new Job(id, user, request, slots, held, taken, e, pids);
     }
 
     /** The same process as entered: alive, and started when it was then (not a reused pid). */
@@ -55,6 +62,7 @@ record Job(String id, String user, String request, int slots, Grant grant, Map<S
     Set<String> maps() {
         Set<String> maps = new LinkedHashSet<>();
         grant.byHost().values().forEach(m -> maps.addAll(m.keySet()));
+        releasing.byHost().values().forEach(m -> maps.addAll(m.keySet()));
         return maps;
     }
 }

@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 import rsmap.ParseException;
 import rsmap.alloc.Decision;
+import rsmap.alloc.Grant;
 import rsmap.alloc.JobSpec;
 import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
@@ -31,14 +32,19 @@ final class JobLifecycle {
     private final EventHub events;
     private final LogBook log;
     private final Access access;
+    private final Reallocation reallocation;
+    private final EnvFiles envFiles;
 
-    JobLifecycle(HostState s, Journal journal, Isolation isolation, EventHub events, LogBook log, Access access) {
+    JobLifecycle(HostState s, Journal journal, Isolation isolation, EventHub events, LogBook log, Access access,
+                 Reallocation reallocation, EnvFiles envFiles) {
         this.s = s;
         this.journal = journal;
         this.isolation = isolation;
         this.events = events;
         this.log = log;
         this.access = access;
+        this.reallocation = reallocation;
+        this.envFiles = envFiles;
     }
 
     /**
@@ -82,7 +88,7 @@ final class JobLifecycle {
             throw new Session.CommandException("job " + id + " cannot be granted now: " + d.error());
         }
         Map<String, String> env = d.grant().environment(s.host());
-        Job job = new Job(id, user, request, slots, d.grant(), env, Map.of());
+        Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, env, Map.of());
         try {
             journal.append(JournalRecord.Started.of(job).line());
         } catch (IOException e) {
@@ -91,13 +97,14 @@ final class JobLifecycle {
         }
         s.jobs.put(id, job);
         s.changed();
+        envFiles.write(id, env);
         log.note(Log.Level.INFO, "job " + id + (user.isEmpty() ? "" : " (" + user + ")") + " granted " + env);
         publish("grant", job, () -> Views.job(job).put("event", "grant"));
         return List.of(answer(tid, job));
     }
 
     /** STATE {job, user, grants, env}, then the environment again as NAME=value (the C hook reads no JSON). */
-    private static Frame answer(long tid, Job job) {
+    static Frame answer(long tid, Job job) {
         List<String> args = new ArrayList<>();
         args.add(Views.job(job).toString());
         job.env().forEach((k, v) -> args.add(k + "=" + v));
@@ -116,14 +123,18 @@ final class JobLifecycle {
             return;
         }
         new JournalRecord.Ended(id, why).appendTo(journal);
-        s.cluster.finish(id, s.cluster.now());
+        // Its waiting reallocs are answered CANCEL; what it held, taken-away instances included, is free.
+        rsmap.realloc.Outcome o = s.reallocs.finish(id, s.cluster.now());
         s.jobs.remove(id);
         s.changed();
         removePolicy(id);
+        envFiles.remove(id);
+        reallocation.dispatch(o.events());
         if (why.equals("epilog")) {
             log.note(Log.Level.INFO, "job " + id + " released " + job.env());
         }
         publish("release", job, () -> Views.job(job).put("event", "release").put("why", why));
+        publish("free", job, () -> Views.job(job).put("event", "free").put("why", why));
     }
 
     private void publish(String kind, Job job, Supplier<ObjectNode> diff) {

@@ -26,8 +26,14 @@ import rsmap.alloc.Grant;
  * {"v":1,"op":"start","job":"7","user":"alice","request":"gpu=2","slots":1,"grant":{"node01":{"gpu":["0","0"]}},
  *  "pids":{"4711":"2026-12-02T17:15:22.130Z"}}
  * {"v":1,"op":"enter","job":"7","pid":4711,"pid_start":"2026-12-02T17:15:22.130Z"}
+ * {"v":1,"op":"change","job":"7","why":"realloc","alloc_id":4,"grant":{"node01":{"gpu":["0","1"]}},
+ *  "releasing":{"node01":{"gpu":["2"]}}}
  * {"v":1,"op":"end","job":"7","why":"epilog"}
  * </pre>
+ * A {@code change} (issue 13) records what a job holds after a realloc's SUCCESS ({@code why} realloc,
+ * with its {@code alloc_id}) or a RELEASE ({@code why} release): {@code grant} it may use, {@code
+ * releasing} taken away and not given back yet. A {@code start} written by compaction carries {@code
+ * releasing} too, and the configuration record the last {@code alloc_id} handed out.
  */
 sealed interface JournalRecord {
     int VERSION = 1;
@@ -48,33 +54,37 @@ sealed interface JournalRecord {
     }
 
     /** A configuration generation took effect. */
-    record Configured(long generation, String complexValues, String globalComplexValues) implements JournalRecord {
+    record Configured(long generation, String complexValues, String globalComplexValues, long allocId)
+            implements JournalRecord {
         @Override
         public String line() {
-            return head("config").put("generation", generation).put("complex_values", complexValues)
-                    .put("global_complex_values", globalComplexValues).toString();
+            ObjectNode r = head("config").put("generation", generation).put("complex_values", complexValues)
+                    .put("global_complex_values", globalComplexValues);
+            if (allocId > 0) {
+                r.put("alloc_id", allocId);
+            }
+            return r.toString();
         }
     }
 
     /** A job was granted (or, after compaction, holds) this grant; the processes it entered so far. */
-    record Started(String job, String user, String request, int slots, Grant grant, Map<Long, Instant> pids)
-            implements JournalRecord {
+    record Started(String job, String user, String request, int slots, Grant grant, Grant releasing,
+                   Map<Long, Instant> pids) implements JournalRecord {
         public Started {
             pids = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(pids));
         }
 
         static Started of(Job j) {
-            return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.pids());
+            return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.releasing(), j.pids());
         }
 
         @Override
         public String line() {
             ObjectNode r = head("start").put("job", job).put("user", user).put("request", request).put("slots", slots);
-            ObjectNode g = r.putObject("grant");
-            grant.byHost().forEach((host, maps) -> {
-                ObjectNode h = g.putObject(host);
-                maps.forEach((map, ids) -> ids.forEach(h.putArray(map)::add));
-            });
+            put(r, "grant", grant);
+            if (!releasing.isEmpty()) {
+                put(r, "releasing", releasing);
+            }
             if (!pids.isEmpty()) {
                 ObjectNode p = r.putObject("pids");
                 pids.forEach((pid, start) -> p.put(Long.toString(pid), start.toString()));
@@ -92,12 +102,34 @@ sealed interface JournalRecord {
         }
     }
 
+    /** What a job holds changed: a realloc's SUCCESS or a RELEASE (issue 13). */
+    record Changed(String job, String why, long allocId, Grant grant, Grant releasing) implements JournalRecord {
+        @Override
+        public String line() {
+            ObjectNode r = head("change").put("job", job).put("why", why);
+            if (allocId > 0) {
+                r.put("alloc_id", allocId);
+            }
+            put(r, "grant", grant);
+            put(r, "releasing", releasing);
+            return r.toString();
+        }
+    }
+
     /** A job's grant was freed: by its epilog, or by reconciliation. */
     record Ended(String job, String why) implements JournalRecord {
         @Override
         public String line() {
             return head("end").put("job", job).put("why", why).toString();
         }
+    }
+
+    private static void put(ObjectNode r, String key, Grant grant) {
+        ObjectNode g = r.putObject(key);
+        grant.byHost().forEach((host, maps) -> {
+            ObjectNode h = g.putObject(host);
+            maps.forEach((map, ids) -> ids.forEach(h.putArray(map)::add));
+        });
     }
 
     private static ObjectNode head(String op) {
@@ -133,7 +165,7 @@ sealed interface JournalRecord {
                             + "generation of at least 1");
                 }
                 return new Configured(r.path("generation").asLong(), r.path("complex_values").asText(),
-                        r.path("global_complex_values").asText());
+                        r.path("global_complex_values").asText(), allocId(r));
             case "start":
                 if (!r.path("request").isTextual() || !r.path("grant").isObject() || !r.path("slots").canConvertToInt()
                         || r.path("slots").asInt() < 1) {
@@ -145,7 +177,14 @@ sealed interface JournalRecord {
                     pids.put(Long.parseLong(e.getKey()), Instant.parse(e.getValue().asText()));
                 }
                 return new Started(job, r.path("user").asText(""), r.path("request").asText(), r.path("slots").asInt(),
-                        grant(r.path("grant")), pids);
+                        grant(r.path("grant")), r.has("releasing") ? grant(r.path("releasing")) : Grant.NONE, pids);
+            case "change":
+                if (!r.path("grant").isObject() || !r.path("releasing").isObject()
+                        || !List.of("realloc", "release").contains(r.path("why").asText())) {
+                    throw new IOException("a change record needs why (realloc or release), grant and releasing");
+                }
+                return new Changed(job, r.path("why").asText(), allocId(r), grant(r.path("grant")),
+                        grant(r.path("releasing")));
             case "enter":
                 return new Entered(job, r.path("pid").asLong(), r.hasNonNull("pid_start")
                         ? Optional.of(Instant.parse(r.path("pid_start").asText())) : Optional.empty());
@@ -154,6 +193,16 @@ sealed interface JournalRecord {
             default:
                 throw new IOException("unknown record kind " + Args.quote(op));
         }
+    }
+
+    private static long allocId(JsonNode r) throws IOException {
+        if (!r.has("alloc_id")) {
+            return 0;
+        }
+        if (!r.path("alloc_id").canConvertToLong() || !r.path("alloc_id").isIntegralNumber() || r.path("alloc_id").asLong() < 1) {
+            throw new IOException("alloc_id is a whole number of at least 1");
+        }
+        return r.path("alloc_id").asLong();
     }
 
     /** host -> map -> ids, read by hand (a replay reads thousands). */

@@ -10,7 +10,8 @@ import java.util.Map;
 import java.util.Optional;
 import rsmap.ParseException;
 import rsmap.alloc.Cluster;
-import rsmap.alloc.Decision;
+import rsmap.realloc.Outcome;
+import rsmap.realloc.Reallocs;
 import rsmap.journal.Journal;
 import rsmap.wire.Session;
 
@@ -42,7 +43,8 @@ final class Recovery {
         String fileGlobal = s.config.globalComplexValues();
         boolean reconfigured = false;
         if (s.generation == 0) {
-            s.cluster = s.build(fileHost, fileGlobal);
+            Cluster first = s.build(fileHost, fileGlobal);
+            s.install(first, s.reallocsOver(first));
             s.generation = 1;
             s.hostValues = fileHost;
             s.globalValues = fileGlobal;
@@ -56,8 +58,9 @@ final class Recovery {
                         + e.getMessage());
             }
         }
+        s.reallocs.continueAfter(s.lastAllocId);
         // Compaction: only when the journal holds more than one configuration and the held grants (one
-        // record each); any end, enter or earlier configuration makes it longer.
+        // record each); any end, enter, change or earlier configuration makes it longer.
         if (records.size() != 1 + s.jobs.size() || reconfigured) {
             journal.compact(snapshot(s));
         }
@@ -68,22 +71,40 @@ final class Recovery {
             s.hostValues = c.complexValues();
             s.globalValues = c.globalComplexValues();
             s.generation = c.generation();
+            s.lastAllocId = Math.max(s.lastAllocId, c.allocId());
             Cluster next = s.build(s.hostValues, s.globalValues);
-            Optional<String> lost = s.restoreAll(next);
+            Reallocs r = s.reallocsOver(next);
+            Optional<String> lost = s.restoreAll(r);
             if (lost.isPresent()) {
                 throw new IOException("generation " + s.generation + " drops a grant: " + lost.get());
             }
-            s.cluster = next;
+            s.install(next, r);
         } else if (record instanceof JournalRecord.Started r) {
             if (s.cluster == null) {
                 throw new IOException("a grant before any configuration record");
             }
-            Job j = new Job(r.job(), r.user(), r.request(), r.slots(), r.grant(), Map.of(), r.pids());
-            Decision d = s.cluster.restore(s.spec(j.id(), j.request(), j.slots()), r.grant(), 0);
-            if (d.isRefused()) {
-                throw new IOException("job " + j.id() + " cannot be restored: " + d.error());
+            if (s.jobs.containsKey(r.job())) {
+                throw new IOException("job " + r.job() + " is granted twice");
+            }
+            Job j = new Job(r.job(), r.user(), r.request(), r.slots(), r.grant(), r.releasing(), Map.of(), r.pids());
+            Outcome o = s.reallocs.restore(s.spec(j.id(), j.request(), j.slots()), r.grant(), r.releasing(), 0);
+            if (!o.ok()) {
+                throw new IOException("job " + j.id() + " cannot be restored: " + o.error());
             }
             s.jobs.put(j.id(), j.withEnv(r.grant().environment(s.host())));
+        } else if (record instanceof JournalRecord.Changed c) {
+            // What a realloc or a release left the job: it is put back exactly so, no choice made again.
+            Job j = s.jobs.get(c.job());
+            if (j == null) {
+                throw new IOException("a change of job " + c.job() + ", which holds nothing");
+            }
+            s.lastAllocId = Math.max(s.lastAllocId, c.allocId());
+            s.cluster.finish(j.id(), 0);
+            Outcome o = s.reallocs.restore(s.spec(j.id(), j.request(), j.slots()), c.grant(), c.releasing(), 0);
+            if (!o.ok()) {
+                throw new IOException("job " + j.id() + " cannot be restored as changed: " + o.error());
+            }
+            s.jobs.put(j.id(), j.holding(c.grant(), c.releasing(), Reallocation.environment(j, c.grant(), s.host())));
         } else if (record instanceof JournalRecord.Entered e) {
             Job j = s.jobs.get(e.job());
             if (j != null) {
@@ -99,7 +120,8 @@ final class Recovery {
     /** The journal's content for the current state: the configuration, then every held grant. */
     static List<String> snapshot(HostState s) {
         List<String> out = new ArrayList<>();
-        out.add(new JournalRecord.Configured(s.generation, s.hostValues, s.globalValues).line());
+        out.add(new JournalRecord.Configured(s.generation, s.hostValues, s.globalValues,
+                Math.max(s.lastAllocId, s.reallocs.lastAllocId())).line());
         for (Job j : s.jobs.values()) {
             out.add(JournalRecord.Started.of(j).line());
         }

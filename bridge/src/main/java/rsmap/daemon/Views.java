@@ -35,6 +35,9 @@ final class Views {
         ObjectNode n = JSON.createObjectNode().put("job", j.id()).put("user", j.user()).put("request", j.request())
                 .put("slots", j.slots());
         n.set("grants", grant(j.grant()));
+        if (!j.releasing().isEmpty()) {
+            n.set("releasing", grant(j.releasing())); // taken away by a realloc, not released yet (issue 13)
+        }
         ObjectNode env = n.putObject("env");
         j.env().forEach(env::put);
         return n;

@@ -12,8 +12,17 @@ final class DaemonSessions {
 
     /** An initialised session of {@code user} (uid, pid as SO_PEERCRED would say) whose events go to {@code events}. */
     static Session as(Daemon daemon, String user, long uid, long pid, List<Frame> events) {
-        Session s = new Session((code, command, session) -> daemon.handle(code, command, session),
-                new Session.Peer(user, user, uid, uid, pid));
+        Session s = new Session(new Session.Handler() {
+            @Override
+            public List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
+                return daemon.handle(code, command, session);
+            }
+
+            @Override
+            public void closed(Session session) {
+                daemon.closed(session);
+            }
+        }, new Session.Peer(user, user, uid, uid, pid));
         s.attach((frame, force) -> events.add(frame));
         s.onCommand(Frame.of(1, Code.INIT.value(), Session.VERSION));
         return s;

@@ -1,0 +1,388 @@
+// Dynamic reallocation on this host (issue 13, Flux RFC 51): REALLOC, RELEASE and REALLOC_CANCEL, and
+// what a decision does here - journal, device policy, environment file, events, the open command's answer.
+package rsmap.daemon;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+import rsmap.alloc.Grant;
+import rsmap.device.DevicePolicy;
+import rsmap.device.DevicePolicyException;
+import rsmap.device.DeviceRule;
+import rsmap.device.Isolation;
+import rsmap.device.OpenDevices;
+import rsmap.journal.Journal;
+import rsmap.map.Instance;
+import rsmap.map.ResourceMap;
+import rsmap.realloc.Answer;
+import rsmap.realloc.Event;
+import rsmap.realloc.Outcome;
+import rsmap.realloc.RDelta;
+import rsmap.realloc.Realloc;
+import rsmap.realloc.Reallocs;
+import rsmap.realloc.Waiting;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+
+/**
+ * The core ({@link Reallocs}) decides; this room applies. A SUCCESS is in the journal before it is
+ * answered (what the job uses and what it is to give back), then the job's device policy widens by what
+ * was added (what was taken away stays in it until RELEASE), its environment file is rewritten and the
+ * RFC 21 events go out ({@code alloc}, {@code resource-update}; on RELEASE {@code release} and {@code
+ * free}). A realloc that waits keeps its REALLOC command open: its ALLOC and OK come when it is decided,
+ * and the connection closing cancels it. Called under the daemon's lock.
+ */
+final class Reallocation {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final HostState s;
+    private final Journal journal;
+    private final Isolation isolation;
+    private final EventHub events;
+    private final LogBook log;
+    private final Access access;
+    private final EnvFiles envFiles;
+    /** REALLOC commands left open by a waiting realloc, by job and tag. */
+    private final Map<Key, Open> open = new LinkedHashMap<>();
+
+    private record Key(String job, String tag) {
+    }
+
+    private record Open(Session session, long tid) {
+    }
+
+    Reallocation(HostState s, Journal journal, Isolation isolation, EventHub events, LogBook log, Access access,
+                 EnvFiles envFiles) {
+        this.s = s;
+        this.journal = journal;
+        this.isolation = isolation;
+        this.events = events;
+        this.log = log;
+        this.access = access;
+        this.envFiles = envFiles;
+    }
+
+    /** Refuses {@code peer} a job it neither owns nor administers; a job unknown here passes (DENY says so). */
+    void mayChange(String job, Session.Peer peer, Code code) throws Session.CommandException {
+        Job j = s.jobs.get(job);
+        if (j != null && !access.mayQuery(peer, j)) {
+            throw new Session.CommandException(code + " of job " + job + " is for its owner '" + j.user()
+                    + "', root or the admin user, not '" + peer.user() + "'");
+        }
+    }
+
+    /** REALLOC: its ALLOC now, or nothing and the command left open until it is decided. */
+    List<Frame> realloc(long tid, Session session, ReallocArgs.Read read, String job, String tag)
+            throws Session.CommandException {
+        if (read.realloc().isEmpty()) {
+            Answer a = s.reallocs.refuse(job, tag, read.refusal());
+            log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " " + a.type() + ": " + a.error());
+            return List.of(alloc(tid, a));
+        }
+        Realloc r = read.realloc().get();
+        Key key = new Key(job, tag);
+        if (open.containsKey(key)) {
+            Answer a = s.reallocs.refuse(job, tag, "job " + job + " has a waiting realloc tagged " + tag);
+            return List.of(alloc(tid, a));
+        }
+        Outcome o = s.reallocs.realloc(r, s.cluster.now());
+        List<Frame> out = new ArrayList<>();
+        if (o.answer().isPresent()) {
+            out.add(alloc(tid, applied(o.answer().get())));
+        } else {
+            open.put(key, new Open(session, tid));
+            session.keepOpen();
+            log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " waits (" + describe(r) + ")");
+        }
+        dispatch(o.events());
+        return out;
+    }
+
+    /** REALLOC_CANCEL: the waiting realloc's CANCEL, to its own command and to this one. */
+    List<Frame> cancel(long tid, String job, String tag) throws Session.CommandException {
+        Outcome o = s.reallocs.cancel(job, tag);
+        if (!o.ok()) {
+            throw new Session.CommandException(o.error());
+        }
+        Answer a = o.answer().orElseThrow();
+        answerOpen(a);
+        log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " cancelled");
+        return List.of(alloc(tid, a));
+    }
+
+    /**
+     * RELEASE: the job let go of {@code ids} (all it was told to give back when empty). Refused, changing
+     * nothing, when one of them was not taken away or a process of the job still holds one of their
+     * devices open; else the policy narrows, the journal records it, the instances are free, and what
+     * waited for them is answered.
+     */
+    List<Frame> release(long tid, String id, Optional<Grant> which) throws Session.CommandException {
+        Job job = s.jobs.get(id);
+        if (job == null) {
+            throw new Session.CommandException("job " + id + " holds nothing on " + s.host());
+        }
+        Grant ids = which.orElse(job.releasing());
+        if (ids.isEmpty()) {
+            throw new Session.CommandException("job " + id + " has nothing to release: no realloc took anything away");
+        }
+        Optional<String> wrong = notTakenAway(job, ids);
+        if (wrong.isPresent()) {
+            throw new Session.CommandException(wrong.get());
+        }
+        Grant left = minus(job.releasing(), ids);
+        List<Instance> kept = instances(job.grant().plus(left));
+        List<DeviceRule> givenUp = OpenDevices.givenUp(instances(ids), kept);
+        Optional<String> holder = OpenDevices.holder(job.pids().keySet(), givenUp);
+        if (holder.isPresent()) {
+            throw new Session.CommandException("job " + id + " cannot release " + ids.byHost() + ": " + holder.get()
+                    + "; close it first");
+        }
+        // Narrow first: from here on the job cannot open what it gives back, then it goes to others.
+        if (!job.pids().isEmpty()) {
+            try {
+                isolation.update(id, DevicePolicy.of(kept, s.devicesListed())).ifPresent(w -> log.note(Log.Level.WARNING, w));
+            } catch (DevicePolicyException e) {
+                throw new Session.CommandException("job " + id + ": its device policy cannot be narrowed: " + e.getMessage());
+            }
+        }
+        Outcome o = s.reallocs.release(id, ids, s.cluster.now());
+        if (!o.ok()) {
+            throw new Session.CommandException(o.error());
+        }
+        Job now = job.holding(job.grant(), left, job.env());
+        journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing()));
+        s.jobs.put(id, now);
+        s.changed();
+        log.note(Log.Level.INFO, "job " + id + " released " + ids.byHost());
+        publish("release", now, () -> event("release", now).<ObjectNode>set("ids", Views.grant(ids)));
+        publish("free", now, () -> event("free", now).<ObjectNode>set("ids", Views.grant(ids)));
+        dispatch(o.events());
+        return List.of(JobLifecycle.answer(tid, now));
+    }
+
+    /** A session ended: its waiting reallocs are cancelled (nobody is left to answer). */
+    void closed(Session session) {
+        for (Iterator<Map.Entry<Key, Open>> it = open.entrySet().iterator(); it.hasNext();) {
+            Map.Entry<Key, Open> e = it.next();
+            if (e.getValue().session() == session) {
+                it.remove();
+                s.reallocs.cancel(e.getKey().job(), e.getKey().tag());
+                log.note(Log.Level.INFO, "job " + e.getKey().job() + ": realloc " + e.getKey().tag()
+                        + " cancelled: its connection closed");
+            }
+        }
+    }
+
+    /**
+     * What an operation on the core caused: each realloc answered in it is applied and sent to its open
+     * command. (A host daemon queues no job: JOB_START grants now or refuses.)
+     */
+    void dispatch(List<Event> caused) {
+        for (Event e : caused) {
+            if (e.kind() == Event.Kind.REPLY) {
+                answerOpen(applied(((Event.Reply) e).answer()));
+            }
+        }
+    }
+
+    /**
+     * A new core (RELOAD): the waiting reallocs of {@code from} wait in {@code to} in their order, or are
+     * answered now where the new configuration decides them.
+     */
+    void carry(Reallocs from, Reallocs to) {
+        List<Answer> answered = new ArrayList<>();
+        for (Waiting w : from.waiting()) {
+            Outcome o = to.realloc(w.realloc(), to.cluster().now());
+            o.answer().ifPresent(answered::add);
+            o.events().forEach(e -> {
+                if (e.kind() == Event.Kind.REPLY) {
+                    answered.add(((Event.Reply) e).answer());
+                }
+            });
+        }
+        answered.forEach(a -> answerOpen(applied(a)));
+    }
+
+    /** The job's SGE_HGR_* when it holds {@code held}: a map it held before and holds no more shows empty. */
+    static Map<String, String> environment(Job job, Grant held, String host) {
+        Map<String, String> env = new LinkedHashMap<>(held.environment(host));
+        Map<String, String> before = new LinkedHashMap<>(job.grant().plus(job.releasing()).environment(host));
+        before.putAll(job.env());
+        before.keySet().forEach(k -> env.putIfAbsent(k, ""));
+        return env;
+    }
+
+    // --- the parts ---
+
+    /** A SUCCESS changes the job here before it is sent: journal, policy, environment file, events. */
+    private Answer applied(Answer a) {
+        if (a.type() != Answer.Type.SUCCESS) {
+            log.note(Log.Level.INFO, "job " + a.job() + ": realloc " + a.tag() + " " + a.type() + ": " + a.error());
+            return a;
+        }
+        Job job = s.jobs.get(a.job());
+        Grant held = s.cluster.grantOf(a.job()).orElse(Grant.NONE);
+        Grant releasing = s.reallocs.releasingOf(a.job());
+        Job now = job.holding(held, releasing, environment(job, held, s.host()));
+        journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing));
+        s.jobs.put(a.job(), now);
+        s.changed();
+        if (!a.added().isEmpty() && !now.pids().isEmpty()) {
+            try {
+                isolation.update(a.job(), DevicePolicy.of(s.grantedInstances(now), s.devicesListed()))
+                        .ifPresent(w -> log.note(Log.Level.WARNING, w));
+            } catch (DevicePolicyException e) {
+                // Failing closed: the job holds the instances but cannot open their devices.
+                log.note(Log.Level.ERROR, "job " + a.job() + ": its device policy could not be widened to "
+                        + a.added().byHost() + ": " + e.getMessage());
+            }
+        }
+        envFiles.write(a.job(), now.env());
+        log.note(Log.Level.INFO, "job " + a.job() + ": realloc " + a.tag() + " SUCCESS alloc_id " + a.allocId()
+                + (a.added().isEmpty() ? "" : " added " + a.added().byHost())
+                + (a.removed().isEmpty() ? "" : " took away " + a.removed().byHost()));
+        if (!a.added().isEmpty()) {
+            publish("alloc", now, () -> event("alloc", now).put("alloc_id", a.allocId())
+                    .<ObjectNode>set("added", Views.grant(a.added())));
+        }
+        publish("resource-update", now, () -> {
+            ObjectNode n = event("resource-update", now).put("alloc_id", a.allocId());
+            n.set("added", Views.grant(a.added()));
+            n.set("removed", Views.grant(a.removed()));
+            n.set("grants", Views.grant(now.grant()));
+            n.set("releasing", Views.grant(now.releasing()));
+            return n;
+        });
+        return a;
+    }
+
+    /** Sends {@code a} to its open REALLOC command, then closes that command with OK. */
+    private void answerOpen(Answer a) {
+        Open o = open.remove(new Key(a.job(), a.tag()));
+        if (o == null || o.session().closed()) {
+            return;
+        }
+        o.session().post(alloc(o.tid(), a), true);
+        o.session().post(Session.ok(o.tid()), true);
+    }
+
+    /**
+     * ALLOC: the answer as JSON, the type's number, the reason, then the job's SGE_HGR_* lines (the C
+     * client reads no JSON).
+     */
+    private Frame alloc(long tid, Answer a) {
+        ObjectNode n = JSON.createObjectNode().put("job", a.job()).put("tag", a.tag()).put("alloc_id", a.allocId())
+                .put("type", a.type().code());
+        List<String> hosts = new ArrayList<>(s.cluster.hosts().keySet());
+        if (!a.added().isEmpty()) {
+            n.set("added", Views.grant(a.added()));
+            n.set("R_delta_add", RDelta.of(a.added(), a.addedAt(), hosts).toJson());
+        }
+        if (!a.removed().isEmpty()) {
+            n.set("removed", Views.grant(a.removed()));
+            n.set("R_delta_sub", RDelta.of(a.removed(), a.removedAt(), hosts).toJson());
+        }
+        if (a.type() != Answer.Type.SUCCESS) {
+            n.put("error", a.error());
+        }
+        Job job = s.jobs.get(a.job());
+        Map<String, String> env = job == null ? Map.of() : job.env();
+        if (job != null) {
+            n.set("grants", Views.grant(job.grant()));
+            n.set("releasing", Views.grant(job.releasing()));
+            ObjectNode e = n.putObject("env");
+            env.forEach(e::put);
+        }
+        List<String> args = new ArrayList<>();
+        args.add(n.toString());
+        args.add(Integer.toString(a.type().code()));
+        args.add(Args.oneLine(a.error(), Commands.MAX_REASON));
+        env.forEach((k, v) -> args.add(k + "=" + v));
+        return Frame.of(tid, Code.ALLOC.value(), args.toArray(new String[0]));
+    }
+
+    /**
+     * A change the core made is on disk before anything else happens. A journal that cannot be written
+     * now leaves the core ahead of the disk: rsmapd stops, and its restart goes on from the journal (the
+     * client never saw the answer), rather than answer what a restart would forget.
+     */
+    private void journaled(JournalRecord r) {
+        try {
+            journal.append(r.line());
+        } catch (IOException e) {
+            log.note(Log.Level.ERROR, "journal: " + e.getMessage() + ": rsmapd stops; its restart continues from the"
+                    + " journal, which does not hold this change");
+            Runtime.getRuntime().halt(75);
+        }
+    }
+
+    /** Why {@code ids} are not all taken away from {@code job} (counting repeats); empty when they are. */
+    private static Optional<String> notTakenAway(Job job, Grant ids) {
+        for (var h : ids.byHost().entrySet()) {
+            for (var m : h.getValue().entrySet()) {
+                List<String> pending = new ArrayList<>(job.releasing().byHost().getOrDefault(h.getKey(), Map.of())
+                        .getOrDefault(m.getKey(), List.of()));
+                for (String id : m.getValue()) {
+                    if (!pending.remove(id)) {
+                        return Optional.of(h.getKey() + "/" + m.getKey() + " " + id + " was not taken away from job "
+                                + job.id() + " (to give back: " + job.releasing().byHost() + ")");
+                    }
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** {@code from} without {@code ids} (one identifier per occurrence). */
+    private static Grant minus(Grant from, Grant ids) {
+        Map<String, Map<String, List<String>>> out = new LinkedHashMap<>();
+        from.byHost().forEach((h, maps) -> maps.forEach((m, list) -> {
+            List<String> rest = new ArrayList<>(list);
+            ids.byHost().getOrDefault(h, Map.of()).getOrDefault(m, List.of()).forEach(rest::remove);
+            if (!rest.isEmpty()) {
+                out.computeIfAbsent(h, k -> new LinkedHashMap<>()).put(m, rest);
+            }
+        }));
+        return new Grant(out);
+    }
+
+    /** The configured instances behind {@code grant}'s identifiers (one per identifier). */
+    private List<Instance> instances(Grant grant) {
+        List<Instance> out = new ArrayList<>();
+        grant.byHost().forEach((h, maps) -> {
+            var values = s.cluster.hosts().get(h);
+            if (values == null) {
+                return;
+            }
+            maps.forEach((m, ids) -> values.resourceMap(m).ifPresent((ResourceMap rm) -> ids.forEach(id ->
+                    rm.instance(id).ifPresent(out::add))));
+        });
+        return out;
+    }
+
+    private ObjectNode event(String kind, Job job) {
+        return JSON.createObjectNode().put("event", kind).put("job", job.id()).put("user", job.user());
+    }
+
+    private void publish(String kind, Job job, Supplier<ObjectNode> diff) {
+        events.publish(kind, job.maps(), job.id(), job.user(), diff, stream -> access.mayQuery(stream.peer(), job));
+    }
+
+    private static String describe(Realloc r) {
+        List<String> parts = new ArrayList<>();
+        r.add().ifPresent(a -> parts.add("add " + a));
+        r.sub().ifPresent(x -> parts.add("sub " + x));
+        if (!r.ids().isEmpty()) {
+            parts.add("ids " + r.ids().byHost());
+        }
+        return String.join(", ", parts);
+    }
+}
