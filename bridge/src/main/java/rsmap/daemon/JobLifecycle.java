@@ -134,7 +134,6 @@ final class JobLifecycle {
             log.note(Log.Level.INFO, "job " + id + " released " + job.env());
         }
         publish("release", job, () -> Views.job(job).put("event", "release").put("why", why));
-        publish("free", job, () -> Views.job(job).put("event", "free").put("why", why));
     }
 
     private void publish(String kind, Job job, Supplier<ObjectNode> diff) {

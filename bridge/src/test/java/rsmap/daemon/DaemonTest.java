@@ -264,7 +264,7 @@ class DaemonTest {
             JsonNode f = JSON.readTree(listed.get(0).text(0));
             assertThat(f.path("filters").toString()).isEqualTo("{\"map\":[\"nic\"],\"job\":[],\"user\":[],\"event\":[\"grant\"]}");
             assertThat(f.path("keys").path("map").toString()).isEqualTo("[\"gpu\",\"nic\"]");
-            assertThat(f.path("keys").path("event").toString()).isEqualTo("[\"grant\",\"release\",\"config\"]");
+            assertThat(f.path("keys").path("event").toString()).isEqualTo("[\"grant\",\"release\",\"config\",\"alloc\",\"resource-update\",\"free\"]");
             watcher.send(Frame.of(4, Code.START_EVENTS.value()).encode());
             JsonNode state = JSON.readTree(watcher.next().text(0));
             assertThat(state.path("maps").fieldNames()).toIterable().containsExactly("nic");
@@ -277,7 +277,7 @@ class DaemonTest {
             assertThat(watcher.call(json(5, Code.SET_FILTERS, "{\"colour\":[\"red\"]}")).get(0).text(0))
                     .isEqualTo("unknown filter 'colour' (map, job, user, event)");
             assertThat(watcher.call(json(6, Code.SET_FILTERS, "{\"event\":[\"boom\"]}")).get(0).text(0))
-                    .isEqualTo("filter 'event': unknown kind 'boom' (grant, release, config)");
+                    .isEqualTo("filter 'event': unknown kind 'boom' (grant, release, config, alloc, resource-update, free)");
             assertThat(watcher.call(json(7, Code.SET_FILTERS, "{\"user\":\"bob\"}")).get(0).text(0))
                     .isEqualTo("filter 'user' is a list of strings");
             assertThat(watcher.call(json(8, Code.SET_FILTERS, "{\"user\":[\"bob\"]}"))).containsExactly(Session.ok(8));
