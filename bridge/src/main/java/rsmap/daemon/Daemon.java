@@ -184,6 +184,13 @@ public final class Daemon implements AutoCloseable {
         return commands.handle(code, command, session);
     }
 
+    /** How many reallocs wait now (tests). */
+    int waitingReallocs() {
+        synchronized (lock) {
+            return state.reallocs.waiting().size();
+        }
+    }
+
     /** A session ended, as the server says it (tests' sessions). */
     void closed(Session session) {
         commands.closed(session);

@@ -1,0 +1,220 @@
+// Issue 13, "Done when", through execd-stub, the real hooks, rsmap-shell inside the job and cgroup v1 with
+// fake device nodes: a job grows by card 1 and opens it (ENXIO, not EPERM); it shrinks, and after its
+// RELEASE card 1 is EPERM again and only then goes to another job's waiting realloc; a waiting realloc is
+// cancelled; reallocation off answers UNSUPPORTED; another user is refused; SIGKILL between SUCCESS and
+// RELEASE, restart, and the RELEASE still completes the shrink.
+package rsmap.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(180)
+class ReallocIT {
+    static final Path SHELL = Path.of("target", "rsmap-shell").toAbsolutePath();
+    static final String ENXIO = "No such device or address";
+    static final String EPERM = "Operation not permitted";
+    Path shared;
+    Path hook;
+    Path starter;
+    Path shell;
+    Path[] cards = new Path[3];
+    String user;
+    String prefix = ProcessHandle.current().pid() + "";
+
+    @BeforeEach
+    void setUp() throws Exception {
+        user = ExecdStubIT.jobUser();
+        if (!Files.isRegularFile(Path.of("/sys/fs/cgroup/devices/devices.allow"))) {
+            if ("true".equals(System.getenv("CI"))) {
+                fail("no cgroup v1 devices controller at /sys/fs/cgroup/devices");
+            }
+            Assumptions.abort("no cgroup v1 devices controller at /sys/fs/cgroup/devices");
+        }
+        assertThat(SHELL).as("built by build.sh").isExecutable();
+        shared = Files.createTempDirectory("rsmap-realloc", PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwxrwxrwx")));
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx")); // markers of the job user
+        hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
+        starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
+        shell = Files.copy(SHELL, shared.resolve("rsmap-shell"));
+        for (int i = 0; i < 3; i++) {
+            cards[i] = shared.resolve("nvidia" + i);
+            ExecdStubIT.sh("mknod -m 666 " + cards[i] + " c 195 " + i);
+        }
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (shared == null) {
+            return;
+        }
+        try (Stream<Path> all = Files.walk(shared)) {
+            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    private Config config(String... more) throws Exception {
+        List<String> settings = new ArrayList<>(List.of("device_backend = cgroup-v1", "socket_mode = 0666",
+                "reconcile_interval = 0"));
+        settings.addAll(List.of(more));
+        return TestDaemon.config(shared.resolve("d" + System.nanoTime()), "gpu=3(" + card(0) + " " + card(1) + " "
+                + card(2) + ")", settings.toArray(new String[0]));
+    }
+
+    private String card(int i) {
+        return "gpu" + i + "[devices=" + cards[i] + ":rw]";
+    }
+
+    /** A job through execd-stub and the hooks as {@link #user}; the job is {@code sh -c script}. */
+    private Process job(Config config, String id, String request, String script) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
+                shared.resolve("spool").toString(), "--host", "node01", "--job", id, "--cwd", "/", "--tmpdir",
+                shared.toString(), "--user", user, "--prolog", "root@" + hook + " prolog", "--starter",
+                starter.toString(), "--epilog", "root@" + hook + " epilog", "--", "sh", "-c", script));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put("RSMAP_SOCKET", config.socket().toString());
+        pb.environment().put("RSMAP_REQUEST", request);
+        pb.environment().put("PATH", shared + ":" + System.getenv("PATH"));
+        return pb.start();
+    }
+
+    private static String finish(Process p) throws Exception {
+        assertThat(p.waitFor(90, TimeUnit.SECONDS)).as("the job ends").isTrue();
+        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
+    }
+
+    private String open(int card) {
+        return "$(cat " + cards[card] + " 2>&1 | sed 's/.*: //')";
+    }
+
+    private Path marker(String name) {
+        return shared.resolve(name);
+    }
+
+    private String waitFor(String name) {
+        return "while [ ! -e " + marker(name) + " ]; do sleep 0.05; done; ";
+    }
+
+    private static void until(String what, BooleanSupplier done) throws Exception {
+        for (int i = 0; i < 1200 && !done.getAsBoolean(); i++) {
+            Thread.sleep(50);
+        }
+        assertThat(done.getAsBoolean()).as(what).isTrue();
+    }
+
+    /** rsmap-shell as {@code who} (null: root) for job {@code id}. */
+    private HookBuild.Run rsmapShell(String who, Config config, String id, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(shell.toString()));
+        cmd.addAll(List.of(args));
+        return HookBuild.run(who, cmd, new java.util.HashMap<>(java.util.Map.of("JOB_ID", id, "SGE_TASK_ID",
+                "undefined", "RSMAP_SOCKET", config.socket().toString())));
+    }
+
+    @Test
+    void aJobGrowsByCard1_opensIt_shrinks_andOnlyItsReleaseGivesCard1ToAWaitingRealloc() throws Exception {
+        Config config = config();
+        String a = prefix + "1";
+        String b = prefix + "2";
+        try (Daemon daemon = TestDaemon.start(config)) {
+            // B holds card 2; once A has shrunk, B asks for one more card (it waits), then for another (cancelled).
+            Process jobB = job(config, b, "gpu=1[id=gpu2]", waitFor("shrunk")
+                    + "touch " + marker("b-asks") + "; rsmap-shell realloc --add gpu=1 --tag b1 > " + marker("b1.out")
+                    + "; echo \"b1=$?\"; touch " + marker("b-answered") + "; cat " + marker("b1.out")
+                    + "; echo \"b-card1: " + open(1) + "\"; rsmap-shell realloc --add gpu=1 --tag b2; echo \"b2=$?\"");
+            until("job B holds card 2", () -> daemon.cluster().runningJobs().contains(b));
+            Process jobA = job(config, a, "gpu=1", "echo \"before: " + open(1) + "\"; "
+                    + "rsmap-shell realloc --add gpu=1 --tag grow; echo \"grow=$?\"; "
+                    + "echo \"grown: " + open(1) + "\"; "
+                    + "rsmap-shell realloc --ids '{\"node01\":{\"gpu\":[\"gpu1\"]}}' --tag shrink; echo \"shrink=$?\"; "
+                    + "echo \"shrunk: " + open(1) + "\"; touch " + marker("shrunk") + "; " + waitFor("release")
+                    + "rsmap-shell release; echo \"release=$?\"; echo \"released: " + open(1) + "\"");
+            until("B asks for a card", () -> Files.exists(marker("b-asks")));
+            Thread.sleep(700);
+            assertThat(marker("b-answered")).as("card 1 is taken away from A, not released: B waits").doesNotExist();
+            assertThat(daemon.waitingReallocs()).isEqualTo(1);
+            Files.writeString(marker("release"), "");
+            String outA = finish(jobA);
+            assertThat(outA).contains("before: " + EPERM + "\n")
+                    .contains("SGE_HGR_gpu=gpu0 gpu1\ngrow=0\n")
+                    .contains("grown: " + ENXIO + "\n")
+                    .contains("SGE_HGR_gpu=gpu0\nshrink=0\n")
+                    .contains("shrunk: " + ENXIO + "\n") // given up, not released yet: still its own
+                    .contains("SGE_HGR_gpu=gpu0\nrelease=0\n")
+                    .contains("released: " + EPERM + "\n")
+                    .endsWith("exit=0");
+            until("B's second realloc waits", () -> daemon.waitingReallocs() == 1 && Files.exists(marker("b-answered")));
+            HookBuild.Run cancel = rsmapShell(null, config, b, "cancel", "b2");
+            assertThat(cancel.code()).as(cancel.err()).isZero();
+            String outB = finish(jobB);
+            assertThat(outB).contains("b1=0\n").contains("SGE_HGR_gpu=gpu2 gpu1\n")
+                    .contains("b-card1: " + ENXIO + "\n")
+                    .contains("rsmap-shell: realloc b2: CANCEL").contains("b2=3\n").endsWith("exit=0");
+            assertThat(daemon.cluster().runningJobs()).isEmpty();
+        }
+    }
+
+    @Test
+    void reallocOff_isUnsupported_andAnotherUsersReallocIsRefused() throws Exception {
+        Config off = config("realloc = off");
+        String a = prefix + "3";
+        try (Daemon daemon = TestDaemon.start(off)) {
+            Process job = job(off, a, "gpu=1", waitFor("go") + "rsmap-shell realloc --add gpu=1 --tag t; echo \"t=$?\"");
+            until("the job runs", () -> daemon.cluster().runningJobs().contains(a));
+            String other = otherUser();
+            HookBuild.Run refused = rsmapShell(other, off, a, "realloc", "--add", "gpu=1");
+            assertThat(refused.code()).as(refused.err()).isEqualTo(2);
+            assertThat(refused.err()).contains("REALLOC of job " + a + " is for its owner '" + user + "'");
+            Files.writeString(marker("go"), "");
+            assertThat(finish(job)).contains("rsmap-shell: realloc t: UNSUPPORTED: reallocation is off\n")
+                    .contains("t=3\n").endsWith("exit=0");
+        }
+    }
+
+    @Test
+    void sigkillBetweenSuccessAndRelease_restart_andTheReleaseCompletesTheShrink() throws Exception {
+        Config config = config();
+        Path conf = config.complexes().resolveSibling("rsmapd.conf");
+        String a = prefix + "4";
+        Process daemon = RsmapdProcess.start(conf, config.socket(), shared.resolve("rsmapd.log"));
+        try {
+            Process job = job(config, a, "gpu=2", "rsmap-shell realloc --ids '{\"node01\":{\"gpu\":[\"gpu1\"]}}'; "
+                    + "echo \"shrink=$?\"; touch " + marker("shrunk") + "; " + waitFor("restarted")
+                    + "rsmap-shell release; echo \"release=$?\"; echo \"released: " + open(1) + "\"; echo \"kept: "
+                    + open(0) + "\"");
+            until("the job has shrunk", () -> Files.exists(marker("shrunk")));
+            daemon.destroyForcibly(); // SIGKILL: after the SUCCESS, before the RELEASE
+            daemon.waitFor();
+            daemon = RsmapdProcess.start(conf, config.socket(), shared.resolve("rsmapd.log"));
+            Files.writeString(marker("restarted"), "");
+            assertThat(finish(job)).contains("shrink=0\n").contains("release=0\n")
+                    .contains("released: " + EPERM + "\n").contains("kept: " + ENXIO + "\n").endsWith("exit=0");
+        } finally {
+            daemon.destroyForcibly();
+            daemon.waitFor();
+        }
+    }
+
+    /** A user that neither owns the job nor administers rsmapd. */
+    private static String otherUser() throws Exception {
+        ExecdStubIT.sh("id -u rsmap-other >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh rsmap-other");
+        return "rsmap-other";
+    }
+}

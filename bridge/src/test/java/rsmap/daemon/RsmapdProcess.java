@@ -1,0 +1,27 @@
+// Test support: rsmapd as a process of its own, as systemd runs it, so that a test can SIGKILL it.
+package rsmap.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+final class RsmapdProcess {
+    private RsmapdProcess() {
+    }
+
+    /** Starts rsmapd on {@code conf} and waits for its socket; its output is appended to {@code log}. */
+    static Process start(Path conf, Path socket, Path log) throws Exception {
+        Files.deleteIfExists(socket);
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-cp",
+                System.getProperty("java.class.path"), Main.class.getName(), "--config", conf.toString())
+                .redirectErrorStream(true).redirectOutput(java.lang.ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        for (int i = 0; i < 600 && !Files.exists(socket); i++) {
+            assertThat(p.isAlive()).as(Files.exists(log) ? Files.readString(log) : "no log").isTrue();
+            Thread.sleep(50);
+        }
+        assertThat(socket).exists();
+        return p;
+    }
+}
