@@ -1,9 +1,10 @@
-// The four things a device policy backend does: name itself, say whether it can run here, apply, remove.
+// The five things a device policy backend does: name itself, say whether it can run here, apply, update, remove.
 package rsmap.device;
 
 /**
  * Enforces device policies for jobs. Every {@link #apply} has a {@link #remove}; remove is idempotent
  * and leaves nothing behind. An open policy restricts nothing, so applying it only records the job.
+ * {@link #update} changes the policy of a running job (issue 13, dynamic reallocation).
  */
 public interface DeviceBackend {
     /** The backend's configuration name: systemd, cgroup-v1, dry-run. */
@@ -19,6 +20,26 @@ public interface DeviceBackend {
      *                               with devices it was not granted
      */
     void apply(String job, DevicePolicy policy, long... pids) throws DevicePolicyException;
+
+    /**
+     * Replaces the policy of {@code job}, which must have one applied, by {@code policy} exactly (issue 13):
+     * devices it adds become reachable, devices it no longer lists are denied, for the processes already
+     * under the job's policy and those they start later. It never creates a policy: a job with none applied
+     * (never applied, removed, or forgotten by the backend) is an error. A device in both the old and the
+     * new policy stays reachable throughout where the backend can manage that; a backend never widens beyond
+     * both policies on the way.
+     *
+     * <p>Closed to open lifts every restriction but keeps the job's processes where the backend can reach
+     * them, so a later update can close the policy again. Open to closed is refused when the open policy
+     * was applied with nothing to hold the job's processes (an open {@link #apply} records the job only):
+     * they, and whatever they started since, can no longer all be found, and confining only some of them
+     * would report a policy that the rest of the job escapes.
+     *
+     * @throws DevicePolicyException when the job has no policy applied, or the new one cannot be enforced;
+     *                               the job may then reach a mix of the two policies (never a device that
+     *                               neither allows), and the caller must not report the change as done
+     */
+    void update(String job, DevicePolicy policy) throws DevicePolicyException;
 
     /** Drops the policy of {@code job}; a job without one is fine. */
     void remove(String job) throws DevicePolicyException;

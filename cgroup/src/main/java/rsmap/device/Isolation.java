@@ -54,9 +54,26 @@ public final class Isolation {
         }
     }
 
-    /** TEMPORARY until the backends' update lands (issue 13): applies the policy again. */
+    /**
+     * Replaces the policy of a job that has one (issue 13, {@link DeviceBackend#update}), with the modes of
+     * {@link #apply}: required throws, optional returns a warning saying what is unenforced, off does nothing.
+     */
     public Optional<String> update(String job, DevicePolicy policy) throws DevicePolicyException {
-        return apply(job, policy);
+        if (mode == Mode.OFF) {
+            return Optional.empty();
+        }
+        try {
+            backend.update(job, policy);
+            return policy.missing().isEmpty() ? Optional.empty()
+                    : Optional.of("job " + job + ": device paths missing on this host were left out: " + policy.missing());
+        } catch (DevicePolicyException e) {
+            if (mode == Mode.REQUIRED) {
+                throw e;
+            }
+            return Optional.of("job " + job + ": device policy NOT updated (isolation=optional): the job may reach "
+                    + "devices no longer granted, or miss some of the " + policy.rules().size() + " granted now; "
+                    + e.getMessage());
+        }
     }
 
     /** Removes the job's policy; failures are reported, whatever the mode (a cgroup left behind matters). */

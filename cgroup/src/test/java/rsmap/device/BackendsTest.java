@@ -28,6 +28,10 @@ class BackendsTest {
         }
 
         @Override
+        public void update(String job, DevicePolicy policy) {
+        }
+
+        @Override
         public void remove(String job) {
         }
     }

@@ -1,27 +1,19 @@
 // Device isolation through systemd over D-Bus: DevicePolicy=closed and DeviceAllow= on the job's scope.
 package rsmap.device.systemd;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
+import static rsmap.device.systemd.UnitProperty.deviceAllow;
+import static rsmap.device.systemd.UnitProperty.devicePolicy;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.regex.Pattern;
-import org.freedesktop.dbus.DBusAsyncReply;
-import org.freedesktop.dbus.connections.AbstractConnection;
-import org.freedesktop.dbus.connections.impl.DBusConnection;
-import org.freedesktop.dbus.connections.impl.DBusConnectionBuilder;
-import org.freedesktop.dbus.connections.impl.DirectConnection;
-import org.freedesktop.dbus.connections.impl.DirectConnectionBuilder;
-import org.freedesktop.dbus.exceptions.DBusException;
-import org.freedesktop.dbus.exceptions.DBusExecutionException;
-import org.freedesktop.dbus.interfaces.DBusInterface;
-import org.freedesktop.dbus.interfaces.Properties;
 import org.freedesktop.dbus.messages.Error;
 import org.freedesktop.dbus.messages.Message;
 import org.freedesktop.dbus.types.UInt32;
@@ -29,7 +21,6 @@ import org.freedesktop.dbus.types.Variant;
 import rsmap.device.DeviceBackend;
 import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
-import rsmap.device.DeviceRule;
 
 /**
  * Issue 4, backend 1 (cgroup v2 hosts, where systemd owns the BPF device programs). A closed policy is
@@ -45,14 +36,13 @@ import rsmap.device.DeviceRule;
  *       tasks entering at once). Joining sets the scope's device properties again first when the
  *       policy differs from the one known to be applied.</li>
  * </ul>
- * Removing stops the transient scope, or resets the execd scope to {@code DevicePolicy=auto} with an
- * empty {@code DeviceAllow}. Every D-Bus failure becomes a {@link DevicePolicyException} naming the
- * unit and the D-Bus error name, which dbus-java's proxies would lose (they map an error name to a
- * Java class of that name and fall back to a nameless exception), so calls go through
- * {@link #call} and read the reply message instead.
+ * {@link #update} sets the new policy on the job's unit (issue 13). Removing stops the transient scope,
+ * or resets the execd scope to {@code DevicePolicy=auto} with an empty {@code DeviceAllow}. Every D-Bus
+ * failure becomes a {@link DevicePolicyException} naming the unit and the D-Bus error name
+ * ({@link SystemdBus}).
  *
  * <p>What was applied lives in memory only: a unit rsmapd forgot (after a restart) ends with the job
- * anyway, since systemd collects an empty scope.
+ * anyway, since systemd collects an empty scope; an update of a job forgotten so is refused.
  */
 public final class SystemdBackend implements DeviceBackend, AutoCloseable {
     /** The system bus, where systemd's manager is {@code org.freedesktop.systemd1}. */
@@ -68,16 +58,13 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
     /** GetUnitByPID's answer for a process in no unit (yet). */
     private static final String NO_UNIT_FOR_PID = "org.freedesktop.systemd1.NoUnitForPID";
     private static final String UNIT_EXISTS = "org.freedesktop.systemd1.UnitExists";
-    private static final long TIMEOUT_MS = 25_000; // systemd's own default method timeout
 
-    private final String address;
-    private final boolean direct;
+    private final SystemdBus bus;
     private final Function<String, Optional<String>> existingScope;
-    /** The unit each job with an applied closed policy is under; absent for open policies. */
+    /** The unit each job with an applied closed policy is under, and the policy set on it since. */
     private final Map<String, Applied> applied = new ConcurrentHashMap<>();
-    /** Guarded by this; null until first use and after a failed connection. */
-    private AbstractConnection connection;
-    private Systemd1 manager;
+    /** The jobs applied an open policy and in no unit of rsmapd (nothing was sent for them). */
+    private final Set<String> openJobs = ConcurrentHashMap.newKeySet();
 
     /**
      * @param address       a D-Bus address: {@link #SYSTEM_BUS}, a test bus, or {@link #PRIVATE_SOCKET}
@@ -85,8 +72,7 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
      * @param existingScope the unit name of the scope execd already runs a job in, if any
      */
     public SystemdBackend(String address, boolean direct, Function<String, Optional<String>> existingScope) {
-        this.address = Objects.requireNonNull(address);
-        this.direct = direct;
+        this.bus = new SystemdBus(address, direct);
         this.existingScope = Objects.requireNonNull(existingScope);
     }
 
@@ -117,16 +103,19 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
     @Override
     public Availability availability() {
         try {
-            call(Systemd1.BUS_NAME, null, remote(Properties.class), "Get", Systemd1.INTERFACE, "Version");
+            bus.ping();
             return Availability.yes();
         } catch (DevicePolicyException e) {
-            return Availability.no("systemd's manager does not answer on " + address + ": " + e.getMessage());
+            return Availability.no("systemd's manager does not answer on " + bus.address() + ": " + e.getMessage());
         }
     }
 
     @Override
     public void apply(String job, DevicePolicy policy, long... pids) throws DevicePolicyException {
         if (policy.isOpen()) {
+            if (!applied.containsKey(job)) {
+                openJobs.add(job);
+            }
             return; // seed 002: a job that does not request the map is not restricted by it
         }
         Optional<String> existing = existingScope.apply(job);
@@ -138,10 +127,10 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
             // the setting dies with the unit and is never written to /etc. SetUnitProperties appends to
             // DeviceAllow, so what the scope already allows (execd honours a user-set
             // SGE_DEBUG_DEVICES_ALLOW) is reset first: nothing the job's owner controls widens the grant.
-            call(unit, null, manager(), "SetUnitProperties", unit, true, List.of(deviceAllow(List.of())));
+            bus.manager(unit, null, "SetUnitProperties", unit, true, List.of(deviceAllow(List.of())));
             properties.add(devicePolicy("closed"));
             properties.add(deviceAllow(policy.rules()));
-            call(unit, null, manager(), "SetUnitProperties", unit, true, properties);
+            bus.manager(unit, null, "SetUnitProperties", unit, true, properties);
             applied.put(job, new Applied(unit, false, policy));
             return;
         }
@@ -174,7 +163,7 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
         properties.add(deviceAllow(policy.rules()));
         // mode "fail": a scope of that name that already exists is not replaced but answers UnitExists: the
         // job's scope, started before rsmapd restarted or by another task of the job a moment ago; join it.
-        Message reply = call(unit, UNIT_EXISTS, manager(), "StartTransientUnit", unit, "fail", properties, List.<AuxUnit>of());
+        Message reply = bus.manager(unit, UNIT_EXISTS, "StartTransientUnit", unit, "fail", properties, List.<AuxUnit>of());
         if (reply instanceof Error) {
             join(job, unit, policy, Optional.empty(), scopePids, false);
             return;
@@ -191,16 +180,16 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
      */
     private void awaitIn(String unit, List<UInt32> pids) throws DevicePolicyException {
         String want = unitPath(unit);
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SystemdBus.TIMEOUT_MS);
         for (UInt32 pid : pids) {
             for (;;) {
-                Message r = call(unit, NO_UNIT_FOR_PID, manager(), "GetUnitByPID", pid);
-                Object path = r instanceof Error ? null : firstParameter(r);
+                Message r = bus.manager(unit, NO_UNIT_FOR_PID, "GetUnitByPID", pid);
+                Object path = r instanceof Error ? null : SystemdBus.firstParameter(r);
                 if (path != null && want.equals(path.toString())) {
                     break;
                 }
                 if (System.nanoTime() > until) {
-                    throw new DevicePolicyException("process " + pid + " is not in unit " + unit + " " + TIMEOUT_MS
+                    throw new DevicePolicyException("process " + pid + " is not in unit " + unit + " " + SystemdBus.TIMEOUT_MS
                             + " ms after systemd took it (it names " + path + ")");
                 }
                 try {
@@ -210,15 +199,6 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
                     throw new DevicePolicyException("interrupted waiting for unit " + unit, e);
                 }
             }
-        }
-    }
-
-    private static Object firstParameter(Message m) {
-        try {
-            Object[] p = m.getParameters();
-            return p != null && p.length > 0 ? p[0] : null;
-        } catch (DBusException e) {
-            return null;
         }
     }
 
@@ -236,23 +216,21 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
     /**
      * Moves {@code pids} into the job's running scope. When the policy on the scope is not known to be
      * {@code policy} (unknown after UnitExists, or changed since), the scope's properties are set first, in
-     * one call so systemd never realises the list half-reset: the empty DeviceAllow resets the list
-     * (systemd.resource-control(5)), then the policy's entries; the new processes then never run under a
-     * wider policy than this one. Returns false, having changed nothing, when {@code mayBeGone} and
+     * one call so systemd never realises the list half-reset ({@link UnitProperty#devices}); the new
+     * processes then never run under a wider policy than this one. Returns false, having changed nothing, when {@code mayBeGone} and
      * systemd answers NoSuchUnit.
      */
     private boolean join(String job, String unit, DevicePolicy policy, Optional<DevicePolicy> onScope, List<UInt32> pids,
             boolean mayBeGone) throws DevicePolicyException {
         String gone = mayBeGone ? NO_SUCH_UNIT : null;
         if (!onScope.equals(Optional.of(policy))) {
-            Message set = call(unit, gone, manager(), "SetUnitProperties", unit, true,
-                    List.of(deviceAllow(List.of()), devicePolicy("closed"), deviceAllow(policy.rules())));
+            Message set = bus.manager(unit, gone, "SetUnitProperties", unit, true, UnitProperty.devices(policy));
             if (set instanceof Error) {
                 return false;
             }
         }
         // "": the scope's own cgroup, not a sub-cgroup
-        if (call(unit, gone, manager(), "AttachProcessesToUnit", unit, "", pids) instanceof Error) {
+        if (bus.manager(unit, gone, "AttachProcessesToUnit", unit, "", pids) instanceof Error) {
             return false;
         }
         applied.put(job, new Applied(unit, true, policy));
@@ -260,22 +238,46 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
         return true;
     }
 
+    /**
+     * Issue 13: one {@code SetUnitProperties} on the job's unit ({@link UnitProperty#devices}), runtime only,
+     * so systemd never realises the list half-reset; the processes in the unit and those they start get
+     * the new policy. On a cgroup v2 host systemd replaces the unit's BPF device program whole; on a v1 host
+     * it rewrites the unit's devices cgroup ({@code a} denied, then the allows), a moment of less that
+     * rsmapd cannot order otherwise. An open policy is {@code DevicePolicy=auto} with no DeviceAllow (no
+     * restriction) on the same unit, which keeps the job's processes, so a later update can close it again.
+     * A unit gone meanwhile (NoSuchUnit) is an error: nothing holds the job's processes any more.
+     */
+    @Override
+    public void update(String job, DevicePolicy policy) throws DevicePolicyException {
+        Applied a = applied.get(job);
+        if (a == null) {
+            if (!openJobs.contains(job)) {
+                throw DevicePolicyException.noPolicy(job);
+            }
+            if (!policy.isOpen()) {
+                throw DevicePolicyException.openCannotClose(job);
+            }
+            return;
+        }
+        bus.manager(a.unit(), null, "SetUnitProperties", a.unit(), true, UnitProperty.devices(policy));
+        applied.put(job, new Applied(a.unit(), a.transientScope(), policy));
+    }
+
     @Override
     public void remove(String job) throws DevicePolicyException {
+        openJobs.remove(job);
         Applied a = applied.get(job);
         if (a == null) {
             return;
         }
         if (a.transientScope()) {
             // NoSuchUnit: the scope ended with its last process, nothing left to remove
-            call(a.unit(), NO_SUCH_UNIT, manager(), "StopUnit", a.unit(), "fail");
+            bus.manager(a.unit(), NO_SUCH_UNIT, "StopUnit", a.unit(), "fail");
         } else {
-            // SetUnitProperties appends DeviceAllow= entries to the unit's list rather than replacing it;
-            // only an empty list resets it (systemd.resource-control(5): "assigning the empty string
-            // resets the list"), so the reset sends DeviceAllow=[] and then reopens the policy.
-            List<UnitProperty> reset = List.of(deviceAllow(List.of()), devicePolicy("auto"));
+            // DeviceAllow=[] (SetUnitProperties appends to the list otherwise), then DevicePolicy=auto.
             // NoSuchUnit: execd's scope ended with the job
-            call(a.unit(), NO_SUCH_UNIT, manager(), "SetUnitProperties", a.unit(), true, reset);
+            bus.manager(a.unit(), NO_SUCH_UNIT, "SetUnitProperties", a.unit(), true,
+                    UnitProperty.devices(DevicePolicy.OPEN));
         }
         applied.remove(job);
     }
@@ -286,105 +288,8 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
-        if (connection != null) {
-            connection.disconnect();
-            connection = null;
-            manager = null;
-        }
-    }
-
-    static UnitProperty devicePolicy(String policy) {
-        return new UnitProperty("DevicePolicy", new Variant<>(policy));
-    }
-
-    /** DeviceAllow as a(ss): (path, rights) with rights r, w or rw, the modes of the devices characteristic. */
-    static UnitProperty deviceAllow(List<DeviceRule> rules) {
-        List<DeviceAccess> entries = new ArrayList<>();
-        for (DeviceRule r : rules) {
-            entries.add(new DeviceAccess(r.path(), r.mode().toString()));
-        }
-        return new UnitProperty("DeviceAllow", new Variant<>(entries, "a(ss)"));
-    }
-
-    private synchronized AbstractConnection connection() throws DevicePolicyException {
-        if (connection == null || !connection.isConnected()) {
-            // dbus-java takes about ten seconds to give up on a socket that is not there; say so at once
-            if (address.startsWith("unix:path=")) {
-                String socket = address.substring("unix:path=".length()).split(",", 2)[0];
-                if (!Files.exists(Path.of(socket))) {
-                    throw new DevicePolicyException("cannot connect to D-Bus at " + address + ": no socket " + socket);
-                }
-            }
-            try {
-                // Not shared: dbus-java caches shared connections per address, and a caller's disconnect
-                // would close it under every other user in the JVM.
-                connection = direct
-                        ? DirectConnectionBuilder.forAddress(address).build()
-                        : DBusConnectionBuilder.forAddress(address).withShared(false).build();
-            } catch (DBusException | RuntimeException e) {
-                throw new DevicePolicyException("cannot connect to D-Bus at " + address + ": " + e.getMessage(), e);
-            }
-            manager = null;
-        }
-        return connection;
-    }
-
-    private synchronized Systemd1 manager() throws DevicePolicyException {
-        if (manager == null) {
-            manager = remote(Systemd1.class);
-        }
-        return manager;
-    }
-
-    /** A proxy for systemd's manager object; a direct connection has no bus names. */
-    private synchronized <T extends DBusInterface> T remote(Class<T> type) throws DevicePolicyException {
-        AbstractConnection c = connection();
-        try {
-            return c instanceof DirectConnection
-                    ? ((DirectConnection) c).getRemoteObject(Systemd1.OBJECT_PATH, type)
-                    : ((DBusConnection) c).getRemoteObject(Systemd1.BUS_NAME, Systemd1.OBJECT_PATH, type);
-        } catch (DBusException | RuntimeException e) {
-            throw new DevicePolicyException("cannot reach systemd's manager on " + address + ": " + e.getMessage(), e);
-        }
-    }
-
-    /**
-     * Calls {@code method} and waits for the reply; a D-Bus error becomes an exception that carries the
-     * error name ({@code org.freedesktop.systemd1.UnitExists: Unit ... already exists.}). The error named
-     * {@code expected} (NoSuchUnit when removing what is already gone, UnitExists when starting the scope
-     * of a job that has one) is returned as the reply instead; null expects none.
-     */
-    private Message call(String unit, String expected, DBusInterface target, String method, Object... args) throws DevicePolicyException {
-        Message reply;
-        try {
-            DBusAsyncReply<?> async = connection().callMethodAsync(target, method, args);
-            reply = async.getCall().getReply(TIMEOUT_MS);
-        } catch (DBusExecutionException | IllegalArgumentException e) {
-            throw new DevicePolicyException(method + " of unit " + unit + " failed: " + e.getMessage(), e);
-        }
-        if (reply == null) {
-            throw new DevicePolicyException(method + " of unit " + unit + " got no reply within " + TIMEOUT_MS + " ms from " + address);
-        }
-        if (reply instanceof Error) {
-            Error error = (Error) reply;
-            String text = errorText(error);
-            String message = method + " of unit " + unit + " failed: " + error.getName() + (text.isEmpty() ? "" : ": " + text);
-            if (error.getName().equals(expected)) {
-                return reply;
-            }
-            throw new DevicePolicyException(message);
-        }
-        return reply;
-    }
-
-    private static String errorText(Error error) {
-        try {
-            Object[] params = error.getParameters();
-            return params != null && params.length > 0 && params[0] instanceof String ? (String) params[0] : "";
-        } catch (DBusException e) {
-            return "";
-        }
+    public void close() {
+        bus.close();
     }
 
     /** The unit a job's policy was applied on, whether rsmapd created it, and the policy set on it. */

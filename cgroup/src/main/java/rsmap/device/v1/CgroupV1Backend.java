@@ -6,31 +6,30 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import rsmap.device.DeviceBackend;
 import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
-import rsmap.device.DeviceRule;
 
 /**
  * A closed policy is a cgroup {@code <root>/rsmap/<job>}: {@code a} written to {@code devices.deny},
  * then one {@code devices.allow} line per device, then the job's processes moved in through
  * {@code cgroup.procs}. A later task of the job (the Slurm plugin enters each task) finds the cgroup
  * there and joins it: its list is brought to the policy without ever holding less than both (see
- * {@link #update}), and a failure leaves the cgroup and the processes already in it as they were.
- * Removing it moves any process left back to the root cgroup and removes the directory. Every control
- * file gets one write per line, as the kernel expects.
+ * {@link DevicesList#towards}), and a failure leaves the cgroup and the processes already in it as they
+ * were. {@link #update} brings the list of the running job's cgroup to the new policy the same way; the
+ * cgroup itself is the record of a closed policy, so an update works after a restart of rsmapd too. An
+ * update to an open policy allows every device but keeps the cgroup and its processes, so a later update
+ * can close it again. Removing it moves any process left back to the root cgroup and removes the
+ * directory. Every control file gets one write per line, as the kernel expects.
  */
 public final class CgroupV1Backend implements DeviceBackend {
     /** Where distributions mount the v1 devices controller. */
     public static final Path DEFAULT_ROOT = Path.of("/sys/fs/cgroup/devices");
-    /** devices.list's entry of a cgroup that allows everything ({@code a *:* rwm}). */
-    private static final String ALL = "a *:*";
     private static final Pattern JOB = Pattern.compile("[A-Za-z0-9_.-]{1,200}");
 
     /** The mount table of the daemon's own mount namespace. */
@@ -39,6 +38,11 @@ public final class CgroupV1Backend implements DeviceBackend {
     private final Path root;
     private final Path base;
     private final Path mountinfo;
+    /**
+     * The jobs applied an open policy, which have no cgroup (their processes were not moved): an update
+     * keeps them open or refuses to close them. In memory only, until {@link #remove}.
+     */
+    private final Set<String> openJobs = ConcurrentHashMap.newKeySet();
 
     public CgroupV1Backend(Path root) {
         this(root, MOUNTINFO);
@@ -110,6 +114,7 @@ public final class CgroupV1Backend implements DeviceBackend {
     @Override
     public void apply(String job, DevicePolicy policy, long... pids) throws DevicePolicyException {
         if (policy.isOpen()) {
+            openJobs.add(job);
             return; // seed 002: a job that does not request the map is not restricted by it
         }
         Path dir = cgroupOf(job);
@@ -122,15 +127,8 @@ public final class CgroupV1Backend implements DeviceBackend {
                 Files.createDirectory(dir);
                 created = true;
             }
-            Map<String, String> listed = created ? Map.of() : listed(dir);
-            if (created || listed.containsKey(ALL)) {
-                write(dir.resolve("devices.deny"), "a");
-                for (DeviceRule r : policy.rules()) {
-                    write(dir.resolve("devices.allow"), r.cgroupV1());
-                }
-            } else {
-                update(dir, listed, policy);
-            }
+            // a new cgroup starts as its parent, which allows everything
+            bring(dir, created ? DevicesList.ALLOW_ALL : DevicesList.read(dir), policy);
             for (long pid : pids) {
                 write(dir.resolve("cgroup.procs"), Long.toString(pid));
             }
@@ -149,46 +147,41 @@ public final class CgroupV1Backend implements DeviceBackend {
     }
 
     /**
-     * Brings the list of a job's existing cgroup to {@code policy} while its tasks run: first every
-     * device of the policy is allowed (the kernel merges an allow into an existing entry), then each access
-     * the cgroup lists beyond the policy is denied (in a deny-by-default cgroup a deny line takes those
-     * rights off the entry). Writing {@code a} to devices.deny would empty the list first, and a running
-     * task opening /dev/null at that moment would get EPERM.
+     * Issue 13: the job's cgroup, with the processes in it and those they start, goes to {@code policy}
+     * through the writes of {@link DevicesList#towards}, which read what the cgroup allows now; a job
+     * applied an open policy (no cgroup) stays open, and is refused a closed one.
      */
-    private static void update(Path dir, Map<String, String> listed, DevicePolicy policy) throws IOException {
-        Map<String, String> wanted = new HashMap<>();
-        for (DeviceRule r : policy.rules()) {
-            write(dir.resolve("devices.allow"), r.cgroupV1());
-            wanted.merge(r.type() + " " + r.major() + ":" + r.minor(), r.mode().toString(), String::concat);
+    @Override
+    public void update(String job, DevicePolicy policy) throws DevicePolicyException {
+        Path dir = cgroupOf(job);
+        if (!Files.isDirectory(dir)) {
+            if (!openJobs.contains(job)) {
+                throw DevicePolicyException.noPolicy(job);
+            }
+            if (!policy.isOpen()) {
+                throw DevicePolicyException.openCannotClose(job);
+            }
+            return;
         }
-        for (Map.Entry<String, String> e : listed.entrySet()) {
-            String keep = wanted.getOrDefault(e.getKey(), "");
-            StringBuilder extra = new StringBuilder();
-            for (char c : e.getValue().toCharArray()) {
-                if (keep.indexOf(c) < 0) {
-                    extra.append(c);
-                }
-            }
-            if (extra.length() > 0) {
-                write(dir.resolve("devices.deny"), e.getKey() + " " + extra);
-            }
+        try {
+            bring(dir, DevicesList.read(dir), policy);
+        } catch (NoSuchFileException e) {
+            throw DevicePolicyException.noPolicy(job); // removed meanwhile
+        } catch (IOException e) {
+            throw new DevicePolicyException("cannot update the device policy of job " + job + " in " + dir + ": " + e, e);
         }
     }
 
-    /** devices.list as entry ({@code c 195:0}, {@code a *:*}) to access ({@code rwm}). */
-    private static Map<String, String> listed(Path dir) throws IOException {
-        Map<String, String> out = new LinkedHashMap<>();
-        for (String line : Files.readAllLines(dir.resolve("devices.list"), StandardCharsets.US_ASCII)) {
-            String[] f = line.strip().split(" ");
-            if (f.length == 3) {
-                out.merge(f[0] + " " + f[1], f[2], String::concat);
-            }
+    /** Writes what takes the cgroup {@code dir}, listing {@code listed}, to {@code policy}. */
+    private static void bring(Path dir, DevicesList listed, DevicePolicy policy) throws IOException {
+        for (DevicesList.Write w : listed.towards(policy)) {
+            write(dir.resolve(w.file()), w.line());
         }
-        return out;
     }
 
     @Override
     public void remove(String job) throws DevicePolicyException {
+        openJobs.remove(job);
         Path dir = cgroupOf(job);
         if (!Files.isDirectory(dir)) {
             return;

@@ -16,7 +16,8 @@ import rsmap.device.FakeDevices;
 /**
  * One command a line on stdin, one answer a line on stdout ({@code ok ...} or {@code error ...}):
  * {@code availability}, {@code apply <job> <pid> <complex_values>}, {@code apply-basics <job> <pid>} (the
- * closed policy of a job holding nothing), {@code remove <job>}; EOF ends it.
+ * closed policy of a job holding nothing), {@code update <job> <complex_values>} (issue 13),
+ * {@code remove <job>}; EOF ends it.
  */
 public final class RealSystemdClient {
     private RealSystemdClient() {
@@ -43,6 +44,10 @@ public final class RealSystemdClient {
                         }
                         case "apply-basics" -> {
                             backend.apply(w[1], FakeDevices.basicsOnly(), Long.parseLong(w[2]));
+                            out.println("ok " + backend.unitOf(w[1]).orElse(""));
+                        }
+                        case "update" -> {
+                            backend.update(w[1], DevicePolicy.of(FakeDevices.instances(line.strip().split(" ", 3)[2])));
                             out.println("ok " + backend.unitOf(w[1]).orElse(""));
                         }
                         case "remove" -> {

@@ -1,8 +1,9 @@
 // The systemd backend against a real systemd 252, booted as PID 1 of new namespaces by
 // src/test/resources/systemd-ns/boot.sh (issue 4, "Tests that use real components"): a real closed policy
 // on a real transient scope shows up in the scope's v1 devices cgroup and is enforced, and remove() ends
-// the scope. Opt-in (RSMAP_REAL_SYSTEMD=1): it boots an init system, needs root, the cgroup v1 devices
-// controller and the name=systemd hierarchy.
+// the scope; an update widens and narrows it for the task running in the scope (issue 13). Opt-in
+// (RSMAP_REAL_SYSTEMD=1): it boots an init system, needs root, the cgroup v1 devices controller and the
+// name=systemd hierarchy.
 package rsmap.device.systemd;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -244,6 +245,64 @@ class RealSystemdIT {
                 p.destroyForcibly();
             }
         }
+    }
+
+    @Test
+    void update_realScope_widensThenNarrows_aRunningTaskFollows() throws Exception {
+        // issue 13: the job's process stays in its scope while SetUnitProperties widens and narrows its policy
+        String job = "upd" + ProcessHandle.current().pid();
+        String scope = "rsmap-" + job + ".scope";
+        Path gpu0 = nodes.resolve("gpu0");
+        Path gpu7 = nodes.resolve("gpu7");
+        String one = "gpu=1(g[devices=/dev/null:rw;" + gpu0 + ":rw])";
+        String both = "gpu=1(g[devices=/dev/null:rw;" + gpu0 + ":rw;" + gpu7 + ":rw])";
+        // for each line read, opens gpu7 and answers with cat's error, if any, and its exit status
+        Process task = inNamespace("sh", "-c", "echo $$; while read go; do cat " + gpu7
+                + " 2>&1 >/dev/null; echo \"exit=$?\"; done");
+        Process client = client();
+        try {
+            BufferedReader out = reader(task);
+            long nsPid = Long.parseLong(out.readLine().strip());
+            BufferedReader answers = reader(client);
+            assertThat(answers.readLine()).isEqualTo("ready");
+            assertThat(ask(client, answers, "apply " + job + " " + nsPid + " " + one)).isEqualTo("ok " + scope);
+            Path scopeDir = find(CGROUPS.resolve("devices").resolve(NAME), scope)
+                    .orElseThrow(() -> new AssertionError("no devices cgroup " + scope + " under " + NAME));
+            assertThat(openGpu7(task, out)).contains("Operation not permitted");
+
+            assertThat(ask(client, answers, "update " + job + " " + both)).isEqualTo("ok " + scope);
+            assertThat(Files.readAllLines(scopeDir.resolve("devices.list"))).contains("c 195:0 rw", "c 195:7 rw")
+                    .noneMatch(l -> l.startsWith("a "));
+            assertThat(openGpu7(task, out)).contains("No such device or address").doesNotContain("not permitted");
+
+            assertThat(ask(client, answers, "update " + job + " " + one)).isEqualTo("ok " + scope);
+            assertThat(Files.readAllLines(scopeDir.resolve("devices.list"))).contains("c 195:0 rw")
+                    .noneMatch(l -> l.startsWith("a ") || l.startsWith("c 195:7"));
+            assertThat(openGpu7(task, out)).contains("Operation not permitted");
+            assertThat(Files.readAllLines(scopeDir.resolve("cgroup.procs"))).as("still in its scope")
+                    .contains(Long.toString(hostPid(task)));
+
+            assertThat(ask(client, answers, "remove " + job)).isEqualTo("ok ");
+            assertThat(task.waitFor(10, TimeUnit.SECONDS)).as("the task ends with the scope").isTrue();
+        } finally {
+            for (Process p : List.of(client, task)) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    /** What the task of the update test gets opening gpu7: cat's error and its exit status. */
+    static String openGpu7(Process task, BufferedReader out) throws IOException {
+        send(task, "go");
+        StringBuilder seen = new StringBuilder();
+        for (String l = out.readLine(); l != null; l = out.readLine()) {
+            seen.append(l);
+            if (l.startsWith("exit=")) {
+                return seen.toString();
+            }
+        }
+        return seen.append("(task ended)").toString();
     }
 
     /** A command in the PID namespace of the test's systemd only (host mounts). */

@@ -1,16 +1,21 @@
 // The cgroup v1 backend against the real devices controller: a child process under a job's policy opens
-// /dev/null, reaches its granted fake GPU (ENXIO: no driver) and is denied the other one (EPERM).
+// /dev/null, reaches its granted fake GPU (ENXIO: no driver) and is denied the other one (EPERM), also
+// as an update widens and narrows the policy of the running job (issue 13).
 package rsmap.device.v1;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -18,6 +23,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
+import rsmap.device.DeviceRule;
 import rsmap.device.FakeDevices;
 import rsmap.map.Instance;
 
@@ -223,5 +229,143 @@ class CgroupV1BackendIT {
     void apply_closedPolicyWithNoRules_deniesEverything() throws Exception {
         backend.apply(job, new DevicePolicy(true, List.of(), List.of("/dev/null")));
         assertThat(devicesList()).isEmpty();
+    }
+
+    // Issue 13: a running job's policy widens and narrows (dynamic reallocation).
+
+    /**
+     * A task already in the job's cgroup: for each path written to its stdin it opens the path and answers
+     * with cat's error, if any, then {@code exit=<status>}.
+     */
+    private Process resident() throws Exception {
+        Path procsFile = backend.cgroupOf(job).resolve("cgroup.procs");
+        Process task = new ProcessBuilder("sh", "-c", "echo $$ > " + procsFile + " && echo in && "
+                + "while read d; do cat \"$d\" 2>&1 >/dev/null; echo \"exit=$?\"; done").start();
+        assertThat(reader(task).readLine()).isEqualTo("in");
+        return task;
+    }
+
+    /** One reader per process, so no line read ahead is lost between calls. */
+    private final Map<Process, BufferedReader> readers = new HashMap<>();
+
+    private BufferedReader reader(Process p) {
+        return readers.computeIfAbsent(p, q -> new BufferedReader(new InputStreamReader(q.getInputStream(),
+                StandardCharsets.UTF_8)));
+    }
+
+    /** What the resident task gets opening {@code path}: cat's error and its exit status. */
+    private String openIn(Process task, Path path) throws Exception {
+        task.getOutputStream().write((path + "\n").getBytes(StandardCharsets.UTF_8));
+        task.getOutputStream().flush();
+        StringBuilder out = new StringBuilder();
+        for (String l = reader(task).readLine(); l != null; l = reader(task).readLine()) {
+            out.append(l);
+            if (l.startsWith("exit=")) {
+                return out.toString();
+            }
+        }
+        return out.append("(task ended)").toString();
+    }
+
+    @Test
+    void update_widenThenNarrow_aRunningTaskReachesTheDeviceOnlyWhileGranted() throws Exception {
+        DevicePolicy one = DevicePolicy.of(host().subList(0, 1));
+        DevicePolicy both = DevicePolicy.of(host());
+        backend.apply(job, one);
+        Process task = resident();
+        try {
+            assertThat(openIn(task, gpu1)).contains("Operation not permitted"); // EPERM: not granted
+            backend.update(job, both);
+            assertThat(openIn(task, gpu1)).contains("No such device or address").doesNotContain("not permitted");
+            assertThat(openInJob(gpu1)).as("a process the job starts later").contains("No such device or address");
+            assertThat(devicesList()).contains("c 195:0 rw", "c 195:1 rw");
+
+            backend.update(job, one);
+            assertThat(openIn(task, gpu1)).contains("Operation not permitted");
+            assertThat(openInJob(gpu1)).contains("Operation not permitted");
+            assertThat(openIn(task, gpu0)).as("kept throughout").contains("No such device or address");
+            assertThat(openIn(task, Path.of("/dev/null"))).isEqualTo("exit=0");
+            assertThat(devicesList()).containsExactlyInAnyOrderElementsOf(expectedList(one));
+            assertThat(procs()).contains(Long.toString(task.pid()));
+        } finally {
+            task.destroyForcibly().waitFor();
+        }
+    }
+
+    /** devices.list of a cgroup holding exactly {@code policy}. */
+    private static List<String> expectedList(DevicePolicy policy) {
+        return policy.rules().stream().map(DeviceRule::cgroupV1).toList();
+    }
+
+    @Test
+    void update_modeNarrowed_onlyThatAccessIsTakenOff() throws Exception {
+        backend.apply(job, DevicePolicy.of(host().subList(0, 1)));
+        backend.update(job, DevicePolicy.of(FakeDevices.instances("gpu=1(g0[devices=" + gpu0 + ":r])")));
+        assertThat(devicesList()).contains("c 195:0 r", "c 1:3 rw").doesNotContain("c 195:0 rw");
+    }
+
+    @Test
+    void update_againAndAgainWhileATaskRuns_neverDeniesWhatBothPoliciesKeep() throws Exception {
+        // widening and narrowing gpu1 while a task opens /dev/null and /dev/zero (in both policies) in a tight
+        // loop: writing "a" to devices.deny first would deny them for a moment and the open would fail
+        DevicePolicy one = DevicePolicy.of(host().subList(0, 1));
+        DevicePolicy both = DevicePolicy.of(host());
+        backend.apply(job, one);
+        Path procsFile = backend.cgroupOf(job).resolve("cgroup.procs");
+        Process task = new ProcessBuilder("sh", "-c", "echo $$ > " + procsFile + " && echo in && "
+                + "while :; do : < /dev/null && : < /dev/zero || { echo denied; exit 1; }; done").start();
+        try {
+            assertThat(reader(task).readLine()).isEqualTo("in");
+            for (int i = 0; i < 300 && task.isAlive(); i++) {
+                backend.update(job, i % 2 == 0 ? both : one);
+            }
+            if (!task.isAlive()) {
+                fail("the task was denied a device both policies grant: "
+                        + new String(task.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+            }
+        } finally {
+            task.destroyForcibly().waitFor();
+        }
+    }
+
+    @Test
+    void update_toOpenAndBack_liftsEveryRestrictionThenClosesAgain() throws Exception {
+        DevicePolicy one = DevicePolicy.of(host().subList(0, 1));
+        backend.apply(job, one);
+        Process task = resident();
+        try {
+            backend.update(job, DevicePolicy.OPEN);
+            assertThat(devicesList()).containsExactly("a *:* rwm");
+            assertThat(openIn(task, gpu1)).contains("No such device or address");
+            assertThat(procs()).as("the cgroup keeps the job's processes").contains(Long.toString(task.pid()));
+
+            backend.update(job, one);
+            assertThat(devicesList()).containsExactlyInAnyOrderElementsOf(expectedList(one));
+            assertThat(openIn(task, gpu1)).contains("Operation not permitted");
+        } finally {
+            task.destroyForcibly().waitFor();
+        }
+    }
+
+    @Test
+    void update_noPolicyApplied_isAnError_andCreatesNothing() throws Exception {
+        assertThatThrownBy(() -> backend.update(job, DevicePolicy.of(host())))
+                .isInstanceOf(DevicePolicyException.class).hasMessageContaining("has no device policy applied");
+        assertThat(backend.cgroupOf(job)).doesNotExist();
+        backend.apply(job, DevicePolicy.of(host()));
+        backend.remove(job);
+        assertThatThrownBy(() -> backend.update(job, DevicePolicy.OPEN))
+                .as("after remove").isInstanceOf(DevicePolicyException.class).hasMessageContaining("has no device policy");
+        assertThat(backend.cgroupOf(job)).doesNotExist();
+    }
+
+    @Test
+    void update_openPolicyApplied_staysOpen_closingItIsRefused() throws Exception {
+        // an open apply moved no process: a closed policy could not reach them all
+        backend.apply(job, DevicePolicy.OPEN);
+        backend.update(job, DevicePolicy.OPEN);
+        assertThatThrownBy(() -> backend.update(job, DevicePolicy.of(host())))
+                .isInstanceOf(DevicePolicyException.class).hasMessageContaining("open device policy");
+        assertThat(backend.cgroupOf(job)).doesNotExist();
     }
 }
