@@ -1,10 +1,12 @@
 #!/bin/sh
 # The C of the workload-manager side, built with gcc in this one place. The agent-protocol client and the
 # request check are compiled once into native/librsmap-client.a, which rsmap-hook (prolog, starter_method
-# and epilog; rsmap-starter is a link to it), the Slurm SPANK plugin and the test drivers link.
+# and epilog; rsmap-starter is a link to it), rsmap-shell (a running job's realloc, release, cancel and
+# status), the Slurm SPANK plugin and the test drivers link.
 #   build.sh OUT               everything, into OUT (Maven's target/)
-#   build.sh OUT hook SYSCONF  the library and rsmap-hook only, reading the installed configuration from
-#                              SYSCONF instead of /etc/rsmap/rsmapd.conf (a test's build: HookBuild)
+#   build.sh OUT hook SYSCONF  the library, rsmap-hook and rsmap-shell only, reading the installed
+#                              configuration from SYSCONF instead of /etc/rsmap/rsmapd.conf (a test's
+#                              build: HookBuild)
 # spank_rsmap.so needs slurm/spank.h (Debian's libslurm-dev): without it the plugin is left out with a
 # warning; under CI=true that is an error.
 set -eu
@@ -34,6 +36,8 @@ ar rcs "$lib/librsmap-client.a" "$lib/rsmap-client.o" "$lib/rsmap-request.o"
 gcc $cflags -I"$here" -static -o "$out/rsmap-hook" "$here/rsmap-hook.c" "$lib/librsmap-client.a"
 # execd runs a starter_method without arguments: the hook is the starter by this name.
 ln -sf rsmap-hook "$out/rsmap-starter"
+# Static too: a job may call it in a loop, and it is installed set-group-ID like the hook.
+gcc $cflags -I"$here" -static -o "$out/rsmap-shell" "$here/rsmap-shell.c" "$lib/librsmap-client.a"
 [ "$only" = hook ] && exit 0
 
 # The test drivers of the table-free parts (request form, slots): RequestCheckIT, SlurmSlotsIT.

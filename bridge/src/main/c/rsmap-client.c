@@ -265,7 +265,7 @@ int rsmap_call(int fd, unsigned tid, unsigned code, int argc, const char *const 
     return rsmap_finish(fd, tid, env_fn, ctx, why, cap);
 }
 
-int rsmap_finish(int fd, unsigned tid, rsmap_env_fn env_fn, void *ctx, char *why, size_t cap) {
+int rsmap_finish_events(int fd, unsigned tid, rsmap_event_fn event_fn, void *ctx, char *why, size_t cap) {
     int failed = 0;
     for (;;) {
         unsigned t;
@@ -281,13 +281,30 @@ int rsmap_finish(int fd, unsigned tid, rsmap_env_fn env_fn, void *ctx, char *why
             free(buf);
             return failed && c == RSMAP_OK ? -1 : c;
         }
-        if (c == RSMAP_STATE && env_fn) {
-            for (int i = 1; i < n; i++) {
-                if (env_fn(ctx, args[i]) != 0) failed = 1;
-            }
-        }
+        if (event_fn && event_fn(ctx, (unsigned)c, n, args) != 0) failed = 1;
         free(buf);
     }
+}
+
+/* rsmap_finish's view of the events: the NAME=value arguments of STATE, one by one. */
+struct env_lines {
+    rsmap_env_fn env_fn;
+    void *ctx;
+};
+
+static int state_lines(void *ctx, unsigned code, int argc, char *const *argv) {
+    struct env_lines *e = ctx;
+    int failed = 0;
+    if (code != RSMAP_STATE) return 0;
+    for (int i = 1; i < argc; i++) {
+        if (e->env_fn(e->ctx, argv[i]) != 0) failed = 1;
+    }
+    return failed;
+}
+
+int rsmap_finish(int fd, unsigned tid, rsmap_env_fn env_fn, void *ctx, char *why, size_t cap) {
+    struct env_lines e = { env_fn, ctx };
+    return rsmap_finish_events(fd, tid, env_fn ? state_lines : NULL, &e, why, cap);
 }
 
 int rsmap_init(int fd, char *why, size_t cap) {

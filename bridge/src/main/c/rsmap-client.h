@@ -1,5 +1,5 @@
 /* rsmap-client: the C client of rsmapd's agent protocol (docs/protocol.md, "Frames"), shared by every
- * C program in the job path (rsmap-hook, the Slurm SPANK plugin; build.sh archives it in
+ * C program in the job path (rsmap-hook, rsmap-shell, the Slurm SPANK plugin; build.sh archives it in
  * librsmap-client.a), so that none of them starts a JVM or parses JSON. Reentrant: no static buffers
  * (slurmd runs plugins on several threads). */
 #ifndef RSMAP_CLIENT_H
@@ -13,15 +13,23 @@ enum rsmap_code {
     RSMAP_JOB_END = 0x0011,
     RSMAP_QUERY = 0x0012,
     RSMAP_JOB_ENTER = 0x0014,
+    RSMAP_REALLOC = 0x0015, /* issue 13, Flux RFC 51: notes/realloc-protocol.md */
+    RSMAP_RELEASE = 0x0016,
+    RSMAP_REALLOC_CANCEL = 0x0017,
     RSMAP_OK = 0x8000,
     RSMAP_ERROR = 0x8001,
-    RSMAP_STATE = 0x8004
+    RSMAP_STATE = 0x8004,
+    RSMAP_ALLOC = 0x8008 /* a realloc's answer: JSON, type, reason, then NAME=value lines */
 };
 
 enum { RSMAP_MAX_FRAME = 1 << 20, RSMAP_MAX_ARGS = 64 };
 
 /* Called with each NAME=value argument of a STATE event after its JSON (the granted SGE_HGR_*). */
 typedef int (*rsmap_env_fn)(void *ctx, const char *name_value);
+
+/* Called with each event of a command before its OK or ERROR (STATE, ALLOC, ...): the code and the
+ * arguments, which live until the call returns. */
+typedef int (*rsmap_event_fn)(void *ctx, unsigned code, int argc, char *const *argv);
 
 /* The installed configuration, root's: the only place that says which user besides root may serve the
  * protocol (daemon_user). A compile-time constant, never the environment - a job's owner sets that. Test
@@ -57,6 +65,10 @@ int rsmap_call(int fd, unsigned tid, unsigned code, int argc, const char *const 
 /* The second half of rsmap_call: reads the events of `tid`, sent before, up to its OK or ERROR. Lets a
  * client send several commands before reading (INIT and JOB_START in one round trip). */
 int rsmap_finish(int fd, unsigned tid, rsmap_env_fn env_fn, void *ctx, char *why, size_t cap);
+
+/* rsmap_finish for every kind of event: each event of `tid` goes whole to event_fn (may be NULL), whose
+ * non-zero return is remembered as env_fn's is. The reader of events other than STATE (rsmap-shell's ALLOC). */
+int rsmap_finish_events(int fd, unsigned tid, rsmap_event_fn event_fn, void *ctx, char *why, size_t cap);
 
 /* INIT with protocol version 1 on a fresh connection: RSMAP_OK, RSMAP_ERROR (why) or -1. */
 int rsmap_init(int fd, char *why, size_t cap);

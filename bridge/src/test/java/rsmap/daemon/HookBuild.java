@@ -1,5 +1,5 @@
-// Test support: rsmap-hook built by src/main/c/build.sh for one test class, with its installed configuration
-// (RSMAP_SYSCONF) in a directory of the test's, and fake-rsmapd, a stand-in daemon that any user can run (a
+// Test support: rsmap-hook and rsmap-shell built by src/main/c/build.sh for one test class, with their installed
+// configuration (RSMAP_SYSCONF) in a directory of the test's, and fake-rsmapd, a stand-in daemon that any user can run (a
 // job owner's own).
 package rsmap.daemon;
 
@@ -49,6 +49,7 @@ final class HookBuild implements AutoCloseable {
     final Path dir;
     final Path hook;
     final Path starter;
+    final Path shell;
     final Path fake;
     final Path sysconf;
     private final List<Process> started = new ArrayList<>();
@@ -64,6 +65,7 @@ final class HookBuild implements AutoCloseable {
         build("sh", C.resolve("build.sh").toString(), dir.toString(), "hook", sysconf.toString());
         hook = dir.resolve("rsmap-hook");
         starter = dir.resolve("rsmap-starter");
+        shell = dir.resolve("rsmap-shell");
         fake = dir.resolve("fake-rsmapd");
         build("gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-std=c11", "-D_GNU_SOURCE", "-I" + C, "-o", fake.toString(),
                 Path.of("src", "test", "c", "fake-rsmapd.c").toAbsolutePath().toString(),

@@ -146,6 +146,21 @@ class HookTrustIT {
         assertThat(r).isEqualTo(new HookBuild.Run(0, "SGE_HGR_gpu=1\n", ""));
     }
 
+    // --- rsmap-shell, run by the job's owner inside the job ----------------------------------------------
+
+    @Test
+    void rsmapShell_ownersDaemon_underAnInstalledConfiguration_exit1_sendsNothing() throws Exception {
+        build.install("complexes = /etc/rsmap/complexes\n"); // daemon_user: root
+        for (String who : new String[] {user, null}) {
+            HookBuild.Run r = HookBuild.run(who, List.of(build.shell.toString(), "realloc", "--add", "gpu=1"),
+                    Map.of("JOB_ID", "7", "RSMAP_SOCKET", owners.toString()));
+            assertThat(r).as("as " + (who == null ? "root" : who)).isEqualTo(new HookBuild.Run(1, "",
+                    "rsmap-shell: not trusting the server at " + owners + ": it runs as uid " + uid
+                    + ", not as root or daemon_user 'root' of " + build.sysconf + "\n"));
+        }
+        assertThat(build.log("owners")).noneMatch(line -> line.startsWith("0015 "));
+    }
+
     // --- the rsmap command, run by root ------------------------------------------------------------------
 
     @Test

@@ -32,12 +32,15 @@ class PackageContentsIT {
     static final List<String> FILES = List.of(
             "/etc/rsmap/rsmapd.conf",
             "/usr/bin/rsmap",
+            "/usr/bin/rsmap-shell",
             "/usr/lib/systemd/system/rsmapd.service",
             "/usr/libexec/rsmap/execd-stub",
             "/usr/libexec/rsmap/rsmap-hook",
+            "/usr/libexec/rsmap/rsmap-shell",
             "/usr/libexec/rsmap/rsmap-starter",
             "/usr/libexec/rsmap/rsmap_jsv.sh",
             "/usr/sbin/rsmapd",
+            "/usr/share/man/man1/rsmap-shell.1.gz",
             "/usr/share/man/man1/rsmap.1.gz",
             "/usr/share/man/man5/rsmapd.conf.5.gz",
             "/usr/share/man/man8/rsmapd.8.gz",
@@ -93,6 +96,7 @@ class PackageContentsIT {
             /usr/bin/rsmap                    | -rwxr-xr-x root:root           | -rwxr-xr-x root:root
             /usr/sbin/rsmapd                  | -rwxr-xr-x root:root           | -rwxr-xr-x root:root
             /usr/libexec/rsmap/rsmap-hook     | -rwxr-xr-x root:root           | -rwxr-sr-x root:rsmap
+            /usr/libexec/rsmap/rsmap-shell    | -rwxr-xr-x root:root           | -rwxr-sr-x root:rsmap
             /usr/libexec/rsmap/rsmap_jsv.sh   | -rwxr-xr-x root:root           | -rwxr-xr-x root:root
             /usr/libexec/rsmap/execd-stub     | -rwxr-xr-x root:root           | -rwxr-xr-x root:root
             /usr/share/rsmap/rsmap.jar        | -rw-r--r-- root:root           | -rw-r--r-- root:root
@@ -107,17 +111,21 @@ class PackageContentsIT {
         assertThat(r.mode() + " " + r.owner()).isEqualTo(rpm);
     }
 
-    @Test
-    void hook_isSetGroupIdRsmap_inTheRpmAtOnce_andThroughAStatoverrideInTheDeb() throws Exception {
+    /** The hook's starter and rsmap-shell run as a job's owner and must reach the 0660 socket. */
+    @ParameterizedTest
+    @CsvSource({"hook, rsmap-hook", "shell, rsmap-shell"})
+    void setGroupIdRsmap_inTheRpmAtOnce_andThroughAStatoverrideInTheDeb(String variable, String name) throws Exception {
         // A .deb cannot carry a group that does not exist before its postinst: dpkg-statoverride does it.
         String postinst = Files.readString(Path.of("src/main/deb/control/postinst"));
-        assertThat(postinst).contains("dpkg-statoverride --update --add root rsmap 2755 \"$hook\"")
-                .contains("hook=/usr/libexec/rsmap/rsmap-hook");
-        assertThat(Packages.rpmEntries(Packages.rpm()).get("/usr/libexec/rsmap/rsmap-hook").mode()).isEqualTo("-rwxr-sr-x");
+        assertThat(postinst).contains("dpkg-statoverride --update --add root rsmap 2755 \"$" + variable + "\"")
+                .contains(variable + "=/usr/libexec/rsmap/" + name);
+        // purge removes that override again
+        assertThat(Files.readString(Path.of("src/main/deb/control/postrm"))).contains("/usr/libexec/rsmap/" + name);
+        assertThat(Packages.rpmEntries(Packages.rpm()).get("/usr/libexec/rsmap/" + name).mode()).isEqualTo("-rwxr-sr-x");
     }
 
     @ParameterizedTest
-    @CsvSource({"rsmap-hook", "execd-stub"})
+    @CsvSource({"rsmap-hook", "rsmap-shell", "execd-stub"})
     void binaries_areStripped_andTheSameInBoth(String name) throws Exception {
         String path = "/usr/libexec/rsmap/" + name;
         String sections = Run.ok(List.of("readelf", "-S", "--wide", Packages.TARGET.resolve("bin").resolve(name).toString()));
@@ -129,10 +137,16 @@ class PackageContentsIT {
         assertThat(rpm).contains(path + " " + deb + "\n");
     }
 
-    @Test
-    void starter_isALinkToTheHook_inBoth() throws Exception {
-        assertThat(Packages.debEntries(Packages.deb()).get("/usr/libexec/rsmap/rsmap-starter").link()).isEqualTo("rsmap-hook");
-        assertThat(Packages.rpmEntries(Packages.rpm()).get("/usr/libexec/rsmap/rsmap-starter").link()).isEqualTo("rsmap-hook");
+    /** The starter is the hook by another name; jobs find rsmap-shell on PATH. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', textBlock = """
+            # link                            | target
+            /usr/libexec/rsmap/rsmap-starter  | rsmap-hook
+            /usr/bin/rsmap-shell              | ../libexec/rsmap/rsmap-shell
+            """)
+    void links_theSameInBoth(String link, String target) throws Exception {
+        assertThat(Packages.debEntries(Packages.deb()).get(link).link()).isEqualTo(target);
+        assertThat(Packages.rpmEntries(Packages.rpm()).get(link).link()).isEqualTo(target);
     }
 
     @Test
@@ -191,7 +205,7 @@ class PackageContentsIT {
 
     @Test
     void libc_theDebDeclaresTheNewestSymbolVersionTheBinariesUse() throws Exception {
-        // rpmbuild reads the ELF symbol versions of rsmap-hook and execd-stub: the deb's libc6 (>= X) is X
+        // rpmbuild reads the ELF symbol versions of rsmap-hook, rsmap-shell and execd-stub: the deb's libc6 (>= X) is X
         Pattern glibc = Pattern.compile("libc\\.so\\.6\\(GLIBC_([0-9.]+)\\)\\(64bit\\)");
         String newest = "0";
         for (String r : Packages.rpmRequires(Packages.rpm())) {
@@ -217,7 +231,7 @@ class PackageContentsIT {
 
     @Test
     void manPages_areGzipped_andRenderWithTheVersion() throws Exception {
-        for (String page : List.of("man1/rsmap.1.gz", "man5/rsmapd.conf.5.gz", "man8/rsmapd.8.gz")) {
+        for (String page : List.of("man1/rsmap.1.gz", "man1/rsmap-shell.1.gz", "man5/rsmapd.conf.5.gz", "man8/rsmapd.8.gz")) {
             Path gz = Packages.TARGET.resolve("man").resolve(page);
             String text = Run.ok(List.of("gzip", "-dc", gz.toString()));
             String version = System.getProperty("rsmap.projectVersion").replace('-', '~');

@@ -119,7 +119,7 @@ class PackagedFilesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"rsmap.1", "rsmapd.8", "rsmapd.conf.5"})
+    @ValueSource(strings = {"rsmap.1", "rsmap-shell.1", "rsmapd.8", "rsmapd.conf.5"})
     void manPage_rendersWithoutWarnings(String page) throws Exception {
         Run r = Run.of(List.of("groff", "-man", "-ww", "-z", MAN.resolve(page).toString()), "LC_ALL=C.UTF-8");
         assertThat(r.output()).as("groff warnings for %s", page).isEmpty();
