@@ -145,12 +145,23 @@ class ReallocIT {
                     + "echo \"grown: " + open(1) + "\"; "
                     + "rsmap-shell realloc --ids '{\"node01\":{\"gpu\":[\"gpu1\"]}}' --tag shrink; echo \"shrink=$?\"; "
                     + "echo \"shrunk: " + open(1) + "\"; touch " + marker("shrunk") + "; " + waitFor("release")
-                    + "rsmap-shell release; echo \"release=$?\"; echo \"released: " + open(1) + "\"");
+                    + "rsmap-shell release; echo \"release=$?\"; echo \"released: " + open(1) + "\"; "
+                    + "touch " + marker("a-released") + "; " + waitFor("a-end"));
             until("B asks for a card", () -> Files.exists(marker("b-asks")));
             Thread.sleep(700);
             assertThat(marker("b-answered")).as("card 1 is taken away from A, not released: B waits").doesNotExist();
             assertThat(daemon.waitingReallocs()).isEqualTo(1);
             Files.writeString(marker("release"), "");
+            until("A released card 1", () -> Files.exists(marker("a-released")));
+            // A still holds card 0, B cards 2 and 1: B's second realloc waits until it is cancelled.
+            until("B's second realloc waits", () -> daemon.waitingReallocs() == 1 && Files.exists(marker("b-answered")));
+            HookBuild.Run cancel = rsmapShell(null, config, b, "cancel", "b2");
+            assertThat(cancel.code()).as(cancel.err()).isZero();
+            String outB = finish(jobB);
+            assertThat(outB).contains("b1=0\n").contains("SGE_HGR_gpu=gpu1 gpu2\n")
+                    .contains("b-card1: " + ENXIO + "\n")
+                    .contains("rsmap-shell: realloc b2: CANCEL").contains("b2=3\n").endsWith("exit=0");
+            Files.writeString(marker("a-end"), "");
             String outA = finish(jobA);
             assertThat(outA).contains("before: " + EPERM + "\n")
                     .contains("SGE_HGR_gpu=gpu0 gpu1\ngrow=0\n")
@@ -160,13 +171,6 @@ class ReallocIT {
                     .contains("SGE_HGR_gpu=gpu0\nrelease=0\n")
                     .contains("released: " + EPERM + "\n")
                     .endsWith("exit=0");
-            until("B's second realloc waits", () -> daemon.waitingReallocs() == 1 && Files.exists(marker("b-answered")));
-            HookBuild.Run cancel = rsmapShell(null, config, b, "cancel", "b2");
-            assertThat(cancel.code()).as(cancel.err()).isZero();
-            String outB = finish(jobB);
-            assertThat(outB).contains("b1=0\n").contains("SGE_HGR_gpu=gpu2 gpu1\n")
-                    .contains("b-card1: " + ENXIO + "\n")
-                    .contains("rsmap-shell: realloc b2: CANCEL").contains("b2=3\n").endsWith("exit=0");
             assertThat(daemon.cluster().runningJobs()).isEmpty();
         }
     }
