@@ -278,6 +278,10 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av) {
     int r = rsmap_init(fd, why, sizeof why);
     if (r == RSMAP_OK) r = rsmap_call(fd, 2, RSMAP_JOB_ENTER, 1, a, set_granted, sp, why, sizeof why);
     close(fd);
+    /* rsmap-shell inside the job (issue 13) finds the socket the plugin was configured with; rsmap-shell
+     * still believes only a server of root's or daemon_user's, so a value the job sets itself is harmless. */
+    if (r == RSMAP_OK && socket_path[0] && spank_setenv(sp, "RSMAP_SOCKET", socket_path, 1) != ESPANK_SUCCESS)
+        slurm_info("rsmap: job %s: RSMAP_SOCKET not set in the task's environment", job);
     if (r == RSMAP_OK) return 0;
     slurm_error("rsmap: job %s: %s", job, r < 0 && !why[0] ? "lost rsmapd during JOB_ENTER" : why);
     return -1;

@@ -175,7 +175,8 @@ final class SlurmCluster implements AutoCloseable {
                 "host = " + node,
                 "complex_values = " + gpu + ",nic=2(ib0 ib1)",
                 "socket = rsmapd.sock",
-                "socket_group = root", // only the plugin talks to rsmapd, as root (prolog, task, epilog)
+                "socket_group = root", // the plugin talks to rsmapd as root (prolog, task, epilog), and
+                "socket_mode = 0666", // rsmap-shell inside the jobs as their owner (issue 13)
                 "state_dir = rsmap-state",
                 "device_backend = cgroup-v1",
                 "execd_spool = rsmap-spool", // the plugin's job marks: rsmap-spool/active_jobs/<job>.1

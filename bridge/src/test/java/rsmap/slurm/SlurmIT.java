@@ -217,4 +217,32 @@ class SlurmIT {
         assertThat(Files.readString(inner)).contains("--rsmap: job " + job + " already has its resource maps "
                 + "(gpu=1[model=H100]); its steps share them").doesNotContain("rc=0");
     }
+
+    /** Issue 13: a batch job grows by card 1 with rsmap-shell, opens it, gives it back, and is denied it again. */
+    @Test
+    @Order(10)
+    void aBatchJob_growsAndShrinks_withRsmapShell() throws Exception {
+        Path shell = Files.copy(Path.of("target", "rsmap-shell").toAbsolutePath(),
+                cluster.work.resolve("rsmap-shell"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Path out = cluster.work.resolve("realloc.out");
+        String card1 = "$(cat " + cluster.device(1) + " 2>&1 | sed 's/.*: //')";
+        Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", out.toString(),
+                "--rsmap=gpu=1[model=A100]", "--wrap",
+                "echo \"before: " + card1 + "\"; " + shell + " realloc --add 'gpu=1[model=H100]'; echo grow=$?; "
+                        + "echo \"grown: " + card1 + "\"; " + shell + " realloc --ids '{\"" + cluster.node
+                        + "\":{\"gpu\":[\"gpu1\"]}}'; echo shrink=$?; " + shell + " release; echo release=$?; "
+                        + "echo \"released: " + card1 + "\"");
+        assertThat(a.code()).as(a.toString()).isZero();
+        String job = a.out().strip();
+        for (int i = 0; i < 300 && !cluster.run(List.of("squeue", "-h", "-j", job), Map.of()).out().isBlank(); i++) {
+            Thread.sleep(100);
+        }
+        assertThat(Files.readString(out)).as(cluster.logs())
+                .isEqualTo("before: Operation not permitted\n"
+                        + "SGE_HGR_gpu=gpu0 gpu1\ngrow=0\n"
+                        + "grown: No such device or address\n"
+                        + "SGE_HGR_gpu=gpu0\nshrink=0\n"
+                        + "SGE_HGR_gpu=gpu0\nrelease=0\n"
+                        + "released: Operation not permitted\n");
+    }
 }
