@@ -17,7 +17,12 @@ import rsmap.wire.Session;
 
 class CommandFuzzTest {
     private static final Code[] CODES = {Code.JOB_START, Code.JOB_END, Code.JOB_ENTER, Code.QUERY, Code.SET_FILTERS,
-        Code.LIST_FILTERS, Code.MODEL_DEF, Code.START_EVENTS, Code.STOP_EVENTS, Code.RELOAD};
+        Code.LIST_FILTERS, Code.MODEL_DEF, Code.START_EVENTS, Code.STOP_EVENTS, Code.RELOAD, Code.REALLOC, Code.RELEASE,
+        Code.REALLOC_CANCEL};
+    /** Pieces a REALLOC's JSON is put together from, beside the raw bytes (issue 13). */
+    private static final String[] PIECES = {"\"job\":\"7\"", "\"task\":\"1\"", "\"tag\":\"t\"", "\"add\":\"gpu=1\"",
+        "\"sub\":\"gpu=1\"", "\"ids\":{\"node01\":{\"gpu\":[\"0\"]}}", "\"spec_add\":{\"version\":1}", "\"R\":{}",
+        "\"add\":\"gpu=1[same=id]\"", "\"ids\":{\"node01\":{\"gpu\":[\"1\"]}}", "\"x\":1"};
     private static Daemon daemon;
 
     private static synchronized Daemon daemon() throws Exception {
@@ -32,21 +37,44 @@ class CommandFuzzTest {
     @FuzzTest
     void anyArguments_oneOkOrError_neverInternal_andAnErrorChangesNothing(FuzzedDataProvider data) throws Exception {
         Daemon d = daemon();
-        Session s = new Session((code, command, session) -> d.handle(code, command, session),
-                new Session.Peer(data.consumeBoolean() ? "root" : "bob", "bob", data.consumeBoolean() ? 0 : 1001, 1001, 0));
+        Session s = new Session(new Session.Handler() {
+            @Override
+            public List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
+                return d.handle(code, command, session);
+            }
+
+            @Override
+            public void closed(Session session) {
+                d.closed(session); // a waiting realloc goes with its connection
+            }
+        }, new Session.Peer(data.consumeBoolean() ? "root" : "bob", "bob", data.consumeBoolean() ? 0 : 1001, 1001, 0));
         List<Frame> events = new ArrayList<>();
         s.attach((frame, force) -> events.add(frame));
         s.onCommand(Frame.of(1, Code.INIT.value(), Session.VERSION));
         Code code = data.pickValue(CODES);
+        if (data.consumeBoolean()) { // a running job 7 of bob's, for REALLOC, RELEASE and REALLOC_CANCEL to act on
+            Session root = new Session((code2, command, session) -> d.handle(code2, command, session),
+                    new Session.Peer("root", "root", 0, 0, 0));
+            root.onCommand(Frame.of(1, Code.INIT.value(), Session.VERSION));
+            root.onCommand(Frame.of(2, Code.JOB_START.value(), "{\"job\":\"7\",\"user\":\"bob\",\"request\":\"gpu=2\"}"));
+        }
         int n = data.consumeInt(0, 3);
         List<String> args = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            args.add(data.consumeString(400));
+            if (data.consumeBoolean()) {
+                List<String> pieces = new ArrayList<>();
+                for (int k = data.consumeInt(0, 4); k > 0; k--) {
+                    pieces.add(data.pickValue(PIECES));
+                }
+                args.add("{" + String.join(",", pieces) + "}");
+            } else {
+                args.add(data.consumeString(400));
+            }
         }
         String before = state(d);
         List<Frame> answer = s.onCommand(Frame.of(2, code.value(), args.toArray(new String[0])));
         if (answer.isEmpty()) {
-            assertThat(code).isEqualTo(Code.START_EVENTS); // the stream stays open
+            assertThat(code).isIn(Code.START_EVENTS, Code.REALLOC); // the stream, or a waiting realloc, stays open
         } else {
             Frame last = answer.get(answer.size() - 1);
             assertThat(last.code()).isIn(Code.OK.value(), Code.ERROR.value());
@@ -65,6 +93,7 @@ class CommandFuzzTest {
                     + (parts.length > 1 ? ",\"task\":\"" + parts[1] + "\"" : "") + "}"));
         }
         assertThat(d.cluster().runningJobs()).isEmpty();
+        assertThat(d.waitingReallocs()).isZero();
     }
 
     private static String state(Daemon d) {
