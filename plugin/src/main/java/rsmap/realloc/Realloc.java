@@ -12,7 +12,8 @@ import rsmap.request.RequestList;
  * the ones it chooses from). {@code tag} is the client's matchtag: a realloc_cancel names it (RFC 51,
  * "Realloc Cancel"). RFC 51 requires at least one of add and sub; {@code ids} alone is a take-away.
  * The RFC 51 forms {@code spec_add}/{@code spec_sub} become {@code add}/{@code sub} through
- * {@link SpecRequest}. TODO(issue 13): the {@code R} form of the instances to take away.
+ * {@link SpecRequest}, and the {@code R} form of the instances to take away becomes {@code ids} through
+ * {@link RDelta#grantOf}; {@link ReallocRequest} reads all of them from JSON.
  */
 public record Realloc(String job, String tag, Optional<RequestList> add, Optional<RequestList> sub, Grant ids) {
     public Realloc {

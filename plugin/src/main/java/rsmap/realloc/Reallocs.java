@@ -34,6 +34,7 @@ public final class Reallocs {
     private final List<Pending> outbox = new ArrayList<>();
     private boolean enabled = true;
     private Policy policy = Policy.FIFO;
+    /** Invariant: above every alloc_id answered so far, 1 at the start (0 is never an alloc_id). */
     private long nextAllocId = 1;
 
     private record Pending(long afterStarts, Answer answer) {
@@ -84,6 +85,21 @@ public final class Reallocs {
 
     public void setPolicy(Policy p) {
         policy = Objects.requireNonNull(p);
+    }
+
+    /**
+     * After a restart: the next answer's alloc_id is above {@code lastAllocId}, the last one a journal
+     * recorded (RFC 51: "Unique ID assigned to this request by the scheduler", so unique across restarts
+     * too). Never lowers it: the next is max(next, lastAllocId + 1).
+     *
+     * @throws IllegalArgumentException when {@code lastAllocId} is negative or has no successor
+     */
+    public void continueAfter(long lastAllocId) {
+        if (lastAllocId < 0 || lastAllocId == Long.MAX_VALUE) {
+            throw new IllegalArgumentException("last alloc_id must be 0 to " + (Long.MAX_VALUE - 1) + ", not "
+                    + lastAllocId);
+        }
+        nextAllocId = Math.max(nextAllocId, lastAllocId + 1);
     }
 
     /** The waiting reallocs, in the order they are served. */

@@ -1,13 +1,10 @@
-// The fields of a simulate operation: strings, whole seconds, booleans, host slots and instance lists.
+// The fields of a simulate operation: strings, whole seconds, booleans and host slots.
 package rsmap.sim;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import rsmap.alloc.Grant;
 
 /** Readers that throw {@link Malformed} naming the field and the problem. */
 final class Fields {
@@ -72,39 +69,5 @@ final class Fields {
             hosts.put(e.getKey(), e.getValue().asInt());
         }
         return hosts;
-    }
-
-    /** {@code "ids":{"node01":{"gpu":["1","1"]}}}: host -> map -> identifiers, one per instance; none when absent. */
-    static Grant ids(JsonNode n) throws Malformed {
-        JsonNode v = n.get("ids");
-        if (v == null) {
-            return Grant.NONE;
-        }
-        String shape = "'ids' must be an object of host to map to a list of identifiers, e.g. {\"node01\":{\"gpu\":[\"1\"]}}";
-        if (!v.isObject() || v.size() == 0) {
-            throw new Malformed(shape);
-        }
-        Map<String, Map<String, List<String>>> out = new LinkedHashMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> hs = v.fields(); hs.hasNext(); ) {
-            Map.Entry<String, JsonNode> h = hs.next();
-            if (!h.getValue().isObject() || h.getValue().size() == 0) {
-                throw new Malformed(shape);
-            }
-            for (Iterator<Map.Entry<String, JsonNode>> ms = h.getValue().fields(); ms.hasNext(); ) {
-                Map.Entry<String, JsonNode> m = ms.next();
-                if (!m.getValue().isArray() || m.getValue().size() == 0) {
-                    throw new Malformed(shape);
-                }
-                List<String> ids = new ArrayList<>();
-                for (JsonNode id : m.getValue()) {
-                    if (!id.isTextual() || id.asText().isEmpty()) {
-                        throw new Malformed(shape);
-                    }
-                    ids.add(id.asText());
-                }
-                out.computeIfAbsent(h.getKey(), k -> new LinkedHashMap<>()).put(m.getKey(), ids);
-            }
-        }
-        return new Grant(out);
     }
 }

@@ -9,14 +9,12 @@ import java.util.Optional;
 import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.alloc.Grant;
-import rsmap.flux.Jobspec;
 import rsmap.realloc.Event;
+import rsmap.realloc.InstanceNames;
 import rsmap.realloc.Outcome;
 import rsmap.realloc.Policy;
-import rsmap.realloc.Realloc;
+import rsmap.realloc.ReallocRequest;
 import rsmap.realloc.Reallocs;
-import rsmap.realloc.SpecRequest;
-import rsmap.request.RequestList;
 
 /**
  * {@code realloc} answers with its RFC 51 answer (alloc_id, type, added/removed or error) or
@@ -38,24 +36,15 @@ final class ReallocOps {
     List<String> realloc(JsonNode n, long time) throws Malformed {
         String job = Fields.text(n, "job", true);
         String tag = Fields.text(n, "tag", true);
-        String add = Fields.text(n, "add", false);
-        String sub = Fields.text(n, "sub", false);
-        Grant ids = Fields.ids(n);
-        if (add == null && sub == null && ids.isEmpty() && !n.has("spec_add") && !n.has("spec_sub")) {
-            throw new Malformed("realloc needs 'add', 'sub', 'spec_add', 'spec_sub' or 'ids'");
-        }
-        if (add != null && n.has("spec_add") || sub != null && n.has("spec_sub")) {
-            throw new Malformed("realloc takes 'add' or 'spec_add', 'sub' or 'spec_sub', not both");
+        ReallocRequest request;
+        try {
+            request = ReallocRequest.read(n);
+        } catch (ParseException e) {
+            throw new Malformed(e.problem());
         }
         Outcome o;
         try {
-            if (add == null && n.has("spec_add")) {
-                add = spec(n.get("spec_add"), "spec_add");
-            }
-            if (sub == null && n.has("spec_sub")) {
-                sub = spec(n.get("spec_sub"), "spec_sub");
-            }
-            o = reallocs.realloc(new Realloc(job, tag, parse(add), parse(sub), ids), time);
+            o = reallocs.realloc(request.resolve(job, tag, reallocs.cluster(), limits), time);
         } catch (ParseException e) {
             return List.of(lines.write(lines.answer(reallocs.refuse(job, tag, e.getMessage()))));
         }
@@ -72,12 +61,28 @@ final class ReallocOps {
         return out;
     }
 
+    /** The instances given back, as {@code ids} or as {@code R}; an R that does not fit is refused like them. */
     List<String> release(JsonNode n, long time) throws Malformed {
         String job = Fields.text(n, "job", true);
-        if (!n.has("ids")) {
-            throw new Malformed("release needs 'ids'");
+        InstanceNames named;
+        try {
+            named = InstanceNames.read(n);
+        } catch (ParseException e) {
+            throw new Malformed(e.problem());
         }
-        return okLine(lines.echo("release", "job", job), reallocs.release(job, Fields.ids(n), time));
+        if (named.isEmpty()) {
+            throw new Malformed("release needs 'ids' or 'R'");
+        }
+        ObjectNode line = lines.echo("release", "job", job);
+        Grant ids;
+        try {
+            ids = named.resolve(reallocs.cluster(), limits);
+        } catch (ParseException e) {
+            line.put("ok", false);
+            line.put("error", e.getMessage());
+            return List.of(lines.write(line));
+        }
+        return okLine(line, reallocs.release(job, ids, time));
     }
 
     /** The cancelled realloc's answer (type 2), then the ok line. */
@@ -131,30 +136,5 @@ final class ReallocOps {
         out.add(lines.write(line));
         lines.events(o.events(), out);
         return out;
-    }
-
-    /**
-     * An RFC 51 jobspec form (a JSON object, or a string of JSON or YAML) as the request language; an
-     * invalid jobspec is refused with its JSON path, one naming no resource map likewise.
-     */
-    private String spec(JsonNode spec, String key) throws ParseException {
-        String text = spec.isTextual() ? spec.textValue() : spec.toString();
-        Jobspec js;
-        try {
-            js = Jobspec.parse(text, limits);
-        } catch (ParseException e) {
-            throw new ParseException(key + ": " + e.problem(), e.input(), e.offset());
-        }
-        String request = SpecRequest.of(js);
-        if (request.isEmpty()) {
-            throw new ParseException(key + ": $.resources: names no resource map with a count above 0"
-                    + " (cores are not resource maps: rsmapd grants none)", text, 0);
-        }
-        return request;
-    }
-
-    private Optional<RequestList> parse(String request) throws ParseException {
-        return request == null ? Optional.empty()
-                : Optional.of(RequestList.parse(request, reallocs.cluster().table(), limits));
     }
 }

@@ -23,6 +23,7 @@ import rsmap.alloc.JobSpec;
 import rsmap.alloc.ReservationSpec;
 import rsmap.complex.ComplexTable;
 import rsmap.map.ComplexValues;
+import rsmap.realloc.ReallocRequest;
 import rsmap.realloc.Reallocs;
 import rsmap.request.RequestList;
 
@@ -40,8 +41,8 @@ public final class Simulation {
             "reserve", Set.of("op", "ar", "request", "hosts", "start", "end", "time"),
             "env", Set.of("op", "job", "host", "time"),
             "explain", Set.of("op", "request", "host", "time"),
-            "realloc", Set.of("op", "job", "tag", "add", "sub", "spec_add", "spec_sub", "ids", "time"),
-            "release", Set.of("op", "job", "ids", "time"),
+            "realloc", plus(ReallocRequest.FIELDS, "op", "job", "tag", "time"),
+            "release", Set.of("op", "job", "ids", "R", "time"),
             "realloc_cancel", Set.of("op", "job", "tag"),
             "settings", Set.of("op", "realloc", "realloc_policy"));
 
@@ -315,5 +316,12 @@ public final class Simulation {
         out.add(lines.write(o));
         lines.events(reallocs.events(d), out);
         return out;
+    }
+
+    /** A realloc's own fields (ReallocRequest's) and the script's. */
+    private static Set<String> plus(Set<String> fields, String... more) {
+        Set<String> out = new java.util.HashSet<>(fields);
+        out.addAll(List.of(more));
+        return Set.copyOf(out);
     }
 }

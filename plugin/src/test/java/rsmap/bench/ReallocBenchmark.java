@@ -1,7 +1,10 @@
 // JMH benchmark of reallocation (issue 13): a realloc decision on a host of 64 instances with 100
-// waiting reallocs: a new realloc arriving, and a RELEASE whose pass tries every waiting one.
+// waiting reallocs: a new realloc arriving, and a RELEASE whose pass tries every waiting one; each also
+// as the daemon will run it from JSON, the instances named in R form (read, resolved, decided).
 package rsmap.bench;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -19,16 +22,20 @@ import org.openjdk.jmh.annotations.Warmup;
 import rsmap.alloc.Cluster;
 import rsmap.alloc.Grant;
 import rsmap.alloc.JobSpec;
+import rsmap.Limits;
+import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
 import rsmap.map.ComplexValues;
+import rsmap.realloc.InstanceNames;
 import rsmap.realloc.Outcome;
 import rsmap.realloc.Realloc;
+import rsmap.realloc.ReallocRequest;
 import rsmap.realloc.Reallocs;
 import rsmap.request.RequestList;
 
 @State(Scope.Thread)
 @Fork(1)
-@Warmup(iterations = 3, time = 1)
+@Warmup(iterations = 6, time = 1)
 @Measurement(iterations = 5, time = 1)
 public class ReallocBenchmark {
     ComplexTable table;
@@ -37,6 +44,9 @@ public class ReallocBenchmark {
     Grant released;
     RequestList one;
     RequestList notG0;
+    /** g0 (index 0 of node01) in R form, as R_delta_sub names it: a release's and a take-away's fields. */
+    JsonNode releasedAsR;
+    JsonNode takeAwayAsR;
 
     @Setup(Level.Trial)
     public void parse() throws Exception {
@@ -45,6 +55,13 @@ public class ReallocBenchmark {
         notG0 = RequestList.parse("gpu=1[id=!g0,memory=64G]", table);
         arriving = new Realloc("j5", "new", Optional.of(one), Optional.empty(), Grant.NONE);
         released = new Grant(Map.of("node01", Map.of("gpu", java.util.List.of("g0"))));
+        String r = "{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"0\",\"children\":{\"core\":\"\","
+                + "\"gpu\":\"0\"}}],\"nodelist\":[\"node01\"],\"starttime\":0,\"expiration\":0},"
+                + "\"scheduling\":{\"writer\":\"rsmapd\",\"ids\":{\"node01\":{\"gpu\":{\"0\":\"g0\"}}}}}";
+        ObjectMapper json = new ObjectMapper();
+        releasedAsR = json.readTree("{\"R\":" + r + "}");
+        takeAwayAsR = json.readTree("{\"R\":" + r.replace("\"0\"}}]", "\"1\"}}]").replace("{\"0\":\"g0\"}",
+                "{\"1\":\"g1\"}") + "}");
     }
 
     /**
@@ -87,6 +104,31 @@ public class ReallocBenchmark {
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public Outcome releaseTriesAll100Waiting() {
         Outcome o = reallocs.release("j0", released, 1);
+        if (o.events().size() != 1) {
+            throw new IllegalStateException("expected exactly the last waiting realloc met: " + o.events());
+        }
+        return o;
+    }
+
+    /**
+     * A take-away arriving from JSON while 100 wait, in R form: read, the R parsed and resolved against
+     * the host, then decided (met at once: j1 holds g1).
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public Outcome takeAwayInRFormWith100Waiting() throws ParseException {
+        Realloc r = ReallocRequest.parse(takeAwayAsR, "j1", "r", reallocs.cluster(), Limits.DEFAULT);
+        return reallocs.realloc(r, 1);
+    }
+
+    /** RELEASE of one instance named in R form: read, resolved, then the pass over all 100 waiting reallocs. */
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public Outcome releaseInRFormTriesAll100Waiting() throws ParseException {
+        Grant ids = InstanceNames.read(releasedAsR).resolve(reallocs.cluster(), Limits.DEFAULT);
+        Outcome o = reallocs.release("j0", ids, 1);
         if (o.events().size() != 1) {
             throw new IllegalStateException("expected exactly the last waiting realloc met: " + o.events());
         }

@@ -1,5 +1,6 @@
 // Property test of RFC 51's R deltas (issue 13): every SUCCESS's R_delta_add / R_delta_sub round-trips
-// through R.parse and names exactly the instances the answer added or took away, at their positions.
+// through R.parse and RDelta.grantOf and names exactly the instances the answer added or took away, at
+// their positions.
 package rsmap.realloc;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -77,6 +78,7 @@ class RDeltaPropertyTest {
         List<String> hosts = List.copyOf(c.hosts().keySet());
         R r = RDelta.of(g, at, hosts);
         assertThat(R.parse(r.toString())).as(context + ": round trip of " + r).isEqualTo(r);
+        assertThat(RDelta.grantOf(r, c)).as(context + ": grantOf inverts " + r).isEqualTo(g);
         assertThat(r.isEmpty()).as(context).isEqualTo(g.isEmpty());
         Map<String, Map<String, List<String>>> named = new TreeMap<>();
         Map<Long, Map<String, Idset>> byRank = r.byRank();
