@@ -65,9 +65,9 @@ final class Args {
         return frame.args().isEmpty() ? new Args(command, JSON.createObjectNode()) : of(command, frame, allowed);
     }
 
-    /** The value of {@code key} as it came (its reader checks its form), or null when absent. */
-    JsonNode raw(String key) {
-        return node.get(key);
+    /** The whole object, for a reader that checks its own members. */
+    JsonNode node() {
+        return node;
     }
 
     /** The command's name, for its errors. */

@@ -278,4 +278,37 @@ class ReallocDaemonTest {
             holder.destroyForcibly();
         }
     }
+
+    @Test
+    void rForm_takesAway_andTheAnswersRDeltaSub_isWhatRelease_givesBack() throws Exception {
+        startJob("7", "gpu=2");
+        String r1 = "{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"0\",\"children\":{\"core\":\"\",\"gpu\":\"1\"}}],"
+                + "\"nodelist\":[\"node01\"],\"starttime\":0,\"expiration\":0}}";
+        JsonNode a = allocOf(alice().onCommand(cmd(5, Code.REALLOC, "{\"job\":\"7\",\"R\":" + r1 + "}")));
+        assertThat(a.path("type").asInt()).as(a.toString()).isEqualTo(0);
+        assertThat(a.path("removed").toString()).isEqualTo("{\"node01\":{\"gpu\":[\"1\"]}}");
+        List<Frame> rel = alice().onCommand(cmd(6, Code.RELEASE, "{\"job\":\"7\",\"R\":" + a.path("R_delta_sub") + "}"));
+        assertThat(rel.get(0).code()).as(rel.toString()).isEqualTo(Code.STATE.value());
+        assertThat(job("7").has("releasing")).isFalse();
+        // An R naming no instance of this host: DENY for a realloc, ERROR for a release.
+        String bad = r1.replace("\"1\"}", "\"7\"}");
+        JsonNode d = allocOf(alice().onCommand(cmd(7, Code.REALLOC, "{\"job\":\"7\",\"R\":" + bad + "}")));
+        assertThat(d.path("type").asInt()).isEqualTo(1);
+        assertThat(d.path("error").asText()).startsWith("R: $.execution.R_lite[0].children.gpu: ");
+        assertThat(alice().onCommand(cmd(8, Code.RELEASE, "{\"job\":\"7\",\"R\":" + bad + "}")).get(0).text(0))
+                .startsWith("RELEASE: R: $.execution.R_lite[0].children.gpu: ");
+    }
+
+    @Test
+    void specAdd_theRfc51JobspecForm_grows() throws Exception {
+        startJob("7", "gpu=1");
+        String spec = "{\"version\":1,\"resources\":[{\"type\":\"slot\",\"count\":1,\"label\":\"task\","
+                + "\"with\":[{\"type\":\"core\",\"count\":1},{\"type\":\"gpu\",\"count\":1}]}],"
+                + "\"tasks\":[{\"command\":[\"app\"],\"slot\":\"task\",\"count\":{\"per_slot\":1}}],"
+                + "\"attributes\":{\"system\":{\"duration\":0}}}";
+        JsonNode a = allocOf(alice().onCommand(cmd(5, Code.REALLOC, "{\"job\":\"7\",\"spec_add\":" + spec + "}")));
+        assertThat(a.path("type").asInt()).as(a.toString()).isEqualTo(0);
+        assertThat(a.path("R_delta_add").path("execution").path("nodelist").toString()).isEqualTo("[\"node01\"]");
+        assertThat(a.path("env").path("SGE_HGR_gpu").asText()).isEqualTo("0 1");
+    }
 }

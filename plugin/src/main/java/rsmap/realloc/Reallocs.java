@@ -66,14 +66,6 @@ public final class Reallocs {
         return out;
     }
 
-    /**
-     * Alloc ids go on after {@code last} (a daemon's journal after a restart): the next answer's id is above
-     * it and above every id handed out so far.
-     */
-    public void continueAfter(long last) {
-        nextAllocId = Math.max(nextAllocId, last + 1);
-    }
-
     /** The last alloc id handed out (0: none yet). */
     public long lastAllocId() {
         return nextAllocId - 1;
