@@ -216,6 +216,35 @@ class ReallocIT {
         }
     }
 
+    @Test
+    void aFluxStyleShell_growsWithAnRfc51Jobspec_andReleasesByR_printingTheRDeltas() throws Exception {
+        Config config = config();
+        String a = prefix + "5";
+        Path stub = Files.copy(ExecdStubIT.STUB.resolveSibling("shell-stub"), shared.resolve("shell-stub"));
+        Path spec = Files.writeString(shared.resolve("add.json"), "{\"version\":1,\"resources\":[{\"type\":\"slot\","
+                + "\"count\":1,\"label\":\"task\",\"with\":[{\"type\":\"core\",\"count\":1},{\"type\":\"gpu\","
+                + "\"count\":1}]}],\"tasks\":[{\"command\":[\"app\"],\"slot\":\"task\",\"count\":{\"per_slot\":1}}],"
+                + "\"attributes\":{\"system\":{\"duration\":0}}}");
+        Path r = Files.writeString(shared.resolve("card1.R"), "{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"0\","
+                + "\"children\":{\"core\":\"\",\"gpu\":\"1\"}}],\"nodelist\":[\"node01\"],\"starttime\":0,\"expiration\":0}}");
+        try (Daemon daemon = TestDaemon.start(config)) {
+            String out = finish(job(config, a, "gpu=1", stub + " realloc --spec-add " + spec + " --tag flux; "
+                    + "echo \"card1: " + open(1) + "\"; rsmap-shell realloc --ids '{\"node01\":{\"gpu\":[\"gpu1\"]}}' "
+                    + ">/dev/null; " + stub + " release --R " + r + "; echo \"card1: " + open(1) + "\""));
+            List<String> lines = out.lines().toList();
+            com.fasterxml.jackson.databind.JsonNode alloc = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(lines.get(0));
+            assertThat(alloc.path("tag").asText()).as(out).isEqualTo("flux");
+            assertThat(alloc.path("R_delta_add").path("execution").path("R_lite").toString())
+                    .isEqualTo("[{\"rank\":\"0\",\"children\":{\"core\":\"\",\"gpu\":\"1\"}}]");
+            assertThat(lines.subList(1, 3)).containsExactly("type=0", "card1: " + ENXIO);
+            assertThat(lines.get(3)).contains("\"grants\":{\"node01\":{\"gpu\":[\"gpu0\"]}}");
+            assertThat(lines.get(4)).isEqualTo("card1: " + EPERM);
+            assertThat(out).endsWith("exit=0");
+            assertThat(daemon.cluster().runningJobs()).isEmpty();
+        }
+    }
+
     /** A user that neither owns the job nor administers rsmapd. */
     private static String otherUser() throws Exception {
         ExecdStubIT.sh("id -u rsmap-other >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh rsmap-other");
