@@ -36,7 +36,7 @@ final class HostState {
     /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
     boolean reallocOn;
     rsmap.realloc.Policy reallocPolicy;
-    /** The highest alloc_id the journal holds: answers after a restart go on above it. */
+    /** The highest alloc_id the journal makes good for: answers after a restart go on above it. */
     long lastAllocId;
     String hostValues;
     String globalValues;
@@ -56,12 +56,11 @@ final class HostState {
         this.reallocPolicy = rsmap.realloc.Policy.named(config.reallocPolicy()).orElseThrow();
     }
 
-    /** Reallocation over {@code next}, with this daemon's settings, its alloc ids going on from these. */
+    /** Reallocation over {@code next}, with this daemon's settings (its caller says where alloc ids go on). */
     rsmap.realloc.Reallocs reallocsOver(Cluster next) {
         rsmap.realloc.Reallocs r = new rsmap.realloc.Reallocs(next);
         r.setEnabled(reallocOn);
         r.setPolicy(reallocPolicy);
-        r.continueAfter(lastAllocId);
         return r;
     }
 

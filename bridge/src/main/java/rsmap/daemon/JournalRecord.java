@@ -28,6 +28,7 @@ import rsmap.alloc.Grant;
  * {"v":1,"op":"enter","job":"7","pid":4711,"pid_start":"2026-12-02T17:15:22.130Z"}
  * {"v":1,"op":"change","job":"7","why":"realloc","alloc_id":4,"grant":{"node01":{"gpu":["0","1"]}},
  *  "releasing":{"node01":{"gpu":["2"]}}}
+ * {"v":1,"op":"alloc_ids","up_to":1024}
  * {"v":1,"op":"end","job":"7","why":"epilog"}
  * </pre>
  * A {@code change} (issue 13) records what a job holds after a realloc's SUCCESS ({@code why} realloc,
@@ -116,6 +117,18 @@ sealed interface JournalRecord {
         }
     }
 
+    /**
+     * Alloc ids up to {@code upTo} may be handed out: written before an answer whose id is above the last
+     * such record (in blocks, one forced write per {@value Reallocation#ID_BLOCK} answers), so that a
+     * restart never hands out an id a client has seen, DENY and CANCEL answers included (RFC 51: unique).
+     */
+    record AllocIds(long upTo) implements JournalRecord {
+        @Override
+        public String line() {
+            return head("alloc_ids").put("up_to", upTo).toString();
+        }
+    }
+
     /** A job's grant was freed: by its epilog, or by reconciliation. */
     record Ended(String job, String why) implements JournalRecord {
         @Override
@@ -154,6 +167,12 @@ sealed interface JournalRecord {
         }
         String op = r.path("op").asText();
         String job = r.path("job").asText("");
+        if (op.equals("alloc_ids")) {
+            if (!r.path("up_to").isIntegralNumber() || !r.path("up_to").canConvertToLong() || r.path("up_to").asLong() < 1) {
+                throw new IOException("an alloc_ids record needs up_to, a whole number of at least 1");
+            }
+            return new AllocIds(r.path("up_to").asLong());
+        }
         if (!op.equals("config") && !JOB.matcher(job).matches()) {
             throw new IOException("\"job\" is missing or not a job id: " + Args.quote(job));
         }

@@ -42,6 +42,8 @@ import rsmap.wire.Session;
  */
 final class Reallocation {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** How many alloc ids one {@link JournalRecord.AllocIds} record makes good for. */
+    static final int ID_BLOCK = 1024;
 
     private final HostState s;
     private final Journal journal;
@@ -279,6 +281,11 @@ final class Reallocation {
      * client reads no JSON).
      */
     private Frame alloc(long tid, Answer a) {
+        if (a.allocId() > s.lastAllocId) {
+            // Before a client sees this id: a restart goes on above it (answers are not all journaled).
+            journaled(new JournalRecord.AllocIds(a.allocId() + ID_BLOCK - 1));
+            s.lastAllocId = a.allocId() + ID_BLOCK - 1;
+        }
         ObjectNode n = JSON.createObjectNode().put("job", a.job()).put("tag", a.tag()).put("alloc_id", a.allocId())
                 .put("type", a.type().code());
         List<String> hosts = new ArrayList<>(s.cluster.hosts().keySet());

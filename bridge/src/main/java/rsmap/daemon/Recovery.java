@@ -105,6 +105,8 @@ final class Recovery {
                 throw new IOException("job " + j.id() + " cannot be restored as changed: " + o.error());
             }
             s.jobs.put(j.id(), j.holding(c.grant(), c.releasing(), Reallocation.environment(j, c.grant(), s.host())));
+        } else if (record instanceof JournalRecord.AllocIds ids) {
+            s.lastAllocId = Math.max(s.lastAllocId, ids.upTo());
         } else if (record instanceof JournalRecord.Entered e) {
             Job j = s.jobs.get(e.job());
             if (j != null) {

@@ -92,9 +92,9 @@ class ReallocDaemonTest {
         daemon.close();
         daemon = TestDaemon.start(config);
         assertThat(job("7").path("grants").toString()).isEqualTo("{\"node01\":{\"gpu\":[\"0\",\"1\"]}}");
-        // And alloc ids go on after the restart.
+        // And alloc ids go on above every one a client may have seen (the journal makes good for a block).
         JsonNode b = allocOf(alice().onCommand(cmd(6, Code.REALLOC, "{\"job\":\"7\",\"sub\":\"gpu=1\"}")));
-        assertThat(b.path("alloc_id").asLong()).isEqualTo(2);
+        assertThat(b.path("alloc_id").asLong()).isEqualTo(Reallocation.ID_BLOCK + 1);
         assertThat(b.path("tag").asText()).isEqualTo("tid-00000006");
     }
 
@@ -310,5 +310,20 @@ class ReallocDaemonTest {
         assertThat(a.path("type").asInt()).as(a.toString()).isEqualTo(0);
         assertThat(a.path("R_delta_add").path("execution").path("nodelist").toString()).isEqualTo("[\"node01\"]");
         assertThat(a.path("env").path("SGE_HGR_gpu").asText()).isEqualTo("0 1");
+    }
+
+    @Test
+    void allocIds_ofDeniedAnswersToo_areNeverHandedOutAgain_afterARestart() throws Exception {
+        startJob("7", "gpu=1");
+        long denied = allocOf(alice().onCommand(cmd(5, Code.REALLOC, "{\"job\":\"7\",\"add\":\"gpu=9\"}")))
+                .path("alloc_id").asLong();
+        for (int restart = 0; restart < 2; restart++) { // the second start reads the compacted journal
+            daemon.close();
+            daemon = TestDaemon.start(config);
+            long next = allocOf(alice().onCommand(cmd(6, Code.REALLOC, "{\"job\":\"7\",\"add\":\"gpu=9\"}")))
+                    .path("alloc_id").asLong();
+            assertThat(next).isGreaterThan(denied);
+            denied = next;
+        }
     }
 }
