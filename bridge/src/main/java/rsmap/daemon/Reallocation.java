@@ -89,6 +89,12 @@ final class Reallocation {
             log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " " + a.type() + ": " + a.error());
             return List.of(alloc(tid, a));
         }
+        if (!s.jobs.containsKey(job) && s.bare.containsKey(job)) {
+            // The core knows only jobs holding something here: a job that asked for no map has no request
+            // whose rules an addition could follow.
+            return List.of(alloc(tid, s.reallocs.refuse(job, tag, "job " + job + " holds nothing on " + s.host()
+                    + " (it asked for no resource map here): it cannot grow")));
+        }
         Realloc r = read.realloc().get();
         Key key = new Key(job, tag);
         if (open.containsKey(key)) {

@@ -106,6 +106,10 @@ class ReallocDaemonTest {
         assertThat(a.path("removed").toString()).isEqualTo("{\"node01\":{\"gpu\":[\"1\"]}}");
         assertThat(a.path("env").path("SGE_HGR_gpu").asText()).isEqualTo("0");
         assertThat(job("7").path("releasing").toString()).isEqualTo("{\"node01\":{\"gpu\":[\"1\"]}}");
+        List<Frame> q = root().onCommand(cmd(3, Code.QUERY, "{\"job\":\"7\"}"));
+        assertThat(JSON.readTree(q.get(0).text(0)).path("maps").path("gpu").path("instances").toString())
+                .as("held by the job until it releases it").isEqualTo("[{\"id\":\"0\",\"holder\":\"7\",\"devices\":"
+                        + "\"/dev/zero\"},{\"id\":\"1\",\"holder\":\"7\",\"devices\":\"/dev/ptmx\"}]");
         // Taken away but not released: nobody else gets it.
         List<Frame> other = root().onCommand(cmd(6, Code.JOB_START, "{\"job\":\"8\",\"request\":\"gpu=1\"}"));
         assertThat(other.get(0).code()).isEqualTo(Code.ERROR.value());
