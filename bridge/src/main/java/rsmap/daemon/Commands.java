@@ -32,7 +32,11 @@ final class Commands {
     /** The keys each command's argument may carry (hole 9: anything else is an ERROR). */
     private static final Set<String> JOB_KEYS = Set.of("job", "task");
     private static final Set<String> START_KEYS = Set.of("job", "task", "user", "slots", "request");
-    private static final Set<String> QUERY_KEYS = Set.of("job", "task", "explain");
+    /** On an authority, a host's JOB_START and JOB_END name the host (issue 14). */
+    private static final Set<String> AUTHORITY_JOB_KEYS = Set.of("host", "job", "task");
+    private static final Set<String> AUTHORITY_START_KEYS = Set.of("host", "job", "task", "user", "slots", "request");
+    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}");
+    private static final Set<String> QUERY_KEYS = Set.of("job", "task", "explain", "cluster");
 
     /** One command's execution: the events before its OK. */
     private interface Handler {
@@ -45,17 +49,20 @@ final class Commands {
     private final JobLifecycle lifecycle;
     private final Generations generations;
     private final Reallocation reallocation;
+    /** The authority's room; null on a host. */
+    private final Authority authority;
     private final Object lock;
     private final Map<Code, Handler> handlers = new EnumMap<>(Code.class);
 
     Commands(HostState s, Access access, EventHub events, JobLifecycle lifecycle, Generations generations,
-             Reallocation reallocation, Object lock) {
+             Reallocation reallocation, Authority authority, Object lock) {
         this.s = s;
         this.access = access;
         this.events = events;
         this.lifecycle = lifecycle;
         this.generations = generations;
         this.reallocation = reallocation;
+        this.authority = authority;
         this.lock = lock;
         handlers.put(Code.MODEL_DEF, (c, session) -> {
             noArguments(c);
@@ -76,8 +83,8 @@ final class Commands {
         });
         handlers.put(Code.QUERY, this::query);
         handlers.put(Code.JOB_START, (c, session) -> {
-            Args a = Args.of(Code.JOB_START.name(), c, START_KEYS);
-            String id = jobId(a);
+            Args a = Args.of(Code.JOB_START.name(), c, s.config.isAuthority() ? AUTHORITY_START_KEYS : START_KEYS);
+            String id = hostJob(a);
             String request = a.string("request", "");
             int slots = a.integer("slots", 1, 1, 1_000_000);
             String user = a.string("user", "");
@@ -90,7 +97,8 @@ final class Commands {
             return lifecycle.start(c.tid(), id, user, request, slots);
         });
         handlers.put(Code.JOB_END, (c, session) -> {
-            lifecycle.end(jobId(Args.of(Code.JOB_END.name(), c, JOB_KEYS)), "epilog");
+            lifecycle.end(hostJob(Args.of(Code.JOB_END.name(), c, s.config.isAuthority() ? AUTHORITY_JOB_KEYS : JOB_KEYS)),
+                    "epilog");
             return List.of();
         });
         handlers.put(Code.JOB_ENTER, (c, session) ->
@@ -117,6 +125,11 @@ final class Commands {
             reallocation.mayChange(id, session.peer(), Code.REALLOC_CANCEL);
             return reallocation.cancel(c.tid(), id, tag);
         });
+        if (authority != null) {
+            handlers.put(Code.REGISTER, authority::register);
+            handlers.put(Code.HOST_EVENT, (c, session) -> authority.event(c));
+            handlers.put(Code.RECONCILE, (c, session) -> authority.reconcile(c));
+        }
         handlers.put(Code.RELOAD, (c, session) -> {
             noArguments(c);
             return generations.reload(c.tid());
@@ -157,6 +170,9 @@ final class Commands {
             events.stop(session);
             events.forget(session);
             reallocation.closed(session);
+            if (authority != null) {
+                authority.closed(session);
+            }
         }
     }
 
@@ -198,6 +214,16 @@ final class Commands {
             throw new Session.CommandException("job " + job + " is not yours, '" + peer.user() + "'");
         }
         ObjectNode state = Views.state(s, access, peer, EventHub.Filters.NONE, job);
+        if (a.has("cluster") && !a.node().get("cluster").isBoolean()) {
+            throw new Session.CommandException("QUERY: \"cluster\" is true or false");
+        }
+        if (a.has("cluster") && a.node().get("cluster").booleanValue()) {
+            if (authority == null) {
+                throw new Session.CommandException("QUERY of the cluster is the authority's (role = authority); "
+                        + s.host() + " is an execution host");
+            }
+            authority.cluster(state);
+        }
         if (explain != null) {
             state.set("explain", explain(explain, peer));
         }
@@ -252,7 +278,25 @@ final class Commands {
         }
     }
 
+    /** JOB_START's and JOB_END's job: on an authority always of a host (HOST:JOB). */
+    private String hostJob(Args a) throws Session.CommandException {
+        if (s.config.isAuthority() && !a.has("host")) {
+            throw new Session.CommandException("an authority grants jobs of hosts: name the job's \"host\"");
+        }
+        return jobId(a);
+    }
+
+    /** The job a command names: JOB or JOB.TASK, and on an authority HOST:JOB[.TASK] of its "host". */
     private static String jobId(Args a) throws Session.CommandException {
+        String host = a.string("host", null);
+        if (host != null && !HOST.matcher(host).matches()) {
+            throw new Session.CommandException("\"host\" is a host name, not " + Args.quote(host));
+        }
+        String local = localJobId(a);
+        return host == null ? local : host + ":" + local;
+    }
+
+    private static String localJobId(Args a) throws Session.CommandException {
         String job = a.string("job", "");
         if (!JOB.matcher(job).matches()) {
             throw new Session.CommandException("\"job\" is missing or not a job id: " + Args.quote(job));

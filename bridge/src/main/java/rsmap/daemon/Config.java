@@ -41,13 +41,30 @@ import rsmap.wire.FrameDecoder;
  * frame_timeout         = 10                            # seconds a begun frame may take to arrive
  * realloc               = on                            # on | off: running jobs may grow and shrink (RFC 51)
  * realloc_policy        = fifo                          # fifo | smallest: the order waiting reallocs are served
+ * role                  = host                          # host | authority (issue 14)
+ * authority             = node00:7321                   # a host's authority of the global maps
+ * listen                = 0.0.0.0:7321                  # an authority's TCP address
+ * munge_socket          = /run/munge/munge.socket.2     # munged's socket (hosts and authority)
  * </pre>
+ * An authority serves the global maps of the cluster (global_complex_values) to the hosts: host,
+ * complex_values, authority and execd_spool are refused there, listen is required. A host with an
+ * authority takes its global maps from it: global_complex_values is refused beside authority.
  */
 public record Config(Path complexes, String host, String complexValues, String globalComplexValues, Path socket,
                      String socketGroup, String socketMode, Path stateDir, String deviceBackend, Isolation.Mode isolation, Path execdSpool,
                      String adminUser, String daemonUser, int maxFrame, int maxRsmapIds, int reconcileInterval,
                      int maxConnectionsPerUser, int idleTimeout, int frameTimeout, boolean realloc, String reallocPolicy,
-                     Map<String, Integer> lines) {
+                     Role role, Endpoint authority, Endpoint listen, Path mungeSocket, Map<String, Integer> lines) {
+
+    /** What the daemon is: an execution host's, or the cluster's authority of the global maps. */
+    public enum Role { HOST, AUTHORITY }
+
+    /** MUNGE's own default socket. */
+    static final Path MUNGE_SOCKET = Path.of("/run/munge/munge.socket.2");
+
+    public boolean isAuthority() {
+        return role == Role.AUTHORITY;
+    }
 
     /** The line of the file that set {@code key}, 0 when the file does not set it. */
     public int lineOf(String key) {
@@ -57,7 +74,7 @@ public record Config(Path complexes, String host, String complexValues, String g
     private static final Set<String> KEYS = Set.of("complexes", "host", "complex_values", "global_complex_values",
             "socket", "socket_group", "socket_mode", "state_dir", "device_backend", "isolation", "execd_spool", "admin_user",
             "daemon_user", "max_frame", "max_rsmap_ids", "reconcile_interval", "max_connections_per_user", "idle_timeout",
-            "frame_timeout", "realloc", "realloc_policy");
+            "frame_timeout", "realloc", "realloc_policy", "role", "authority", "listen", "munge_socket");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
     public static Config parse(String text, Path file, String defaultHost) throws ParseException {
@@ -109,7 +126,35 @@ public record Config(Path complexes, String host, String complexValues, String g
         } catch (IllegalArgumentException e) {
             throw lines.error("isolation is required, optional or off, not '" + iso + "'", where.get("isolation"));
         }
-        String host = values.getOrDefault("host", defaultHost);
+        String roleText = values.getOrDefault("role", "host");
+        if (!roleText.equals("host") && !roleText.equals("authority")) {
+            throw lines.error("role is host or authority, not '" + printable(roleText) + "'", where.get("role"));
+        }
+        Role role = roleText.equals("host") ? Role.HOST : Role.AUTHORITY;
+        if (role == Role.AUTHORITY) {
+            for (String hostOnly : List.of("host", "complex_values", "authority", "execd_spool")) {
+                if (values.containsKey(hostOnly)) {
+                    throw lines.error(hostOnly + " is an execution host's setting: an authority (role = authority) "
+                            + "serves global_complex_values only", where.get(hostOnly));
+                }
+            }
+            if (!values.containsKey("listen")) {
+                throw lines.error("an authority (role = authority) needs listen = ADDRESS:PORT, where hosts connect",
+                        where.get("role"));
+            }
+        } else {
+            if (values.containsKey("listen")) {
+                throw lines.error("listen is an authority's setting (role = authority); a host connects to its "
+                        + "authority = HOST:PORT", where.get("listen"));
+            }
+            if (values.containsKey("authority") && values.containsKey("global_complex_values")) {
+                throw lines.error("global_complex_values beside authority: the authority serves the global maps, "
+                        + "a host with an authority has none of its own", where.get("global_complex_values"));
+            }
+        }
+        Endpoint authority = endpoint(lines, values, where, "authority");
+        Endpoint listen = endpoint(lines, values, where, "listen");
+        String host = role == Role.AUTHORITY ? rsmap.alloc.Cluster.GLOBAL : values.getOrDefault("host", defaultHost);
         if (!HOST.matcher(host).matches()) {
             throw lines.error("host is a host name (letters, digits, '.', '-', '_'), not '" + printable(host) + "'",
                     where.getOrDefault("host", 0));
@@ -141,7 +186,20 @@ public record Config(Path complexes, String host, String complexValues, String g
                 number(lines, values, where, "max_connections_per_user", 32, 1, 100_000),
                 number(lines, values, where, "idle_timeout", 300, 1, 86_400),
                 number(lines, values, where, "frame_timeout", 10, 1, 3_600), realloc.equals("on"), policy,
+                role, authority, listen, dir.resolve(values.getOrDefault("munge_socket", MUNGE_SOCKET.toString())),
                 lineNumbers(text, values.keySet()));
+    }
+
+    private static Endpoint endpoint(Continuation lines, Map<String, String> values, Map<String, Integer> where,
+                                     String key) throws ParseException {
+        if (!values.containsKey(key)) {
+            return null;
+        }
+        try {
+            return Endpoint.parse(values.get(key));
+        } catch (IllegalArgumentException e) {
+            throw lines.error(key + ": " + e.getMessage(), where.get(key));
+        }
     }
 
     /** A host name: what a cgroup, a unit and a log line can carry (no NUL, no control character, no space). */

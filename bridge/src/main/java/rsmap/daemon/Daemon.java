@@ -54,6 +54,10 @@ public final class Daemon implements AutoCloseable {
     private final Preflight preflight;
     private SocketServer server;
     private ScheduledExecutorService timer;
+    /** The host's authority of the global maps (issue 14); null without one. */
+    private AuthorityLink link;
+    /** How a host reaches its authority: TCP with a MUNGE credential; tests may put another way. */
+    static java.util.function.Function<Config, AuthorityLink.Connector> CONNECTOR = Daemon::tcpConnector;
 
     /** Builds the state from the configuration and the journal. */
     public Daemon(Config config, ComplexTable table) throws ParseException, IOException {
@@ -85,7 +89,13 @@ public final class Daemon implements AutoCloseable {
             generations.reallocation = reallocation;
             JobLifecycle lifecycle = new JobLifecycle(state, opened, isolation, events, log, access, reallocation,
                     envFiles);
-            this.commands = new Commands(state, access, events, lifecycle, generations, reallocation, lock);
+            Authority authority = config.isAuthority() ? new Authority(state, lifecycle, log) : null;
+            if (config.authority() != null) {
+                link = new AuthorityLink(config.authority().toString(), CONNECTOR.apply(config), state, lock, log, access);
+                lifecycle.link = link;
+                events.forward = link::event;
+            }
+            this.commands = new Commands(state, access, events, lifecycle, generations, reallocation, authority, lock);
             this.reconciliation = new Reconciliation(state, lifecycle, log);
             this.journal = opened;
         } catch (IOException | ParseException | RuntimeException e) {
@@ -113,6 +123,9 @@ public final class Daemon implements AutoCloseable {
             }, limits(), access::privileged, groupIfExists(config.socketGroup()), config.socketMode());
         } catch (IOException e) {
             throw new IOException(preflight.where("socket") + ": cannot serve " + config.socket() + ": " + reason(e), e);
+        }
+        if (link != null) {
+            link.start();
         }
         reconcile();
         if (config.reconcileInterval() > 0) {
@@ -219,10 +232,19 @@ public final class Daemon implements AutoCloseable {
         return server.path();
     }
 
+    private static AuthorityLink.Connector tcpConnector(Config config) {
+        return () -> {
+            throw new IOException("TCP to the authority is not built yet"); // TODO(issue 14)
+        };
+    }
+
     @Override
     public void close() throws IOException {
         if (timer != null) {
             timer.shutdownNow();
+        }
+        if (link != null) {
+            link.close();
         }
         try {
             if (server != null) {

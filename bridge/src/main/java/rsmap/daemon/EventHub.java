@@ -24,6 +24,8 @@ import rsmap.wire.Session;
 final class EventHub {
     /** The filter keys SET_FILTERS takes, and the kinds of events. */
     static final List<String> KEYS = List.of("map", "job", "user", "event");
+    /** Where every event also goes: a host's authority (issue 14); null when nowhere. */
+    java.util.function.Consumer<String> forward;
     static final List<String> KINDS = List.of("grant", "release", "config", "alloc", "resource-update", "free");
 
     /** What one session wants to see. Empty sets mean "everything". */
@@ -140,6 +142,10 @@ final class EventHub {
                  java.util.function.Predicate<Session> visible) {
         List<Stream> dropped = new ArrayList<>();
         String text = null; // built for the first stream it goes to: none open, no JSON on the job path
+        if (forward != null) {
+            text = diff.get().toString();
+            forward.accept(text);
+        }
         for (Stream s : streams.values()) {
             if (s.tid == null || !s.filters.pass(kind, maps, job, user) || !visible.test(s.session)) {
                 continue;

@@ -95,12 +95,34 @@ final class HostState {
     /** A core for this host (and the global host, where it has maps) configured with these values. */
     Cluster build(String host, String global) throws ParseException {
         Cluster c = new Cluster(table);
+        if (config.isAuthority()) {
+            // The cluster's global maps; the hosts whose jobs hold them join as they ask (prepare).
+            c.configure(Cluster.GLOBAL, values(global), 0);
+            return c;
+        }
         c.configure(config.host(), values(host), 0);
         ComplexValues g = values(global);
         if (!g.entries().isEmpty()) {
             c.configure(Cluster.GLOBAL, g, 0);
         }
         return c;
+    }
+
+    /** The host a job runs on: this one, or on an authority the HOST of its HOST:JOB. */
+    String hostOf(String id) {
+        int colon = id.indexOf(':');
+        return config.isAuthority() && colon > 0 ? id.substring(0, colon) : config.host();
+    }
+
+    /**
+     * On an authority, {@code c} knows the host of job {@code id} (with no maps of its own: the host's
+     * maps are its own rsmapd's), so that the core can place the job's global part; nothing elsewhere.
+     */
+    void prepare(Cluster c, String id) throws ParseException {
+        String host = hostOf(id);
+        if (config.isAuthority() && !c.hosts().containsKey(host)) {
+            c.configure(host, values("NONE"), c.now());
+        }
     }
 
     /** A job start on this host as the core takes it. */
@@ -112,8 +134,36 @@ final class HostState {
                 parsedRequests.put(request, parsed);
             }
         }
-        return new JobSpec(id, parsed, Map.of(config.host(), slots), config.host(), JobSpec.UNLIMITED, Optional.empty(),
+        String host = hostOf(id);
+        return new JobSpec(id, split(parsed, false), Map.of(host, slots), host, JobSpec.UNLIMITED, Optional.empty(),
                 false);
+    }
+
+    /**
+     * With an authority (issue 14), the part of {@code request} this host decides ({@code global} false:
+     * everything but the maps it does not have, which are the cluster's global maps) or the authority
+     * decides ({@code global} true). Without one, the whole request is this host's. A map both this host
+     * and the global host serve is this host's.
+     */
+    rsmap.request.RequestList split(rsmap.request.RequestList request, boolean global) {
+        if (config.authority() == null) {
+            return global ? new rsmap.request.RequestList(List.of()) : request;
+        }
+        Set<String> local = mapNames();
+        List<rsmap.request.Request> part = new java.util.ArrayList<>();
+        for (rsmap.request.Request r : request.requests()) {
+            boolean isGlobal = r instanceof rsmap.request.ResourceRequest && !local.contains(r.name());
+            if (isGlobal == global) {
+                part.add(r);
+            }
+        }
+        return new rsmap.request.RequestList(part);
+    }
+
+    /** The global part of {@code request} as text (empty when none), for the authority. */
+    String globalPart(String request) throws ParseException {
+        return config.authority() == null ? "" : split(rsmap.request.RequestList.parse(request, table, limits), true)
+                .toString();
     }
 
     /**
@@ -125,6 +175,7 @@ final class HostState {
         for (Job j : jobs.values()) {
             rsmap.realloc.Outcome o;
             try {
+                prepare(next.cluster(), j.id());
                 o = next.restore(spec(j.id(), j.request(), j.slots()), j.grant(), j.releasing(), 0);
             } catch (ParseException e) {
                 return Optional.of("running job " + j.id() + " holds: its request no longer parses: " + e.getMessage());

@@ -15,10 +15,12 @@ import rsmap.alloc.Grant;
  * has not released yet ({@code releasing}: still in its device policy, not in its SGE_HGR_*, not
  * grantable to anyone; issue 13), and the processes its starter entered (pid to start time, so that a
  * reused pid is not taken for the job's). A job that holds nothing here but entered has an empty grant
- * and request (issue 11: the starter enters every job).
+ * and request (issue 11: the starter enters every job). {@code remote}: the instances of the cluster's global
+ * maps the authority granted the job (issue 14; under host {@value rsmap.alloc.Cluster#GLOBAL}), never in
+ * this host's core.
  */
-record Job(String id, String user, String request, int slots, Grant grant, Grant releasing, Map<String, String> env,
-           Map<Long, Instant> pids) {
+record Job(String id, String user, String request, int slots, Grant grant, Grant releasing, Grant remote,
+           Map<String, String> env, Map<Long, Instant> pids) {
     /** Unknown start time of an entered process (pid reuse then cannot be told apart). */
     static final Instant UNKNOWN = Instant.EPOCH;
 
@@ -28,7 +30,7 @@ record Job(String id, String user, String request, int slots, Grant grant, Grant
 
     /** A job that holds nothing here, entered by a process of {@code user}. */
     static Job bare(String id, String user) {
-        return new Job(id, user, "", 1, Grant.NONE, Grant.NONE, Map.of(), Map.of());
+        return new Job(id, user, "", 1, Grant.NONE, Grant.NONE, Grant.NONE, Map.of(), Map.of());
     }
 
     /** One more process entered the job (a job may run several steps, each entering); exited ones drop out. */
@@ -40,16 +42,16 @@ record Job(String id, String user, String request, int slots, Grant grant, Grant
             }
         });
         next.put(p, start == null ? UNKNOWN : start);
-        return new Job(id, user, request, slots, grant, releasing, env, next);
+        return new Job(id, user, request, slots, grant, releasing, remote, env, next);
     }
 
     Job withEnv(Map<String, String> e) {
-        return new Job(id, user, request, slots, grant, releasing, e, pids);
+        return new Job(id, user, request, slots, grant, releasing, remote, e, pids);
     }
 
     /** What a realloc or a release left the job: {@code held} it may use, {@code taken} it is to give back. */
     Job holding(Grant held, Grant taken, Map<String, String> e) {
-        return new Job(id, user, request, slots, held, taken, e, pids);
+        return new Job(id, user, request, slots, held, taken, remote, e, pids);
     }
 
     /** The same process as entered: alive, and started when it was then (not a reused pid). */
@@ -63,6 +65,7 @@ record Job(String id, String user, String request, int slots, Grant grant, Grant
         Set<String> maps = new LinkedHashSet<>();
         grant.byHost().values().forEach(m -> maps.addAll(m.keySet()));
         releasing.byHost().values().forEach(m -> maps.addAll(m.keySet()));
+        remote.byHost().values().forEach(m -> maps.addAll(m.keySet()));
         return maps;
     }
 }

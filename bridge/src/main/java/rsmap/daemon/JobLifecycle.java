@@ -34,6 +34,8 @@ final class JobLifecycle {
     private final Access access;
     private final Reallocation reallocation;
     private final EnvFiles envFiles;
+    /** The host's authority of the global maps (issue 14); null without one. */
+    AuthorityLink link;
 
     JobLifecycle(HostState s, Journal journal, Isolation isolation, EventHub events, LogBook log, Access access,
                  Reallocation reallocation, EnvFiles envFiles) {
@@ -67,8 +69,11 @@ final class JobLifecycle {
                     + "; a second JOB_START is refused (no doubled grants)");
         }
         JobSpec spec;
+        String global;
         try {
+            s.prepare(s.cluster, id);
             spec = s.spec(id, request, slots);
+            global = s.globalPart(request);
         } catch (ParseException e) {
             throw new Session.CommandException("request: " + e.getMessage());
         }
@@ -79,20 +84,27 @@ final class JobLifecycle {
                     + " entered before its JOB_START; their policy is removed before the grant");
             removePolicy(id);
         }
+        // The global part first, from the authority (issue 14); given back below if the local part fails,
+        // so that a job never holds half a grant. A retry after a lost answer gets the same from it.
+        Grant remote = global.isEmpty() ? Grant.NONE : link.start(id, user, slots, global);
         // The core decides now or says why not; nothing is queued (execd already started the job here).
         Decision d = s.cluster.grantNow(spec, s.cluster.now());
-        if (d.isRefused()) {
-            throw new Session.CommandException(d.error());
+        if (d.isRefused() || d.result() == Decision.Result.NOT_NOW) {
+            if (!remote.isEmpty()) {
+                link.end(id);
+            }
+            throw new Session.CommandException(d.isRefused() ? d.error() : "job " + id + " cannot be granted now: "
+                    + d.error());
         }
-        if (d.result() == Decision.Result.NOT_NOW) {
-            throw new Session.CommandException("job " + id + " cannot be granted now: " + d.error());
-        }
-        Map<String, String> env = d.grant().environment(s.host());
-        Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, env, Map.of());
+        Map<String, String> env = d.grant().plus(remote).environment(s.host());
+        Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, remote, env, Map.of());
         try {
             journal.append(JournalRecord.Started.of(job).line());
         } catch (IOException e) {
             s.cluster.finish(id, s.cluster.now()); // not on disk: not granted
+            if (!remote.isEmpty()) {
+                link.end(id);
+            }
             throw new Session.CommandException("journal: " + e.getMessage());
         }
         s.jobs.put(id, job);
@@ -130,6 +142,9 @@ final class JobLifecycle {
         removePolicy(id);
         envFiles.remove(id);
         reallocation.dispatch(o.events());
+        if (!job.remote().isEmpty()) {
+            link.end(id); // when it cannot be told now, the next reconciliation with it frees them
+        }
         if (why.equals("epilog")) {
             log.note(Log.Level.INFO, "job " + id + " released " + job.env());
         }

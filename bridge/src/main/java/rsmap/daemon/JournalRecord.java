@@ -39,8 +39,8 @@ import rsmap.alloc.Grant;
 sealed interface JournalRecord {
     int VERSION = 1;
     ObjectMapper JSON = new ObjectMapper();
-    /** A job as the journal names it: the job, or job.task for an array task. */
-    Pattern JOB = Pattern.compile("[A-Za-z0-9_+-]{1,100}(\\.[0-9]{1,10})?");
+    /** A job as the journal names it: the job, or job.task for an array task; an authority's HOST:JOB. */
+    Pattern JOB = Pattern.compile("([A-Za-z0-9_][A-Za-z0-9_.-]{0,252}:)?[A-Za-z0-9_+-]{1,100}(\\.[0-9]{1,10})?");
 
     /** The record's line (without the journal's checksum and length). */
     String line();
@@ -69,14 +69,14 @@ sealed interface JournalRecord {
     }
 
     /** A job was granted (or, after compaction, holds) this grant; the processes it entered so far. */
-    record Started(String job, String user, String request, int slots, Grant grant, Grant releasing,
+    record Started(String job, String user, String request, int slots, Grant grant, Grant releasing, Grant remote,
                    Map<Long, Instant> pids) implements JournalRecord {
         public Started {
             pids = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(pids));
         }
 
         static Started of(Job j) {
-            return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.releasing(), j.pids());
+            return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.releasing(), j.remote(), j.pids());
         }
 
         @Override
@@ -85,6 +85,9 @@ sealed interface JournalRecord {
             put(r, "grant", grant);
             if (!releasing.isEmpty()) {
                 put(r, "releasing", releasing);
+            }
+            if (!remote.isEmpty()) {
+                put(r, "remote", remote);
             }
             if (!pids.isEmpty()) {
                 ObjectNode p = r.putObject("pids");
@@ -196,7 +199,8 @@ sealed interface JournalRecord {
                     pids.put(Long.parseLong(e.getKey()), Instant.parse(e.getValue().asText()));
                 }
                 return new Started(job, r.path("user").asText(""), r.path("request").asText(), r.path("slots").asInt(),
-                        grant(r.path("grant")), r.has("releasing") ? grant(r.path("releasing")) : Grant.NONE, pids);
+                        grant(r.path("grant")), r.has("releasing") ? grant(r.path("releasing")) : Grant.NONE,
+                        r.has("remote") ? grant(r.path("remote")) : Grant.NONE, pids);
             case "change":
                 if (!r.path("grant").isObject() || !r.path("releasing").isObject()
                         || !List.of("realloc", "release").contains(r.path("why").asText())) {
@@ -225,7 +229,7 @@ sealed interface JournalRecord {
     }
 
     /** host -> map -> ids, read by hand (a replay reads thousands). */
-    private static Grant grant(JsonNode g) throws IOException {
+    static Grant grant(JsonNode g) throws IOException {
         Map<String, Map<String, List<String>>> byHost = new LinkedHashMap<>();
         for (var hosts = g.fields(); hosts.hasNext();) {
             var h = hosts.next();

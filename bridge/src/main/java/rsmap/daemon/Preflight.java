@@ -68,6 +68,9 @@ final class Preflight {
      * {@code dry-run} is the admin's explicit choice not to enforce (rsmapd.conf(5)).
      */
     Isolation isolation(LogBook log) throws IOException {
+        if (config.isAuthority()) {
+            return new Isolation(new DryRunBackend(), Isolation.Mode.OFF); // an authority runs no job's process
+        }
         if (config.isolation() == Isolation.Mode.OFF) {
             log.note(Log.Level.WARNING, "isolation = off: jobs run without a device policy and reach every device");
             return new Isolation(new DryRunBackend(), Isolation.Mode.OFF);

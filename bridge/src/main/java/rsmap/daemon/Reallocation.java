@@ -221,7 +221,7 @@ final class Reallocation {
 
     /** The job's SGE_HGR_* when it holds {@code held}: a map it held before and holds no more shows empty. */
     static Map<String, String> environment(Job job, Grant held, String host) {
-        Map<String, String> env = new LinkedHashMap<>(held.environment(host));
+        Map<String, String> env = new LinkedHashMap<>(held.plus(job.remote()).environment(host));
         Map<String, String> before = new LinkedHashMap<>(job.grant().plus(job.releasing()).environment(host));
         before.putAll(job.env());
         before.keySet().forEach(k -> env.putIfAbsent(k, ""));

@@ -86,12 +86,14 @@ final class Recovery {
             if (s.jobs.containsKey(r.job())) {
                 throw new IOException("job " + r.job() + " is granted twice");
             }
-            Job j = new Job(r.job(), r.user(), r.request(), r.slots(), r.grant(), r.releasing(), Map.of(), r.pids());
+            Job j = new Job(r.job(), r.user(), r.request(), r.slots(), r.grant(), r.releasing(), r.remote(), Map.of(),
+                    r.pids());
+            s.prepare(s.cluster, j.id());
             Outcome o = s.reallocs.restore(s.spec(j.id(), j.request(), j.slots()), r.grant(), r.releasing(), 0);
             if (!o.ok()) {
                 throw new IOException("job " + j.id() + " cannot be restored: " + o.error());
             }
-            s.jobs.put(j.id(), j.withEnv(r.grant().environment(s.host())));
+            s.jobs.put(j.id(), j.withEnv(r.grant().plus(r.remote()).environment(s.host())));
         } else if (record instanceof JournalRecord.Changed c) {
             // What a realloc or a release left the job: it is put back exactly so, no choice made again.
             Job j = s.jobs.get(c.job());

@@ -1,0 +1,139 @@
+// The authority's commands from the hosts (issue 14): REGISTER, HOST_EVENT and RECONCILE, and the
+// cluster's state for `rsmap status --cluster`. Grants of the global maps are JOB_START/JOB_END with "host".
+package rsmap.daemon;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+
+/**
+ * A host registers after every connect (its maps and jobs: the view {@link ClusterView} keeps), then
+ * reconciles: the authority frees the global grants of the host's jobs the host no longer holds, and
+ * names the host's jobs whose global grant it does not know (the host refuses them new global instances
+ * until an admin decides: never silently doubled). Then the host's grant and release events follow.
+ * Only root and the admin user (a host daemon's MUNGE-proven uid) may. Called under the daemon's lock.
+ */
+final class Authority {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}");
+    static final Set<String> REGISTER_KEYS = Set.of("host", "state");
+    static final Set<String> EVENT_KEYS = Set.of("host", "diff");
+    static final Set<String> RECONCILE_KEYS = Set.of("host", "jobs");
+
+    private final HostState s;
+    private final JobLifecycle lifecycle;
+    private final LogBook log;
+    final ClusterView view = new ClusterView();
+    /** Which host each registered connection speaks for. */
+    private final Map<Session, String> sessions = new IdentityHashMap<>();
+
+    Authority(HostState s, JobLifecycle lifecycle, LogBook log) {
+        this.s = s;
+        this.lifecycle = lifecycle;
+        this.log = log;
+    }
+
+    /** REGISTER {host, state}: STATE {"authority", "global_maps"}. */
+    List<Frame> register(Frame c, Session session) throws Session.CommandException {
+        Args a = Args.of(Code.REGISTER.name(), c, REGISTER_KEYS);
+        String host = host(a);
+        JsonNode state = a.node().get("state");
+        if (state == null || !state.isObject()) {
+            throw new Session.CommandException("REGISTER needs \"state\": the host's state as its QUERY answers it");
+        }
+        view.register(host, state);
+        sessions.put(session, host);
+        log.note(Log.Level.INFO, "host " + host + " registered (" + state.path("jobs").size() + " jobs)");
+        ObjectNode answer = JSON.createObjectNode().put("authority", true);
+        ArrayNode maps = answer.putArray("global_maps");
+        s.mapNames().forEach(maps::add);
+        return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
+    }
+
+    /** HOST_EVENT {host, diff}: one of the host's events. */
+    List<Frame> event(Frame c) throws Session.CommandException {
+        Args a = Args.of(Code.HOST_EVENT.name(), c, EVENT_KEYS);
+        String host = host(a);
+        JsonNode diff = a.node().get("diff");
+        if (diff == null || !diff.isObject()) {
+            throw new Session.CommandException("HOST_EVENT needs \"diff\": one event of the host's stream");
+        }
+        view.apply(host, diff);
+        return List.of();
+    }
+
+    /**
+     * RECONCILE {host, jobs: {JOB: global grant}}: STATE {"freed", "unknown", "differs"}. What the
+     * authority holds for the host's jobs that the host does not list is freed (the host ended them, or
+     * never got the answer); a job the host lists that the authority holds no grant of, or another one, is
+     * named and left as it is.
+     */
+    List<Frame> reconcile(Frame c) throws Session.CommandException {
+        Args a = Args.of(Code.RECONCILE.name(), c, RECONCILE_KEYS);
+        String host = host(a);
+        JsonNode jobs = a.node().get("jobs");
+        if (jobs == null || !jobs.isObject()) {
+            throw new Session.CommandException("RECONCILE needs \"jobs\": job -> its grant of global maps");
+        }
+        ArrayNode freed = JSON.createArrayNode();
+        for (String id : new ArrayList<>(s.jobs.keySet())) {
+            if (id.startsWith(host + ":") && !jobs.has(id.substring(host.length() + 1))) {
+                lifecycle.end(id, "reconciled: host " + host + " no longer holds it");
+                freed.add(id.substring(host.length() + 1));
+            }
+        }
+        ArrayNode unknown = JSON.createArrayNode();
+        ArrayNode differs = JSON.createArrayNode();
+        for (Iterator<Map.Entry<String, JsonNode>> it = jobs.fields(); it.hasNext();) {
+            Map.Entry<String, JsonNode> e = it.next();
+            Job held = s.jobs.get(host + ":" + e.getKey());
+            if (held == null) {
+                unknown.add(e.getKey());
+            } else if (!Views.grant(held.grant()).equals(e.getValue())) {
+                differs.add(e.getKey());
+            }
+        }
+        if (!freed.isEmpty() || !unknown.isEmpty() || !differs.isEmpty()) {
+            log.note(unknown.isEmpty() && differs.isEmpty() ? Log.Level.INFO : Log.Level.ERROR, "host " + host
+                    + " reconciled: freed " + freed + ", unknown here " + unknown + ", held otherwise here " + differs);
+        }
+        ObjectNode answer = JSON.createObjectNode();
+        answer.set("freed", freed);
+        answer.set("unknown", unknown);
+        answer.set("differs", differs);
+        return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
+    }
+
+    /** The whole cluster: the global maps with holders HOST:JOB, and every registered host's view. */
+    ObjectNode cluster(ObjectNode globalState) {
+        globalState.set("hosts", view.toJson());
+        return globalState;
+    }
+
+    /** A host's connection closed. */
+    void closed(Session session) {
+        String host = sessions.remove(session);
+        if (host != null && !sessions.containsValue(host)) {
+            view.disconnected(host);
+        }
+    }
+
+    private static String host(Args a) throws Session.CommandException {
+        String host = a.string("host", "");
+        if (!HOST.matcher(host).matches()) {
+            throw new Session.CommandException(a.command() + ": \"host\" is a host name, not " + Args.quote(host));
+        }
+        return host;
+    }
+}

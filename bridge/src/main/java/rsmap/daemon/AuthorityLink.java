@@ -1,0 +1,271 @@
+// A host's connection to its authority of the global maps (issue 14): global grants asked and given back,
+// the host registered and reconciled after every connect, its events forwarded; reconnects with backoff.
+package rsmap.daemon;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import rsmap.alloc.Grant;
+import rsmap.wire.Client;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+
+/**
+ * Lock order: the daemon's lock, then this link's (a JOB_START holds the first while it asks the
+ * authority; the reconnect thread takes both in that order). While the authority cannot be reached, a
+ * job that needs a global map cannot start here (its JOB_START is refused naming the authority, the
+ * prolog reschedules it) and a job that needs none starts as before; JOB_END frees here and tells the
+ * authority when it can - the reconciliation after the next connect frees what it missed.
+ */
+final class AuthorityLink implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final long MAX_BACKOFF_MS = 30_000;
+    /** Events queued while the authority is away are dropped past this: the next registration says all. */
+    private static final int MAX_QUEUED = 10_000;
+
+    /** One connection to the authority, INIT done (and authenticated). */
+    interface Channel extends AutoCloseable {
+        List<Frame> call(Code code, String json) throws IOException, Client.Refusal;
+
+        @Override
+        void close();
+    }
+
+    /** Opens a channel to the authority. */
+    interface Connector {
+        Channel open() throws IOException, Client.Refusal;
+    }
+
+    private final String where;
+    private final Connector connector;
+    private final HostState s;
+    private final Object daemonLock;
+    private final LogBook log;
+    private final Access access;
+    private Channel channel;
+    private long backoffMs = 250;
+    private long nextTry;
+    private String lastError = "not connected yet";
+    private final Deque<String> events = new ArrayDeque<>();
+    /** Jobs whose global grant the authority said it does not know: refused new global instances. */
+    final Set<String> unconfirmed = new LinkedHashSet<>();
+    private final Thread thread;
+    private volatile boolean closed;
+
+    AuthorityLink(String where, Connector connector, HostState s, Object daemonLock, LogBook log, Access access) {
+        this.where = where;
+        this.connector = connector;
+        this.s = s;
+        this.daemonLock = daemonLock;
+        this.log = log;
+        this.access = access;
+        this.thread = new Thread(this::run, "rsmapd-authority");
+        thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /**
+     * The global part {@code request} of job {@code id}: its grant of the global maps (host {@value
+     * rsmap.alloc.Cluster#GLOBAL}). Called under the daemon's lock.
+     */
+    Grant start(String id, String user, int slots, String request) throws Session.CommandException {
+        ObjectNode arg = JSON.createObjectNode().put("host", s.host());
+        jobFields(arg, id).put("user", user).put("slots", slots).put("request", request);
+        List<Frame> answer = call(Code.JOB_START, arg.toString());
+        try {
+            JsonNode job = JSON.readTree(answer.get(0).text(0));
+            return JournalRecord.grant(job.path("grants"));
+        } catch (IOException | RuntimeException e) {
+            throw new Session.CommandException("authority " + where + " answered JOB_START with no grant: " + e);
+        }
+    }
+
+    /** Gives job {@code id}'s global instances back; false (logged) when the authority cannot be told now. */
+    boolean end(String id) {
+        ObjectNode arg = JSON.createObjectNode().put("host", s.host());
+        try {
+            call(Code.JOB_END, jobFields(arg, id).toString());
+            return true;
+        } catch (Session.CommandException e) {
+            log.note(Log.Level.WARNING, "job " + id + ": its global instances are given back at the next reconciliation"
+                    + " with the authority: " + e.getMessage());
+            return false;
+        }
+    }
+
+    /** One of this host's events, for the authority's view of the cluster; sent by the link's thread. */
+    void event(String diffJson) {
+        synchronized (events) {
+            if (events.size() < MAX_QUEUED) {
+                events.add(diffJson);
+                events.notifyAll();
+            }
+        }
+    }
+
+    /** Connected now, or why not. */
+    synchronized String status() {
+        return channel != null ? "connected to " + where : "authority " + where + " unreachable: " + lastError;
+    }
+
+    private static ObjectNode jobFields(ObjectNode arg, String id) {
+        int dot = id.indexOf('.');
+        arg.put("job", dot < 0 ? id : id.substring(0, dot));
+        if (dot >= 0) {
+            arg.put("task", id.substring(dot + 1));
+        }
+        return arg;
+    }
+
+    /** A command to the authority; connects first when it is down and its backoff allows. */
+    private synchronized List<Frame> call(Code code, String json) throws Session.CommandException {
+        if (channel == null) {
+            if (System.currentTimeMillis() < nextTry) {
+                throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
+            }
+            connect();
+        }
+        try {
+            return channel.call(code, json);
+        } catch (Client.Refusal e) {
+            throw new Session.CommandException("authority " + where + ": " + e.getMessage());
+        } catch (IOException e) {
+            down(e);
+            throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
+        }
+    }
+
+    /** Connects, registers and reconciles; holds the link's lock, and the daemon's (taken before). */
+    private void connect() throws Session.CommandException {
+        try {
+            channel = connector.open();
+            handshake();
+            backoffMs = 250;
+            log.note(Log.Level.INFO, "connected to the authority " + where);
+        } catch (IOException | Client.Refusal e) {
+            down(e);
+            throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
+        }
+    }
+
+    private void handshake() throws IOException, Client.Refusal {
+        synchronized (events) {
+            events.clear(); // the registration says all of it
+        }
+        Session.Peer root = new Session.Peer("root", "root", 0, 0, 0);
+        ObjectNode state = Views.state(s, access, root, EventHub.Filters.NONE, null);
+        channel.call(Code.REGISTER, JSON.createObjectNode().put("host", s.host()).<ObjectNode>set("state", state).toString());
+        ObjectNode jobs = JSON.createObjectNode();
+        for (Job j : s.jobs.values()) {
+            if (!j.remote().isEmpty()) {
+                jobs.set(j.id(), Views.grant(j.remote()));
+            }
+        }
+        List<Frame> r = channel.call(Code.RECONCILE, JSON.createObjectNode().put("host", s.host())
+                .<ObjectNode>set("jobs", jobs).toString());
+        JsonNode answer = JSON.readTree(r.get(0).text(0));
+        unconfirmed.clear();
+        for (String key : new String[] {"unknown", "differs"}) {
+            for (JsonNode id : answer.path(key)) {
+                unconfirmed.add(id.asText());
+                log.note(Log.Level.ERROR, "job " + id.asText() + " holds global instances " + s.jobs.get(id.asText())
+                        .remote().byHost() + " that the authority " + where + (key.equals("unknown") ? " does not know"
+                        : " holds otherwise") + ": it gets no new global instance until an admin decides");
+            }
+        }
+        if (answer.path("freed").size() > 0) {
+            log.note(Log.Level.INFO, "the authority freed the global instances of jobs that ended here: "
+                    + answer.path("freed"));
+        }
+    }
+
+    private void down(Exception e) {
+        lastError = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        if (channel != null) {
+            channel.close();
+            channel = null;
+            log.note(Log.Level.WARNING, "lost the authority " + where + ": " + lastError);
+        }
+        nextTry = System.currentTimeMillis() + backoffMs;
+        backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
+    }
+
+    /** Reconnects with backoff and forwards events. */
+    private void run() {
+        while (!closed) {
+            boolean up;
+            synchronized (this) {
+                up = channel != null;
+            }
+            if (!up) {
+                synchronized (daemonLock) {
+                    synchronized (this) {
+                        if (channel == null && System.currentTimeMillis() >= nextTry) {
+                            try {
+                                connect();
+                            } catch (Session.CommandException e) {
+                                // logged by down(); tried again after the backoff
+                            }
+                        }
+                    }
+                }
+                sleep(100);
+                continue;
+            }
+            String next;
+            synchronized (events) {
+                if (events.isEmpty()) {
+                    try {
+                        events.wait(1000);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                next = events.poll();
+            }
+            if (next != null) {
+                synchronized (this) {
+                    if (channel != null) {
+                        try {
+                            channel.call(Code.HOST_EVENT, JSON.createObjectNode().put("host", s.host())
+                                    .set("diff", JSON.readTree(next)).toString());
+                        } catch (IOException | Client.Refusal e) {
+                            down(e instanceof IOException io ? io : new IOException(e.getMessage()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            TimeUnit.MILLISECONDS.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        thread.interrupt();
+        synchronized (this) {
+            if (channel != null) {
+                channel.close();
+                channel = null;
+            }
+        }
+    }
+}

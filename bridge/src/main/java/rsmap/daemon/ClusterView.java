@@ -1,0 +1,141 @@
+// The authority's read-only view of every registered host: its maps and instances, and the jobs holding
+// them, kept from the host's registration and its grant and release events (issue 14).
+package rsmap.daemon;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Never decides: the hosts' own rsmapd grant their maps. A host's view is replaced by each registration
+ * (after every reconnect) and follows its events: {@code grant} adds a job, {@code resource-update}
+ * changes what it holds, {@code release} removes it, {@code config} replaces the maps. Holders are
+ * worked out from the jobs' grants, identifier by identifier in the instances' order (shares repeat).
+ * Called under the daemon's lock.
+ */
+final class ClusterView {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** One host as it last told: its maps (instances with characteristics), its jobs by id. */
+    private static final class HostView {
+        ObjectNode maps = JSON.createObjectNode();
+        final Map<String, JsonNode> jobs = new LinkedHashMap<>();
+        Instant registered = Instant.EPOCH;
+        boolean connected;
+    }
+
+    private final Map<String, HostView> hosts = new LinkedHashMap<>();
+
+    /** REGISTER: {@code state} is the host's QUERY answer (maps, jobs). */
+    void register(String host, JsonNode state) {
+        HostView v = new HostView();
+        if (state.path("maps").isObject()) {
+            v.maps = (ObjectNode) state.path("maps").deepCopy();
+        }
+        for (JsonNode j : state.path("jobs")) {
+            v.jobs.put(j.path("job").asText(), j);
+        }
+        v.registered = Instant.now();
+        v.connected = true;
+        hosts.put(host, v);
+    }
+
+    /** The host's connection went away: its view stays, marked. */
+    void disconnected(String host) {
+        HostView v = hosts.get(host);
+        if (v != null) {
+            v.connected = false;
+        }
+    }
+
+    boolean knows(String host) {
+        return hosts.containsKey(host);
+    }
+
+    /** One event of the host's stream (the DIFF JSON it sends its own subscribers). */
+    void apply(String host, JsonNode diff) {
+        HostView v = hosts.computeIfAbsent(host, h -> new HostView());
+        String job = diff.path("job").asText("");
+        switch (diff.path("event").asText("")) {
+            case "grant":
+            case "resource-update":
+                JsonNode before = v.jobs.get(job);
+                ObjectNode now = before != null && before.isObject() ? ((ObjectNode) before).deepCopy()
+                        : JSON.createObjectNode().put("job", job).put("user", diff.path("user").asText(""));
+                if (diff.has("grants")) {
+                    now.set("grants", diff.get("grants"));
+                }
+                if (diff.has("releasing")) {
+                    now.set("releasing", diff.get("releasing"));
+                }
+                v.jobs.put(job, now);
+                break;
+            case "release":
+                if (!diff.has("ids")) { // a whole job's end; a RELEASE of taken-away instances names ids
+                    v.jobs.remove(job);
+                }
+                break;
+            case "config":
+                if (diff.path("maps").isObject()) {
+                    v.maps = (ObjectNode) diff.path("maps").deepCopy();
+                }
+                break;
+            default:
+                break; // alloc, free: resource-update and release say the same
+        }
+    }
+
+    /** Every host: connected or not, its maps with each instance's holder, and its jobs. */
+    ObjectNode toJson() {
+        ObjectNode out = JSON.createObjectNode();
+        hosts.forEach((name, v) -> {
+            ObjectNode h = out.putObject(name).put("connected", v.connected).put("registered", v.registered.toString());
+            ObjectNode maps = h.putObject("maps");
+            for (Iterator<Map.Entry<String, JsonNode>> it = v.maps.fields(); it.hasNext();) {
+                Map.Entry<String, JsonNode> m = it.next();
+                ObjectNode map = maps.putObject(m.getKey()).put("amount", m.getValue().path("amount").asInt());
+                ArrayNode instances = map.putArray("instances");
+                List<String[]> held = holders(v, name, m.getKey());
+                for (JsonNode inst : m.getValue().path("instances")) {
+                    ObjectNode o = ((ObjectNode) inst.deepCopy());
+                    o.put("holder", take(held, inst.path("id").asText()));
+                    instances.add(o);
+                }
+            }
+            ArrayNode jobs = h.putArray("jobs");
+            v.jobs.values().forEach(jobs::add);
+        });
+        return out;
+    }
+
+    /** (identifier, job) for every instance the host's jobs hold or are to give back of {@code map}. */
+    private static List<String[]> holders(HostView v, String host, String map) {
+        List<String[]> out = new ArrayList<>();
+        for (JsonNode j : v.jobs.values()) {
+            for (String key : new String[] {"grants", "releasing"}) {
+                for (JsonNode id : j.path(key).path(host).path(map)) {
+                    out.add(new String[] {id.asText(), j.path("job").asText()});
+                }
+            }
+        }
+        return out;
+    }
+
+    private static String take(List<String[]> held, String id) {
+        for (Iterator<String[]> it = held.iterator(); it.hasNext();) {
+            String[] h = it.next();
+            if (h[0].equals(id)) {
+                it.remove();
+                return h[1];
+            }
+        }
+        return "";
+    }
+}

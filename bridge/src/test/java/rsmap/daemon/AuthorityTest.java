@@ -1,0 +1,187 @@
+// Issue 14 in one JVM: an authority and two host daemons, each with its own socket and state directory,
+// the hosts reaching the authority through its local socket (the TCP and MUNGE path: AuthorityIT).
+package rsmap.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import rsmap.wire.Client;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+
+@Timeout(60)
+class AuthorityTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    @TempDir
+    Path tmp;
+    Config authorityConfig;
+    Daemon authority;
+    final List<Daemon> hosts = new ArrayList<>();
+    java.util.function.Function<Config, AuthorityLink.Connector> saved;
+
+    @BeforeEach
+    void start() throws Exception {
+        saved = Daemon.CONNECTOR;
+        authorityConfig = authorityConfig(tmp.resolve("authority"), "lic=1(la)");
+        authority = TestDaemon.start(authorityConfig);
+        Path socket = authorityConfig.socket();
+        Daemon.CONNECTOR = c -> () -> {
+            Client client = Client.connect(socket);
+            return new AuthorityLink.Channel() {
+                @Override
+                public List<Frame> call(Code code, String json) throws java.io.IOException, Client.Refusal {
+                    return client.call(code, json);
+                }
+
+                @Override
+                public void close() {
+                    try {
+                        client.close();
+                    } catch (java.io.IOException e) {
+                        // closing anyway
+                    }
+                }
+            };
+        };
+        for (String h : List.of("node01", "node02")) {
+            hosts.add(TestDaemon.start(hostConfig(h)));
+        }
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (Daemon d : hosts) {
+            d.close();
+        }
+        if (authority != null) {
+            authority.close();
+        }
+        Daemon.CONNECTOR = saved;
+    }
+
+    /** An authority's configuration: no host, no complex_values (refused there). */
+    static Config authorityConfig(Path dir, String global, String... more) throws Exception {
+        java.nio.file.Files.createDirectories(dir);
+        java.nio.file.Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"),
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        List<String> lines = new ArrayList<>(List.of("complexes = complexes", "role = authority",
+                "listen = 127.0.0.1:7321", "global_complex_values = " + global, "socket = rsmapd.sock",
+                "state_dir = state", "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0"));
+        lines.addAll(List.of(more));
+        Path conf = java.nio.file.Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", lines) + "\n");
+        return Config.parse(java.nio.file.Files.readString(conf), conf, "node00");
+    }
+
+    private Config hostConfig(String host) throws Exception {
+        return TestDaemon.config(tmp.resolve(host), "gpu=2(0 1)", "host = " + host, "authority = 127.0.0.1:7321",
+                "reconcile_interval = 0");
+    }
+
+    private static List<Frame> call(Daemon d, Code code, String json) {
+        Session s = DaemonSessions.as(d, "root", 0, 0, new ArrayList<>());
+        return s.onCommand(json == null ? Frame.of(2, code.value()) : Frame.of(2, code.value(), json));
+    }
+
+    private static List<Frame> start(Daemon d, String job, String request) {
+        return call(d, Code.JOB_START, "{\"job\":\"" + job + "\",\"user\":\"alice\",\"request\":\"" + request + "\"}");
+    }
+
+    @Test
+    void aPoolOfOneSeat_isGrantedOnce_acrossTwoHosts_andTheSecondJobStartsAfterTheFirstEnds() throws Exception {
+        List<Frame> a = start(hosts.get(0), "7", "gpu=1,lic=1");
+        assertThat(a.get(a.size() - 1)).as(a.toString()).isEqualTo(Session.ok(2));
+        assertThat(a.get(0).args().subList(1, 3).stream().map(x -> new String(x, java.nio.charset.StandardCharsets.UTF_8))
+                .toList()).containsExactly("SGE_HGR_gpu=0", "SGE_HGR_lic=la");
+        List<Frame> b = start(hosts.get(1), "8", "lic=1");
+        assertThat(b.get(0).code()).isEqualTo(Code.ERROR.value());
+        assertThat(b.get(0).text(0)).startsWith("authority 127.0.0.1:7321: ").contains("lic");
+        assertThat(hosts.get(1).cluster().runningJobs()).isEmpty();
+        call(hosts.get(0), Code.JOB_END, "{\"job\":\"7\"}");
+        List<Frame> again = start(hosts.get(1), "8", "lic=1");
+        assertThat(again.get(0).text(1)).isEqualTo("SGE_HGR_lic=la");
+        JsonNode q = JSON.readTree(call(authority, Code.QUERY, "{}").get(0).text(0));
+        assertThat(q.path("maps").path("lic").path("instances").toString())
+                .isEqualTo("[{\"id\":\"la\",\"holder\":\"node02:8\"}]");
+    }
+
+    @Test
+    void aJobWhoseLocalPartFails_givesItsGlobalGrantBack() throws Exception {
+        start(hosts.get(0), "7", "gpu=2");
+        List<Frame> b = start(hosts.get(0), "8", "gpu=1,lic=1");
+        assertThat(b.get(0).code()).isEqualTo(Code.ERROR.value());
+        JsonNode q = JSON.readTree(call(authority, Code.QUERY, "{}").get(0).text(0));
+        assertThat(q.path("jobs").size()).as("no half grant left at the authority").isZero();
+        assertThat(start(hosts.get(1), "9", "lic=1").get(0).text(1)).isEqualTo("SGE_HGR_lic=la");
+    }
+
+    @Test
+    void theAuthorityDown_aJobWithoutGlobalMapsStarts_oneWithIsRefusedNamingIt() throws Exception {
+        authority.close();
+        authority = null;
+        assertThat(start(hosts.get(0), "7", "gpu=1").get(0).text(1)).isEqualTo("SGE_HGR_gpu=0");
+        List<Frame> b = start(hosts.get(0), "8", "lic=1");
+        assertThat(b.get(0).code()).isEqualTo(Code.ERROR.value());
+        assertThat(b.get(0).text(0)).startsWith("authority 127.0.0.1:7321 unreachable: ");
+    }
+
+    @Test
+    void theClusterView_showsEveryRegisteredHost_withItsInstancesAndHolders() throws Exception {
+        start(hosts.get(0), "7", "gpu=1,lic=1");
+        start(hosts.get(1), "8", "gpu=2");
+        Thread.sleep(1500); // the hosts' events travel on their links' threads
+        JsonNode q = JSON.readTree(call(authority, Code.QUERY, "{\"cluster\":true}").get(0).text(0));
+        assertThat(q.path("hosts").path("node01").path("maps").path("gpu").path("instances").toString())
+                .isEqualTo("[{\"id\":\"0\",\"holder\":\"7\"},{\"id\":\"1\",\"holder\":\"\"}]");
+        assertThat(q.path("hosts").path("node02").path("maps").path("gpu").path("instances").toString())
+                .isEqualTo("[{\"id\":\"0\",\"holder\":\"8\"},{\"id\":\"1\",\"holder\":\"8\"}]");
+        assertThat(q.path("maps").path("lic").path("instances").toString())
+                .isEqualTo("[{\"id\":\"la\",\"holder\":\"node01:7\"}]");
+    }
+
+    @Test
+    void reconnecting_freesTheGlobalGrantsOfJobsTheHostNoLongerHolds() throws Exception {
+        start(hosts.get(0), "7", "lic=1");
+        // The host forgets job 7 while the authority is away (its epilog ran then).
+        authority.close();
+        call(hosts.get(0), Code.JOB_END, "{\"job\":\"7\"}");
+        authority = TestDaemon.start(authorityConfig);
+        JsonNode held = JSON.readTree(call(authority, Code.QUERY, "{}").get(0).text(0));
+        assertThat(held.path("jobs").size()).as("journaled at the authority").isEqualTo(1);
+        // The next job that needs the authority reconnects, reconciles, then is granted.
+        List<Frame> b = start(hosts.get(1), "8", "lic=1");
+        assertThat(b.get(0).text(0)).as("node02 never held 7: node01 must reconcile first").startsWith("authority");
+        Thread.sleep(2000); // node01's link reconnects in the background and reconciles
+        assertThat(start(hosts.get(1), "9", "lic=1").get(0).text(1)).isEqualTo("SGE_HGR_lic=la");
+    }
+
+    @Test
+    void configurationMistakes_areRefusedWithOneLine() throws Exception {
+        assertRefused("role = authority", "listen = 127.0.0.1:7321", "host = node01");
+        assertRefused("role = authority", "listen = 127.0.0.1:7321", "complex_values = gpu=1");
+        assertRefused("role = authority");
+        assertRefused("authority = node00:7321", "global_complex_values = lic=1(la)");
+        assertRefused("authority = node00");
+        assertRefused("listen = 0.0.0.0:7321");
+        assertRefused("role = boss");
+    }
+
+    private void assertRefused(String... lines) throws Exception {
+        Path dir = tmp.resolve("bad" + System.nanoTime());
+        try {
+            TestDaemon.config(dir, "NONE", lines);
+            throw new AssertionError("accepted: " + List.of(lines));
+        } catch (rsmap.ParseException e) {
+            assertThat(e.getMessage()).doesNotContain("\n");
+        }
+    }
+}
