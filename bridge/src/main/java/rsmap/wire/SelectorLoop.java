@@ -148,8 +148,12 @@ final class SelectorLoop {
             return;
         }
         connections.remove(c);
-        if (c.user != null) {
-            budget.release(c.user);
+        Object user = c.user();
+        if (user != null) {
+            budget.release(user);
+        }
+        if (c.stopAwaitingLogin()) {
+            budget.loginEnded();
         }
         if (c.key != null) {
             c.key.cancel();
