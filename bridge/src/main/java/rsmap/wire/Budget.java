@@ -3,8 +3,8 @@
 // one of them is broken.
 package rsmap.wire;
 
-import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -152,12 +152,12 @@ final class Budget {
 
     // ---- time ----
 
-    /** Closes the connections whose time is up. */
-    void closeExpired(long now, Collection<Connection> open, BiConsumer<Connection, String> close) {
+    /** Closes the connections of {@code due} whose time is up ({@code close} must leave {@code due} as it is). */
+    void closeExpired(long now, List<Connection> due, BiConsumer<Connection, String> close) {
         long idle = limits.idleTimeout().toNanos();
         long frame = limits.frameTimeout().toNanos();
         long login = limits.loginTimeout().toNanos();
-        for (Connection c : new ArrayList<>(open)) {
+        for (Connection c : due) {
             String why = c.expired(now, idle, frame, login);
             if (why == null) {
                 continue;

@@ -12,6 +12,7 @@ import java.io.Writer;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +39,8 @@ class TcpConnectionsIT {
         };
         // The daemon user is privileged, as on an authority: else its 10,000 connections break the per-user limit.
         try (SocketServer server = SocketServer.builder(SocketServerTest::handler)
-                .tcp(TcpLoginTest.loopback(), hosts).privileged(p -> p.isRoot() || p.user().equals("rsmap")).start()) {
+                .tcp(TcpLoginTest.loopback(), hosts).privileged(p -> p.isRoot() || p.user().equals("rsmap"))
+                .limits(ServerLimits.defaults().withLoginTimeout(Duration.ofSeconds(2))).start()) {
             Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-XX:+UseSerialGC", "-Xmx512m", "-cp", System.getProperty("java.class.path"), TcpHosts.class.getName(),
                     "127.0.0.1", Integer.toString(server.tcpAddress().getPort()), Integer.toString(HOSTS), "5000", "2",
@@ -64,6 +66,13 @@ class TcpConnectionsIT {
                 assertThat(underLoad).as("threads of the whole JVM, at their peak").isLessThan(MAX_THREADS);
                 assertThat(server.counters().accepted()).isEqualTo(HOSTS);
                 assertThat(server.counters().refused() + server.counters().timedOut() + server.counters().shed()).isZero();
+                // Timeouts are checked a slice of the connections a tick (SelectorLoop.SWEEP_SLICE): among
+                // 10,000, a silent connect is still closed within a second of its login timeout.
+                try (TestClient silent = new TestClient(server.tcpAddress())) {
+                    long t0 = System.nanoTime();
+                    assertThat(silent.next().text(0)).startsWith("not logged in within 2 s");
+                    assertThat((System.nanoTime() - t0) / 1_000_000).as("ms").isBetween(1900L, 3500L);
+                }
             } finally {
                 child.getOutputStream().close();
                 if (!child.waitFor(60, TimeUnit.SECONDS)) {
