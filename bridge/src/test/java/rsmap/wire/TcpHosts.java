@@ -229,6 +229,7 @@ public final class TcpHosts {
     }
 
     private static long pct(long[] sorted, int permille) {
-        return sorted.length == 0 ? -1 : sorted[Math.min(sorted.length - 1, (int) ((long) sorted.length * permille / 1000))];
+        return sorted.length == 0 ? -1
+                : sorted[Math.min(sorted.length - 1, (int) ((long) sorted.length * permille / 1000))];
     }
 }
