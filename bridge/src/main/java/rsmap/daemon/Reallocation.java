@@ -145,7 +145,7 @@ final class Reallocation {
         if (wrong.isPresent()) {
             throw new Session.CommandException(wrong.get());
         }
-        Grant left = minus(job.releasing(), ids);
+        Grant left = job.releasing().minus(ids);
         List<Instance> kept = instances(job.grant().plus(left));
         List<DeviceRule> givenUp = OpenDevices.givenUp(instances(ids), kept);
         Optional<String> holder = OpenDevices.holder(job.pids().keySet(), givenUp);
@@ -352,19 +352,6 @@ final class Reallocation {
             }
         }
         return Optional.empty();
-    }
-
-    /** {@code from} without {@code ids} (one identifier per occurrence). */
-    private static Grant minus(Grant from, Grant ids) {
-        Map<String, Map<String, List<String>>> out = new LinkedHashMap<>();
-        from.byHost().forEach((h, maps) -> maps.forEach((m, list) -> {
-            List<String> rest = new ArrayList<>(list);
-            ids.byHost().getOrDefault(h, Map.of()).getOrDefault(m, List.of()).forEach(rest::remove);
-            if (!rest.isEmpty()) {
-                out.computeIfAbsent(h, k -> new LinkedHashMap<>()).put(m, rest);
-            }
-        }));
-        return new Grant(out);
     }
 
     /** The configured instances behind {@code grant}'s identifiers (one per identifier). */

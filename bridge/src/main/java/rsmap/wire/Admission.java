@@ -1,9 +1,12 @@
-// The door of the SocketServer: binds its socket, and on a thread of its own accepts every connection as
-// it arrives and judges its peer (SO_PEERCRED) against the per-user limit before the selector sees it.
+// A door of the SocketServer: binds its socket, and on a thread of its own accepts every connection as it
+// arrives and judges its peer (SO_PEERCRED) against the per-user limit before the selector sees it; on
+// TCP, where the kernel cannot say who the peer is, it counts it against the logins awaited instead.
 package rsmap.wire;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
@@ -20,7 +23,8 @@ import java.util.function.Supplier;
 
 /**
  * Judging on a thread of its own means a flood of connects neither slows the selector's rounds nor keeps
- * a privileged peer's connect waiting behind more than the short listen backlog.
+ * a privileged peer's connect waiting behind more than the short listen backlog. A TCP peer is judged
+ * again at its INIT ({@link TcpLogin}), on a worker.
  */
 final class Admission {
     /**
@@ -30,6 +34,11 @@ final class Admission {
      * makes room.
      */
     private static final int BACKLOG = 64;
+    /**
+     * Over TCP every peer is no one until its login, so no one is kept waiting behind it; a cluster's
+     * hosts reconnecting at once after a restart should not wait out SYN retransmits (1 s, 3 s, ...).
+     */
+    private static final int TCP_BACKLOG = 1024;
 
     private final SocketServer server;
     private final ServerSocketChannel listener;
@@ -37,20 +46,23 @@ final class Admission {
     private final Predicate<Session.Peer> privileged;
     private final Budget budget;
     private final SelectorLoop loop;
+    /** Null for the Unix socket. */
+    private final TcpLogin tcp;
     private final Thread thread;
     private final AtomicLong accepted = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
     private volatile boolean running = true;
 
     Admission(SocketServer server, ServerSocketChannel listener, Supplier<Session.Handler> handlers,
-              Predicate<Session.Peer> privileged, Budget budget, SelectorLoop loop) {
+              Predicate<Session.Peer> privileged, Budget budget, SelectorLoop loop, TcpLogin tcp) {
         this.server = server;
         this.listener = listener;
         this.handlers = handlers;
         this.privileged = privileged;
         this.budget = budget;
         this.loop = loop;
-        this.thread = new Thread(this::accept, "rsmapd-accept");
+        this.tcp = tcp;
+        this.thread = new Thread(this::accept, tcp == null ? "rsmapd-accept" : "rsmapd-accept-tcp");
         thread.setDaemon(true);
     }
 
@@ -77,6 +89,19 @@ final class Admission {
         } catch (IOException e) {
             listener.close();
             Files.deleteIfExists(temp);
+            throw e;
+        }
+        return listener;
+    }
+
+    /** Binds {@code address} (port 0: an ephemeral one) for TCP peers. */
+    static ServerSocketChannel bind(InetSocketAddress address) throws IOException {
+        ServerSocketChannel listener = ServerSocketChannel.open();
+        try {
+            listener.setOption(StandardSocketOptions.SO_REUSEADDR, true); // a restart beside connections in TIME_WAIT
+            listener.bind(address, TCP_BACKLOG);
+        } catch (IOException e) {
+            listener.close();
             throw e;
         }
         return listener;
@@ -122,8 +147,37 @@ final class Admission {
                 }
                 continue;
             }
-            admit(ch, out);
+            if (tcp == null) {
+                admit(ch, out);
+            } else {
+                admitTcp(ch, out);
+            }
         }
+    }
+
+    /**
+     * A TCP peer holds one of {@link ServerLimits#maxUnauthenticated} places until its login ends (or the
+     * login timeout); with none left it gets one ERROR and is closed.
+     */
+    private void admitTcp(SocketChannel ch, ByteBuffer out) {
+        if (!budget.awaitLogin()) {
+            refused.incrementAndGet();
+            tell(ch, Session.error(0, budget.tooManyAwaitingLogin()), out);
+            closeQuietly(ch);
+            return;
+        }
+        try {
+            ch.setOption(StandardSocketOptions.TCP_NODELAY, true); // small frames, one answer each: no Nagle delay
+            ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true); // a host gone without a FIN is found out
+            ch.configureBlocking(false);
+        } catch (IOException e) {
+            budget.loginEnded();
+            closeQuietly(ch);
+            return;
+        }
+        Connection c = new Connection(server, ch, handlers.get(), tcp, server.limits().maxFrame());
+        accepted.incrementAndGet();
+        loop.register(c);
     }
 
     /** Judges a new peer at once: over its user's limit it gets one ERROR and is closed. */
@@ -133,11 +187,10 @@ final class Admission {
             Session.Peer peer = PeerCredentials.of(ch);
             boolean priv = privileged.test(peer);
             if (!priv) {
-                Object uid = peer.uid() >= 0 ? (Object) peer.uid() : peer.user();
+                Object uid = Budget.bucket(peer);
                 if (!budget.open(uid)) {
                     refused.incrementAndGet();
-                    tell(ch, Session.error(0, "too many connections of user '" + peer.user() + "' (uid " + peer.uid()
-                            + "): the limit is " + server.limits().perUserConnections() + " per user"), out);
+                    tell(ch, Session.error(0, budget.tooMany(peer)), out);
                     ch.close();
                     return;
                 }
@@ -152,11 +205,15 @@ final class Admission {
             if (user != null) {
                 budget.release(user);
             }
-            try {
-                ch.close();
-            } catch (IOException ignored) {
-                // it was never served
-            }
+            closeQuietly(ch);
+        }
+    }
+
+    private static void closeQuietly(SocketChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // it was never served
         }
     }
 

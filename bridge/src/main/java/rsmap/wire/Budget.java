@@ -1,12 +1,14 @@
-// What the SocketServer's peers hold of its ServerLimits (connections per unprivileged uid, bytes of
-// partial frames, bytes of unread answers, time), and which connections go when one of them is broken.
+// What the SocketServer's peers hold of its ServerLimits (connections per unprivileged uid, TCP connections
+// not yet logged in, bytes of partial frames, bytes of unread answers, time), and which connections go when
+// one of them is broken.
 package rsmap.wire;
 
-import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 
@@ -23,6 +25,8 @@ final class Budget {
     private final ServerLimits limits;
     /** Open connections of each unprivileged uid: counted up by the acceptor, down by the selector. */
     private final Map<Object, Integer> perUser = new ConcurrentHashMap<>();
+    /** TCP connections accepted whose login has not ended yet: counted up by the acceptor, down once each. */
+    private final AtomicInteger awaitingLogin = new AtomicInteger();
     private final AtomicLong input = new AtomicLong();
     private final AtomicLong output = new AtomicLong();
     private final AtomicBoolean shedScheduled = new AtomicBoolean();
@@ -43,6 +47,17 @@ final class Budget {
 
     // ---- connections per user ----
 
+    /** The bucket of the per-user limit that {@code peer} counts in: its uid where known, else its name. */
+    static Object bucket(Session.Peer peer) {
+        return peer.uid() >= 0 ? (Object) peer.uid() : peer.user();
+    }
+
+    /** What a peer over its user's limit is told. */
+    String tooMany(Session.Peer peer) {
+        return "too many connections of user '" + peer.user() + "' (uid " + peer.uid() + "): the limit is "
+                + limits.perUserConnections() + " per user";
+    }
+
     /** Counts a new connection of {@code user}; false, and nothing counted, when that is over its limit. */
     boolean open(Object user) {
         if (perUser.merge(user, 1, Integer::sum) > limits.perUserConnections()) {
@@ -55,6 +70,27 @@ final class Budget {
     /** A connection of {@code user} is closed (or was never served). */
     void release(Object user) {
         perUser.computeIfPresent(user, (u, n) -> n <= 1 ? null : n - 1);
+    }
+
+    // ---- TCP connections not logged in yet ----
+
+    /** Counts a TCP connection that must now log in; false, and nothing counted, when too many already wait. */
+    boolean awaitLogin() {
+        if (awaitingLogin.incrementAndGet() > limits.maxUnauthenticated()) {
+            awaitingLogin.decrementAndGet();
+            return false;
+        }
+        return true;
+    }
+
+    /** A TCP connection's login ended: accepted, refused, or the connection went first. Once per connection. */
+    void loginEnded() {
+        awaitingLogin.decrementAndGet();
+    }
+
+    String tooManyAwaitingLogin() {
+        return "too many connections have not logged in yet: the limit is " + limits.maxUnauthenticated()
+                + "; try again later";
     }
 
     // ---- bytes ----
@@ -106,7 +142,7 @@ final class Budget {
         long most = 0;
         for (Connection c : open) {
             long held = ofInput ? c.inputHeld() : c.outputHeld();
-            if (!c.privileged && held > most) {
+            if (!c.privileged() && held > most) {
                 worst = c;
                 most = held;
             }
@@ -116,12 +152,13 @@ final class Budget {
 
     // ---- time ----
 
-    /** Closes the connections whose time is up. */
-    void closeExpired(long now, Collection<Connection> open, BiConsumer<Connection, String> close) {
+    /** Closes the connections of {@code due} whose time is up ({@code close} must leave {@code due} as it is). */
+    void closeExpired(long now, List<Connection> due, BiConsumer<Connection, String> close) {
         long idle = limits.idleTimeout().toNanos();
         long frame = limits.frameTimeout().toNanos();
-        for (Connection c : new ArrayList<>(open)) {
-            String why = c.expired(now, idle, frame);
+        long login = limits.loginTimeout().toNanos();
+        for (Connection c : due) {
+            String why = c.expired(now, idle, frame, login);
             if (why == null) {
                 continue;
             }
@@ -134,6 +171,11 @@ final class Budget {
                     timedOut.incrementAndGet();
                     close.accept(c, "a frame was not complete within " + seconds(limits.frameTimeout())
                             + ": the connection is closed");
+                    break;
+                case "login":
+                    timedOut.incrementAndGet();
+                    close.accept(c, "not logged in within " + seconds(limits.loginTimeout())
+                            + " of the connect: the connection is closed");
                     break;
                 default:
                     close.accept(c, null); // closing, and the client did not read its last answers in time

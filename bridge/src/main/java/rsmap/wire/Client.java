@@ -1,18 +1,30 @@
-// A client of rsmapd's agent protocol, for the rsmap command line: connect, INIT, one command at a time.
+// A client of rsmapd's agent protocol: connect (Unix socket for the rsmap command line, TCP with a credential
+// for a host daemon talking to its authority), INIT, one command at a time.
 package rsmap.wire;
 
+import java.io.Closeable;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
-/** One connection; {@link #call} sends a command and collects its events up to its OK or ERROR. */
+/**
+ * One connection; {@link #call} sends a command and collects its events up to its OK or ERROR. Not
+ * thread-safe: one caller at a time. Reconnecting is the caller's business.
+ */
 public final class Client implements AutoCloseable {
     /** The daemon answered ERROR: its reason. */
     public static final class Refusal extends Exception {
@@ -32,13 +44,18 @@ public final class Client implements AutoCloseable {
         }
     }
 
-    private final SocketChannel channel;
+    /** What {@link #close} closes: the channel or the socket the streams belong to. */
+    private final Closeable connection;
+    private final InputStream in;
+    private final OutputStream out;
     private final FrameDecoder decoder = new FrameDecoder(64 << 20);
-    private final ByteBuffer in = ByteBuffer.allocate(64 * 1024);
+    private final byte[] buffer = new byte[64 * 1024];
     private long tid;
 
-    private Client(SocketChannel channel) {
-        this.channel = channel;
+    private Client(Closeable connection, InputStream in, OutputStream out) {
+        this.connection = connection;
+        this.in = in;
+        this.out = out;
     }
 
     /** Connects to {@code socket}, checks that the server is rsmapd's ({@link TrustedServer#installed()}), sends INIT. */
@@ -61,9 +78,51 @@ public final class Client implements AutoCloseable {
             ch.close();
             throw new Untrusted(untrusted.get());
         }
-        Client c = new Client(ch);
-        c.call(Code.INIT, Session.VERSION);
-        return c;
+        return init(new Client(ch, Channels.newInputStream(ch), Channels.newOutputStream(ch)), Session.VERSION);
+    }
+
+    /**
+     * Connects over TCP to {@code address} and logs in: {@code INIT VERSION CREDENTIAL}, the credential
+     * from {@code credential}, asked once per connect (a MUNGE credential is good for one use). The connect
+     * and every read of an answer wait at most {@code timeout}: a server that does not answer in time is a
+     * {@link java.net.SocketTimeoutException}, after which the connection is of no further use. A refused
+     * login is a {@link Refusal} with the server's reason; the server has closed the connection then.
+     * Nothing checks who the server is: a credential in its answer is for a later issue.
+     */
+    public static Client connect(InetSocketAddress address, Supplier<String> credential, Duration timeout)
+            throws IOException, Refusal {
+        int millis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis()));
+        Socket s = new Socket();
+        try {
+            s.setTcpNoDelay(true); // one small frame per command: no Nagle delay
+            s.setKeepAlive(true); // a long-lived connection to an authority that vanished without a FIN
+            s.connect(address, millis);
+            s.setSoTimeout(millis);
+        } catch (IOException e) {
+            s.close();
+            throw new IOException("cannot reach rsmapd at " + address + ": " + (e.getMessage() == null ? e
+                    : e.getMessage()), e);
+        }
+        Client c = new Client(s, s.getInputStream(), s.getOutputStream());
+        String proof;
+        try {
+            proof = Objects.requireNonNull(credential.get(), "the credential supplier gave null");
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
+        }
+        return init(c, Session.VERSION, proof);
+    }
+
+    /** Sends INIT; the connection is closed when it fails. */
+    private static Client init(Client c, String... args) throws IOException, Refusal {
+        try {
+            c.call(Code.INIT, args);
+            return c;
+        } catch (IOException | Refusal | RuntimeException e) {
+            c.close();
+            throw e;
+        }
     }
 
     private static Optional<String> untrusted(SocketChannel ch, Path socket, TrustedServer trust) {
@@ -91,10 +150,8 @@ public final class Client implements AutoCloseable {
      */
     public void stream(Code code, Consumer<Frame> sink, String... args) throws IOException, Refusal {
         long t = ++tid;
-        ByteBuffer out = ByteBuffer.wrap(Frame.of(t, code.value(), args).encode());
-        while (out.hasRemaining()) {
-            channel.write(out);
-        }
+        out.write(Frame.of(t, code.value(), args).encode()); // one write: one segment over TCP
+        out.flush();
         while (true) {
             Frame f = next();
             if (f.tid() != t) {
@@ -121,17 +178,16 @@ public final class Client implements AutoCloseable {
             if (f.isPresent()) {
                 return f.get();
             }
-            in.clear();
-            int n = channel.read(in);
+            int n = in.read(buffer);
             if (n < 0) {
                 throw new IOException("rsmapd closed the connection");
             }
-            decoder.feed(in.array(), 0, n);
+            decoder.feed(buffer, 0, n);
         }
     }
 
     @Override
     public void close() throws IOException {
-        channel.close();
+        connection.close();
     }
 }

@@ -12,16 +12,19 @@ import java.util.List;
 /**
  * Shared by the selector thread (reads, writes when the socket was full, timeouts, closing) and the
  * worker running its current command; every field below is guarded by {@code this}. Invariants: at
- * most one {@link Work} of a connection is queued or running ({@code busy}); frames go out in the
+ * most one {@link Workers.Work} of a connection is queued or running ({@code busy}); frames go out in the
  * order they were queued; a dead connection queues nothing and reads nothing.
  */
-final class Connection implements Session.Output {
+final class Connection implements Session.Output, Session.Login {
     private final SocketServer server;
     final SocketChannel channel;
     final Session session;
-    final boolean privileged;
-    /** The per-uid bucket of an unprivileged peer; null for a privileged one. */
-    final Object user;
+    /** Null for a peer the kernel named (Unix socket); over TCP, how INIT's credential is judged. */
+    private final TcpLogin tcp;
+    /** Judged on the peer: at accept (Unix), or at login (TCP; false before). */
+    private volatile boolean privileged;
+    /** The per-uid bucket of an unprivileged peer; null for a privileged one, and over TCP before login. */
+    private Object user;
     SelectionKey key;
 
     private final FrameDecoder decoder;
@@ -29,7 +32,7 @@ final class Connection implements Session.Output {
     /** Bytes in {@code out}, and the share of the server's input total this decoder accounts for. */
     private long queued;
     private long inputAccounted;
-    /** A Work of this connection is queued or running. */
+    /** A Workers.Work of this connection is queued or running. */
     private boolean busy;
     /** The client closed its side: finish what arrived, then end. */
     private boolean eof;
@@ -41,41 +44,39 @@ final class Connection implements Session.Output {
     /** OP_READ was taken off: a full frame waits behind the current command. */
     private boolean readPaused;
     private boolean writeWanted;
+    /** Over TCP, from the accept until the login ended (it holds a place of ServerLimits#maxUnauthenticated). */
+    private boolean awaitingLogin;
+    private final long opened;
     private long lastActive;
     private long frameStarted;
     private long closeBy;
 
+    /** A peer the kernel named (Unix socket), judged at accept. */
     Connection(SocketServer server, SocketChannel channel, Session session, boolean privileged, Object user,
                int maxFrame) {
         this.server = server;
         this.channel = channel;
         this.session = session;
+        this.tcp = null;
         this.privileged = privileged;
         this.user = user;
         this.decoder = new FrameDecoder(maxFrame, server.chunks());
-        this.lastActive = System.nanoTime();
+        this.opened = System.nanoTime();
+        this.lastActive = opened;
         session.attach(this);
     }
 
-    /** A command (or bad frame) to execute, or the session's end, on a worker thread. */
-    record Work(Connection connection, Frame frame, FrameException bad, long seq) implements Runnable, Comparable<Work> {
-        @Override
-        public void run() {
-            try {
-                connection.execute(this);
-            } catch (RuntimeException e) { // never a connection left busy forever
-                connection.failed();
-            }
-        }
-
-        /** Privileged peers' commands first (root and the admin are never starved), then arrival order. */
-        @Override
-        public int compareTo(Work o) {
-            if (connection.privileged != o.connection.privileged) {
-                return connection.privileged ? -1 : 1;
-            }
-            return Long.compare(seq, o.seq);
-        }
+    /** A TCP peer: no one, unprivileged and in no user's bucket until its INIT's credential is accepted. */
+    Connection(SocketServer server, SocketChannel channel, Session.Handler handler, TcpLogin tcp, int maxFrame) {
+        this.server = server;
+        this.channel = channel;
+        this.session = new Session(handler, this);
+        this.tcp = tcp;
+        this.awaitingLogin = true;
+        this.decoder = new FrameDecoder(maxFrame, server.chunks());
+        this.opened = System.nanoTime();
+        this.lastActive = opened;
+        session.attach(this);
     }
 
     // ---- selector thread ----
@@ -117,12 +118,15 @@ final class Connection implements Session.Output {
     }
 
     /** What the timeout sweep should do now: null, or the reason to close the connection. */
-    synchronized String expired(long now, long idleNanos, long frameNanos) {
+    synchronized String expired(long now, long idleNanos, long frameNanos, long loginNanos) {
         if (dead) {
             return null;
         }
         if (closing) {
             return now - closeBy > 0 ? "" : null;
+        }
+        if (awaitingLogin && now - opened > loginNanos) {
+            return "login"; // even while its credential is being checked: the place is given back on time
         }
         if (busy) {
             return null;
@@ -170,6 +174,38 @@ final class Connection implements Session.Output {
         return dead;
     }
 
+    boolean privileged() {
+        return privileged;
+    }
+
+    /** The per-uid bucket this connection counts in, or null; after {@link #die} it no longer changes. */
+    synchronized Object user() {
+        return user;
+    }
+
+    /** The login ended, or the connection died first: true once, for a TCP connection only. */
+    synchronized boolean stopAwaitingLogin() {
+        boolean was = awaitingLogin;
+        awaitingLogin = false;
+        return was;
+    }
+
+    /** Takes the judgment of a login; false (nothing taken) when the connection died meanwhile. */
+    synchronized boolean adopt(boolean privileged, Object user) {
+        if (dead) {
+            return false;
+        }
+        this.privileged = privileged;
+        this.user = user;
+        return true;
+    }
+
+    /** INIT's credential, on the worker executing INIT (see {@link TcpLogin}). */
+    @Override
+    public Session.Peer login(String credential) throws Authenticator.Refused {
+        return tcp.login(this, credential);
+    }
+
     synchronized boolean closingAndFlushed() {
         return closing && out.isEmpty();
     }
@@ -185,7 +221,7 @@ final class Connection implements Session.Output {
      * The next piece of work, or null: the next command if none is running and the client reads its
      * answers; the session's end once the client is gone or the session over. Sets {@code busy}.
      */
-    synchronized Work next(long seq) {
+    synchronized Workers.Work next(long seq) {
         if (busy || ended) {
             return null;
         }
@@ -195,17 +231,17 @@ final class Connection implements Session.Output {
                 accountInput();
                 if (frame.isPresent()) {
                     busy = true;
-                    return new Work(this, frame.get(), null, seq);
+                    return new Workers.Work(this, frame.get(), null, seq);
                 }
             } catch (FrameException e) {
                 accountInput();
                 busy = true;
-                return new Work(this, null, e, seq);
+                return new Workers.Work(this, null, e, seq);
             }
         }
         if (dead || session.closed() || eof && queued <= server.pauseOutput()) {
             busy = true; // ends the session (eof: every complete frame before it was answered)
-            return new Work(this, null, null, seq);
+            return new Workers.Work(this, null, null, seq);
         }
         return null;
     }
@@ -220,8 +256,8 @@ final class Connection implements Session.Output {
     }
 
     /** Executes one Work on a worker thread, writes its answer, then hands the connection on. */
-    private void execute(Work w) {
-        if (w.frame == null && w.bad == null) {
+    void execute(Workers.Work w) {
+        if (w.frame() == null && w.bad() == null) {
             session.end();
             synchronized (this) {
                 ended = true;
@@ -229,7 +265,7 @@ final class Connection implements Session.Output {
             server.closeWhenFlushed(this);
             return;
         }
-        List<Frame> answer = w.frame != null ? session.onCommand(w.frame) : List.of(session.onBadFrame(w.bad));
+        List<Frame> answer = w.frame() != null ? session.onCommand(w.frame()) : List.of(session.onBadFrame(w.bad()));
         offer(answer, true);
         server.flushFromWorker(this);
         synchronized (this) {
@@ -242,7 +278,8 @@ final class Connection implements Session.Output {
         server.dispatch(this);
     }
 
-    private void failed() {
+    /** A Work failed outside the session's own handling. */
+    void failed() {
         synchronized (this) {
             busy = false;
         }

@@ -1,5 +1,5 @@
-// The budget of the socket server (issue 11, hole 8): what any local peer may hold of the daemon's
-// memory, connections and time before it is refused, shed or timed out.
+// The budget of the socket server (issue 11, hole 8): what any peer, local or over TCP (issue 14), may hold
+// of the daemon's memory, connections and time before it is refused, shed or timed out.
 package rsmap.wire;
 
 import java.time.Duration;
@@ -22,15 +22,23 @@ import java.time.Duration;
  *                           nothing to write is closed after this; {@link Duration#ZERO}: never
  * @param frameTimeout       a frame begun must be complete within this; {@link Duration#ZERO}: no limit
  * @param workers            threads that execute commands (the selector thread never does)
+ * @param maxUnauthenticated TCP connections whose INIT has not been accepted yet, all peers together; the next
+ *                           connect is answered one ERROR (TID 0) and closed (issue 14)
+ * @param loginTimeout       a TCP connection must have its INIT accepted within this of its connect, or it is
+ *                           closed; never off, or {@code maxUnauthenticated} silent connects would shut out
+ *                           every host
  */
 public record ServerLimits(int maxFrame, int perUserConnections, long maxBufferedInput, long maxQueuedOutput,
-                           long maxEventBacklog, Duration idleTimeout, Duration frameTimeout, int workers) {
+                           long maxEventBacklog, Duration idleTimeout, Duration frameTimeout, int workers,
+                           int maxUnauthenticated, Duration loginTimeout) {
     public static final int DEFAULT_PER_USER_CONNECTIONS = 32;
     public static final long DEFAULT_MAX_BUFFERED_INPUT = 16L << 20;
     public static final long DEFAULT_MAX_QUEUED_OUTPUT = 16L << 20;
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(5);
     public static final Duration DEFAULT_FRAME_TIMEOUT = Duration.ofSeconds(10);
     public static final int DEFAULT_WORKERS = 4;
+    public static final int DEFAULT_MAX_UNAUTHENTICATED = 1024;
+    public static final Duration DEFAULT_LOGIN_TIMEOUT = Duration.ofSeconds(10);
 
     public ServerLimits {
         if (maxFrame < Frame.HEADER) {
@@ -58,6 +66,19 @@ public record ServerLimits(int maxFrame, int perUserConnections, long maxBuffere
         if (workers < 1 || workers > 256) {
             throw new IllegalArgumentException("workers " + workers + " is not between 1 and 256");
         }
+        if (maxUnauthenticated < 1) {
+            throw new IllegalArgumentException("maxUnauthenticated " + maxUnauthenticated + " is not at least 1");
+        }
+        if (loginTimeout == null || loginTimeout.isNegative() || loginTimeout.isZero()) {
+            throw new IllegalArgumentException("loginTimeout must be positive, not " + loginTimeout);
+        }
+    }
+
+    /** The limits of a server without TCP (before issue 14): the TCP fields at their defaults. */
+    public ServerLimits(int maxFrame, int perUserConnections, long maxBufferedInput, long maxQueuedOutput,
+                        long maxEventBacklog, Duration idleTimeout, Duration frameTimeout, int workers) {
+        this(maxFrame, perUserConnections, maxBufferedInput, maxQueuedOutput, maxEventBacklog, idleTimeout,
+                frameTimeout, workers, DEFAULT_MAX_UNAUTHENTICATED, DEFAULT_LOGIN_TIMEOUT);
     }
 
     /** The defaults for frames of at most {@code maxFrame} bytes; the event backlog as the system property says. */
@@ -74,37 +95,47 @@ public record ServerLimits(int maxFrame, int perUserConnections, long maxBuffere
     }
 
     public ServerLimits withPerUserConnections(int n) {
-        return new ServerLimits(maxFrame, n, maxBufferedInput, maxQueuedOutput, maxEventBacklog, idleTimeout,
-                frameTimeout, workers);
+        return new ServerLimits(maxFrame, n, maxBufferedInput, maxQueuedOutput, maxEventBacklog,
+                idleTimeout, frameTimeout, workers, maxUnauthenticated, loginTimeout);
     }
 
     public ServerLimits withMaxBufferedInput(long bytes) {
-        return new ServerLimits(maxFrame, perUserConnections, bytes, maxQueuedOutput, maxEventBacklog, idleTimeout,
-                frameTimeout, workers);
+        return new ServerLimits(maxFrame, perUserConnections, bytes, maxQueuedOutput, maxEventBacklog,
+                idleTimeout, frameTimeout, workers, maxUnauthenticated, loginTimeout);
     }
 
     public ServerLimits withMaxQueuedOutput(long bytes) {
-        return new ServerLimits(maxFrame, perUserConnections, maxBufferedInput, bytes, maxEventBacklog, idleTimeout,
-                frameTimeout, workers);
+        return new ServerLimits(maxFrame, perUserConnections, maxBufferedInput, bytes, maxEventBacklog,
+                idleTimeout, frameTimeout, workers, maxUnauthenticated, loginTimeout);
     }
 
     public ServerLimits withMaxEventBacklog(long bytes) {
-        return new ServerLimits(maxFrame, perUserConnections, maxBufferedInput, maxQueuedOutput, bytes, idleTimeout,
-                frameTimeout, workers);
+        return new ServerLimits(maxFrame, perUserConnections, maxBufferedInput, maxQueuedOutput, bytes,
+                idleTimeout, frameTimeout, workers, maxUnauthenticated, loginTimeout);
     }
 
     public ServerLimits withIdleTimeout(Duration d) {
-        return new ServerLimits(maxFrame, perUserConnections, maxBufferedInput, maxQueuedOutput, maxEventBacklog, d,
-                frameTimeout, workers);
+        return new ServerLimits(maxFrame, perUserConnections, maxBufferedInput, maxQueuedOutput, maxEventBacklog,
+                d, frameTimeout, workers, maxUnauthenticated, loginTimeout);
     }
 
     public ServerLimits withFrameTimeout(Duration d) {
         return new ServerLimits(maxFrame, perUserConnections, maxBufferedInput, maxQueuedOutput, maxEventBacklog,
-                idleTimeout, d, workers);
+                idleTimeout, d, workers, maxUnauthenticated, loginTimeout);
     }
 
     public ServerLimits withWorkers(int n) {
         return new ServerLimits(maxFrame, perUserConnections, maxBufferedInput, maxQueuedOutput, maxEventBacklog,
-                idleTimeout, frameTimeout, n);
+                idleTimeout, frameTimeout, n, maxUnauthenticated, loginTimeout);
+    }
+
+    public ServerLimits withMaxUnauthenticated(int n) {
+        return new ServerLimits(maxFrame, perUserConnections, maxBufferedInput, maxQueuedOutput, maxEventBacklog,
+                idleTimeout, frameTimeout, workers, n, loginTimeout);
+    }
+
+    public ServerLimits withLoginTimeout(Duration d) {
+        return new ServerLimits(maxFrame, perUserConnections, maxBufferedInput, maxQueuedOutput, maxEventBacklog,
+                idleTimeout, frameTimeout, workers, maxUnauthenticated, d);
     }
 }

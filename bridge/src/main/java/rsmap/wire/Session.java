@@ -1,5 +1,5 @@
-// The protocol rules of one connection: INIT first with a matching version, one OK or ERROR per
-// command with its TID, never an exception across the socket.
+// The protocol rules of one connection: INIT first with a matching version (and over TCP a credential),
+// one OK or ERROR per command with its TID, never an exception across the socket.
 package rsmap.wire;
 
 import java.util.ArrayList;
@@ -11,6 +11,11 @@ import java.util.List;
  * an ERROR naming both versions. QUIT is answered OK and ends the session. Commands other than these
  * go to the {@link Handler}, whose failures become ERROR events. A handler may leave its command open
  * ({@link #keepOpen}, START_EVENTS) and send events for it later through {@link #post}.
+ *
+ * <p>Over TCP (issue 14) the kernel does not say who the peer is: INIT carries the version and a
+ * credential, which the server's {@link Login} turns into the peer. Until then the peer is
+ * {@link Peer#UNKNOWN}, and anything but an accepted INIT - a command, a bad frame, a refused or missing
+ * credential, another version - is answered by one ERROR and ends the session.
  */
 public final class Session {
     /** The version of the protocol this daemon speaks. */
@@ -25,6 +30,12 @@ public final class Session {
         }
     }
 
+    /** Who a session over TCP is: INIT's credential, proven and admitted, or refused with the reason. */
+    interface Login {
+        /** May block (a credential service): runs on a worker, never on the selector thread. */
+        Peer login(String credential) throws Authenticator.Refused;
+    }
+
     /** Where a session's asynchronous events go; never blocks. */
     public interface Output {
         /**
@@ -35,9 +46,10 @@ public final class Session {
     }
 
     /**
-     * Who is on the other end of the socket, from the kernel (SO_PEERCRED): the user and group names, and
-     * where known the numeric uid and gid (-1 unknown) and pid (0 unknown); {@link #UNKNOWN} where the
-     * platform does not say.
+     * Who is on the other end of the socket, from the kernel (SO_PEERCRED), or over TCP from the
+     * {@link Authenticator} (its pid is 0 then: the process is on another host): the user and group names,
+     * and where known the numeric uid and gid (-1 unknown) and pid (0 unknown); {@link #UNKNOWN} where the
+     * platform does not say, and over TCP before the login.
      */
     public record Peer(String user, String group, long uid, long gid, long pid) {
         public static final Peer UNKNOWN = new Peer("", "", -1, -1, 0);
@@ -61,7 +73,10 @@ public final class Session {
     }
 
     private final Handler handler;
-    private final Peer peer;
+    /** Null when the kernel said who the peer is (Unix socket). */
+    private final Login login;
+    /** Set once: at construction, or by the accepted INIT of a session with a {@link #login}. */
+    private volatile Peer peer;
     private volatile Output output = (frame, force) -> false;
     private boolean initialised;
     private volatile boolean closed;
@@ -72,7 +87,15 @@ public final class Session {
 
     public Session(Handler handler, Peer peer) {
         this.handler = handler;
+        this.login = null;
         this.peer = peer;
+    }
+
+    /** A session whose peer is no one until its INIT carries a credential that {@code login} accepts. */
+    Session(Handler handler, Login login) {
+        this.handler = handler;
+        this.login = login;
+        this.peer = Peer.UNKNOWN;
     }
 
     /** Connects the session to its connection's outgoing queue. */
@@ -108,6 +131,7 @@ public final class Session {
         }
     }
 
+    /** The kernel's word on the peer, or the one its credential proved; {@link Peer#UNKNOWN} before that. */
     public Peer peer() {
         return peer;
     }
@@ -121,11 +145,15 @@ public final class Session {
         long tid = command.tid();
         Code code = Code.of(command.code()).filter(Code::isCommand).orElse(null);
         if (code == null) {
-            return List.of(error(tid, String.format("unknown command code %04x", command.code())));
+            String why = String.format("unknown command code %04x", command.code());
+            return login != null && !initialised ? refuse(tid, why) : List.of(error(tid, why));
         }
         if (code == Code.INIT) {
             if (initialised) {
                 return List.of(error(tid, "INIT was already received"));
+            }
+            if (login != null) {
+                return logIn(tid, command);
             }
             String version = command.args().size() == 1 ? command.text(0) : "(none)";
             if (!VERSION.equals(version)) {
@@ -136,7 +164,8 @@ public final class Session {
             return List.of(ok(tid));
         }
         if (!initialised) {
-            return List.of(error(tid, "INIT must come first"));
+            return login == null ? List.of(error(tid, "INIT must come first"))
+                    : refuse(tid, "INIT with a credential must come first");
         }
         if (code == Code.QUIT) {
             end(); // the handler stops what the session had open (its OK first), then QUIT's OK
@@ -162,9 +191,41 @@ public final class Session {
         return out;
     }
 
-    /** The ERROR answering a frame that could not be read; after a fatal one the session ends. */
+    /**
+     * INIT over TCP: {@code INIT VERSION CREDENTIAL}. Every way it fails ends the session: until it is
+     * accepted the peer is no one, and no one gets a second try on the same connection.
+     */
+    private List<Frame> logIn(long tid, Frame command) {
+        String version = command.args().isEmpty() ? "(none)" : command.text(0);
+        if (!VERSION.equals(version)) {
+            return refuse(tid, "protocol version " + version + " is not supported; rsmapd speaks version " + VERSION);
+        }
+        if (command.args().size() != 2 || command.text(1).isEmpty()) {
+            return refuse(tid, "INIT over TCP carries the protocol version and a credential (INIT " + VERSION
+                    + " CREDENTIAL); " + (command.args().size() > 2 ? "it had " + command.args().size() + " arguments"
+                    : "none was given"));
+        }
+        try {
+            peer = login.login(command.text(1));
+        } catch (Authenticator.Refused e) {
+            return refuse(tid, e.getMessage());
+        }
+        initialised = true;
+        return List.of(ok(tid));
+    }
+
+    /** One ERROR, and the session ends: the connection closes once it is written. */
+    private List<Frame> refuse(long tid, String reason) {
+        closed = true;
+        return List.of(error(tid, reason));
+    }
+
+    /**
+     * The ERROR answering a frame that could not be read; after a fatal one, or before the INIT of a
+     * session that must log in, the session ends.
+     */
     public Frame onBadFrame(FrameException e) {
-        if (e.fatal()) {
+        if (e.fatal() || login != null && !initialised) {
             closed = true;
         }
         return error(e.tid(), "bad frame: " + e.getMessage());

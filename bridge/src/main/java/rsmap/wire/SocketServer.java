@@ -1,19 +1,25 @@
-// The Unix socket server of rsmapd: one thread accepts and judges peers, one selector thread reads and
-// writes for every connection, a few workers execute commands; ServerLimits bounds what a peer can hold.
+// The socket server of rsmapd, on a Unix socket and/or TCP: a thread per socket accepts and judges peers,
+// one selector thread reads and writes for every connection, a few workers execute commands (and TCP
+// logins); ServerLimits bounds what a peer can hold.
 package rsmap.wire;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
- * Listens on a Unix socket. A connection ends on QUIT, on a frame that cannot be delimited (after its
- * ERROR), when the client goes away, or when it breaks the budget of {@link ServerLimits}; a slow client
- * never blocks another.
+ * Listens on a Unix socket, on TCP, or on both (an authority: hosts over TCP, local tools on its socket;
+ * issue 14), with one selector, one set of workers and one budget for all. A connection ends on QUIT, on
+ * a frame that cannot be delimited (after its ERROR), when the client goes away, or when it breaks the
+ * budget of {@link ServerLimits}; a slow client never blocks another.
  *
  * <p>Issue 11, hole 8: a thread and a 64 KiB buffer per connection let any local user end the daemon.
  * Here no thread or buffer belongs to a connection: the selector thread reads into its one direct
@@ -24,9 +30,15 @@ import java.util.function.Supplier;
  * every connection (SO_PEERCRED) as it arrives, so that a flood of connects neither slows the selector's
  * rounds nor keeps a privileged peer's connect waiting behind more than the short listen backlog.
  *
- * <p>The rooms: {@link Admission} (the socket and the accept thread), {@link SelectorLoop} (the selector
- * thread), {@link Workers} (the command threads), {@link Budget} (what peers hold, and who is shed or
- * timed out). This class builds them and carries each {@link Connection}'s hand-offs between them.
+ * <p>Over TCP the kernel cannot say who the peer is: a connection is no one until its INIT carries a
+ * credential that the {@link Authenticator} accepts (see {@link Session}); the login runs on a worker, and
+ * privilege and the per-user limit are judged then, on the peer it proved. Until then it holds one of
+ * {@link ServerLimits#maxUnauthenticated} places, for at most {@link ServerLimits#loginTimeout}.
+ *
+ * <p>The rooms: {@link Admission} (a socket and its accept thread), {@link TcpLogin} (a TCP peer's INIT),
+ * {@link SelectorLoop} (the selector thread), {@link Workers} (the command threads), {@link Budget} (what
+ * peers hold, and who is shed or timed out). This class builds them and carries each {@link Connection}'s
+ * hand-offs between them.
  */
 public final class SocketServer implements AutoCloseable {
     /** The direct buffer of the selector thread and of each worker. */
@@ -37,15 +49,79 @@ public final class SocketServer implements AutoCloseable {
     public record Counters(long accepted, long refused, long shed, long timedOut) {
     }
 
+    /** Null when the server listens on TCP only. */
     private final Path path;
+    private final InetSocketAddress tcpAddress;
     private final ServerLimits limits;
     /** Where every decoder's bytes are held: recycled, and given back a while after a flood. */
     private final Chunks chunks;
     private final Budget budget;
-    private final ServerSocketChannel listener;
     private final SelectorLoop loop;
     private final Workers workers;
-    private final Admission admission;
+    private final List<Admission> doors = new ArrayList<>();
+    private final TcpLogin tcp;
+
+    /** What a server listens on and how it judges its peers; {@link #start} binds and serves. */
+    public static final class Builder {
+        private final Supplier<Session.Handler> handlers;
+        private ServerLimits limits = ServerLimits.defaults();
+        private Predicate<Session.Peer> privileged = Session.Peer::isRoot;
+        private Path path;
+        private String group = "";
+        private String mode = "rw-rw----";
+        private InetSocketAddress tcpAddress;
+        private Authenticator authenticator;
+
+        private Builder(Supplier<Session.Handler> handlers) {
+            this.handlers = Objects.requireNonNull(handlers, "handlers");
+        }
+
+        /**
+         * The Unix socket at {@code path} with {@code mode} (like {@code rw-rw----}) and, unless empty, group
+         * {@code group}: it is bound under a temporary name, given its mode and group, then renamed into
+         * place, so that no client ever connects through wider permissions. A stale socket file is replaced.
+         */
+        public Builder unix(Path path, String group, String mode) {
+            this.path = Objects.requireNonNull(path, "path");
+            this.group = Objects.requireNonNull(group, "group");
+            this.mode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /** TCP on {@code address} (port 0: an ephemeral one, see {@link #tcpAddress}); every peer logs in with INIT. */
+        public Builder tcp(InetSocketAddress address, Authenticator authenticator) {
+            this.tcpAddress = Objects.requireNonNull(address, "address");
+            this.authenticator = Objects.requireNonNull(authenticator, "authenticator");
+            return this;
+        }
+
+        /** Default: {@link ServerLimits#defaults()}. */
+        public Builder limits(ServerLimits limits) {
+            this.limits = Objects.requireNonNull(limits, "limits");
+            return this;
+        }
+
+        /**
+         * The peers exempt from the per-user limit and never shed, and whose commands run first (the
+         * daemon: root or its admin user; the default: root). Over TCP, judged on the peer a login proved.
+         */
+        public Builder privileged(Predicate<Session.Peer> privileged) {
+            this.privileged = Objects.requireNonNull(privileged, "privileged");
+            return this;
+        }
+
+        /** Binds what was asked for (at least one socket) and starts serving. */
+        public SocketServer start() throws IOException {
+            if (path == null && tcpAddress == null) {
+                throw new IllegalStateException("a SocketServer needs a Unix socket, a TCP address, or both");
+            }
+            return new SocketServer(this);
+        }
+    }
+
+    public static Builder builder(Supplier<Session.Handler> handlers) {
+        return new Builder(handlers);
+    }
 
     /** Binds {@code path} (a stale socket file is replaced) and starts accepting. */
     public SocketServer(Path path, Supplier<Session.Handler> handlers, int maxFrame) throws IOException {
@@ -58,41 +134,75 @@ public final class SocketServer implements AutoCloseable {
         this(path, handlers, ServerLimits.defaults(maxFrame), Session.Peer::isRoot, group, mode);
     }
 
-    /**
-     * Binds {@code path} with {@code mode} (like {@code rw-rw----}) and, unless empty, group {@code group}:
-     * the socket is bound under a temporary name, given its mode and group, then renamed into place, so
-     * that no client ever connects through wider permissions. {@code privileged} names the peers exempt
-     * from the per-user limit and never shed (the daemon: root or its admin user).
-     */
+    /** A Unix socket only: see {@link Builder#unix}, {@link Builder#limits} and {@link Builder#privileged}. */
     public SocketServer(Path path, Supplier<Session.Handler> handlers, ServerLimits limits,
                         Predicate<Session.Peer> privileged, String group, String mode) throws IOException {
-        this.path = path;
-        this.limits = limits;
+        this(builder(handlers).unix(path, group, mode).limits(limits).privileged(privileged));
+    }
+
+    private SocketServer(Builder b) throws IOException {
+        this.path = b.path;
+        this.limits = b.limits;
         this.chunks = Chunks.upTo(limits.maxBufferedInput());
         this.budget = new Budget(limits);
-        listener = Admission.bind(path, group, mode);
+        this.tcp = b.tcpAddress == null ? null : new TcpLogin(b.authenticator, b.privileged, budget);
+        ServerSocketChannel unix = null;
+        ServerSocketChannel inet = null;
         try {
+            unix = b.path == null ? null : Admission.bind(b.path, b.group, b.mode);
+            inet = b.tcpAddress == null ? null : Admission.bind(b.tcpAddress);
+            tcpAddress = inet == null ? null : (InetSocketAddress) inet.getLocalAddress();
             loop = new SelectorLoop(this, budget);
-        } catch (IOException e) {
-            listener.close();
+        } catch (IOException | RuntimeException e) {
+            if (unix != null) {
+                unix.close();
+                Files.deleteIfExists(b.path); // ours: bound and renamed into place above
+            }
+            if (inet != null) {
+                inet.close();
+            }
             throw e;
         }
         workers = new Workers(limits.workers());
-        admission = new Admission(this, listener, handlers, privileged, budget, loop);
+        if (unix != null) {
+            doors.add(new Admission(this, unix, b.handlers, b.privileged, budget, loop, null));
+        }
+        if (inet != null) {
+            doors.add(new Admission(this, inet, b.handlers, b.privileged, budget, loop, tcp));
+        }
         loop.start();
-        admission.start();
+        doors.forEach(Admission::start);
     }
 
+    /** The Unix socket's path. */
     public Path path() {
+        if (path == null) {
+            throw new IllegalStateException("this server listens on TCP only, at " + tcpAddress);
+        }
         return path;
+    }
+
+    /** The TCP address bound: with its port when 0 was asked for. */
+    public InetSocketAddress tcpAddress() {
+        if (tcpAddress == null) {
+            throw new IllegalStateException("this server listens on its Unix socket only, at " + path);
+        }
+        return tcpAddress;
     }
 
     public ServerLimits limits() {
         return limits;
     }
 
+    /** {@code refused}: at accept (per-user limit, too many awaiting login) and at TCP login. */
     public Counters counters() {
-        return new Counters(admission.accepted(), admission.refused(), budget.shed(), budget.timedOut());
+        long accepted = 0;
+        long refused = tcp == null ? 0 : tcp.refused();
+        for (Admission d : doors) {
+            accepted += d.accepted();
+            refused += d.refused();
+        }
+        return new Counters(accepted, refused, budget.shed(), budget.timedOut());
     }
 
     // ---- a connection's hand-offs, from any thread ----
@@ -166,9 +276,13 @@ public final class SocketServer implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        admission.stop(); // ends the accept thread
+        for (Admission d : doors) {
+            d.stop(); // ends its accept thread
+        }
         loop.stop();
         workers.stop();
-        Files.deleteIfExists(path);
+        if (path != null) {
+            Files.deleteIfExists(path);
+        }
     }
 }

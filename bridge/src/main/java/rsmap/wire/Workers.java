@@ -1,5 +1,5 @@
 // The threads that execute the SocketServer's commands: one Work of a connection at a time, privileged
-// peers' first (Connection.Work orders itself), each thread with its own direct buffer for answers.
+// peers' first (Work orders itself), each thread with its own direct buffer for answers.
 package rsmap.wire;
 
 import java.nio.ByteBuffer;
@@ -13,6 +13,28 @@ final class Workers {
     private final ThreadPoolExecutor pool;
     /** Arrival order of Work, behind privilege. */
     private final AtomicLong seq = new AtomicLong();
+
+    /** A command (or bad frame) to execute, or the session's end, on a worker thread. */
+    record Work(Connection connection, Frame frame, FrameException bad, long seq) implements Runnable, Comparable<Work> {
+        @Override
+        public void run() {
+            try {
+                connection.execute(this);
+            } catch (RuntimeException e) { // never a connection left busy forever
+                connection.failed();
+            }
+        }
+
+        /** Privileged peers' commands first (root and the admin are never starved), then arrival order. */
+        @Override
+        public int compareTo(Work o) {
+            // A connection's privilege changes only at its login, while its one Work (INIT) is out of the queue.
+            if (connection.privileged() != o.connection.privileged()) {
+                return connection.privileged() ? -1 : 1;
+            }
+            return Long.compare(seq, o.seq);
+        }
+    }
 
     /** A worker thread with its own direct buffer for writing answers. */
     static final class Worker extends Thread {
@@ -33,7 +55,7 @@ final class Workers {
 
     /** Queues {@code c}'s next command (or its end); false when it has nothing to run now. */
     boolean runNext(Connection c) {
-        Connection.Work w = c.next(seq.incrementAndGet());
+        Work w = c.next(seq.incrementAndGet());
         if (w == null) {
             return false;
         }

@@ -335,9 +335,13 @@ class ServerBudgetTest {
         assertThatThrownBy(() -> d.withIdleTimeout(Duration.ofSeconds(-1))).hasMessageContaining("idleTimeout");
         assertThatThrownBy(() -> d.withFrameTimeout(null)).hasMessageContaining("frameTimeout");
         assertThatThrownBy(() -> d.withWorkers(0)).hasMessageContaining("workers 0");
+        assertThatThrownBy(() -> d.withMaxUnauthenticated(0)).hasMessageContaining("maxUnauthenticated 0");
+        assertThatThrownBy(() -> d.withLoginTimeout(Duration.ZERO)).hasMessageContaining("loginTimeout must be");
         assertThatThrownBy(() -> new ServerLimits(4, 1, 1 << 20, 1, 1, Duration.ZERO, Duration.ZERO, 1))
                 .hasMessageContaining("maxFrame 4");
         assertThat(d.perUserConnections()).isEqualTo(32);
+        assertThat(d.maxUnauthenticated()).isEqualTo(1024);
+        assertThat(d.loginTimeout()).isEqualTo(Duration.ofSeconds(10));
         assertThat(d.maxFrame()).isEqualTo(FrameDecoder.DEFAULT_MAX_FRAME);
     }
 }

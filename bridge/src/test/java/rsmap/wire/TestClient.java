@@ -1,8 +1,10 @@
-// A protocol client on a real Unix socket, for the tests of the server and the daemon.
+// A protocol client on a real Unix socket or TCP connection, for the tests of the server and the daemon.
 package rsmap.wire;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -13,11 +15,19 @@ import java.util.List;
 import java.util.Optional;
 
 public final class TestClient implements AutoCloseable {
-    private final SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+    private final SocketChannel ch;
     private final FrameDecoder decoder = new FrameDecoder(64 << 20); // answers (STATE) may be large
 
     public TestClient(Path socket) throws IOException {
+        ch = SocketChannel.open(StandardProtocolFamily.UNIX);
         ch.connect(UnixDomainSocketAddress.of(socket));
+    }
+
+    /** Over TCP, with TCP_NODELAY: every {@link #send} leaves as it was cut. */
+    public TestClient(InetSocketAddress address) throws IOException {
+        ch = SocketChannel.open();
+        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        ch.connect(address);
     }
 
     public void send(byte[] bytes) throws IOException {

@@ -81,6 +81,22 @@ public record Grant(Map<String, Map<String, List<String>>> byHost) {
         return new Grant(out);
     }
 
+    /**
+     * This grant without {@code other}'s identifiers, one occurrence each (shares repeat); hosts and maps
+     * left with none are dropped. The inverse of {@link #plus} where {@code other} is part of this grant.
+     */
+    public Grant minus(Grant other) {
+        Map<String, Map<String, List<String>>> out = new LinkedHashMap<>();
+        byHost.forEach((h, maps) -> maps.forEach((m, list) -> {
+            List<String> rest = new java.util.ArrayList<>(list);
+            other.byHost.getOrDefault(h, Map.of()).getOrDefault(m, List.of()).forEach(rest::remove);
+            if (!rest.isEmpty()) {
+                out.computeIfAbsent(h, k -> new LinkedHashMap<>()).put(m, rest);
+            }
+        }));
+        return new Grant(out);
+    }
+
     public boolean isEmpty() {
         return byHost.isEmpty();
     }

@@ -61,4 +61,15 @@ class GrantTest {
         assertThat(c.environment("7", "node02")).isEmpty(); // not a host of the job
         assertThat(c.environment("8", "node01")).isEmpty(); // not running
     }
+
+    @Test
+    void minus_takesOneOccurrencePerIdentifier_andDropsWhatIsLeftEmpty() {
+        Grant g = new Grant(Map.of("node01", maps("gpu", "0 0 1", "nic", "ib0")));
+        assertThat(g.minus(new Grant(Map.of("node01", maps("gpu", "0", "nic", "ib0")))).byHost())
+                .isEqualTo(Map.of("node01", Map.of("gpu", List.of("0", "1"))));
+        assertThat(g.minus(g).isEmpty()).isTrue();
+        assertThat(g.minus(Grant.NONE)).isEqualTo(g);
+        assertThat(g.plus(new Grant(Map.of("node01", maps("gpu", "2")))).minus(new Grant(Map.of("node01",
+                maps("gpu", "2"))))).isEqualTo(g);
+    }
 }
