@@ -17,14 +17,24 @@ final class Access {
             Code.RECONCILE);
 
     private final String adminUser;
+    private final String daemonUser;
 
     Access(String adminUser) {
-        this.adminUser = adminUser;
+        this(adminUser, "root");
     }
 
-    /** Root or the admin user. */
+    /**
+     * With the daemon's own user: a host daemon proves it to its authority with MUNGE (issue 14), and on
+     * a host it is the user the hooks already trust.
+     */
+    Access(String adminUser, String daemonUser) {
+        this.adminUser = adminUser;
+        this.daemonUser = daemonUser;
+    }
+
+    /** Root, the admin user or the daemon's user. */
     boolean privileged(Session.Peer peer) {
-        return peer.isRoot() || peer.user().equals(adminUser);
+        return peer.isRoot() || peer.user().equals(adminUser) || peer.user().equals(daemonUser);
     }
 
     /** Whether {@code peer} may see and enter {@code job}: its owner, root or the admin. */

@@ -20,7 +20,8 @@ import rsmap.wire.Session;
 
 /**
  * Lock order: the daemon's lock, then this link's (a JOB_START holds the first while it asks the
- * authority; the reconnect thread takes both in that order). While the authority cannot be reached, a
+ * authority). The link's own thread never holds both: it takes a snapshot of the host under the daemon's
+ * lock, then connects under the link's. Every call to the authority is bounded by the connector's timeout. While the authority cannot be reached, a
  * job that needs a global map cannot start here (its JOB_START is refused naming the authority, the
  * prolog reschedules it) and a job that needs none starts as before; JOB_END frees here and tells the
  * authority when it can - the reconciliation after the next connect frees what it missed.
@@ -55,8 +56,10 @@ final class AuthorityLink implements AutoCloseable {
     private long nextTry;
     private String lastError = "not connected yet";
     private final Deque<String> events = new ArrayDeque<>();
+    /** How often a link with nothing else to say tells the authority it is there. */
+    static final long KEEPALIVE_MS = 30_000;
     /** Jobs whose global grant the authority said it does not know: refused new global instances. */
-    final Set<String> unconfirmed = new LinkedHashSet<>();
+    private final Set<String> unconfirmed = new LinkedHashSet<>();
     private final Thread thread;
     private volatile boolean closed;
 
@@ -134,60 +137,83 @@ final class AuthorityLink implements AutoCloseable {
             if (System.currentTimeMillis() < nextTry) {
                 throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
             }
-            connect();
+            connect(hello()); // the caller holds the daemon's lock: the snapshot is current
         }
         try {
             return channel.call(code, json);
         } catch (Client.Refusal e) {
             throw new Session.CommandException("authority " + where + ": " + e.getMessage());
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             down(e);
             throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
         }
     }
 
-    /** Connects, registers and reconciles; holds the link's lock, and the daemon's (taken before). */
-    private void connect() throws Session.CommandException {
+    /**
+     * Connects, then registers and reconciles with {@code hello} (a snapshot of this host taken under the
+     * daemon's lock: {@link #hello()}). Holds the link's lock.
+     */
+    private void connect(Hello hello) throws Session.CommandException {
         try {
             channel = connector.open();
-            handshake();
+            handshake(hello);
             backoffMs = 250;
             log.note(Log.Level.INFO, "connected to the authority " + where);
-        } catch (IOException | Client.Refusal e) {
+        } catch (IOException | Client.Refusal | RuntimeException e) {
             down(e);
             throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
         }
     }
 
-    private void handshake() throws IOException, Client.Refusal {
+    /** What a host tells its authority after every connect: its state, and its jobs' global grants. */
+    private record Hello(String register, String reconcile, java.util.Map<String, String> remote) {
+    }
+
+    /**
+     * The snapshot for the next handshake; called under the daemon's lock. Events before it are dropped
+     * (the registration says all of them), events after it go out after the handshake.
+     */
+    private Hello hello() {
         synchronized (events) {
-            events.clear(); // the registration says all of it
+            events.clear();
         }
         Session.Peer root = new Session.Peer("root", "root", 0, 0, 0);
         ObjectNode state = Views.state(s, access, root, EventHub.Filters.NONE, null);
-        channel.call(Code.REGISTER, JSON.createObjectNode().put("host", s.host()).<ObjectNode>set("state", state).toString());
         ObjectNode jobs = JSON.createObjectNode();
+        java.util.Map<String, String> remote = new java.util.HashMap<>();
         for (Job j : s.jobs.values()) {
             if (!j.remote().isEmpty()) {
                 jobs.set(j.id(), Views.grant(j.remote()));
+                remote.put(j.id(), j.remote().byHost().toString());
             }
         }
-        List<Frame> r = channel.call(Code.RECONCILE, JSON.createObjectNode().put("host", s.host())
-                .<ObjectNode>set("jobs", jobs).toString());
+        return new Hello(JSON.createObjectNode().put("host", s.host()).<ObjectNode>set("state", state).toString(),
+                JSON.createObjectNode().put("host", s.host()).<ObjectNode>set("jobs", jobs).toString(), remote);
+    }
+
+    private void handshake(Hello hello) throws IOException, Client.Refusal {
+        channel.call(Code.REGISTER, hello.register());
+        List<Frame> r = channel.call(Code.RECONCILE, hello.reconcile());
         JsonNode answer = JSON.readTree(r.get(0).text(0));
         unconfirmed.clear();
         for (String key : new String[] {"unknown", "differs"}) {
             for (JsonNode id : answer.path(key)) {
                 unconfirmed.add(id.asText());
-                log.note(Log.Level.ERROR, "job " + id.asText() + " holds global instances " + s.jobs.get(id.asText())
-                        .remote().byHost() + " that the authority " + where + (key.equals("unknown") ? " does not know"
-                        : " holds otherwise") + ": it gets no new global instance until an admin decides");
+                log.note(Log.Level.ERROR, "job " + id.asText() + " holds global instances "
+                        + hello.remote().getOrDefault(id.asText(), "?") + " that the authority " + where
+                        + (key.equals("unknown") ? " does not know" : " holds otherwise")
+                        + ": it gets no new global instance until an admin decides (JOB_END frees it)");
             }
         }
         if (answer.path("freed").size() > 0) {
             log.note(Log.Level.INFO, "the authority freed the global instances of jobs that ended here: "
                     + answer.path("freed"));
         }
+    }
+
+    /** Whether job {@code id}'s global grant is one the authority did not confirm at the last handshake. */
+    synchronized boolean unconfirmed(String id) {
+        return unconfirmed.contains(id);
     }
 
     private void down(Exception e) {
@@ -201,19 +227,32 @@ final class AuthorityLink implements AutoCloseable {
         backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
     }
 
-    /** Reconnects with backoff and forwards events. */
+    /**
+     * Reconnects with backoff, forwards events, and keeps the connection alive (a keepalive every {@link
+     * #KEEPALIVE_MS} without other traffic, below the authority's idle timeout, which also finds an
+     * authority gone without a FIN). The snapshot is taken under the daemon's lock, the network is used
+     * under the link's alone: a command of this host waits at most for one call's timeout.
+     */
     private void run() {
+        long lastSent = System.currentTimeMillis();
         while (!closed) {
             boolean up;
+            long due;
             synchronized (this) {
                 up = channel != null;
+                due = nextTry;
             }
             if (!up) {
-                synchronized (daemonLock) {
+                if (System.currentTimeMillis() >= due) {
+                    Hello hello;
+                    synchronized (daemonLock) {
+                        hello = hello();
+                    }
                     synchronized (this) {
-                        if (channel == null && System.currentTimeMillis() >= nextTry) {
+                        if (channel == null) {
                             try {
-                                connect();
+                                connect(hello);
+                                lastSent = System.currentTimeMillis();
                             } catch (Session.CommandException e) {
                                 // logged by down(); tried again after the backoff
                             }
@@ -234,15 +273,18 @@ final class AuthorityLink implements AutoCloseable {
                 }
                 next = events.poll();
             }
-            if (next != null) {
-                synchronized (this) {
-                    if (channel != null) {
-                        try {
-                            channel.call(Code.HOST_EVENT, JSON.createObjectNode().put("host", s.host())
-                                    .set("diff", JSON.readTree(next)).toString());
-                        } catch (IOException | Client.Refusal e) {
-                            down(e instanceof IOException io ? io : new IOException(e.getMessage()));
-                        }
+            if (next == null && System.currentTimeMillis() - lastSent < KEEPALIVE_MS) {
+                continue;
+            }
+            synchronized (this) {
+                if (channel != null) {
+                    try {
+                        ObjectNode arg = JSON.createObjectNode().put("host", s.host());
+                        arg.set("diff", next == null ? JSON.createObjectNode() : JSON.readTree(next));
+                        channel.call(Code.HOST_EVENT, arg.toString());
+                        lastSent = System.currentTimeMillis();
+                    } catch (IOException | Client.Refusal | RuntimeException e) {
+                        down(e);
                     }
                 }
             }

@@ -56,8 +56,12 @@ public final class Daemon implements AutoCloseable {
     private ScheduledExecutorService timer;
     /** The host's authority of the global maps (issue 14); null without one. */
     private AuthorityLink link;
-    /** How a host reaches its authority: TCP with a MUNGE credential; tests may put another way. */
-    static java.util.function.Function<Config, AuthorityLink.Connector> CONNECTOR = Daemon::tcpConnector;
+    /** How hosts and their authority prove who connects: MUNGE; tests may put another way. */
+    static HostAuth AUTH = HostAuth.MUNGE;
+    /** How long a host waits for its authority: to connect, and for each answer. */
+    static final Duration AUTHORITY_TIMEOUT = Duration.ofSeconds(5);
+    /** The authority's checker of the hosts' credentials; null on a host. */
+    private final rsmap.wire.Authenticator authenticator;
 
     /** Builds the state from the configuration and the journal. */
     public Daemon(Config config, ComplexTable table) throws ParseException, IOException {
@@ -71,12 +75,13 @@ public final class Daemon implements AutoCloseable {
     public Daemon(Config config, ComplexTable table, Path configFile) throws ParseException, IOException {
         this.config = config;
         this.state = new HostState(config, table);
-        this.access = new Access(config.adminUser());
+        this.access = new Access(config.adminUser(), config.daemonUser());
         this.preflight = new Preflight(config, configFile);
         preflight.daemonUser();
         preflight.spool();
         Isolation isolation = preflight.isolation(log);
         preflight.values(state);
+        this.authenticator = config.isAuthority() ? preflight.authenticator(AUTH) : null;
         // Before the journal and the socket: a second daemon on this state must touch neither (hole 5).
         this.stateLock = StateLock.acquire(config.stateDir());
         Journal opened = null;
@@ -91,7 +96,7 @@ public final class Daemon implements AutoCloseable {
                     envFiles);
             Authority authority = config.isAuthority() ? new Authority(state, lifecycle, log) : null;
             if (config.authority() != null) {
-                link = new AuthorityLink(config.authority().toString(), CONNECTOR.apply(config), state, lock, log, access);
+                link = new AuthorityLink(config.authority().toString(), tcpConnector(config), state, lock, log, access);
                 lifecycle.link = link;
                 events.forward = link::event;
             }
@@ -109,20 +114,27 @@ public final class Daemon implements AutoCloseable {
 
     /** Starts serving on the configured socket, and reconciling every {@code reconcile_interval}. */
     public Daemon serve() throws IOException {
-        try {
-            server = new SocketServer(config.socket(), () -> new Session.Handler() {
-                @Override
-                public List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
-                    return commands.handle(code, command, session);
-                }
+        SocketServer.Builder b = SocketServer.builder(() -> new Session.Handler() {
+            @Override
+            public List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
+                return commands.handle(code, command, session);
+            }
 
-                @Override
-                public void closed(Session session) {
-                    commands.closed(session);
-                }
-            }, limits(), access::privileged, groupIfExists(config.socketGroup()), config.socketMode());
+            @Override
+            public void closed(Session session) {
+                commands.closed(session);
+            }
+        }).unix(config.socket(), groupIfExists(config.socketGroup()), config.socketMode()).limits(limits())
+                .privileged(access::privileged);
+        if (authenticator != null) {
+            b.tcp(config.listen().address(), authenticator);
+        }
+        try {
+            server = b.start();
         } catch (IOException e) {
-            throw new IOException(preflight.where("socket") + ": cannot serve " + config.socket() + ": " + reason(e), e);
+            String key = authenticator != null && Files.exists(config.socket()) ? "listen" : "socket";
+            throw new IOException(preflight.where(key) + ": cannot serve " + (key.equals("listen") ? config.listen()
+                    : config.socket()) + ": " + reason(e), e);
         }
         if (link != null) {
             link.start();
@@ -232,9 +244,34 @@ public final class Daemon implements AutoCloseable {
         return server.path();
     }
 
+    /** The authority's TCP address once serving (its {@code listen}, with the port bound). */
+    public java.net.InetSocketAddress tcpAddress() {
+        return server.tcpAddress();
+    }
+
+    /** TCP to the authority, logged in with a fresh credential each connect, every call bounded. */
     private static AuthorityLink.Connector tcpConnector(Config config) {
+        java.net.InetSocketAddress address = config.authority().address();
         return () -> {
-            throw new IOException("TCP to the authority is not built yet"); // TODO(issue 14)
+            java.util.function.Supplier<String> credential = AUTH.credential(config);
+            rsmap.wire.Client c = rsmap.wire.Client.connect(address.isUnresolved()
+                    ? new java.net.InetSocketAddress(address.getHostString(), address.getPort()) : address,
+                    credential, AUTHORITY_TIMEOUT);
+            return new AuthorityLink.Channel() {
+                @Override
+                public List<Frame> call(Code code, String json) throws IOException, rsmap.wire.Client.Refusal {
+                    return c.call(code, json);
+                }
+
+                @Override
+                public void close() {
+                    try {
+                        c.close();
+                    } catch (IOException e) {
+                        // closing anyway
+                    }
+                }
+            };
         };
     }
 

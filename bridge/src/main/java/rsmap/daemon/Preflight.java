@@ -58,6 +58,18 @@ final class Preflight {
         }
     }
 
+    /**
+     * An authority checks every host's credential (issue 14): without munged's library or a daemon_user
+     * it can resolve, it does not start, rather than serve TCP with no way to tell who connects.
+     */
+    rsmap.wire.Authenticator authenticator(HostAuth auth) throws IOException {
+        try {
+            return auth.authenticator(config);
+        } catch (IOException e) {
+            throw new IOException(where("munge_socket") + ": cannot check the hosts' credentials: " + e.getMessage(), e);
+        }
+    }
+
     void spool() throws IOException {
         checkSpool(config, file);
     }

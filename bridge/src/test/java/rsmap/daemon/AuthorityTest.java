@@ -27,34 +27,42 @@ class AuthorityTest {
     Config authorityConfig;
     Daemon authority;
     final List<Daemon> hosts = new ArrayList<>();
-    java.util.function.Function<Config, AuthorityLink.Connector> saved;
+    HostAuth saved;
+
+    /** Logins by a plain token, in one JVM: the MUNGE path is AuthorityIT's, with a real munged. */
+    static final HostAuth TOKENS = new HostAuth() {
+        @Override
+        public java.util.function.Supplier<String> credential(Config host) {
+            return () -> "token:" + host.host();
+        }
+
+        @Override
+        public rsmap.wire.Authenticator authenticator(Config authority) {
+            return credential -> {
+                if (!credential.startsWith("token:")) {
+                    throw new rsmap.wire.Authenticator.Refused("not a token");
+                }
+                return new Session.Peer("root", "root", 0, 0, 0);
+            };
+        }
+    };
+    int port;
 
     @BeforeEach
     void start() throws Exception {
-        saved = Daemon.CONNECTOR;
-        authorityConfig = authorityConfig(tmp.resolve("authority"), "lic=1(la)");
+        saved = Daemon.AUTH;
+        Daemon.AUTH = TOKENS;
+        port = freePort();
+        authorityConfig = authorityConfig(tmp.resolve("authority"), port, "lic=1(la)");
         authority = TestDaemon.start(authorityConfig);
-        Path socket = authorityConfig.socket();
-        Daemon.CONNECTOR = c -> () -> {
-            Client client = Client.connect(socket);
-            return new AuthorityLink.Channel() {
-                @Override
-                public List<Frame> call(Code code, String json) throws java.io.IOException, Client.Refusal {
-                    return client.call(code, json);
-                }
-
-                @Override
-                public void close() {
-                    try {
-                        client.close();
-                    } catch (java.io.IOException e) {
-                        // closing anyway
-                    }
-                }
-            };
-        };
         for (String h : List.of("node01", "node02")) {
             hosts.add(TestDaemon.start(hostConfig(h)));
+        }
+    }
+
+    static int freePort() throws java.io.IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
         }
     }
 
@@ -66,16 +74,16 @@ class AuthorityTest {
         if (authority != null) {
             authority.close();
         }
-        Daemon.CONNECTOR = saved;
+        Daemon.AUTH = saved;
     }
 
     /** An authority's configuration: no host, no complex_values (refused there). */
-    static Config authorityConfig(Path dir, String global, String... more) throws Exception {
+    static Config authorityConfig(Path dir, int port, String global, String... more) throws Exception {
         java.nio.file.Files.createDirectories(dir);
         java.nio.file.Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"),
                 java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         List<String> lines = new ArrayList<>(List.of("complexes = complexes", "role = authority",
-                "listen = 127.0.0.1:7321", "global_complex_values = " + global, "socket = rsmapd.sock",
+                "listen = 127.0.0.1:" + port, "global_complex_values = " + global, "socket = rsmapd.sock",
                 "state_dir = state", "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0"));
         lines.addAll(List.of(more));
         Path conf = java.nio.file.Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", lines) + "\n");
@@ -83,7 +91,7 @@ class AuthorityTest {
     }
 
     private Config hostConfig(String host) throws Exception {
-        return TestDaemon.config(tmp.resolve(host), "gpu=2(0 1)", "host = " + host, "authority = 127.0.0.1:7321",
+        return TestDaemon.config(tmp.resolve(host), "gpu=2(0 1)", "host = " + host, "authority = 127.0.0.1:" + port,
                 "reconcile_interval = 0");
     }
 
@@ -104,7 +112,7 @@ class AuthorityTest {
                 .toList()).containsExactly("SGE_HGR_gpu=0", "SGE_HGR_lic=la");
         List<Frame> b = start(hosts.get(1), "8", "lic=1");
         assertThat(b.get(0).code()).isEqualTo(Code.ERROR.value());
-        assertThat(b.get(0).text(0)).startsWith("authority 127.0.0.1:7321: ").contains("lic");
+        assertThat(b.get(0).text(0)).startsWith("authority 127.0.0.1:" + port + ": ").contains("lic");
         assertThat(hosts.get(1).cluster().runningJobs()).isEmpty();
         call(hosts.get(0), Code.JOB_END, "{\"job\":\"7\"}");
         List<Frame> again = start(hosts.get(1), "8", "lic=1");
@@ -131,7 +139,7 @@ class AuthorityTest {
         assertThat(start(hosts.get(0), "7", "gpu=1").get(0).text(1)).isEqualTo("SGE_HGR_gpu=0");
         List<Frame> b = start(hosts.get(0), "8", "lic=1");
         assertThat(b.get(0).code()).isEqualTo(Code.ERROR.value());
-        assertThat(b.get(0).text(0)).startsWith("authority 127.0.0.1:7321 unreachable: ");
+        assertThat(b.get(0).text(0)).startsWith("authority 127.0.0.1:" + port + " unreachable: ");
     }
 
     @Test
