@@ -90,24 +90,34 @@ final class DaemonCommands {
         SocketOption socket = new SocketOption();
         @Option(names = "--json", description = "Print the daemon's STATE as JSON.")
         boolean json;
+        @Option(names = "--cluster", description = "Against the authority (role = authority): the global maps with "
+                + "their holders as HOST:JOB, and every registered host with its instances and holders.")
+        boolean cluster;
 
         @Override
         public Integer call() throws Refused {
-            JsonNode q = json(ask(socket, Code.QUERY).get(0));
+            JsonNode q = json(cluster ? ask(socket, Code.QUERY, "{\"cluster\":true}").get(0) : ask(socket, Code.QUERY).get(0));
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
                 out.println(q);
                 return 0;
             }
-            out.println("host " + q.path("host").asText() + ", configuration generation " + q.path("generation").asLong());
-            for (Iterator<Map.Entry<String, JsonNode>> it = q.path("maps").fields(); it.hasNext();) {
-                Map.Entry<String, JsonNode> m = it.next();
-                out.println(m.getKey() + " (" + m.getValue().path("amount").asInt() + " instances)");
-                for (JsonNode i : m.getValue().path("instances")) {
-                    String holder = i.path("holder").asText();
-                    out.printf("  %-12s %s%n", i.path("id").asText(), holder.isEmpty() ? "free" : "held by job " + holder);
+            if (cluster) {
+                out.println("authority, configuration generation " + q.path("generation").asLong() + ", "
+                        + q.path("hosts").size() + " registered hosts");
+                out.println("global maps" + (q.path("maps").isEmpty() ? ": none" : ""));
+                maps(out, q.path("maps"), "  ");
+                for (Iterator<Map.Entry<String, JsonNode>> it = q.path("hosts").fields(); it.hasNext();) {
+                    Map.Entry<String, JsonNode> h = it.next();
+                    out.println("host " + h.getKey() + (h.getValue().path("connected").asBoolean() ? ""
+                            : " (not connected; as it last told, registered " + h.getValue().path("registered").asText()
+                            + ")"));
+                    maps(out, h.getValue().path("maps"), "  ");
                 }
+                return 0;
             }
+            out.println("host " + q.path("host").asText() + ", configuration generation " + q.path("generation").asLong());
+            maps(out, q.path("maps"), "");
             out.println("jobs" + (q.path("jobs").isEmpty() ? ": none" : ""));
             for (JsonNode j : q.path("jobs")) {
                 List<String> env = new ArrayList<>();
@@ -116,6 +126,19 @@ final class DaemonCommands {
                         j.path("request").asText(), String.join(" ", env));
             }
             return 0;
+        }
+    }
+
+    /** Each map with its instances and their holders, indented by {@code indent}. */
+    static void maps(PrintWriter out, JsonNode maps, String indent) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = maps.fields(); it.hasNext();) {
+            Map.Entry<String, JsonNode> m = it.next();
+            out.println(indent + m.getKey() + " (" + m.getValue().path("amount").asInt() + " instances)");
+            for (JsonNode i : m.getValue().path("instances")) {
+                String holder = i.path("holder").asText();
+                out.printf("%s  %-12s %s%n", indent, i.path("id").asText(), holder.isEmpty() ? "free"
+                        : "held by job " + holder);
+            }
         }
     }
 
