@@ -46,6 +46,25 @@ final class Rsmapd implements AutoCloseable {
         return Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", lines) + "\n");
     }
 
+    /** Writes {@code dir/rsmapd.conf} for an authority (issue 14) of {@code global} on 127.0.0.1:{@code port}. */
+    static Path configureAuthority(Path dir, String global, int port, String... more) throws IOException {
+        Files.createDirectories(dir);
+        Files.copy(ROOT.resolve("examples/complexes"), dir.resolve("complexes"),
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        List<String> lines = new ArrayList<>(List.of("role = authority", "complexes = complexes",
+                "global_complex_values = " + global, "listen = 127.0.0.1:" + port, "socket = rsmapd.sock",
+                "state_dir = state", "admin_user = " + System.getProperty("user.name")));
+        lines.addAll(Arrays.asList(more));
+        return Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", lines) + "\n");
+    }
+
+    /** A free TCP port of the loopback, for an authority's listen. */
+    static int freePort() throws IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
     /** Execs bin/rsmapd on {@code dir/rsmapd.conf} and returns once READY=1 arrived. */
     static Rsmapd start(Path dir) throws IOException {
         try (NotifyListener notify = NotifyListener.bind(dir.resolve("notify").toString())) {

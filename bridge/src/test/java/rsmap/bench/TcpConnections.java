@@ -21,8 +21,10 @@ import rsmap.wire.TcpHosts;
 /**
  * The same rate over 16 connections first, as the baseline of the same run (after a warm-up that is not
  * reported), so that what 10,000 connections cost is the difference. {@code RSMAPD_JAVA_OPTS} replaces
- * the server's JVM options, as for the launcher. Args: {@code [CONNECTIONS [RATE [SECONDS [AUTH_MICROS]]]]}
- * (default 10000 1000 30 0).
+ * the server's JVM options, as for the launcher. Args: {@code [CONNECTIONS [RATE [SECONDS [AUTH_MICROS
+ * [MODE]]]]]} (default 10000 1000 30 0 query). MODE {@code grant}: the server is a real authority
+ * ({@link rsmap.daemon.BenchAuthority}, its journal forced per grant) and every command is a global grant
+ * of one seat (its JOB_END follows, not timed); {@code query}: a bare SocketServer answering QUERY.
  */
 public final class TcpConnections {
     /** bin/rsmapd's options when RSMAPD_JAVA_OPTS is unset. */
@@ -38,11 +40,14 @@ public final class TcpConnections {
         int rate = args.length > 1 ? Integer.parseInt(args[1]) : 1000;
         int seconds = args.length > 2 ? Integer.parseInt(args[2]) : 30;
         String authMicros = args.length > 3 ? args[3] : "0";
+        String mode = args.length > 4 ? args[4] : "query";
+        boolean grant = mode.equals("grant");
         String opts = System.getenv().getOrDefault("RSMAPD_JAVA_OPTS", DAEMON_OPTS);
         List<String> cmd = new ArrayList<>(List.of(JAVA));
         cmd.addAll(Arrays.asList(opts.trim().split("\\s+")));
         cmd.addAll(List.of("--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp",
-                System.getProperty("java.class.path"), TcpServer.class.getName(), authMicros));
+                System.getProperty("java.class.path"), grant ? rsmap.daemon.BenchAuthority.class.getName()
+                : TcpServer.class.getName(), grant ? "256" : authMicros));
         Process server = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try {
             String listening = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))
@@ -53,11 +58,11 @@ public final class TcpConnections {
             int port = Integer.parseInt(listening.substring("listening ".length()));
             long pid = server.pid();
             long rssEmpty = Rsmapd.statusKiB(pid, "VmRSS");
-            try (Hosts warm = Hosts.start(port, 16, rate, 5)) {
+            try (Hosts warm = Hosts.start(port, 16, rate, 5, mode)) {
                 warm.go(); // the server's JIT compiles the command path; not reported
             }
             Map<String, String> base;
-            try (Hosts few = Hosts.start(port, 16, rate, seconds)) {
+            try (Hosts few = Hosts.start(port, 16, rate, seconds, mode)) {
                 base = few.go();
             }
             long rssBase = Rsmapd.statusKiB(pid, "VmRSS");
@@ -67,7 +72,7 @@ public final class TcpConnections {
             long rssLoaded;
             long threadsLoaded;
             String ready;
-            try (Hosts many = Hosts.start(port, connections, rate, seconds)) {
+            try (Hosts many = Hosts.start(port, connections, rate, seconds, mode)) {
                 ready = many.ready;
                 rssIdle = Rsmapd.statusKiB(pid, "VmRSS");
                 threadsIdle = Rsmapd.statusKiB(pid, "Threads");
@@ -76,8 +81,10 @@ public final class TcpConnections {
                 threadsLoaded = Rsmapd.statusKiB(pid, "Threads");
             }
             long peak = Rsmapd.statusKiB(pid, "VmHWM");
-            System.out.printf("TCP server: %d logged-in connections, QUERY (a bare OK) at %d/s for %d s round robin;"
-                    + " server JVM options %s; fake login %s us%n", connections, rate, seconds, opts, authMicros);
+            System.out.printf("TCP server: %d logged-in connections, %s at %d/s for %d s round robin;"
+                    + " server JVM options %s; fake login %s us%n", connections, grant
+                    ? "global grants of one seat by a real authority (JOB_START, journal forced; then JOB_END)"
+                    : "QUERY (a bare OK)", rate, seconds, opts, authMicros);
             System.out.printf("  %-26s %s%n", "connect and log in:", ready);
             System.out.printf("  %-26s %s%n", "16 connections:", line(base));
             System.out.printf("  %-26s %s  target p99 < %.0f ms %s%n", connections + " connections:", line(load),
@@ -125,10 +132,10 @@ public final class TcpConnections {
             this.ready = line.substring("ready ".length());
         }
 
-        static Hosts start(int port, int n, int rate, int seconds) throws IOException {
+        static Hosts start(int port, int n, int rate, int seconds, String mode) throws IOException {
             return new Hosts(new ProcessBuilder(JAVA, "-XX:+UseSerialGC", "-Xmx512m", "-cp",
                     System.getProperty("java.class.path"), TcpHosts.class.getName(), "127.0.0.1", Integer.toString(port),
-                    Integer.toString(n), Integer.toString(rate), Integer.toString(seconds), "host")
+                    Integer.toString(n), Integer.toString(rate), Integer.toString(seconds), "host", mode)
                     .redirectError(ProcessBuilder.Redirect.INHERIT).start());
         }
 

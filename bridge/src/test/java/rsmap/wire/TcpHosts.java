@@ -23,8 +23,10 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A child of its own because one process cannot hold both ends of 10,000 connections under this
- * machine's {@code ulimit -n} of 20,000. Args: {@code HOST PORT CONNECTIONS RATE SECONDS CREDENTIAL}; each
- * connection logs in with {@code INIT 1 "CREDENTIAL <i>"}. Protocol on stdout/stdin, one line each:
+ * machine's {@code ulimit -n} of 20,000. Args: {@code HOST PORT CONNECTIONS RATE SECONDS CREDENTIAL [MODE]};
+ * each connection logs in with {@code INIT 1 "CREDENTIAL <i>"}. MODE {@code query} (the default) sends
+ * QUERY; {@code grant} sends an authority's global grant, JOB_START {@code {"host":"h<c>","job":"<i>",
+ * "request":"lic=1"}} (issue 14), and once it is answered its JOB_END (not timed). Protocol on stdout/stdin, one line each:
  * {@code ready connections=N ms=M} once all are logged in (or {@code failed REASON}, exit 1); on a stdin
  * line {@code go}, RATE QUERY commands per second for SECONDS, round robin over the connections, then
  * {@code done sent= answered= errors= closed= p50_us= p99_us= p999_us= max_us= late=}; stdin closed:
@@ -46,6 +48,8 @@ public final class TcpHosts {
     private final AtomicLong errors = new AtomicLong();
     private final AtomicLong closed = new AtomicLong();
     private volatile long[] latencies = new long[0];
+    /** Global grants instead of QUERY (see the class comment). */
+    private boolean grants;
 
     private TcpHosts(InetSocketAddress server) throws IOException {
         this.server = server;
@@ -57,6 +61,7 @@ public final class TcpHosts {
         int rate = Integer.parseInt(args[3]);
         int seconds = Integer.parseInt(args[4]);
         long t0 = System.nanoTime();
+        h.grants = args.length > 6 && args[6].equals("grant");
         Optional<String> failed = h.logIn(n, args[5]);
         if (failed.isPresent()) {
             System.out.println("failed " + failed.get());
@@ -161,6 +166,9 @@ public final class TcpHosts {
                         d.feed(in);
                         for (Optional<Frame> f = d.next(); f.isPresent(); f = d.next()) {
                             answer(f.get(), System.nanoTime());
+                            if (grants && f.get().code() == Code.OK.value()) {
+                                end(ch, f.get().tid());
+                            }
                         }
                     } catch (IOException | FrameException e) {
                         closed.incrementAndGet();
@@ -171,6 +179,25 @@ public final class TcpHosts {
         } catch (IOException e) {
             // closing
         }
+    }
+
+    /** The JOB_END of the global grant whose OK came: TIDs above the load's are not timed. */
+    private void end(SocketChannel ch, long tid) throws IOException {
+        int i = (int) (tid - FIRST_TID);
+        if (i < 0 || i >= sentAt.length()) {
+            return;
+        }
+        ByteBuffer b = ByteBuffer.wrap(Frame.of(FIRST_TID + sentAt.length() + i, Code.JOB_END.value(),
+                "{\"host\":\"h" + (i % hosts.size()) + "\",\"job\":\"" + i + "\"}").encode());
+        ch.write(b);
+    }
+
+    private Frame command(int i) {
+        if (!grants) {
+            return Frame.of(FIRST_TID + i, Code.QUERY.value());
+        }
+        return Frame.of(FIRST_TID + i, Code.JOB_START.value(), "{\"host\":\"h" + (i % hosts.size()) + "\",\"job\":\""
+                + i + "\",\"user\":\"bench\",\"request\":\"lic=1\"}");
     }
 
     private void answer(Frame f, long now) {
@@ -207,7 +234,7 @@ public final class TcpHosts {
             long now = System.nanoTime();
             late += now - due > 1_000_000 ? 1 : 0;
             SocketChannel ch = hosts.get(i % hosts.size());
-            ByteBuffer b = ByteBuffer.wrap(Frame.of(FIRST_TID + i, Code.QUERY.value()).encode());
+            ByteBuffer b = ByteBuffer.wrap(command(i).encode());
             sentAt.set(i, now);
             try {
                 ch.write(b);
