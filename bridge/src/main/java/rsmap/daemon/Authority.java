@@ -28,7 +28,7 @@ final class Authority {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern HOST = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}");
     static final Set<String> REGISTER_KEYS = Set.of("host", "state");
-    static final Set<String> EVENT_KEYS = Set.of("host", "diff");
+    static final Set<String> EVENT_KEYS = Set.of("host", "diffs");
     static final Set<String> RECONCILE_KEYS = Set.of("host", "jobs");
 
     private final HostState s;
@@ -61,15 +61,25 @@ final class Authority {
         return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
     }
 
-    /** HOST_EVENT {host, diff}: one of the host's events. */
+    /**
+     * HOST_EVENT {host, diffs}: the host's events since its last, in order (a host sends them in batches,
+     * and an empty batch as its keepalive).
+     */
     List<Frame> event(Frame c) throws Session.CommandException {
         Args a = Args.of(Code.HOST_EVENT.name(), c, EVENT_KEYS);
         String host = host(a);
-        JsonNode diff = a.node().get("diff");
-        if (diff == null || !diff.isObject()) {
-            throw new Session.CommandException("HOST_EVENT needs \"diff\": one event of the host's stream");
+        JsonNode diffs = a.node().get("diffs");
+        if (diffs == null || !diffs.isArray()) {
+            throw new Session.CommandException("HOST_EVENT needs \"diffs\": the host's events, in order");
         }
-        view.apply(host, diff);
+        for (JsonNode diff : diffs) {
+            if (!diff.isObject()) {
+                throw new Session.CommandException("HOST_EVENT: every one of \"diffs\" is an event's JSON object");
+            }
+        }
+        for (JsonNode diff : diffs) {
+            view.apply(host, diff);
+        }
         return List.of();
     }
 

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -58,6 +59,8 @@ final class AuthorityLink implements AutoCloseable {
     private final Deque<String> events = new ArrayDeque<>();
     /** How often a link with nothing else to say tells the authority it is there. */
     static final long KEEPALIVE_MS = 30_000;
+    /** How long the link gathers events before it sends them in one HOST_EVENT. */
+    static final long BATCH_MS = 50;
     /** Jobs whose global grant the authority said it does not know: refused new global instances. */
     private final Set<String> unconfirmed = new LinkedHashSet<>();
     private final Thread thread;
@@ -262,7 +265,8 @@ final class AuthorityLink implements AutoCloseable {
                 sleep(100);
                 continue;
             }
-            String next;
+            List<String> batch = new ArrayList<>();
+            boolean any;
             synchronized (events) {
                 if (events.isEmpty()) {
                     try {
@@ -271,16 +275,26 @@ final class AuthorityLink implements AutoCloseable {
                         return;
                     }
                 }
-                next = events.poll();
+                any = !events.isEmpty();
             }
-            if (next == null && System.currentTimeMillis() - lastSent < KEEPALIVE_MS) {
+            if (any) {
+                sleep(BATCH_MS); // gather what follows: one round trip for a burst, out of the way of grants
+            }
+            synchronized (events) {
+                batch.addAll(events);
+                events.clear();
+            }
+            if (batch.isEmpty() && System.currentTimeMillis() - lastSent < KEEPALIVE_MS) {
                 continue;
             }
             synchronized (this) {
                 if (channel != null) {
                     try {
                         ObjectNode arg = JSON.createObjectNode().put("host", s.host());
-                        arg.set("diff", next == null ? JSON.createObjectNode() : JSON.readTree(next));
+                        com.fasterxml.jackson.databind.node.ArrayNode diffs = arg.putArray("diffs");
+                        for (String e : batch) {
+                            diffs.add(JSON.readTree(e));
+                        }
                         channel.call(Code.HOST_EVENT, arg.toString());
                         lastSent = System.currentTimeMillis();
                     } catch (IOException | Client.Refusal | RuntimeException e) {
