@@ -115,6 +115,31 @@ final class ClusterView {
         return out;
     }
 
+    /**
+     * MODEL_DEF on the authority describes the cluster (issue 14): after the global host's elements, one
+     * ELEMENT_DEF per registered host ({@code "element":"cluster-host"}), per map of it and per instance, their
+     * values by name (the registered hosts' maps have no ATTR_DEF of the authority's: they are theirs).
+     */
+    List<ObjectNode> elements() {
+        List<ObjectNode> out = new ArrayList<>();
+        toJson().fields().forEachRemaining(h -> {
+            out.add(JSON.createObjectNode().put("element", "cluster-host").put("name", h.getKey())
+                    .put("connected", h.getValue().path("connected").asBoolean()));
+            h.getValue().path("maps").fields().forEachRemaining(m -> {
+                out.add(JSON.createObjectNode().put("element", "cluster-map").put("host", h.getKey())
+                        .put("name", m.getKey()).put("amount", m.getValue().path("amount").asInt()));
+                int i = 0;
+                for (JsonNode inst : m.getValue().path("instances")) {
+                    ObjectNode e = JSON.createObjectNode().put("element", "cluster-instance").put("host", h.getKey())
+                            .put("map", m.getKey()).put("index", i++);
+                    e.set("values", inst);
+                    out.add(e);
+                }
+            });
+        });
+        return out;
+    }
+
     /** (identifier, job) for every instance the host's jobs hold or are to give back of {@code map}. */
     private static List<String[]> holders(HostView v, String host, String map) {
         List<String[]> out = new ArrayList<>();

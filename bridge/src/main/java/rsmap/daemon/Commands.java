@@ -52,10 +52,12 @@ final class Commands {
     /** The authority's room; null on a host. */
     private final Authority authority;
     private final Object lock;
+    private final rsmap.journal.Journal journal;
+    private final LogBook log;
     private final Map<Code, Handler> handlers = new EnumMap<>(Code.class);
 
     Commands(HostState s, Access access, EventHub events, JobLifecycle lifecycle, Generations generations,
-             Reallocation reallocation, Authority authority, Object lock) {
+             Reallocation reallocation, Authority authority, Object lock, rsmap.journal.Journal journal, LogBook log) {
         this.s = s;
         this.access = access;
         this.events = events;
@@ -64,9 +66,18 @@ final class Commands {
         this.reallocation = reallocation;
         this.authority = authority;
         this.lock = lock;
+        this.journal = journal;
+        this.log = log;
         handlers.put(Code.MODEL_DEF, (c, session) -> {
             noArguments(c);
-            return Views.attributes(s, c.tid());
+            List<Frame> model = Views.attributes(s, c.tid());
+            if (authority != null) {
+                model = new java.util.ArrayList<>(model);
+                for (com.fasterxml.jackson.databind.node.ObjectNode e : authority.view.elements()) {
+                    model.add(Frame.of(c.tid(), Code.ELEMENT_DEF.value(), e.toString()));
+                }
+            }
+            return model;
         });
         handlers.put(Code.START_EVENTS, this::startEvents);
         handlers.put(Code.STOP_EVENTS, (c, session) -> {
@@ -152,15 +163,32 @@ final class Commands {
         }
         try {
             access.authorise(code, session.peer());
+            List<Frame> answer;
             synchronized (lock) {
-                return h.handle(command, session);
+                answer = h.handle(command, session);
             }
+            synced(); // group commit: the force runs outside the lock, the next commands decide meanwhile
+            return answer;
         } catch (Session.CommandException e) {
             String reason = e.getMessage() == null ? code + " failed" : e.getMessage();
             if (reason.length() <= MAX_REASON && reason.indexOf('\n') < 0 && reason.indexOf('\r') < 0) {
                 throw e;
             }
             throw new Session.CommandException(Args.oneLine(reason, MAX_REASON));
+        }
+    }
+
+    /**
+     * Forces what the commands wrote to the journal. A journal that cannot be forced leaves the core ahead
+     * of the disk: rsmapd stops, and its restart goes on from the journal (no client saw the answer).
+     */
+    void synced() {
+        try {
+            journal.sync();
+        } catch (java.io.IOException e) {
+            log.note(Log.Level.ERROR, "journal: " + e.getMessage() + ": rsmapd stops; its restart continues from the"
+                    + " journal, which may not hold the last changes (none of them was answered)");
+            Runtime.getRuntime().halt(75);
         }
     }
 

@@ -100,7 +100,8 @@ public final class Daemon implements AutoCloseable {
                 lifecycle.link = link;
                 events.forward = link::event;
             }
-            this.commands = new Commands(state, access, events, lifecycle, generations, reallocation, authority, lock);
+            this.commands = new Commands(state, access, events, lifecycle, generations, reallocation, authority, lock,
+                    opened, log);
             this.reconciliation = new Reconciliation(state, lifecycle, log);
             this.journal = opened;
         } catch (IOException | ParseException | RuntimeException e) {
@@ -191,6 +192,7 @@ public final class Daemon implements AutoCloseable {
         synchronized (lock) {
             reconciliation.run();
         }
+        commands.synced();
     }
 
     public Cluster cluster() {

@@ -99,7 +99,7 @@ final class JobLifecycle {
         Map<String, String> env = d.grant().plus(remote).environment(s.host());
         Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, remote, env, Map.of());
         try {
-            journal.append(JournalRecord.Started.of(job).line());
+            journal.write(JournalRecord.Started.of(job).line()); // forced before the answer (Commands.handle)
         } catch (IOException e) {
             s.cluster.finish(id, s.cluster.now()); // not on disk: not granted
             if (!remote.isEmpty()) {
@@ -134,7 +134,7 @@ final class JobLifecycle {
             removePolicy(id);
             return;
         }
-        new JournalRecord.Ended(id, why).appendTo(journal);
+        new JournalRecord.Ended(id, why).writeTo(journal); // forced before the answer, or by the caller
         // Its waiting reallocs are answered CANCEL; what it held, taken-away instances included, is free.
         rsmap.realloc.Outcome o = s.reallocs.finish(id, s.cluster.now());
         s.jobs.remove(id);

@@ -154,6 +154,13 @@ class AuthorityTest {
                 .isEqualTo("[{\"id\":\"0\",\"holder\":\"8\"},{\"id\":\"1\",\"holder\":\"8\"}]");
         assertThat(q.path("maps").path("lic").path("instances").toString())
                 .isEqualTo("[{\"id\":\"la\",\"holder\":\"node01:7\"}]");
+        // MODEL_DEF there describes the cluster: the global host's model, then every registered host's.
+        List<String> model = call(authority, Code.MODEL_DEF, null).stream()
+                .filter(f -> f.code() == Code.ELEMENT_DEF.value()).map(f -> f.text(0)).toList();
+        assertThat(model).contains("{\"element\":\"cluster-host\",\"name\":\"node02\",\"connected\":true}",
+                "{\"element\":\"cluster-map\",\"host\":\"node01\",\"name\":\"gpu\",\"amount\":2}",
+                "{\"element\":\"cluster-instance\",\"host\":\"node01\",\"map\":\"gpu\",\"index\":1,"
+                        + "\"values\":{\"id\":\"1\",\"holder\":\"\"}}");
     }
 
     @Test
