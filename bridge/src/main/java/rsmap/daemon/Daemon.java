@@ -58,6 +58,8 @@ public final class Daemon implements AutoCloseable {
     private AuthorityLink link;
     /** How hosts and their authority prove who connects: MUNGE; tests may put another way. */
     static HostAuth AUTH = HostAuth.MUNGE;
+    /** Workers of an authority's server: the commands waiting for one force of the journal at most. */
+    static final int AUTHORITY_WORKERS = 64;
     /** How long a host waits for its authority: to connect, and for each answer. */
     static final Duration AUTHORITY_TIMEOUT = Duration.ofSeconds(5);
     /** The authority's checker of the hosts' credentials; null on a host. */
@@ -155,7 +157,9 @@ public final class Daemon implements AutoCloseable {
 
     /** The server's budget against a flood from job owners (hole 8), from rsmapd.conf. */
     private ServerLimits limits() {
-        return ServerLimits.defaults(config.maxFrame()).withPerUserConnections(config.maxConnectionsPerUser())
+        // An authority's commands mostly wait for the journal's force: more workers, larger commit groups.
+        return ServerLimits.defaults(config.maxFrame()).withWorkers(config.isAuthority() ? AUTHORITY_WORKERS
+                : ServerLimits.DEFAULT_WORKERS).withPerUserConnections(config.maxConnectionsPerUser())
                 .withIdleTimeout(Duration.ofSeconds(config.idleTimeout()))
                 .withFrameTimeout(Duration.ofSeconds(config.frameTimeout()));
     }

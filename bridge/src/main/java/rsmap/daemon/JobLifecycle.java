@@ -109,7 +109,9 @@ final class JobLifecycle {
         }
         s.jobs.put(id, job);
         s.changed();
-        envFiles.write(id, env);
+        if (!s.config.isAuthority()) { // an authority runs no job: nothing reads an environment file there
+            envFiles.write(id, env);
+        }
         log.note(Log.Level.INFO, "job " + id + (user.isEmpty() ? "" : " (" + user + ")") + " granted " + env);
         publish("grant", job, () -> Views.job(job).put("event", "grant"));
         return List.of(answer(tid, job));
@@ -140,7 +142,9 @@ final class JobLifecycle {
         s.jobs.remove(id);
         s.changed();
         removePolicy(id);
-        envFiles.remove(id);
+        if (!s.config.isAuthority()) {
+            envFiles.remove(id);
+        }
         reallocation.dispatch(o.events());
         if (!job.remote().isEmpty()) {
             link.end(id); // when it cannot be told now, the next reconciliation with it frees them
