@@ -120,7 +120,7 @@ final class HostState {
      */
     void prepare(Cluster c, String id) throws ParseException {
         String host = hostOf(id);
-        if (config.isAuthority() && !c.hosts().containsKey(host)) {
+        if (config.isAuthority() && !c.knows(host)) {
             c.configure(host, values("NONE"), c.now());
         }
     }
