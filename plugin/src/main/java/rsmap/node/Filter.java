@@ -68,8 +68,8 @@ public final class Filter {
         }
         Condition.Witness w = root.witness(node);
         Comparison c = w.comparison();
-        // The filter failed: a witness that holds failed it under a '!'.
-        return Verdict.fail(node.name(), new Verdict.Failure(source, c.attribute(), c, c.why(node, w.holds())));
+        // The filter failed: a comparison that holds failed it under a '!'.
+        return Verdict.fail(node.name(), new Verdict.Failure(source, c.attribute(), c, c.why(node, c.test(node))));
     }
 
     /** Each host's verdict, in order. */

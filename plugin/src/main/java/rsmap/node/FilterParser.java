@@ -120,6 +120,7 @@ final class FilterParser {
             throw error("'" + op + "' orders numbers and versions, and '" + name + "' is "
                     + (name.equals(NodeAttributes.HOST) ? "the host name" : "declared " + type), opAt);
         }
+        count(nameAt);
         skipBlank();
         List<Literal> literals = new ArrayList<>();
         if (op == Op.IN) {
@@ -143,7 +144,6 @@ final class FilterParser {
         } else {
             literals.add(literal(name, op, type));
         }
-        count(nameAt);
         return new Comparison(name, op, literals);
     }
 
