@@ -20,6 +20,7 @@ import rsmap.complex.Value;
  */
 public record Comparison(String attribute, Op op, List<Literal> literals) implements Condition {
     public Comparison {
+        attribute = attribute.intern(); // the hosts' names are interned too: lookups compare references
         literals = List.copyOf(literals);
         if (literals.isEmpty() || op != Op.IN && literals.size() != 1) {
             throw new IllegalArgumentException(op + " takes " + (op == Op.IN ? "at least one value" : "one value"));
@@ -37,7 +38,7 @@ public record Comparison(String attribute, Op op, List<Literal> literals) implem
     }
 
     public boolean isHost() {
-        return attribute.equals(NodeAttributes.HOST);
+        return attribute == NodeAttributes.HOST; // both interned
     }
 
     @Override
@@ -46,7 +47,7 @@ public record Comparison(String attribute, Op op, List<Literal> literals) implem
             boolean equal = false;
             for (int i = 0, n = literals.size(); i < n && !equal; i++) {
                 String s = literals.get(i).string;
-                equal = s != null && Value.hostsEqual(node.name(), s);
+                equal = s != null && sameHost(node.name(), s);
             }
             return op == Op.NE ? !equal : equal && (op == Op.EQ || op == Op.IN);
         }
@@ -63,9 +64,17 @@ public record Comparison(String attribute, Op op, List<Literal> literals) implem
         return c == Integer.MIN_VALUE ? op == Op.NE : op.holds(c);
     }
 
+    /** {@link Value#hostsEqual}, without its allocations in the common cases (no domain, or equal names). */
+    private static boolean sameHost(String a, String b) {
+        if (a.equalsIgnoreCase(b)) {
+            return true;
+        }
+        return (a.indexOf('.') >= 0 || b.indexOf('.') >= 0) && Value.hostsEqual(a, b);
+    }
+
     @Override
-    public Witness witness(Node node) {
-        return new Witness(test(node), this);
+    public Comparison decisive(Node node) {
+        return this;
     }
 
     /** The value this comparison reads on {@code node}: the name for {@code host}, empty when not set. */
@@ -77,7 +86,7 @@ public record Comparison(String attribute, Op op, List<Literal> literals) implem
      * Why this comparison came out as it did on {@code node}, for a host that fails; {@code negated}
      * when it failed because this comparison held under a {@code !}.
      */
-    String why(Node node, boolean negated) {
+    public String why(Node node, boolean negated) {
         Optional<AttributeValue> v = actual(node);
         String subject;
         if (v.isEmpty()) {

@@ -20,14 +20,12 @@ public sealed interface Condition permits Condition.All, Condition.Any, Conditio
     boolean test(Node node);
 
     /**
-     * Whether {@code node} passes, with the comparison that decided it: for a failing {@code &&} its
-     * first failing term's, for a failing {@code ||} its first term's, for {@code !} its operand's.
+     * The comparison that decided the outcome on {@code node}: for {@code &&} its first failing term's
+     * (its first term's when all hold), for {@code ||} its first holding term's (its first term's when
+     * none holds), for {@code !} its operand's. Allocates nothing: a failing host's report costs about
+     * one more test.
      */
-    Witness witness(Node node);
-
-    /** The outcome of a condition and the comparison that decided it. */
-    record Witness(boolean holds, Comparison comparison) {
-    }
+    Comparison decisive(Node node);
 
     /** Every term must hold: {@code a && b && c}. */
     record All(List<Condition> terms) implements Condition {
@@ -51,16 +49,13 @@ public sealed interface Condition permits Condition.All, Condition.Any, Conditio
         }
 
         @Override
-        public Witness witness(Node node) {
-            Witness first = null;
-            for (Condition c : terms) {
-                Witness w = c.witness(node);
-                if (!w.holds()) {
-                    return w;
+        public Comparison decisive(Node node) {
+            for (int i = 0, n = terms.size(); i < n; i++) {
+                if (!terms.get(i).test(node)) {
+                    return terms.get(i).decisive(node);
                 }
-                first = first == null ? w : first;
             }
-            return first;
+            return terms.get(0).decisive(node);
         }
 
         @Override
@@ -96,16 +91,13 @@ public sealed interface Condition permits Condition.All, Condition.Any, Conditio
         }
 
         @Override
-        public Witness witness(Node node) {
-            Witness first = null;
-            for (Condition c : terms) {
-                Witness w = c.witness(node);
-                if (w.holds()) {
-                    return w;
+        public Comparison decisive(Node node) {
+            for (int i = 0, n = terms.size(); i < n; i++) {
+                if (terms.get(i).test(node)) {
+                    return terms.get(i).decisive(node);
                 }
-                first = first == null ? w : first;
             }
-            return first;
+            return terms.get(0).decisive(node);
         }
 
         @Override
@@ -135,9 +127,8 @@ public sealed interface Condition permits Condition.All, Condition.Any, Conditio
         }
 
         @Override
-        public Witness witness(Node node) {
-            Witness w = operand.witness(node);
-            return new Witness(!w.holds(), w.comparison());
+        public Comparison decisive(Node node) {
+            return operand.decisive(node);
         }
 
         @Override

@@ -66,10 +66,7 @@ public final class Filter {
         if (root.test(node)) {
             return Verdict.pass(node.name());
         }
-        Condition.Witness w = root.witness(node);
-        Comparison c = w.comparison();
-        // The filter failed: a comparison that holds failed it under a '!'.
-        return Verdict.fail(node.name(), new Verdict.Failure(source, c.attribute(), c, c.why(node, c.test(node))));
+        return Verdict.fail(node.name(), new Verdict.Failure(source, root.decisive(node), node));
     }
 
     /** Each host's verdict, in order. */

@@ -13,22 +13,31 @@ public record Verdict(String host, Optional<Failure> failure) {
 
     /**
      * @param source     which filter failed: {@link Filters#ADMIN} (the admin limit) or {@link Filters#JOB}
-     * @param attribute  the attribute of the failing comparison ({@code host} for the host name)
-     * @param comparison the first comparison that failed (docs/filters.md "Which comparison failed")
-     * @param why        one line, e.g. {@code cpu_speed=1.8GHz does not satisfy cpu_speed > 2GHz}
+     * @param comparison the comparison that failed the host (docs/filters.md "Which comparison failed"):
+     *                   false on it, or true under a {@code !}
+     * @param node       the host, for the report; {@link #why()} renders it only when asked
      */
-    public record Failure(String source, String attribute, Comparison comparison, String why) {
+    public record Failure(String source, Comparison comparison, Node node) {
         public Failure {
             Objects.requireNonNull(source);
-            Objects.requireNonNull(attribute);
             Objects.requireNonNull(comparison);
-            Objects.requireNonNull(why);
+            Objects.requireNonNull(node);
+        }
+
+        /** The attribute of the failing comparison ({@code host} for the host name). */
+        public String attribute() {
+            return comparison.attribute();
+        }
+
+        /** One line, e.g. {@code cpu_speed=1.8GHz does not satisfy cpu_speed > 2GHz}. */
+        public String why() {
+            return comparison.why(node, comparison.test(node));
         }
 
         /** {@code admin limit: why} or {@code job filter: why}. */
         @Override
         public String toString() {
-            return (source.equals(Filters.ADMIN) ? "admin limit: " : "job filter: ") + why;
+            return (source.equals(Filters.ADMIN) ? "admin limit: " : "job filter: ") + why();
         }
     }
 
