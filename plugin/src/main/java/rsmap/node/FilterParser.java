@@ -197,7 +197,8 @@ final class FilterParser {
         } else if (pos < in.length() && (isDigit(peek()) || (peek() == '-' || peek() == '+')
                 && pos + 1 < in.length() && isDigit(in.charAt(pos + 1)))) {
             int start = pos++;
-            while (pos < in.length() && (isDigit(peek()) || peek() == '.' || peek() < 128 && Character.isLetter(peek()))) {
+            while (pos < in.length()
+                    && (isDigit(peek()) || peek() == '.' || peek() < 128 && Character.isLetter(peek()))) {
                 checkLength(start);
                 pos++;
             }

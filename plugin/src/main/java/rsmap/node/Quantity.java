@@ -105,7 +105,8 @@ public final class Quantity implements AttributeValue {
         Unit unit = Unit.NONE;
         if (s.regionMatches(true, i, "Hz", 0, 2) && i + 2 == n) {
             if (i > scaleAt + 1) {
-                return new Refusal("a frequency has decimal scales only ('" + s.substring(scaleAt, i) + "Hz')", scaleAt);
+                return new Refusal("a frequency has decimal scales only ('" + s.substring(scaleAt, i) + "Hz')",
+                        scaleAt);
             }
             unit = Unit.HERTZ;
             i += 2;

@@ -187,8 +187,8 @@ public final class Simulation {
             if (parsed == null && known) {
                 d = cluster.advance(time);
             } else {
-                d = cluster.configure(host, parsed == null ? ComplexValues.parse("NONE", cluster.table(), limits) : parsed,
-                        time);
+                ComplexValues none = ComplexValues.parse("NONE", cluster.table(), limits);
+                d = cluster.configure(host, parsed == null ? none : parsed, time);
             }
             if (!d.isRefused()) {
                 nodeOps.put(node);
