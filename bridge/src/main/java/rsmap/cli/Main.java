@@ -15,6 +15,7 @@ import picocli.CommandLine.Command;
 @Command(name = "rsmap", mixinStandardHelpOptions = true, version = "rsmap 0.1.0",
         description = "Resource maps for Grid-Engine-family execution hosts.",
         subcommands = {CheckComplexes.class, CheckHost.class, CheckRequest.class, CheckJobspec.class, CheckR.class,
+            CheckFilter.class,
             Simulate.class, DevicePolicyCommand.class, DaemonCommands.Status.class, DaemonCommands.Explain.class,
             DaemonCommands.Reload.class, DaemonCommands.Events.class, Demo.class})
 public final class Main implements Runnable {
@@ -47,6 +48,9 @@ public final class Main implements Runnable {
         cl.setExecutionExceptionHandler((ex, c, parsed) -> {
             if (ex instanceof Refused) {
                 err.println("error: " + oneLine(ex.getMessage()));
+                if (!((Refused) ex).detail().isEmpty()) {
+                    err.println(((Refused) ex).detail());
+                }
                 return REFUSED;
             }
             err.println("internal error: " + ex);
@@ -65,8 +69,8 @@ public final class Main implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing command: check-complexes, "
-                + "check-host, check-request, check-jobspec, check-r, simulate, device-policy, status, explain, "
-                + "reload, events or demo");
+                + "check-host, check-request, check-jobspec, check-r, check-filter, simulate, device-policy, status, "
+                + "explain, reload, events or demo");
     }
 
     static String oneLine(String s) {

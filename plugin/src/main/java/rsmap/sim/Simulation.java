@@ -34,17 +34,19 @@ import rsmap.request.RequestList;
  * line is answered {@code {"ok":false,"error":"line N: ..."}} and the run goes on.
  */
 public final class Simulation {
-    private static final Map<String, Set<String>> FIELDS = Map.of(
-            "host", Set.of("op", "host", "complex_values", "time"),
-            "submit", Set.of("op", "job", "request", "hosts", "master", "time", "runtime", "ar", "reserve"),
-            "finish", Set.of("op", "job", "time"),
-            "reserve", Set.of("op", "ar", "request", "hosts", "start", "end", "time"),
-            "env", Set.of("op", "job", "host", "time"),
-            "explain", Set.of("op", "request", "host", "time"),
-            "realloc", plus(ReallocRequest.FIELDS, "op", "job", "tag", "time"),
-            "release", Set.of("op", "job", "ids", "R", "time"),
-            "realloc_cancel", Set.of("op", "job", "tag"),
-            "settings", Set.of("op", "realloc", "realloc_policy"));
+    private static final Map<String, Set<String>> FIELDS = Map.ofEntries(
+            Map.entry("host", Set.of("op", "host", "complex_values", "slots", "attributes", "time")),
+            Map.entry("attribute-types", Set.of("op", "types")),
+            Map.entry("filter", Set.of("op", "filter", "admin")),
+            Map.entry("submit", Set.of("op", "job", "request", "hosts", "master", "time", "runtime", "ar", "reserve")),
+            Map.entry("finish", Set.of("op", "job", "time")),
+            Map.entry("reserve", Set.of("op", "ar", "request", "hosts", "start", "end", "time")),
+            Map.entry("env", Set.of("op", "job", "host", "time")),
+            Map.entry("explain", Set.of("op", "request", "host", "time")),
+            Map.entry("realloc", plus(ReallocRequest.FIELDS, "op", "job", "tag", "time")),
+            Map.entry("release", Set.of("op", "job", "ids", "R", "time")),
+            Map.entry("realloc_cancel", Set.of("op", "job", "tag")),
+            Map.entry("settings", Set.of("op", "realloc", "realloc_policy")));
 
     private final ObjectMapper json = new ObjectMapper()
             .setPropertyNamingStrategy(com.fasterxml.jackson.databind.PropertyNamingStrategies.SNAKE_CASE)
@@ -54,6 +56,7 @@ public final class Simulation {
     private final Reallocs reallocs;
     private final Lines lines;
     private final ReallocOps reallocOps;
+    private final NodeOps nodeOps;
     private final Limits limits;
     private final boolean human;
 
@@ -62,6 +65,7 @@ public final class Simulation {
         this.lines = new Lines(json, () -> List.copyOf(cluster.hosts().keySet()));
         this.reallocs = new Reallocs(cluster);
         this.reallocOps = new ReallocOps(reallocs, lines, limits);
+        this.nodeOps = new NodeOps(lines, limits);
         this.limits = limits;
         this.human = human;
     }
@@ -121,7 +125,7 @@ public final class Simulation {
         Set<String> allowed = FIELDS.get(op);
         if (allowed == null) {
             throw new Malformed("unknown op '" + op + "' (host, submit, finish, reserve, env, explain, realloc,"
-                    + " release, realloc_cancel, settings)");
+                    + " release, realloc_cancel, settings, attribute-types, filter)");
         }
         for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
             String f = it.next();
@@ -156,18 +160,39 @@ public final class Simulation {
                 return reallocOps.cancel(n);
             case "settings":
                 return reallocOps.settings(n);
+            case "attribute-types":
+                return nodeOps.declare(n);
+            case "filter":
+                return nodeOps.filter(n);
             default:
                 throw new AssertionError(op);
         }
     }
 
+    /**
+     * Configures a host: its complex_values (required for a new host unless it has only slots or
+     * attributes, when it is NONE; kept when left out), its slots and attributes (issue 15; kept when left
+     * out). A refusal changes none of them.
+     */
     private List<String> host(JsonNode n, long time) throws Malformed {
         String host = Fields.text(n, "host", true);
-        String values = Fields.text(n, "complex_values", true);
+        boolean known = cluster.hosts().containsKey(host);
+        boolean nodeOnly = n.has("slots") || n.has("attributes");
+        String values = Fields.text(n, "complex_values", !nodeOnly);
         ObjectNode o = lines.echo("host", "host", host);
         Decision d;
         try {
-            d = cluster.configure(host, ComplexValues.parse(values, cluster.table(), limits), time);
+            rsmap.node.Node node = nodeOps.read(n, host);
+            ComplexValues parsed = values == null ? null : ComplexValues.parse(values, cluster.table(), limits);
+            if (parsed == null && known) {
+                d = cluster.advance(time);
+            } else {
+                ComplexValues none = ComplexValues.parse("NONE", cluster.table(), limits);
+                d = cluster.configure(host, parsed == null ? none : parsed, time);
+            }
+            if (!d.isRefused()) {
+                nodeOps.put(node);
+            }
         } catch (ParseException e) {
             d = null;
             o.put("ok", false);

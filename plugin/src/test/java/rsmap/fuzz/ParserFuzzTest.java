@@ -19,6 +19,10 @@ import rsmap.complex.ValueType;
 import rsmap.map.ComplexValues;
 import rsmap.map.DeviceList;
 import rsmap.map.Instance;
+import rsmap.node.AttributeTypes;
+import rsmap.node.Filter;
+import rsmap.node.Node;
+import rsmap.node.NodeAttributes;
 import rsmap.request.Expression;
 import rsmap.request.RequestList;
 import rsmap.request.ResourceRequest;
@@ -167,6 +171,42 @@ class ParserFuzzTest {
         DeviceList again = reparse(text, canonical, () -> DeviceList.parse(canonical));
         assertThat(again).as(roundTrip(text, canonical)).isEqualTo(devices);
         assertThat(again.toString()).as(roundTrip(text, canonical)).isEqualTo(canonical);
+    }
+
+    /** Hosts every node filter that parses is evaluated on: set, missing and mismatched attributes. */
+    private static final List<Node> NODES;
+
+    static {
+        try {
+            NODES = List.of(
+                    Node.of("node01", NodeAttributes.parse(java.util.Map.of("cpu_speed", "2.4GHz", "arch", "x86_64",
+                            "kernel", "6.5.3", "mem", "64G"), AttributeTypes.of(java.util.Map.of("kernel", "version")))),
+                    Node.of("x", NodeAttributes.parse(java.util.Map.of("cpu_speed", "fast", "kernel", "6.5.2"),
+                            AttributeTypes.NONE)),
+                    Node.of("bare", NodeAttributes.NONE));
+        } catch (ParseException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+    }
+
+    /** Node filters (issue 15): only ParseException escapes; the canonical form reads back; evaluation never throws. */
+    @FuzzTest
+    void parseFilter_anyText_roundTripsOrThrowsParseException(byte[] data) {
+        String text = text(data);
+        Filter filter;
+        try {
+            filter = Filter.parse(text);
+        } catch (ParseException e) {
+            checkError(e, text);
+            return;
+        }
+        String canonical = filter.toString();
+        Filter again = reparse(text, canonical, () -> Filter.parse(canonical));
+        assertThat(again).as(roundTrip(text, canonical)).isEqualTo(filter);
+        assertThat(again.toString()).as(roundTrip(text, canonical)).isEqualTo(canonical);
+        for (Node n : NODES) {
+            assertThat(again.evaluate(n).passed()).as("%s on %s", canonical, n.name()).isEqualTo(filter.test(n));
+        }
     }
 
     /** A refusal must point into the input it was given and render without throwing. */
