@@ -58,7 +58,16 @@ final class ReallocArgs {
             throw new Session.CommandException("REALLOC: " + e.problem());
         }
         try {
-            return new Read(Optional.of(request.resolve(job, tag, s.cluster, s.limits)), "");
+            Realloc r = request.resolve(job, tag, s.cluster, s.limits);
+            for (Optional<rsmap.request.RequestList> part : java.util.List.of(r.add(), r.sub())) {
+                if (part.isPresent() && !s.split(part.get(), true).requests().isEmpty()) {
+                    // TODO(issue 14): forward a realloc's global part to the authority, as JOB_START's is.
+                    return new Read(Optional.empty(), "global maps (" + s.split(part.get(), true) + ") are granted by "
+                            + "the authority " + s.config.authority() + ": a running job cannot grow or shrink them yet"
+                            + " (docs/cluster.md)");
+                }
+            }
+            return new Read(Optional.of(r), "");
         } catch (ParseException e) {
             // A jobspec's or R's problem names its JSON path; the request language's its column.
             boolean pathed = e.problem().startsWith("spec_") || e.problem().startsWith("R: ");

@@ -180,6 +180,17 @@ class AuthorityTest {
     }
 
     @Test
+    void aReallocOfAGlobalMap_isDenied_namingTheAuthority() throws Exception {
+        start(hosts.get(0), "7", "gpu=1,lic=1");
+        List<Frame> r = call(hosts.get(0), Code.REALLOC, "{\"job\":\"7\",\"add\":\"lic=1\"}");
+        assertThat(r.get(0).code()).as(r.toString()).isEqualTo(Code.ALLOC.value());
+        assertThat(r.get(0).text(1)).as("DENY").isEqualTo("1");
+        assertThat(r.get(0).text(2)).contains("global maps (lic=1) are granted by the authority 127.0.0.1:" + port);
+        List<Frame> local = call(hosts.get(0), Code.REALLOC, "{\"job\":\"7\",\"add\":\"gpu=1\"}");
+        assertThat(local.get(0).text(1)).as("a local grow still works").isEqualTo("0");
+    }
+
+    @Test
     void configurationMistakes_areRefusedWithOneLine() throws Exception {
         assertRefused("role = authority", "listen = 127.0.0.1:7321", "host = node01");
         assertRefused("role = authority", "listen = 127.0.0.1:7321", "complex_values = gpu=1");
