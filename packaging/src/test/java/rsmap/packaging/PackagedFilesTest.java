@@ -65,25 +65,42 @@ class PackagedFilesTest {
 
     @Test
     void defaultConfig_everyCommentedLine_parsesWhenUncommented() throws Exception {
-        // what the admin gets by deleting the '#' of a key line: the daemon must take it
-        StringBuilder all = new StringBuilder();
+        // what the admin gets by deleting the '#' of a key line: the daemon must take it. One line at a time:
+        // some exclude each other (authority and global_complex_values, issue 14); an authority's own key
+        // (listen) is read as the authority's configuration.
         List<String> lines = Files.readAllLines(CONF);
+        StringBuilder base = new StringBuilder();
+        List<String> commented = new ArrayList<>();
         for (int i = 0; i < lines.size(); i++) {
             String l = lines.get(i);
             if (l.matches("#[a-z_]+ = .*")) {
-                all.append(l.substring(1)).append('\n');
+                StringBuilder one = new StringBuilder(l.substring(1)).append('\n');
                 while (l.endsWith("\\")) {
                     l = lines.get(++i);
-                    all.append(l.replaceFirst("^#", "")).append('\n');
+                    one.append(l.replaceFirst("^#", "")).append('\n');
                 }
+                commented.add(one.toString());
             } else if (!l.startsWith("#")) {
-                all.append(l).append('\n');
+                base.append(l).append('\n');
             }
         }
-        Config c = Config.parse(all.toString(), Path.of("/etc/rsmap/rsmapd.conf"), "node01");
-        assertThat(c.host()).isEqualTo("node01");
-        assertThat(c.complexValues()).startsWith("gpu=2(gpu0[devices=/dev/nvidia0:rw;/dev/nvidiactl:rw]");
-        assertThat(c.execdSpool()).isEqualTo(Path.of("/var/spool/sge/node01"));
+        assertThat(Config.parse(base.toString(), Path.of("/etc/rsmap/rsmapd.conf"), "node01").host()).isEqualTo("node01");
+        for (String one : commented) {
+            if (one.startsWith("listen = ")) {
+                Config a = Config.parse("role = authority\ncomplexes = /etc/rsmap/complexes\n" + one,
+                        Path.of("/etc/rsmap/rsmapd.conf"), "node00");
+                assertThat(a.isAuthority()).isTrue();
+                continue;
+            }
+            Config c = Config.parse(base + one, Path.of("/etc/rsmap/rsmapd.conf"), "node01");
+            if (one.startsWith("complex_values = ")) {
+                assertThat(c.complexValues()).startsWith("gpu=2(gpu0[devices=/dev/nvidia0:rw;/dev/nvidiactl:rw]");
+            }
+            if (one.startsWith("execd_spool = ")) {
+                assertThat(c.execdSpool()).isEqualTo(Path.of("/var/spool/sge/node01"));
+            }
+        }
+        assertThat(commented).anyMatch(l -> l.startsWith("complex_values = ")).anyMatch(l -> l.startsWith("execd_spool = "));
     }
 
     @Test

@@ -13,6 +13,8 @@ import rsmap.map.ComplexValues;
 /** Hosts in the order they were first configured; a reconfigured host keeps its place. */
 final class Hosts {
     private final Map<String, Host> byName = new LinkedHashMap<>();
+    /** The hosts that have a map, in order: an authority knows thousands of hosts with none (issue 14). */
+    private final Map<String, Host> withMaps = new LinkedHashMap<>();
 
     Optional<Host> get(String name) {
         return Optional.ofNullable(byName.get(name));
@@ -20,6 +22,16 @@ final class Hosts {
 
     void put(Host host) {
         byName.put(host.name(), host);
+        if (host.pools().isEmpty()) {
+            withMaps.remove(host.name());
+        } else {
+            withMaps.put(host.name(), host);
+        }
+    }
+
+    /** The hosts with at least one map, in order. */
+    Collection<Host> withMaps() {
+        return Collections.unmodifiableCollection(withMaps.values());
     }
 
     Set<String> names() {
@@ -68,7 +80,7 @@ final class Hosts {
     /** An independent copy; {@code mapping} learns which copy stands for which pool. */
     Hosts copy(Map<Pool, Pool> mapping) {
         Hosts c = new Hosts();
-        byName.forEach((name, h) -> c.byName.put(name, h.copy(mapping)));
+        byName.forEach((name, h) -> c.put(h.copy(mapping)));
         return c;
     }
 

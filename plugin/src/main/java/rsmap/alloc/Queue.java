@@ -173,7 +173,7 @@ final class Queue {
     List<Decision.Started> pass() {
         long now = cluster.now();
         lastPass = now;
-        for (Host h : cluster.configured().all()) {
+        for (Host h : cluster.configured().withMaps()) { // a host without maps holds nothing
             for (Pool p : h.pools().values()) {
                 p.holds.removeIf(x -> x.kind() == Hold.Kind.JOB || x.end() <= now);
             }
