@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import rsmap.complex.ComplexTable;
 import rsmap.map.ComplexValues;
@@ -28,6 +29,8 @@ public final class Cluster {
     private final Map<String, Running> running = new LinkedHashMap<>();
     private final Queue queue;
     private final Reservations reservations;
+    /** Host slots (issue 15): every running job takes its slots on each of its hosts. */
+    private final Slots slots;
     private long now;
 
     public Cluster(ComplexTable table) {
@@ -35,6 +38,7 @@ public final class Cluster {
         this.hosts = new Hosts();
         this.queue = new Queue(this);
         this.reservations = new Reservations();
+        this.slots = new Slots();
     }
 
     /** A deep copy of {@code o}: the same configuration, an independent state. */
@@ -42,6 +46,7 @@ public final class Cluster {
         table = o.table;
         queue = o.queue.copy(this);
         reservations = o.reservations.copy();
+        slots = o.slots.copy();
         now = o.now;
         Map<Pool, Pool> mapping = Hosts.mapping();
         hosts = o.hosts.copy(mapping);
@@ -158,6 +163,7 @@ public final class Cluster {
         now = time;
         if (r != null) {
             r.end();
+            slots.end(r.spec());
             running.remove(job);
             queue.forget(r.spec());
         } else {
@@ -252,6 +258,87 @@ public final class Cluster {
         return reservations.get(id);
     }
 
+    // --- issue 15: host slots and choosing jobs ---
+
+    /**
+     * Sets a host's slot capacity (empty: no slot limit). Running jobs keep their slots even beyond a
+     * lowered capacity; a raised one may let waiting jobs start.
+     */
+    public Decision setSlots(String host, OptionalInt capacity, long time) {
+        Optional<String> late = lateness(time);
+        if (late.isPresent()) {
+            return Decision.refused(late.get());
+        }
+        if (capacity.isPresent() && capacity.getAsInt() < 0) {
+            return Decision.refused("host " + host + ": slots must be 0 or more");
+        }
+        now = time;
+        if (slots.capacity(host).equals(capacity)) {
+            return Decision.ok(queue.passIfDue());
+        }
+        slots.setCapacity(host, capacity);
+        return Decision.ok(queue.pass());
+    }
+
+    /** A host's slot capacity; empty when it has no slot limit. */
+    public OptionalInt slots(String host) {
+        return slots.capacity(host);
+    }
+
+    /**
+     * The slots of {@code host} a job starting at {@code at} (now or later) could take for its whole
+     * {@code runtime}, given the running jobs and the reserved starts; Integer.MAX_VALUE without limit.
+     */
+    public int freeSlots(String host, long at, long runtime) {
+        long to = runtime == JobSpec.UNLIMITED || at > Long.MAX_VALUE - runtime ? JobSpec.UNLIMITED : at + runtime;
+        return slots.freeFor(host, "", at, to, at > now, now);
+    }
+
+    /**
+     * Whether {@code job} (not submitted) could start at {@code at}: now, or later when the running jobs
+     * whose run time ends by then are gone. Its hosts, slots and instances are checked; holds of
+     * reservations and reserved starts are respected. Changes nothing.
+     */
+    public boolean fits(JobSpec job, long at) {
+        return at >= now && reservations.admits(job, at) && queue.placeOnce(job, at, at > now).isPresent();
+    }
+
+    /** The times after {@code t} at which something held is freed or a hold begins or ends: when to try again. */
+    public java.util.SortedSet<Long> changesAfter(long t) {
+        java.util.TreeSet<Long> times = new java.util.TreeSet<>();
+        hosts.all().forEach(h -> h.pools().values().forEach(p -> p.changesAfter(t, times)));
+        slots.changesAfter(null, t, times);
+        reservations.startsAfter(t, times);
+        return times;
+    }
+
+    /**
+     * Submits a job that chooses how to run (issue 15): it starts now as {@code chooser} decides, or
+     * waits, and is asked again at every queue pass; with {@code reserve} its earliest way is planned.
+     */
+    public Decision submit(String id, Chooser chooser, long runtime, boolean reserve, long time) {
+        Optional<String> late = lateness(time);
+        if (late.isPresent()) {
+            return Decision.refused(late.get());
+        }
+        if (running.containsKey(id) || queue.contains(id)) {
+            return Decision.refused("job " + id + " exists");
+        }
+        now = time;
+        List<Decision.Started> before = queue.passIfDue();
+        Optional<JobSpec> job = chooser.now(this);
+        Optional<Map<Pool, int[]>> picks = job.flatMap(j -> queue.placeOnce(j, now, false));
+        if (picks.isPresent()) {
+            return Decision.granted(commit(job.get(), picks.get())).after(before);
+        }
+        return Decision.waiting(queue.add(id, chooser, runtime, reserve)).after(before);
+    }
+
+    /** The job as it runs: its hosts and slots, requests and timing. */
+    public Optional<JobSpec> specOf(String job) {
+        return Optional.ofNullable(running.get(job)).map(Running::spec);
+    }
+
     /** A deep copy: the same configuration, an independent state. */
     public Cluster copy() {
         return new Cluster(this);
@@ -271,6 +358,10 @@ public final class Cluster {
         return reservations;
     }
 
+    Slots slots() {
+        return slots;
+    }
+
     /** The queue, for {@link Holdings}: waiting reallocs join its passes. */
     Queue waiters() {
         return queue;
@@ -280,6 +371,7 @@ public final class Cluster {
     Grant commit(JobSpec job, Map<Pool, int[]> picks) {
         Running r = Running.start(job, now, picks);
         running.put(job.id(), r);
+        slots.run(job, now);
         queue.started(job.id());
         return r.grant();
     }

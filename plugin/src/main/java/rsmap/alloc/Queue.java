@@ -35,6 +35,8 @@ final class Queue {
     private Claims claims;
     /** The demands of waiting and running jobs; pools change only on configure, which forgets them. */
     private final Map<JobSpec, Demands> demands = new IdentityHashMap<>();
+    /** The waiting jobs that choose how to run (issue 15), by id; their queue entry is a stand-in. */
+    private final Map<String, Chooser> choosers = new java.util.HashMap<>();
 
     Queue(Cluster cluster) {
         this.cluster = cluster;
@@ -46,6 +48,7 @@ final class Queue {
         q.waiting.putAll(waiting);
         q.plannedStart.putAll(plannedStart);
         q.places.putAll(places);
+        q.choosers.putAll(choosers);
         q.nextPlace = nextPlace;
         return q;
     }
@@ -91,8 +94,22 @@ final class Queue {
         return job.reserve() && plannedStart.size() < maxReservations ? plan(job) : OptionalLong.empty();
     }
 
+    /**
+     * Queues a choosing job at the end, with a stand-in spec (no host, no request) that only keeps its
+     * place; planning its start if it asked for resource reservation and there is room.
+     */
+    OptionalLong add(String id, Chooser chooser, long runtime, boolean reserve) {
+        JobSpec standIn = new JobSpec(id, new rsmap.request.RequestList(List.of()), Map.of("", 1), "", runtime,
+                Optional.empty(), reserve);
+        waiting.put(id, standIn);
+        places.put(id, nextPlace());
+        choosers.put(id, chooser);
+        return reserve && plannedStart.size() < maxReservations ? plan(id, chooser) : OptionalLong.empty();
+    }
+
     /** Withdraws a waiting job. */
     JobSpec remove(String job) {
+        choosers.remove(job);
         places.remove(job);
         return waiting.remove(job);
     }
@@ -101,6 +118,7 @@ final class Queue {
     void started(String job) {
         plannedStart.remove(job);
         places.remove(job);
+        choosers.remove(job);
     }
 
     /**
@@ -114,6 +132,10 @@ final class Queue {
         }
         if (!job.hosts().containsKey(job.master())) {
             return Optional.of("master host " + job.master() + " is not among the job's hosts");
+        }
+        Optional<String> slots = cluster.slots().refusal(job);
+        if (slots.isPresent()) {
+            return slots;
         }
         Demands d = cluster.configured().demandsOf(job);
         if (d.each().isEmpty()) {
@@ -153,6 +175,26 @@ final class Queue {
         }
         long to = job.endAt(at);
         long now = cluster.now();
+        if (!cluster.slots().fits(job, at, to, planning, now)) {
+            return Optional.empty();
+        }
+        return d.get().place(p -> p.availableTo(job, at, to, planning, now));
+    }
+
+    /**
+     * As {@link #place}, for a job that is not admitted (a choosing job's way, a question): its demands
+     * are computed for this call only, never kept.
+     */
+    Optional<Map<Pool, int[]>> placeOnce(JobSpec job, long at, boolean planning) {
+        long to = job.endAt(at);
+        long now = cluster.now();
+        if (!job.hosts().containsKey(job.master()) || !cluster.slots().fits(job, at, to, planning, now)) {
+            return Optional.empty();
+        }
+        Optional<Demands.Each> d = cluster.configured().demandsOf(job).each();
+        if (d.isEmpty() || (!planning && !d.get().enoughFree())) {
+            return Optional.empty();
+        }
         return d.get().place(p -> p.availableTo(job, at, to, planning, now));
     }
 
@@ -179,6 +221,7 @@ final class Queue {
             }
         }
         plannedStart.clear();
+        cluster.slots().clearPlans();
         List<Decision.Started> started = new ArrayList<>();
         int planned = 0;
         // Within one pass availability only shrinks (jobs start, instances get held), so a job that looks
@@ -190,6 +233,11 @@ final class Queue {
                 continue;
             }
             JobSpec job = turn.job();
+            Chooser chooser = choosers.get(job.id());
+            if (chooser != null) {
+                planned += choose(job, chooser, started, planned < maxReservations);
+                continue;
+            }
             Optional<Map<Pool, int[]>> picks = Optional.empty();
             if (cluster.reservations().admits(job, now) && demandOf(job).map(Demands.Each::enoughFree).orElse(false)) {
                 List<Object> shape = shape(job);
@@ -208,6 +256,41 @@ final class Queue {
             }
         }
         return started;
+    }
+
+    /** A choosing job's turn in a pass: it starts as it chooses, or has its start planned; 1 if planned. */
+    private int choose(JobSpec standIn, Chooser chooser, List<Decision.Started> started, boolean mayPlan) {
+        long now = cluster.now();
+        Optional<JobSpec> job = chooser.now(cluster);
+        Optional<Map<Pool, int[]>> picks = job.flatMap(j -> placeOnce(j, now, false));
+        if (picks.isPresent()) {
+            remove(standIn.id());
+            Grant grant = cluster.commit(job.get(), picks.get());
+            started.add(new Decision.Started(standIn.id(), grant));
+            starts++;
+            return 0;
+        }
+        return standIn.reserve() && mayPlan && plan(standIn.id(), chooser).isPresent() ? 1 : 0;
+    }
+
+    /** A choosing job's reserved start: the way it plans earliest, its instances and slots held for it. */
+    private OptionalLong plan(String id, Chooser chooser) {
+        Optional<Chooser.Planned> p = chooser.plan(cluster);
+        Optional<Map<Pool, int[]>> picks = p.flatMap(x -> placeOnce(x.job(), x.start(), x.start() > cluster.now()));
+        if (picks.isEmpty()) {
+            plannedStart.remove(id);
+            return OptionalLong.empty();
+        }
+        hold(p.get().job(), p.get().start(), picks.get());
+        return OptionalLong.of(p.get().start());
+    }
+
+    /** Holds {@code picks} and the job's slots over its run from {@code t}: its reserved start. */
+    private void hold(JobSpec job, long t, Map<Pool, int[]> picks) {
+        long end = job.endAt(t);
+        picks.forEach((pool, idx) -> pool.holds.add(new Hold(Hold.Kind.JOB, job.id(), t, end, idx)));
+        cluster.slots().plan(job, t);
+        plannedStart.put(job.id(), t);
     }
 
     /**
@@ -244,6 +327,7 @@ final class Queue {
         for (Pool p : mine) {
             p.changesAfter(now, times);
         }
+        cluster.slots().changesAfter(job.hosts().keySet(), now, times);
         cluster.reservations().startsAfter(now, times);
         ReservationSpec ar = job.ar().flatMap(cluster.reservations()::get).orElse(null);
         for (long t : times) {
@@ -252,9 +336,7 @@ final class Queue {
             }
             Optional<Map<Pool, int[]>> picks = place(job, t, true);
             if (picks.isPresent()) {
-                long end = job.endAt(t);
-                picks.get().forEach((pool, idx) -> pool.holds.add(new Hold(Hold.Kind.JOB, job.id(), t, end, idx)));
-                plannedStart.put(job.id(), t);
+                hold(job, t, picks.get());
                 return OptionalLong.of(t);
             }
         }

@@ -18,10 +18,16 @@ final class Lines {
     private final ObjectMapper json;
     /** The configured hosts, in order: the ranks of R deltas ({@link RDelta}). */
     private final Supplier<List<String>> hosts;
+    /** Adds to a start line what placement chose (issue 15: hosts, alternative, why); nothing by default. */
+    private java.util.function.BiConsumer<String, ObjectNode> onStart = (job, line) -> { };
 
     Lines(ObjectMapper json, Supplier<List<String>> hosts) {
         this.json = json;
         this.hosts = hosts;
+    }
+
+    void onStart(java.util.function.BiConsumer<String, ObjectNode> describe) {
+        onStart = describe;
     }
 
     ObjectMapper json() {
@@ -43,6 +49,7 @@ final class Lines {
                     Decision.Started s = ((Event.Start) e).started();
                     ObjectNode st = echo("start", "job", s.job());
                     st.set("grants", grants(s.grant()));
+                    onStart.accept(s.job(), st);
                     out.add(write(st));
                     break;
                 case REPLY:

@@ -166,6 +166,16 @@ final class NodeOps {
         return List.of(lines.write(o));
     }
 
+    /** The hosts by name, as placement reads them (issue 15); a live view, not a copy. */
+    Map<String, Node> byName() {
+        return java.util.Collections.unmodifiableMap(nodes);
+    }
+
+    /** A job's filter, read with the declared types. */
+    Filter parse(String filter) throws ParseException {
+        return Filter.parse(filter, types, limits);
+    }
+
     /** The hosts in configured order (for tests and later placement). */
     List<Node> nodes() {
         return new ArrayList<>(nodes.values());

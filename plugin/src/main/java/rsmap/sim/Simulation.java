@@ -38,7 +38,9 @@ public final class Simulation {
             Map.entry("host", Set.of("op", "host", "complex_values", "slots", "attributes", "time")),
             Map.entry("attribute-types", Set.of("op", "types")),
             Map.entry("filter", Set.of("op", "filter", "admin")),
-            Map.entry("submit", Set.of("op", "job", "request", "hosts", "master", "time", "runtime", "ar", "reserve")),
+            Map.entry("submit", plus(PlaceOps.OPTION_FIELDS, "op", "job", "master", "time", "runtime", "ar", "reserve",
+                    "alternatives")),
+            Map.entry("policy", Set.of("op", "alternatives", "ranking")),
             Map.entry("finish", Set.of("op", "job", "time")),
             Map.entry("reserve", Set.of("op", "ar", "request", "hosts", "start", "end", "time")),
             Map.entry("env", Set.of("op", "job", "host", "time")),
@@ -57,6 +59,7 @@ public final class Simulation {
     private final Lines lines;
     private final ReallocOps reallocOps;
     private final NodeOps nodeOps;
+    private final PlaceOps placeOps;
     private final Limits limits;
     private final boolean human;
 
@@ -66,6 +69,8 @@ public final class Simulation {
         this.reallocs = new Reallocs(cluster);
         this.reallocOps = new ReallocOps(reallocs, lines, limits);
         this.nodeOps = new NodeOps(lines, limits);
+        this.placeOps = new PlaceOps(cluster, nodeOps, lines, limits);
+        this.lines.onStart(placeOps::describe);
         this.limits = limits;
         this.human = human;
     }
@@ -125,7 +130,7 @@ public final class Simulation {
         Set<String> allowed = FIELDS.get(op);
         if (allowed == null) {
             throw new Malformed("unknown op '" + op + "' (host, submit, finish, reserve, env, explain, realloc,"
-                    + " release, realloc_cancel, settings, attribute-types, filter)");
+                    + " release, realloc_cancel, settings, attribute-types, filter, policy)");
         }
         for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
             String f = it.next();
@@ -164,6 +169,8 @@ public final class Simulation {
                 return nodeOps.declare(n);
             case "filter":
                 return nodeOps.filter(n);
+            case "policy":
+                return placeOps.policy(n);
             default:
                 throw new AssertionError(op);
         }
@@ -198,12 +205,26 @@ public final class Simulation {
             o.put("ok", false);
             o.put("error", e.getMessage());
         }
-        return okAnswer(o, d);
+        List<String> out = new ArrayList<>(okAnswer(o, d));
+        if (d != null && !d.isRefused()) {
+            // Issue 15: the host's slots limit every submit; a raised capacity may let waiting jobs start.
+            lines.events(reallocs.events(cluster.setSlots(host, nodeOps.byName().get(host).slots(), time)), out);
+        }
+        return out;
     }
 
     private List<String> submit(JsonNode n, long time) throws Malformed {
         String job = Fields.text(n, "job", true);
-        String request = Fields.text(n, "request", true);
+        if (PlaceOps.isPlaced(n)) {
+            return placed(n, job, time);
+        }
+        for (String f : List.of("filter", "group", "group_values", "whole_hosts", "label")) {
+            if (n.has(f)) {
+                throw new Malformed("'" + f + "' goes with 'slots' (placement), not with fixed 'hosts'");
+            }
+        }
+        // Issue 15: a job may ask for slots only; without hosts the request is still asked for first.
+        String request = n.has("hosts") && !n.has("request") ? null : Fields.text(n, "request", true);
         Map<String, Integer> hosts = Fields.hosts(n);
         String master = n.has("master") ? Fields.text(n, "master", true) : hosts.keySet().iterator().next();
         long runtime = n.has("runtime") ? Fields.time(n, "runtime", 0) : JobSpec.UNLIMITED;
@@ -212,8 +233,9 @@ public final class Simulation {
         ObjectNode o = lines.echo("submit", "job", job);
         Decision d;
         try {
-            d = cluster.submit(new JobSpec(job, RequestList.parse(request, cluster.table(), limits), hosts, master,
-                    runtime, ar, reserve), time);
+            RequestList parsed = request == null ? new RequestList(List.of())
+                    : RequestList.parse(request, cluster.table(), limits);
+            d = cluster.submit(new JobSpec(job, parsed, hosts, master, runtime, ar, reserve), time);
         } catch (ParseException e) {
             o.put("result", "refused");
             o.put("error", e.getMessage());
@@ -222,10 +244,42 @@ public final class Simulation {
         return resultAnswer(o, d);
     }
 
+    /** Issue 15: a submit with slots or alternatives, placed by rsmap.place. */
+    private List<String> placed(JsonNode n, String job, long time) throws Malformed {
+        if (n.has("master")) {
+            throw new Malformed("'master' goes with fixed 'hosts'; a placed job's master is its first host");
+        }
+        long runtime = n.has("runtime") ? Fields.time(n, "runtime", 0) : JobSpec.UNLIMITED;
+        boolean reserve = Fields.bool(n, "reserve");
+        ObjectNode o = lines.echo("submit", "job", job);
+        Decision d;
+        try {
+            d = placeOps.submit(placeOps.read(n, job, runtime, reserve), time);
+        } catch (ParseException e) {
+            o.put("result", "refused");
+            o.put("error", e.getMessage());
+            return List.of(lines.write(o));
+        }
+        o.put("result", d.result().name().toLowerCase(java.util.Locale.ROOT));
+        if (d.isRefused()) {
+            o.put("error", d.error());
+        } else if (d.result() == Decision.Result.GRANTED) {
+            o.set("grants", lines.grants(d.grant()));
+        } else {
+            d.reservedStart().ifPresent(t -> o.put("reserved_start", t));
+        }
+        if (!d.isRefused()) {
+            placeOps.describe(job, o);
+        }
+        return withStarts(o, d);
+    }
+
     private List<String> finish(JsonNode n, long time) throws Malformed {
         String job = Fields.text(n, "job", true);
         // JOB_END: the job's waiting reallocs are answered CANCEL, pending take-aways are freed too.
-        return reallocOps.okLine(lines.echo("finish", "job", job), reallocs.finish(job, time));
+        List<String> out = reallocOps.okLine(lines.echo("finish", "job", job), reallocs.finish(job, time));
+        placeOps.finished(job);
+        return out;
     }
 
     private List<String> reserve(JsonNode n, long time) throws Malformed {
