@@ -35,6 +35,8 @@ final class Authority {
     private final JobLifecycle lifecycle;
     private final LogBook log;
     final ClusterView view = new ClusterView();
+    /** PLACE (issue 15): placement over the view. */
+    final Placing placing;
     /** Which host each registered connection speaks for. */
     private final Map<Session, String> sessions = new IdentityHashMap<>();
 
@@ -42,6 +44,7 @@ final class Authority {
         this.s = s;
         this.lifecycle = lifecycle;
         this.log = log;
+        this.placing = new Placing(s, view, log);
     }
 
     /** REGISTER {host, state}: STATE {"authority", "global_maps"}. */

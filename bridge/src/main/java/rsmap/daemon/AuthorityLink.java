@@ -32,6 +32,8 @@ final class AuthorityLink implements AutoCloseable {
     private static final long MAX_BACKOFF_MS = 30_000;
     /** Events queued while the authority is away are dropped past this: the next registration says all. */
     private static final int MAX_QUEUED = 10_000;
+    /** Events were dropped (guarded by {@link #events}): the next send is a new registration. */
+    private boolean overflowed;
 
     /** One connection to the authority, INIT done (and authenticated). */
     interface Channel extends AutoCloseable {
@@ -113,10 +115,14 @@ final class AuthorityLink implements AutoCloseable {
     /** One of this host's events, for the authority's view of the cluster; sent by the link's thread. */
     void event(String diffJson) {
         synchronized (events) {
-            if (events.size() < MAX_QUEUED) {
+            if (diffJson.contains("\"event\":\"config\"")) {
+                overflowed = true; // new maps: the authority learns their complex_values by a registration
+            } else if (events.size() < MAX_QUEUED) {
                 events.add(diffJson);
-                events.notifyAll();
+            } else {
+                overflowed = true; // the view at the authority would miss events: register anew instead
             }
+            events.notifyAll();
         }
     }
 
@@ -182,6 +188,8 @@ final class AuthorityLink implements AutoCloseable {
         }
         Session.Peer root = new Session.Peer("root", "root", 0, 0, 0);
         ObjectNode state = Views.state(s, access, root, EventHub.Filters.NONE, null);
+        // The authority's PLACE rebuilds this host's maps from them (issue 15).
+        state.put("complex_values", String.valueOf(s.cluster.hosts().get(s.host())));
         ObjectNode jobs = JSON.createObjectNode();
         java.util.Map<String, String> remote = new java.util.HashMap<>();
         for (Job j : s.jobs.values()) {
@@ -280,9 +288,29 @@ final class AuthorityLink implements AutoCloseable {
             if (any) {
                 sleep(BATCH_MS); // gather what follows: one round trip for a burst, out of the way of grants
             }
+            boolean reRegister;
             synchronized (events) {
                 batch.addAll(events);
                 events.clear();
+                reRegister = overflowed;
+                overflowed = false;
+            }
+            if (reRegister) {
+                Hello hello;
+                synchronized (daemonLock) {
+                    hello = hello();
+                }
+                synchronized (this) {
+                    if (channel != null) {
+                        try {
+                            channel.call(Code.REGISTER, hello.register());
+                            lastSent = System.currentTimeMillis();
+                        } catch (IOException | Client.Refusal | RuntimeException e) {
+                            down(e);
+                        }
+                    }
+                }
+                continue;
             }
             if (batch.isEmpty() && System.currentTimeMillis() - lastSent < KEEPALIVE_MS) {
                 continue;

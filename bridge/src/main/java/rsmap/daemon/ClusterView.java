@@ -24,8 +24,12 @@ final class ClusterView {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** One host as it last told: its maps (instances with characteristics), its jobs by id. */
-    private static final class HostView {
+    static final class HostView {
         ObjectNode maps = JSON.createObjectNode();
+        /** The host's complex_values as it registered them ("" unknown), its slots and attributes. */
+        String complexValues = "";
+        JsonNode slots = JSON.nullNode();
+        ObjectNode attributes = JSON.createObjectNode();
         final Map<String, JsonNode> jobs = new LinkedHashMap<>();
         Instant registered = Instant.EPOCH;
         boolean connected;
@@ -42,6 +46,11 @@ final class ClusterView {
         for (JsonNode j : state.path("jobs")) {
             v.jobs.put(j.path("job").asText(), j);
         }
+        v.complexValues = state.path("complex_values").asText("");
+        v.slots = state.path("slots").isIntegralNumber() ? state.get("slots") : JSON.nullNode();
+        if (state.path("attributes").isObject()) {
+            v.attributes = (ObjectNode) state.get("attributes").deepCopy();
+        }
         v.registered = Instant.now();
         v.connected = true;
         hosts.put(host, v);
@@ -53,6 +62,11 @@ final class ClusterView {
         if (v != null) {
             v.connected = false;
         }
+    }
+
+    /** Every registered host as it last told, in registration order (PLACE builds its model from them). */
+    Map<String, HostView> hosts() {
+        return java.util.Collections.unmodifiableMap(hosts);
     }
 
     boolean knows(String host) {
@@ -97,6 +111,8 @@ final class ClusterView {
         ObjectNode out = JSON.createObjectNode();
         hosts.forEach((name, v) -> {
             ObjectNode h = out.putObject(name).put("connected", v.connected).put("registered", v.registered.toString());
+            h.set("slots", v.slots);
+            h.set("attributes", v.attributes);
             ObjectNode maps = h.putObject("maps");
             for (Iterator<Map.Entry<String, JsonNode>> it = v.maps.fields(); it.hasNext();) {
                 Map.Entry<String, JsonNode> m = it.next();

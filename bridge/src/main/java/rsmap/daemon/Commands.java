@@ -140,6 +140,12 @@ final class Commands {
             handlers.put(Code.REGISTER, authority::register);
             handlers.put(Code.HOST_EVENT, (c, session) -> authority.event(c));
             handlers.put(Code.RECONCILE, (c, session) -> authority.reconcile(c));
+            handlers.put(Code.PLACE, (c, session) -> authority.placing.place(c));
+        } else {
+            handlers.put(Code.PLACE, (c, session) -> {
+                throw new Session.CommandException("PLACE is the authority's (role = authority), which sees every "
+                        + "registered host; " + s.host() + " is an execution host");
+            });
         }
         handlers.put(Code.RELOAD, (c, session) -> {
             noArguments(c);

@@ -180,6 +180,30 @@ class AuthorityTest {
     }
 
     @Test
+    void place_evaluatesAFilter_andChoosesHostsAndAnAlternative_fromWhatTheHostsTold() throws Exception {
+        start(hosts.get(0), "7", "gpu=1,lic=1");
+        Thread.sleep(1500); // node01's grant travels on its link's thread
+        JsonNode f = JSON.readTree(call(authority, Code.PLACE, "{\"filter\":\"host != \\\"node01\\\"\"}").get(0).text(0));
+        assertThat(f.path("pass").toString()).isEqualTo("[\"node02\"]");
+        assertThat(f.path("fail").get(0).path("host").asText()).isEqualTo("node01");
+        assertThat(f.path("fail").get(0).path("attribute").asText()).isEqualTo("host");
+        JsonNode two = JSON.readTree(call(authority, Code.PLACE, "{\"request\":\"gpu=2\",\"slots\":1}").get(0).text(0));
+        assertThat(two.path("decision").asText()).as(two.toString()).isEqualTo("start");
+        assertThat(two.path("hosts").toString()).as("node01 has one card free").isEqualTo("{\"node02\":1}");
+        JsonNode alt = JSON.readTree(call(authority, Code.PLACE, "{\"alternatives\":[{\"request\":\"gpu=3\",\"slots\":1},"
+                + "{\"request\":\"gpu=1\",\"slots\":1}]}").get(0).text(0));
+        assertThat(alt.path("alternative").asInt()).as(alt.toString()).isEqualTo(1);
+        assertThat(alt.path("hosts").toString()).isEqualTo("{\"node01\":1}");
+        JsonNode seat = JSON.readTree(call(authority, Code.PLACE, "{\"request\":\"lic=1\",\"slots\":1}").get(0).text(0));
+        assertThat(seat.path("decision").asText()).as("the one seat is held by node01:7: " + seat).isEqualTo("none");
+        List<Frame> bad = call(authority, Code.PLACE, "{\"filter\":\"cpus >\"}");
+        assertThat(bad.get(0).code()).isEqualTo(Code.ERROR.value());
+        assertThat(bad.get(0).text(0)).startsWith("filter: column");
+        List<Frame> onHost = call(hosts.get(0), Code.PLACE, "{\"filter\":\"cpus > 1\"}");
+        assertThat(onHost.get(0).text(0)).startsWith("PLACE is the authority's");
+    }
+
+    @Test
     void aReallocOfAGlobalMap_isDenied_namingTheAuthority() throws Exception {
         start(hosts.get(0), "7", "gpu=1,lic=1");
         List<Frame> r = call(hosts.get(0), Code.REALLOC, "{\"job\":\"7\",\"add\":\"lic=1\"}");
