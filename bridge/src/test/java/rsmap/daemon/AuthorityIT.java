@@ -167,6 +167,15 @@ class AuthorityIT {
         String status = rsmap("status", "--cluster", "--socket", authorityDir.resolve("rsmapd.sock").toString());
         assertThat(status).contains("lic (1 instances)").contains("la           held by job node01:7")
                 .contains("host node01").contains("host node02").endsWith("exit=0");
+        String sock = authorityDir.resolve("rsmapd.sock").toString();
+        assertThat(rsmap("place", "--socket", sock, "--request", "lic=1", "--json")).as("the one seat is held")
+                .contains("\"decision\":\"none\"").endsWith("exit=3");
+        assertThat(rsmap("place", "--socket", sock, "--request", "gpu=2")).contains("can start now on node02 (1 slots)")
+                .endsWith("exit=0");
+        assertThat(rsmap("place", "--socket", sock, "--filter", "host in [\"node02\"]")).contains("1 hosts pass: node02")
+                .contains("node01 fails (job)").endsWith("exit=0");
+        assertThat(rsmap("place", "--socket", sock, "--filter", "cpus >")).startsWith("error: rsmapd: filter: column")
+                .endsWith("exit=2");
         Files.writeString(go, "");
         assertThat(finish(first)).contains("first=la gpu=0").endsWith("exit=0");
         assertThat(finish(job("node02", "8", "lic=1", "echo second=$SGE_HGR_lic"))).contains("second=la")
