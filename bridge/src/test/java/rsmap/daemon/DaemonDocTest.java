@@ -54,8 +54,18 @@ class DaemonDocTest {
     }
 
     private List<String> replay(List<String> block, int n) throws Exception {
-        String host = block.get(0).replaceFirst("^# host: ", "");
-        Config config = TestDaemon.config(tmp.resolve("d" + n), host, "reconcile_interval = 0");
+        boolean authority = block.get(0).startsWith("# authority: ");
+        String values = block.get(0).replaceFirst("^# (host|authority): ", "");
+        HostAuth saved = Daemon.AUTH;
+        Daemon.AUTH = AuthorityTest.TOKENS; // no host logs in over TCP here: the conversation is on the Unix socket
+        Config config;
+        try {
+            config = authority ? AuthorityTest.authorityConfig(tmp.resolve("d" + n), AuthorityTest.freePort(), values)
+                    : TestDaemon.config(tmp.resolve("d" + n), values, "reconcile_interval = 0");
+        } finally {
+            Daemon.AUTH = saved;
+        }
+        Daemon.AUTH = AuthorityTest.TOKENS;
         List<String> out = new ArrayList<>(List.of(block.get(0)));
         Map<String, TestClient> clients = new LinkedHashMap<>();
         try (Daemon daemon = TestDaemon.start(config)) {
@@ -84,6 +94,7 @@ class DaemonDocTest {
                 }
             }
         } finally {
+            Daemon.AUTH = saved;
             for (TestClient c : clients.values()) {
                 c.close();
             }
