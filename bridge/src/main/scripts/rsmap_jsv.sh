@@ -10,15 +10,25 @@
 #     (and isolates) every map request, not only those with parameters;
 #   - checks RSMAP_REQUEST with "rsmap check-request" (a malformed one is rejected with the parser's
 #     message) and that it names the same maps with the same amounts as -l (what the scheduler books).
+#   - (issue 15) with RSMAP_ALTERNATIVES="gpu=4 || gpu=2 || gpu=1" (requests in the user's order of
+#     preference) asks the authority (rsmap place) which one can start first and makes it the job's
+#     request (-l and RSMAP_REQUEST) with the hosts chosen as -l h=...; none can start now: the first one;
+#   - with RSMAP_FILTER="cpu_speed > 2GHz" (docs/filters.md) asks the authority which hosts pass and adds
+#     them as -l h=host1|host2; a filter that does not parse, or that no host passes, rejects the job
+#     naming the column or the attribute. The filter stays in the job's environment: the prolog's
+#     JOB_START checks it again on the host. The authority unreachable: the job is accepted as it is and
+#     that is logged (the host's check still refuses a wrong placement, prolog exit 99).
 # Configuration (environment of the JSV, or the defaults where the packages install things):
 #   RSMAP_CLI        the rsmap command       (/usr/bin/rsmap)
 #   RSMAP_COMPLEXES  the complex table, as "qconf -sc" prints it (/etc/rsmap/complexes)
+#   RSMAP_AUTHORITY_SOCKET  the authority's socket (/run/rsmap/rsmapd.sock: the JSV runs beside it)
 # Install: qconf -mconf global, jsv_url script:/usr/libexec/rsmap/rsmap_jsv.sh (server JSV); optionally
 # "-jsv /usr/libexec/rsmap/rsmap_jsv.sh" in $SGE_ROOT/$SGE_CELL/common/sge_request (client JSV: the
 # rewrite of a bracketed -l).
 
 RSMAP=${RSMAP_CLI:-/usr/bin/rsmap}
 COMPLEXES=${RSMAP_COMPLEXES:-/etc/rsmap/complexes}
+AUTHORITY=${RSMAP_AUTHORITY_SOCKET:-/run/rsmap/rsmapd.sock}
 TAB=$(printf '\t')
 errors=$(mktemp "${TMPDIR:-/tmp}/rsmap_jsv.XXXXXX") || exit 1
 trap 'rm -f "$errors"' EXIT
@@ -28,7 +38,7 @@ send() {
 }
 
 reset_job() {
-    l_name= l_value= master_l= slave_l= request= request_seen= debug_devices=
+    l_name= l_value= master_l= slave_l= request= request_seen= debug_devices= filter= alternatives= pe_max=
 }
 
 # One line per entry of a -l list (split at commas outside brackets):
@@ -118,7 +128,10 @@ verify() {
 $rows
 EOF
 
-    request_changed=
+    request_changed= place_hosts=
+    if [ -n "$alternatives" ]; then
+        choose || return
+    fi
     if [ -n "$bracketed" ]; then
         if [ -n "$request" ]; then
             result REJECT "rsmap: give a resource map's parameters either in -l or in RSMAP_REQUEST, not in both"
@@ -130,8 +143,16 @@ EOF
         request=$l_request # every map request is granted by rsmapd, also one without parameters
         request_changed=yes
     fi
+    if [ -z "$alternatives" ] && [ -n "$filter" ]; then
+        narrow || return
+    fi
     if [ -z "$request" ]; then
-        result ACCEPT
+        if [ -n "$place_hosts" ]; then
+            send "PARAM ${l_name:-l_hard} ${new_l:+$new_l,}h=$place_hosts"
+            result CORRECT
+        else
+            result ACCEPT
+        fi
         return
     fi
 
@@ -186,8 +207,12 @@ EOF
     done
 
     corrected=
+    if [ -n "$place_hosts" ]; then
+        new_l="${new_l:+$new_l,}h=$place_hosts"
+        bracketed=yes
+    fi
     if [ -n "$bracketed" ]; then
-        send "PARAM $l_name $new_l"
+        send "PARAM ${l_name:-l_hard} $new_l"
         corrected=yes
     fi
     if [ -n "$request_changed" ]; then
@@ -199,6 +224,81 @@ EOF
     else
         result ACCEPT
     fi
+}
+
+# A JSON string of $1 (the job's own text: quotes and backslashes escaped).
+json_string() {
+    printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"
+}
+
+# rsmap place ARGS --shell against the authority; sets its variables; returns rsmap's exit code.
+ask_authority() {
+    decision= alternative= hosts= pass= fail= why=
+    answer=$("$RSMAP" place --socket "$AUTHORITY" --shell "$@" 2>"$errors")
+    status=$?
+    if [ "$status" -eq 0 ] || [ "$status" -eq 3 ]; then
+        eval "$answer"
+    fi
+    return "$status"
+}
+
+# RSMAP_ALTERNATIVES: the authority chooses; the chosen request becomes -l and RSMAP_REQUEST.
+choose() {
+    if [ -n "$request" ] || [ -n "$l_request" ]; then
+        result REJECT "rsmap: give either RSMAP_ALTERNATIVES or a resource-map request (-l, RSMAP_REQUEST), not both"
+        return 1
+    fi
+    options= n=0
+    rest="$alternatives ||"
+    while [ -n "$rest" ]; do
+        one=${rest%%||*}
+        rest=${rest#*||}
+        one=$(printf '%s' "$one" | sed 's/^[ \t]*//; s/[ \t]*$//')
+        [ -n "$one" ] || continue
+        n=$((n + 1))
+        eval "option_$n=\$one"
+        o="{\"request\":$(json_string "$one"),\"slots\":${pe_max:-1}"
+        [ -z "$filter" ] || o="$o,\"filter\":$(json_string "$filter")"
+        options="${options:+$options,}$o}"
+    done
+    ask_authority --alternatives "[$options]"
+    case $? in
+        0) ;;
+        3) alternative=0 hosts= ;; # none can start now: the first in order waits for its turn
+        2) result REJECT "rsmap: RSMAP_ALTERNATIVES: $(head -n 1 "$errors" | sed 's/^error: //; s/^rsmapd: //')"
+           return 1 ;;
+        *) send "LOG WARNING rsmap JSV: the authority did not answer ($(head -n 1 "$errors")): the first alternative"
+           alternative=0 hosts= ;;
+    esac
+    eval "chosen=\$option_$((alternative + 1))"
+    # The chosen request is booked with -l as if the user had written it there.
+    rows=$(classify "$chosen")
+    while IFS="$TAB" read -r kind name value entry; do
+        [ -n "$kind" ] || continue
+        amount=${value%%\[*}
+        l_maps="$l_maps$name=$amount,"
+        new_l="${new_l:+$new_l,}$name=$amount"
+    done <<ROWS
+$rows
+ROWS
+    l_request=$chosen bracketed=yes # as if -l had carried it: it becomes -l name=amount and RSMAP_REQUEST
+    place_hosts=$(printf '%s' "$hosts" | tr ' ' '|')
+    send "ENV ADD RSMAP_ALTERNATIVE $alternative"
+    return 0
+}
+
+# RSMAP_FILTER alone: the hosts that pass it become -l h=...
+narrow() {
+    ask_authority --filter "$filter"
+    case $? in
+        0) place_hosts=$(printf '%s' "$pass" | tr ' ' '|') ;;
+        3) result REJECT "rsmap: no host passes RSMAP_FILTER=$filter: $fail"
+           return 1 ;;
+        2) result REJECT "rsmap: RSMAP_FILTER=$filter: $(head -n 1 "$errors" | sed 's/^error: //; s/^rsmapd: //')"
+           return 1 ;;
+        *) send "LOG WARNING rsmap JSV: the authority did not answer ($(head -n 1 "$errors")): RSMAP_FILTER is checked on the host" ;;
+    esac
+    return 0
 }
 
 reset_job
@@ -220,6 +320,7 @@ while IFS= read -r line || [ -n "$line" ]; do
                 l_hard) [ "$l_name" = global_l_hard ] || { l_name=$name l_value=$value; } ;;
                 master_l_hard) master_l=$value ;;
                 slave_l_hard) slave_l=$value ;;
+                pe_max) pe_max=$value ;;
             esac ;;
         ENV)
             modifier=${rest%% *}
@@ -231,6 +332,8 @@ while IFS= read -r line || [ -n "$line" ]; do
                 case "$name" in
                     RSMAP_REQUEST) request=$value request_seen=MOD ;;
                     SGE_DEBUG_DEVICES_ALLOW) debug_devices=yes ;;
+                    RSMAP_FILTER) filter=$value ;;
+                    RSMAP_ALTERNATIVES) alternatives=$value ;;
                 esac
             fi ;;
         BEGIN)

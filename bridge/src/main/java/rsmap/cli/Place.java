@@ -54,6 +54,9 @@ final class Place implements Callable<Integer> {
     String alternatives;
     @Option(names = "--json", description = "Print the authority's answer as JSON (one line).")
     boolean json;
+    @Option(names = "--shell", description = "Print NAME='value' lines for a shell script (the JSV): decision, "
+            + "alternative, hosts, pass, fail (the first failing host and why), why.")
+    boolean shell;
 
     @Override
     public Integer call() throws Refused {
@@ -97,6 +100,19 @@ final class Place implements Callable<Integer> {
             out.println(a);
             return fits ? Main.OK : NONE_FITS;
         }
+        if (shell) {
+            List<String> hosts = new ArrayList<>();
+            a.path("hosts").fieldNames().forEachRemaining(hosts::add);
+            JsonNode fail = a.path("fail").path(0);
+            out.println("decision=" + quote(a.path("decision").asText(a.path("pass").isEmpty() ? "none" : "start")));
+            out.println("alternative=" + quote(a.has("alternative") ? a.path("alternative").asText() : ""));
+            out.println("hosts=" + quote(String.join(" ", hosts)));
+            out.println("pass=" + quote(join(a.path("pass"))));
+            out.println("fail=" + quote(fail.isMissingNode() ? "" : fail.path("host").asText() + ": "
+                    + fail.path("why").asText()));
+            out.println("why=" + quote(a.path("why").asText("")));
+            return fits ? Main.OK : NONE_FITS;
+        }
         if (a.has("filter")) {
             out.println("filter " + a.path("filter").asText() + ": " + a.path("pass").size() + " hosts pass"
                     + (a.path("pass").isEmpty() ? "" : ": " + join(a.path("pass"))));
@@ -116,6 +132,11 @@ final class Place implements Callable<Integer> {
             out.println("  " + a.path("why").asText());
         }
         return fits ? Main.OK : NONE_FITS;
+    }
+
+    /** A value a POSIX shell reads back with eval: single-quoted, its own quotes closed and escaped. */
+    static String quote(String v) {
+        return "'" + v.replace("'", "'\\''") + "'";
     }
 
     private static String join(JsonNode list) {

@@ -32,7 +32,14 @@ class RsmapJsvIT {
         final BufferedReader out;
 
         Dialogue(Path complexes) throws IOException {
+            this(complexes, null);
+        }
+
+        Dialogue(Path complexes, Path authority) throws IOException {
             ProcessBuilder pb = new ProcessBuilder("sh", JSV.toString());
+            if (authority != null) {
+                pb.environment().put("RSMAP_AUTHORITY_SOCKET", authority.toString());
+            }
             pb.environment().put("RSMAP_CLI", ROOT.resolve("bin/rsmap").toString());
             pb.environment().put("RSMAP_COMPLEXES", complexes.toString());
             jsv = pb.redirectError(ProcessBuilder.Redirect.INHERIT).start();
@@ -155,6 +162,56 @@ class RsmapJsvIT {
                     .containsExactly("RESULT STATE ACCEPT");
             assertThat(d.verify("PARAM global_l_hard g=2[same=id]"))
                     .containsExactly("PARAM global_l_hard gpu=2", "ENV ADD RSMAP_REQUEST gpu=2[same=id]", "RESULT STATE CORRECT");
+        }
+    }
+
+    /**
+     * Issue 15: RSMAP_FILTER and RSMAP_ALTERNATIVES, asked of a real authority (in this JVM) to which two
+     * hosts registered: node01 (x86_64, 2.4GHz, gpu=2) and node02 (aarch64, 1.8GHz, gpu=1).
+     */
+    @Test
+    void filtersAndAlternatives_askTheAuthority_andBecomeAHostListAndTheChosenRequest() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("authority"));
+        Files.copy(ROOT.resolve("examples/complexes"), dir.resolve("complexes"));
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", "role = authority",
+                "complexes = complexes", "global_complex_values = lic=1(la)", "listen = 127.0.0.1:" + port,
+                "socket = rsmapd.sock", "state_dir = state", "admin_user = " + System.getProperty("user.name"),
+                "reconcile_interval = 0", ""));
+        rsmap.daemon.Config config = rsmap.daemon.Config.parse(Files.readString(conf), conf, "node00");
+        try (rsmap.daemon.Daemon authority = new rsmap.daemon.Daemon(config, rsmap.complex.ComplexTable.parse(
+                Files.readString(config.complexes())), conf).serve()) {
+            try (rsmap.wire.Client c = rsmap.wire.Client.connect(config.socket())) {
+                c.call(rsmap.wire.Code.REGISTER, "{\"host\":\"node01\",\"state\":{\"maps\":{},\"jobs\":[],"
+                        + "\"complex_values\":\"gpu=2(0 1)\",\"attributes\":{\"arch\":\"x86_64\",\"cpu_speed\":\"2.4GHz\"}}}");
+                c.call(rsmap.wire.Code.REGISTER, "{\"host\":\"node02\",\"state\":{\"maps\":{},\"jobs\":[],"
+                        + "\"complex_values\":\"gpu=1(0)\",\"attributes\":{\"arch\":\"aarch64\",\"cpu_speed\":\"1.8GHz\"}}}");
+            }
+            try (Dialogue d = new Dialogue(ROOT.resolve("examples/complexes"), config.socket())) {
+                assertThat(d.verify("PARAM global_l_hard gpu=1", "ENV ADD RSMAP_FILTER cpu_speed > 2GHz"))
+                        .as("the hosts that pass become -l h=").containsExactly("PARAM global_l_hard gpu=1,h=node01",
+                                "ENV ADD RSMAP_REQUEST gpu=1", "RESULT STATE CORRECT");
+                assertThat(d.verify("PARAM global_l_hard h_vmem=1G", "ENV ADD RSMAP_FILTER arch == \"ppc64le\""))
+                        .as("no host passes: rejected naming the attribute").containsExactly("RESULT STATE REJECT rsmap: "
+                                + "no host passes RSMAP_FILTER=arch == \"ppc64le\": node01: arch=x86_64 does not satisfy "
+                                + "arch == \"ppc64le\"");
+                assertThat(d.verify("PARAM global_l_hard gpu=1", "ENV ADD RSMAP_FILTER cpu_speed >"))
+                        .as("a filter that does not parse: its column").hasSize(1).first().asString()
+                        .startsWith("RESULT STATE REJECT rsmap: RSMAP_FILTER=cpu_speed >: filter: column 12");
+                assertThat(d.verify("ENV ADD RSMAP_ALTERNATIVES gpu=4 || gpu=2 || gpu=1"))
+                        .as("the first that can start: gpu=2 on node01").containsExactly(
+                                "ENV ADD RSMAP_ALTERNATIVE 1", "PARAM l_hard gpu=2,h=node01",
+                                "ENV ADD RSMAP_REQUEST gpu=2", "RESULT STATE CORRECT");
+                assertThat(d.verify("ENV ADD RSMAP_ALTERNATIVES gpu=2 || gpu=1", "ENV ADD RSMAP_FILTER arch == \"aarch64\""))
+                        .as("alternatives with a filter").containsExactly("ENV ADD RSMAP_ALTERNATIVE 1",
+                                "PARAM l_hard gpu=1,h=node02", "ENV ADD RSMAP_REQUEST gpu=1", "RESULT STATE CORRECT");
+                assertThat(d.verify("PARAM global_l_hard gpu=1", "ENV ADD RSMAP_ALTERNATIVES gpu=2 || gpu=1"))
+                        .containsExactly("RESULT STATE REJECT rsmap: give either RSMAP_ALTERNATIVES or a resource-map "
+                                + "request (-l, RSMAP_REQUEST), not both");
+            }
         }
     }
 
