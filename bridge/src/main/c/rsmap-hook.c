@@ -5,8 +5,8 @@
  *
  * Exit codes as execd reads them (sge_conf(5); docs/integration-ocs.md):
  *   prolog   0 granted (or nothing requested); 99 reschedule the job elsewhere (this host cannot serve it
- *            now, rsmapd unreachable, or the server is not trusted); 100 job error (its request is refused,
- *            or too long to send whole).
+ *            now, fails the job's RSMAP_FILTER or the admin limit, rsmapd unreachable, or the server is not
+ *            trusted); 100 job error (its request or filter is refused, or too long to send whole).
  *   starter  the job's own status once it runs. Before that, fail closed: 99 rsmapd unreachable (execd
  *            reschedules a job that exits 99), 100 rsmapd refused JOB_ENTER, the server is not trusted, or
  *            JOB_ID is missing (job error state), 127 the command cannot be executed.
@@ -234,12 +234,13 @@ int main(int argc, char **argv) {
     int prolog = !strcmp(argv[1], "prolog");
     const char *job = getenv("JOB_ID"), *task = getenv("SGE_TASK_ID"), *slots = getenv("NSLOTS");
     const char *request = getenv("RSMAP_REQUEST");
+    const char *filter = getenv("RSMAP_FILTER"); /* the job's node filter (issue 15, docs/filters.md) */
     if (!job || !*job) {
         fprintf(stderr, "rsmap-hook: JOB_ID is not set: run me from sge_execd\n");
         return prolog ? EXIT_JOB_ERROR : 1;
     }
     char why[4096] = "", ej[256], et[256], eu[256], er[65536];
-    static char arg[70000];
+    static char ef[65536 + 16], arg[140000];
     if (quoted(ej, sizeof ej, "JOB_ID", job) < 0 ||
         quoted(et, sizeof et, "SGE_TASK_ID", task && *task ? task : "undefined") < 0)
         return prolog ? EXIT_JOB_ERROR : 1;
@@ -253,16 +254,21 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rsmap-hook: %s\n", why);
         return 1;
     }
-    if (!request || !*request) return 0; /* the job requests no resource map: nothing to grant */
+    int filtered = filter && *filter;
+    if ((!request || !*request) && !filtered) return 0; /* no map and no filter: nothing to grant or check */
     /* The job's owner, as execd set it in the job's environment (USER, LOGNAME: from the passwd entry of the
      * owner, overriding whatever the job brought): rsmapd admits only this user to JOB_ENTER. */
     const char *user = getenv("USER");
     if (!user || !*user) user = getenv("LOGNAME");
-    if (quoted(eu, sizeof eu, "USER", user ? user : "") < 0 || quoted(er, sizeof er, "RSMAP_REQUEST", request) < 0)
+    if (quoted(eu, sizeof eu, "USER", user ? user : "") < 0 ||
+        quoted(er, sizeof er, "RSMAP_REQUEST", request ? request : "") < 0 ||
+        (filtered && quoted(ef, sizeof ef, "RSMAP_FILTER", filter) < 0))
         return EXIT_JOB_ERROR;
     int o = snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"%s\"", ej, et);
     if (*eu) o += snprintf(arg + o, sizeof arg - (size_t)o, ",\"user\":\"%s\"", eu);
-    snprintf(arg + o, sizeof arg - (size_t)o, ",\"slots\":%d,\"request\":\"%s\"}", slots ? atoi(slots) : 1, er);
+    o += snprintf(arg + o, sizeof arg - (size_t)o, ",\"slots\":%d,\"request\":\"%s\"", slots ? atoi(slots) : 1, er);
+    if (filtered) o += snprintf(arg + o, sizeof arg - (size_t)o, ",\"filter\":\"%s\"", ef);
+    snprintf(arg + o, sizeof arg - (size_t)o, "}");
     /* For admins: what was granted. The starter does not read it (the job could have written it). */
     const char *dir = getenv("SGE_JOB_SPOOL_DIR");
     char envfile[4096];
@@ -281,6 +287,12 @@ int main(int argc, char **argv) {
     }
     if (r == RSMAP_OK) return 0;
     fprintf(stderr, "rsmap-hook: %s\n", why);
-    /* A request that does not parse is the job's fault; anything else may work on another host. */
-    return r == RSMAP_ERROR && strncmp(why, "request:", 8) == 0 ? EXIT_JOB_ERROR : EXIT_RESCHEDULE;
+    /* A request or filter that does not parse is the job's fault; anything else may work on another host:
+     * a host that fails the filter ("filter: job filter fails on ...", "filter: admin limit fails on ...")
+     * was chosen wrongly by the scheduler (FilterCheck.java). */
+    int job_fault = r == RSMAP_ERROR &&
+        (strncmp(why, "request:", 8) == 0 ||
+         (strncmp(why, "filter:", 7) == 0 && strncmp(why, "filter: job filter fails on ", 28) != 0 &&
+          strncmp(why, "filter: admin limit fails on ", 29) != 0));
+    return job_fault ? EXIT_JOB_ERROR : EXIT_RESCHEDULE;
 }

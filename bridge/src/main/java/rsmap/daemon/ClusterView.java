@@ -26,10 +26,11 @@ final class ClusterView {
     /** One host as it last told: its maps (instances with characteristics), its jobs by id. */
     static final class HostView {
         ObjectNode maps = JSON.createObjectNode();
-        /** The host's complex_values as it registered them ("" unknown), its slots and attributes. */
+        /** The host's complex_values as it registered them ("" unknown; PLACE rebuilds its maps from them). */
         String complexValues = "";
-        JsonNode slots = JSON.nullNode();
-        ObjectNode attributes = JSON.createObjectNode();
+        /** The host's attributes, name to value as written, and its slot capacity (issue 15); null: none told. */
+        JsonNode attributes;
+        JsonNode slots;
         final Map<String, JsonNode> jobs = new LinkedHashMap<>();
         Instant registered = Instant.EPOCH;
         boolean connected;
@@ -43,14 +44,16 @@ final class ClusterView {
         if (state.path("maps").isObject()) {
             v.maps = (ObjectNode) state.path("maps").deepCopy();
         }
+        if (state.path("attributes").isObject()) {
+            v.attributes = state.path("attributes").deepCopy();
+        }
+        if (state.path("slots").isIntegralNumber()) {
+            v.slots = state.path("slots");
+        }
         for (JsonNode j : state.path("jobs")) {
             v.jobs.put(j.path("job").asText(), j);
         }
         v.complexValues = state.path("complex_values").asText("");
-        v.slots = state.path("slots").isIntegralNumber() ? state.get("slots") : JSON.nullNode();
-        if (state.path("attributes").isObject()) {
-            v.attributes = (ObjectNode) state.get("attributes").deepCopy();
-        }
         v.registered = Instant.now();
         v.connected = true;
         hosts.put(host, v);
@@ -71,6 +74,28 @@ final class ClusterView {
 
     boolean knows(String host) {
         return hosts.containsKey(host);
+    }
+
+    /**
+     * The host as filters see it, from its registration (issue 15); empty when it is not registered, told
+     * no attributes, or told values the authority's declared types do not read: then filters are not
+     * checked here (the host checks them itself at its JOB_START).
+     */
+    java.util.Optional<rsmap.node.Node> node(String host, rsmap.node.AttributeTypes types, rsmap.Limits limits) {
+        HostView v = hosts.get(host);
+        if (v == null || v.attributes == null) {
+            return java.util.Optional.empty();
+        }
+        Map<String, String> text = new LinkedHashMap<>();
+        v.attributes.fields().forEachRemaining(e -> text.put(e.getKey(), e.getValue().asText()));
+        try {
+            rsmap.node.NodeAttributes attrs = rsmap.node.NodeAttributes.parse(text, types, limits);
+            java.util.OptionalInt slots = v.slots != null && v.slots.canConvertToInt() && v.slots.intValue() >= 0
+                    ? java.util.OptionalInt.of(v.slots.intValue()) : java.util.OptionalInt.empty();
+            return java.util.Optional.of(new rsmap.node.Node(host, slots, attrs));
+        } catch (rsmap.ParseException | IllegalArgumentException e) {
+            return java.util.Optional.empty();
+        }
     }
 
     /** One event of the host's stream (the DIFF JSON it sends its own subscribers). */
@@ -111,8 +136,12 @@ final class ClusterView {
         ObjectNode out = JSON.createObjectNode();
         hosts.forEach((name, v) -> {
             ObjectNode h = out.putObject(name).put("connected", v.connected).put("registered", v.registered.toString());
-            h.set("slots", v.slots);
-            h.set("attributes", v.attributes);
+            if (v.attributes != null) {
+                h.set("attributes", v.attributes);
+            }
+            if (v.slots != null) {
+                h.set("slots", v.slots);
+            }
             ObjectNode maps = h.putObject("maps");
             for (Iterator<Map.Entry<String, JsonNode>> it = v.maps.fields(); it.hasNext();) {
                 Map.Entry<String, JsonNode> m = it.next();
@@ -139,8 +168,15 @@ final class ClusterView {
     List<ObjectNode> elements() {
         List<ObjectNode> out = new ArrayList<>();
         toJson().fields().forEachRemaining(h -> {
-            out.add(JSON.createObjectNode().put("element", "cluster-host").put("name", h.getKey())
-                    .put("connected", h.getValue().path("connected").asBoolean()));
+            ObjectNode host = JSON.createObjectNode().put("element", "cluster-host").put("name", h.getKey())
+                    .put("connected", h.getValue().path("connected").asBoolean());
+            if (h.getValue().has("slots")) {
+                host.set("slots", h.getValue().get("slots"));
+            }
+            if (h.getValue().has("attributes")) {
+                host.set("attributes", h.getValue().get("attributes"));
+            }
+            out.add(host);
             h.getValue().path("maps").fields().forEachRemaining(m -> {
                 out.add(JSON.createObjectNode().put("element", "cluster-map").put("host", h.getKey())
                         .put("name", m.getKey()).put("amount", m.getValue().path("amount").asInt()));

@@ -31,10 +31,11 @@ final class Commands {
     private static final Pattern USER = Pattern.compile("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}");
     /** The keys each command's argument may carry (hole 9: anything else is an ERROR). */
     private static final Set<String> JOB_KEYS = Set.of("job", "task");
-    private static final Set<String> START_KEYS = Set.of("job", "task", "user", "slots", "request");
+    private static final Set<String> START_KEYS = Set.of("job", "task", "user", "slots", "request", "filter");
     /** On an authority, a host's JOB_START and JOB_END name the host (issue 14). */
     private static final Set<String> AUTHORITY_JOB_KEYS = Set.of("host", "job", "task");
-    private static final Set<String> AUTHORITY_START_KEYS = Set.of("host", "job", "task", "user", "slots", "request");
+    private static final Set<String> AUTHORITY_START_KEYS = Set.of("host", "job", "task", "user", "slots", "request",
+            "filter");
     private static final Pattern HOST = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}");
     private static final Set<String> QUERY_KEYS = Set.of("job", "task", "explain", "cluster");
 
@@ -99,11 +100,22 @@ final class Commands {
             String request = a.string("request", "");
             int slots = a.integer("slots", 1, 1, 1_000_000);
             String user = a.string("user", "");
-            if (request.isEmpty()) {
+            var filter = FilterCheck.parse(a.string("filter", null), s.config.attributeTypes(), s.limits);
+            if (request.isEmpty() && filter.isEmpty()) {
                 throw new Session.CommandException("JOB_START needs \"request\"");
             }
             if (!user.isEmpty() && !USER.matcher(user).matches()) {
                 throw new Session.CommandException("\"user\" is the job owner's name, not " + Args.quote(user));
+            }
+            // Issue 15: this host (on an authority: the requesting host, as it registered) must pass the
+            // admin limit and the job's filter before anything is granted.
+            var node = authority == null ? java.util.Optional.of(s.node())
+                    : authority.view.node(a.string("host", ""), s.config.attributeTypes(), s.limits);
+            if (node.isPresent()) {
+                FilterCheck.admit(s.config.filter(), filter, node.get());
+            }
+            if (request.isEmpty()) { // only a filter: checked, nothing to grant (the starter enters it bare)
+                return List.of(JobLifecycle.answer(c.tid(), Job.bare(id, user)));
             }
             return lifecycle.start(c.tid(), id, user, request, slots);
         });

@@ -6,6 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.regex.Pattern;
 import rsmap.Continuation;
@@ -13,6 +15,10 @@ import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.device.Backends;
 import rsmap.device.Isolation;
+import rsmap.node.AttributeType;
+import rsmap.node.AttributeTypes;
+import rsmap.node.Filter;
+import rsmap.node.NodeAttributes;
 import rsmap.wire.FrameDecoder;
 
 /**
@@ -45,6 +51,11 @@ import rsmap.wire.FrameDecoder;
  * authority             = node00:7321                   # a host's authority of the global maps
  * listen                = 0.0.0.0:7321                  # an authority's TCP address
  * munge_socket          = /run/munge/munge.socket.2     # munged's socket (hosts and authority)
+ * attributes            = cpu_speed=2.4GHz,fabric=hdr   # host attributes, added to or over the discovered
+ * attribute_types       = fabric:string,gpu_arch:version # string | number | version | boolean (issue 15)
+ * slots                 = 64                            # the host's slot capacity (default: cpus)
+ * filter                = arch != "ppc64le"             # the admin limit every job must pass
+ * discover              = on                            # on | off: read arch, kernel, os, cpus, ... (Discovery)
  * </pre>
  * An authority serves the global maps of the cluster (global_complex_values) to the hosts: host,
  * complex_values, authority and execd_spool are refused there, listen is required. A host with an
@@ -54,7 +65,9 @@ public record Config(Path complexes, String host, String complexValues, String g
                      String socketGroup, String socketMode, Path stateDir, String deviceBackend, Isolation.Mode isolation, Path execdSpool,
                      String adminUser, String daemonUser, int maxFrame, int maxRsmapIds, int reconcileInterval,
                      int maxConnectionsPerUser, int idleTimeout, int frameTimeout, boolean realloc, String reallocPolicy,
-                     Role role, Endpoint authority, Endpoint listen, Path mungeSocket, Map<String, Integer> lines) {
+                     Role role, Endpoint authority, Endpoint listen, Path mungeSocket, Map<String, String> attributes,
+                     AttributeTypes attributeTypes, OptionalInt slots, Optional<Filter> filter, boolean discover,
+                     Map<String, Integer> lines) {
 
     /** What the daemon is: an execution host's, or the cluster's authority of the global maps. */
     public enum Role { HOST, AUTHORITY }
@@ -74,7 +87,8 @@ public record Config(Path complexes, String host, String complexValues, String g
     private static final Set<String> KEYS = Set.of("complexes", "host", "complex_values", "global_complex_values",
             "socket", "socket_group", "socket_mode", "state_dir", "device_backend", "isolation", "execd_spool", "admin_user",
             "daemon_user", "max_frame", "max_rsmap_ids", "reconcile_interval", "max_connections_per_user", "idle_timeout",
-            "frame_timeout", "realloc", "realloc_policy", "role", "authority", "listen", "munge_socket");
+            "frame_timeout", "realloc", "realloc_policy", "role", "authority", "listen", "munge_socket", "attributes",
+            "attribute_types", "slots", "filter", "discover");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
     public static Config parse(String text, Path file, String defaultHost) throws ParseException {
@@ -82,6 +96,7 @@ public record Config(Path complexes, String host, String complexValues, String g
         String in = lines.joined();
         Map<String, String> values = new LinkedHashMap<>();
         Map<String, Integer> where = new LinkedHashMap<>();
+        Map<String, Integer> valueAt = new LinkedHashMap<>(); // where each value begins, for errors with a column
         int start = 0;
         while (start <= in.length()) {
             int end = in.indexOf('\n', start);
@@ -107,6 +122,8 @@ public record Config(Path complexes, String host, String complexValues, String g
                     throw lines.error("'" + key + "' is set twice", at);
                 }
                 where.put(key, at);
+                String rest = content.substring(eq + 1);
+                valueAt.put(key, at + eq + 1 + rest.length() - rest.stripLeading().length());
             }
             start = end + 1;
         }
@@ -132,7 +149,8 @@ public record Config(Path complexes, String host, String complexValues, String g
         }
         Role role = roleText.equals("host") ? Role.HOST : Role.AUTHORITY;
         if (role == Role.AUTHORITY) {
-            for (String hostOnly : List.of("host", "complex_values", "authority", "execd_spool")) {
+            for (String hostOnly : List.of("host", "complex_values", "authority", "execd_spool", "attributes", "slots",
+                    "discover")) {
                 if (values.containsKey(hostOnly)) {
                     throw lines.error(hostOnly + " is an execution host's setting: an authority (role = authority) "
                             + "serves global_complex_values only", where.get(hostOnly));
@@ -173,6 +191,21 @@ public record Config(Path complexes, String host, String complexValues, String g
             throw lines.error("realloc_policy is fifo or smallest, not '" + printable(policy) + "'",
                     where.get("realloc_policy"));
         }
+        String discover = values.getOrDefault("discover", "on");
+        if (!discover.equals("on") && !discover.equals("off")) {
+            throw lines.error("discover is on or off, not '" + printable(discover) + "'", where.get("discover"));
+        }
+        AttributeTypes types = attributeTypes(lines, values, valueAt);
+        Map<String, String> attributes = attributes(lines, values, valueAt, types);
+        Optional<Filter> filter = Optional.empty();
+        if (values.containsKey("filter")) {
+            try {
+                filter = Optional.of(Filter.parse(values.get("filter"), types, Limits.DEFAULT));
+            } catch (ParseException e) {
+                throw lines.error("filter: " + e.problem(), valueAt.get("filter") + e.offset());
+            }
+        }
+        int slots = number(lines, values, where, "slots", -1, 0, 1_000_000);
         return new Config(dir.resolve(values.get("complexes")), host,
                 values.getOrDefault("complex_values", "NONE"), values.getOrDefault("global_complex_values", "NONE"),
                 dir.resolve(values.getOrDefault("socket", "/run/rsmap/rsmapd.sock")),
@@ -187,7 +220,93 @@ public record Config(Path complexes, String host, String complexValues, String g
                 number(lines, values, where, "idle_timeout", 300, 1, 86_400),
                 number(lines, values, where, "frame_timeout", 10, 1, 3_600), realloc.equals("on"), policy,
                 role, authority, listen, dir.resolve(values.getOrDefault("munge_socket", MUNGE_SOCKET.toString())),
+                attributes, types, slots < 0 ? OptionalInt.empty() : OptionalInt.of(slots), filter, discover.equals("on"),
                 lineNumbers(text, values.keySet()));
+    }
+
+    /**
+     * attribute_types = name:type,...: the discovered attributes' types (Discovery.TYPES), with these
+     * declared over them; the same declarations as simulate's attribute-types op.
+     */
+    private static AttributeTypes attributeTypes(Continuation lines, Map<String, String> values,
+                                                 Map<String, Integer> valueAt) throws ParseException {
+        Map<String, AttributeType> out = new LinkedHashMap<>(Discovery.types().types());
+        Map<String, AttributeType> declared = new LinkedHashMap<>();
+        for (Item item : items(lines, values, valueAt, "attribute_types", ':', "name:type")) {
+            String problem = NodeAttributes.nameProblem(item.name);
+            if (problem != null) {
+                throw lines.error("attribute_types: " + problem, item.at);
+            }
+            AttributeType t = AttributeType.byName(item.value).orElseThrow(() -> lines.error("attribute_types: unknown type '"
+                    + printable(item.value) + "' for '" + item.name + "' (string, number, version or boolean)",
+                    item.valueAt));
+            if (declared.put(item.name, t) != null) {
+                throw lines.error("attribute_types: '" + item.name + "' is declared twice", item.at);
+            }
+        }
+        out.putAll(declared);
+        return new AttributeTypes(out);
+    }
+
+    /** attributes = name=value,...: each value read with its declared type (or inferred), name to text. */
+    private static Map<String, String> attributes(Continuation lines, Map<String, String> values,
+                                                  Map<String, Integer> valueAt, AttributeTypes types) throws ParseException {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Item item : items(lines, values, valueAt, "attributes", '=', "name=value")) {
+            String problem = NodeAttributes.nameProblem(item.name);
+            if (problem != null) {
+                throw lines.error("attributes: " + problem, item.at);
+            }
+            if (out.put(item.name, item.value) != null) {
+                throw lines.error("attributes: '" + item.name + "' is set twice", item.at);
+            }
+            try {
+                NodeAttributes.parse(Map.of(item.name, item.value), types, Limits.DEFAULT);
+            } catch (ParseException e) {
+                throw lines.error("attributes: " + e.problem(), item.valueAt + e.offset());
+            }
+        }
+        return java.util.Collections.unmodifiableMap(out);
+    }
+
+    /** One {@code name SEP value} of a comma-separated setting, with where its name and value begin. */
+    private record Item(String name, String value, int at, int valueAt) {
+    }
+
+    private static List<Item> items(Continuation lines, Map<String, String> values, Map<String, Integer> valueAt,
+                                    String key, char sep, String form) throws ParseException {
+        String text = values.get(key);
+        List<Item> out = new java.util.ArrayList<>();
+        if (text == null) {
+            return out;
+        }
+        int base = valueAt.get(key);
+        int from = 0;
+        while (from <= text.length()) {
+            int comma = text.indexOf(',', from);
+            int end = comma < 0 ? text.length() : comma;
+            String part = text.substring(from, end);
+            int lead = part.length() - part.stripLeading().length();
+            int at = base + from + lead;
+            int s = part.indexOf(sep);
+            if (part.isBlank() || s < 0) {
+                throw lines.error(key + ": expected " + form + (part.isBlank() ? ", found nothing" : ", found '"
+                        + printable(part.strip()) + "'"), at);
+            }
+            String name = part.substring(0, s).strip();
+            String rest = part.substring(s + 1);
+            String value = rest.strip();
+            int vAt = base + from + s + 1 + rest.length() - rest.stripLeading().length();
+            if (value.isEmpty()) {
+                throw lines.error(key + ": '" + printable(name) + "' has no value", vAt);
+            }
+            out.add(new Item(name, value, at, vAt));
+            if (comma < 0) {
+                break;
+            }
+            from = comma + 1;
+        }
+        return out;
     }
 
     private static Endpoint endpoint(Continuation lines, Map<String, String> values, Map<String, Integer> where,

@@ -75,8 +75,15 @@ public final class Daemon implements AutoCloseable {
      * is refused).
      */
     public Daemon(Config config, ComplexTable table, Path configFile) throws ParseException, IOException {
+        this(config, table, configFile, Discovery.system());
+    }
+
+    /** The same, with the host's attributes discovered by {@code discovery} (tests: fake /proc files). */
+    Daemon(Config config, ComplexTable table, Path configFile, Discovery discovery) throws ParseException, IOException {
         this.config = config;
         this.state = new HostState(config, table);
+        state.describe(config.discover() && !config.isAuthority() ? discovery.discover()
+                : new Discovery.Result(java.util.Map.of(), java.util.List.of()), log);
         this.access = new Access(config.adminUser(), config.daemonUser());
         this.preflight = new Preflight(config, configFile);
         preflight.daemonUser();

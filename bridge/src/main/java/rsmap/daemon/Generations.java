@@ -104,6 +104,11 @@ final class Generations {
                 || !next.deviceBackend().equals(config.deviceBackend())) {
             unchangeable.add("socket, state_dir or device_backend");
         }
+        if (!next.attributes().equals(config.attributes()) || !next.attributeTypes().equals(config.attributeTypes())
+                || !next.slots().equals(config.slots()) || !next.filter().equals(config.filter())
+                || next.discover() != config.discover()) {
+            unchangeable.add("attributes, attribute_types, slots, filter or discover");
+        }
         if (!unchangeable.isEmpty()) {
             throw new Session.CommandException("RELOAD changes complex_values and global_complex_values only; "
                     + String.join(", ", unchangeable) + " changed: restart rsmapd for that");

@@ -42,6 +42,15 @@ final class HostState {
     String globalValues;
     /** The configuration generation: 1 at the first start, one more per accepted change. */
     long generation;
+    /**
+     * This host's attributes (issue 15): the discovered ones with rsmapd.conf's attributes over them, read
+     * with the declared types; fixed from start to stop. NONE on an authority.
+     */
+    rsmap.node.NodeAttributes attributes = rsmap.node.NodeAttributes.NONE;
+    /** The host's slot capacity: rsmapd.conf's slots, else the discovered cpus; empty: no slot limit. */
+    java.util.OptionalInt slots = java.util.OptionalInt.empty();
+    /** This host as filters see it, made once from the two above. */
+    private rsmap.node.Node node;
     /** QUERY's answer for root and the admin, null after any change (see {@link Commands}). */
     volatile String stateCache;
     /** Requests already parsed against this table (immutable values), by their text. */
@@ -54,6 +63,51 @@ final class HostState {
         this.limits = Limits.DEFAULT.withMaxRsmapIds(config.maxRsmapIds());
         this.reallocOn = config.realloc();
         this.reallocPolicy = rsmap.realloc.Policy.named(config.reallocPolicy()).orElseThrow();
+    }
+
+    /**
+     * Sets the attributes from what {@code found} discovered (when discover = on) and the configured
+     * ones over them. A discovered value its declared type does not read (an admin declared kernel a
+     * number) is left out, logged; a configured one was checked when the file was read.
+     */
+    void describe(Discovery.Result found, LogBook log) throws ParseException {
+        if (config.isAuthority()) {
+            return;
+        }
+        Map<String, String> text = new LinkedHashMap<>();
+        if (config.discover()) {
+            found.problems().forEach(p -> log.note(Log.Level.WARNING, p));
+            for (Map.Entry<String, String> e : found.attributes().entrySet()) {
+                try {
+                    rsmap.node.NodeAttributes.parse(Map.of(e.getKey(), e.getValue()), config.attributeTypes(), limits);
+                    text.put(e.getKey(), e.getValue());
+                } catch (ParseException x) {
+                    log.note(Log.Level.WARNING, "attribute " + e.getKey() + " not discovered: " + x.problem());
+                }
+            }
+        }
+        text.putAll(config.attributes());
+        attributes = rsmap.node.NodeAttributes.parse(text, config.attributeTypes(), limits);
+        slots = config.slots();
+        if (slots.isEmpty() && attributes.get("cpus").orElse(null) instanceof rsmap.node.Quantity q) {
+            double cpus = q.value();
+            if (cpus >= 0 && cpus <= 1_000_000 && cpus == Math.rint(cpus)) {
+                slots = java.util.OptionalInt.of((int) cpus);
+            }
+        }
+        node = new rsmap.node.Node(config.host(), slots, attributes);
+        if (!attributes.values().isEmpty()) {
+            log.note(Log.Level.INFO, "host " + config.host() + " attributes " + attributes.text() + (slots.isPresent()
+                    ? " slots=" + slots.getAsInt() : ""));
+        }
+    }
+
+    /** This host as filters see it. */
+    rsmap.node.Node node() {
+        if (node == null) {
+            node = new rsmap.node.Node(config.host(), slots, attributes);
+        }
+        return node;
     }
 
     /** Reallocation over {@code next}, with this daemon's settings (its caller says where alloc ids go on). */

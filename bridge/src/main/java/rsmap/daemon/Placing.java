@@ -64,9 +64,9 @@ final class Placing {
     /** PLACE JSON: STATE with the verdicts and/or the choice, then OK. */
     List<Frame> place(Frame c) throws Session.CommandException {
         Args a = Args.of(Code.PLACE.name(), c, KEYS);
-        AttributeTypes types = AttributeTypes.NONE;
+        AttributeTypes types = s.config.attributeTypes();
         Map<String, Node> nodes = nodes(types);
-        Optional<Filter> admin = Optional.empty();
+        Optional<Filter> admin = s.config.filter(); // the admin limit (rsmapd.conf filter) every job passes
         ObjectNode answer = JSON.createObjectNode();
         boolean placing = a.has("request") || a.has("slots") || a.has("hosts") || a.has("alternatives")
                 || a.has("candidates");
@@ -142,19 +142,12 @@ final class Placing {
     /** Every registered host as a node: its slots and attributes (as the host typed them, re-read here). */
     private Map<String, Node> nodes(AttributeTypes types) {
         Map<String, Node> out = new LinkedHashMap<>();
-        sorted().forEach((name, h) -> {
-            Map<String, String> text = new LinkedHashMap<>();
-            h.attributes.fields().forEachRemaining(e -> text.put(e.getKey(), e.getValue().asText()));
-            NodeAttributes attrs;
-            try {
-                attrs = NodeAttributes.parse(text, types, s.limits);
-            } catch (ParseException e) {
-                log.note(Log.Level.WARNING, "host " + name + ": attributes not used for placement: " + e.getMessage());
-                attrs = NodeAttributes.NONE;
-            }
-            OptionalInt slots = h.slots.isIntegralNumber() ? OptionalInt.of(h.slots.asInt()) : OptionalInt.empty();
-            out.put(name, new Node(name, slots, attrs));
-        });
+        sorted().forEach((name, h) -> out.put(name, view.node(name, types, s.limits).orElseGet(() -> {
+            // No attributes told, or ones the declared types do not read: only "host" is known of it.
+            OptionalInt slots = h.slots != null && h.slots.isIntegralNumber() ? OptionalInt.of(h.slots.asInt())
+                    : OptionalInt.empty();
+            return new Node(name, slots, NodeAttributes.NONE);
+        })));
         return out;
     }
 
@@ -175,7 +168,7 @@ final class Placing {
                 log.note(Log.Level.WARNING, "host " + name + ": its complex_values do not read here: " + e.getMessage());
                 return;
             }
-            if (h.slots.isIntegralNumber()) {
+            if (h.slots != null && h.slots.isIntegralNumber()) {
                 m.setSlots(name, OptionalInt.of(h.slots.asInt()), 0);
             }
             for (JsonNode j : h.jobs.values()) {

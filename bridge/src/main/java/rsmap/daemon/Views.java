@@ -60,6 +60,7 @@ final class Views {
      */
     static ObjectNode state(HostState d, Access access, Session.Peer peer, EventHub.Filters filters, String onlyJob) {
         ObjectNode q = JSON.createObjectNode().put("host", d.host()).put("generation", d.generation);
+        hostAttributes(d, q);
         q.set("maps", maps(d, access, peer, filters));
         ArrayNode jobs = q.putArray("jobs");
         for (Job j : d.jobs.values()) {
@@ -70,6 +71,21 @@ final class Views {
         }
         q.putArray("reservations");
         return q;
+    }
+
+    /**
+     * Issue 15: the host's attributes as written ({@code "attributes":{"arch":"x86_64",...}}) and its slot
+     * capacity ({@code "slots":64}); each left out when there is none, so that a host without attributes
+     * answers as before. REGISTER carries them to the authority's cluster view.
+     */
+    static void hostAttributes(HostState d, ObjectNode q) {
+        if (!d.attributes.values().isEmpty()) {
+            ObjectNode a = q.putObject("attributes");
+            d.attributes.text().forEach(a::put);
+        }
+        if (d.slots.isPresent()) {
+            q.put("slots", d.slots.getAsInt());
+        }
     }
 
     /**
@@ -137,6 +153,13 @@ final class Views {
         attrs.add(attr("job.grants", "GRANT", "grants", "Granted identifiers: host -> map -> ids, one per instance",
                 null, null, null, List.of()));
         attrs.add(attr("job.env", "ENV", "env", "The SGE_HGR_<map> variables the job sees", null, null, null, List.of()));
+        // Issue 15, after the job fields so that the ids above stay what they were: the slot capacity and
+        // each host attribute, typed as filters read it (STRING, NUMBER, VERSION, BOOLEAN).
+        if (d.slots.isPresent()) {
+            attrs.add(attr("host.slots", "INT", "slots", "Slot capacity of this host", 0L, null, null, List.of()));
+        }
+        d.attributes.values().forEach((name, v) -> attrs.add(attr("host.attr." + name, v.type().name(), name,
+                "Host attribute " + name + " (" + v.type() + "), for node filters", null, null, null, List.of())));
         List<Frame> out = new ArrayList<>();
         Map<String, Integer> ids = new LinkedHashMap<>();
         for (int i = 0; i < attrs.size(); i++) {
@@ -157,6 +180,11 @@ final class Views {
         ObjectNode hostElement = JSON.createObjectNode().put("element", "host").put("name", d.host());
         hostElement.putObject("attrs").put(Integer.toString(ids.get("host.name")), d.host())
                 .put(Integer.toString(ids.get("host.generation")), d.generation);
+        if (d.slots.isPresent()) {
+            hostElement.with("attrs").put(Integer.toString(ids.get("host.slots")), d.slots.getAsInt());
+        }
+        d.attributes.text().forEach((name, v) -> hostElement.with("attrs").put(Integer.toString(ids.get("host.attr."
+                + name)), v));
         out.add(Frame.of(tid, Code.ELEMENT_DEF.value(), hostElement.toString()));
         for (ResourceMap rm : allMaps(d)) {
             String base = "map." + rm.name();

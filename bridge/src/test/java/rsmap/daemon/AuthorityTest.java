@@ -163,6 +163,39 @@ class AuthorityTest {
                         + "\"values\":{\"id\":\"1\",\"holder\":\"\"}}");
     }
 
+    /** Issue 15: REGISTER is the host's QUERY answer, so its attributes and slots reach the cluster view. */
+    @Test
+    void register_carriesTheHostsAttributesAndSlots_intoTheClusterView_andTheAuthorityChecksFiltersWithThem()
+            throws Exception {
+        Daemon node03 = TestDaemon.start(TestDaemon.config(tmp.resolve("node03"), "gpu=2(0 1)", "host = node03",
+                "authority = 127.0.0.1:" + port, "reconcile_interval = 0", "slots = 32",
+                "attributes = arch=aarch64, cpu_speed=2.4GHz, kernel=6.8.0"));
+        hosts.add(node03);
+        assertThat(start(node03, "7", "lic=1").get(0).text(1)).isEqualTo("SGE_HGR_lic=la"); // it connected, registered
+        JsonNode h = null;
+        for (int i = 0; i < 50 && (h == null || h.isMissingNode()); i++) {
+            h = JSON.readTree(call(authority, Code.QUERY, "{\"cluster\":true}").get(0).text(0)).path("hosts")
+                    .path("node03");
+            Thread.sleep(h.isMissingNode() ? 100 : 0);
+        }
+        assertThat(h.path("attributes").toString()).isEqualTo("{\"arch\":\"aarch64\",\"cpu_speed\":\"2.4GHz\","
+                + "\"kernel\":\"6.8.0\"}");
+        assertThat(h.path("slots").asInt()).isEqualTo(32);
+        assertThat(call(authority, Code.MODEL_DEF, null).stream().filter(f -> f.code() == Code.ELEMENT_DEF.value())
+                .map(f -> f.text(0)).toList()).contains("{\"element\":\"cluster-host\",\"name\":\"node03\","
+                + "\"connected\":true,\"slots\":32,\"attributes\":{\"arch\":\"aarch64\",\"cpu_speed\":\"2.4GHz\","
+                + "\"kernel\":\"6.8.0\"}}");
+        // The authority's JOB_START checks a filter against the requesting host as it registered ...
+        List<Frame> refused = call(authority, Code.JOB_START, "{\"host\":\"node03\",\"job\":\"8\",\"request\":"
+                + "\"lic=1\",\"filter\":\"!(arch in [\\\"aarch64\\\", \\\"ppc64le\\\"])\"}");
+        assertThat(refused.get(0).text(0)).isEqualTo("filter: job filter fails on node03: arch=aarch64 satisfies arch in "
+                + "[\"aarch64\", \"ppc64le\"], which the filter negates");
+        // ... and skips it for a host it knows no attributes of (that host checks its own).
+        List<Frame> unknown = call(authority, Code.JOB_START, "{\"host\":\"node09\",\"job\":\"8\",\"request\":"
+                + "\"gpu=1\",\"filter\":\"arch == \\\"x86_64\\\"\"}");
+        assertThat(unknown.get(unknown.size() - 1).text(0)).doesNotStartWith("filter:");
+    }
+
     @Test
     void reconnecting_freesTheGlobalGrantsOfJobsTheHostNoLongerHolds() throws Exception {
         start(hosts.get(0), "7", "lic=1");

@@ -22,14 +22,18 @@ class CommandFuzzTest {
     /** Pieces a REALLOC's JSON is put together from, beside the raw bytes (issue 13). */
     private static final String[] PIECES = {"\"job\":\"7\"", "\"task\":\"1\"", "\"tag\":\"t\"", "\"add\":\"gpu=1\"",
         "\"sub\":\"gpu=1\"", "\"ids\":{\"node01\":{\"gpu\":[\"0\"]}}", "\"spec_add\":{\"version\":1}", "\"R\":{}",
-        "\"add\":\"gpu=1[same=id]\"", "\"ids\":{\"node01\":{\"gpu\":[\"1\"]}}", "\"x\":1"};
+        "\"add\":\"gpu=1[same=id]\"", "\"ids\":{\"node01\":{\"gpu\":[\"1\"]}}", "\"x\":1",
+        // JOB_START's node filter (issue 15): one this host passes, one it fails, one that does not parse
+        "\"request\":\"gpu=1\"", "\"filter\":\"cpu_speed > 2GHz\"", "\"filter\":\"arch == \\\"ppc64le\\\"\"",
+        "\"filter\":\"((kernel >\""};
     private static Daemon daemon;
 
     private static synchronized Daemon daemon() throws Exception {
         if (daemon == null) {
             Path dir = Files.createTempDirectory("rsmap-fuzz");
             daemon = new Daemon(TestDaemon.config(dir, "gpu=4(0 0 1[numa_node=1] 1[numa_node=1]),nic=1(ib0)",
-                    "reconcile_interval = 0"), rsmap.complex.ComplexTable.parse(Files.readString(dir.resolve("complexes"))));
+                    "reconcile_interval = 0", "attributes = cpu_speed=2.4GHz, arch=x86_64, kernel=6.5.2",
+                    "filter = arch != \"aarch64\""), rsmap.complex.ComplexTable.parse(Files.readString(dir.resolve("complexes"))));
         }
         return daemon;
     }

@@ -88,4 +88,72 @@ class ConfigTest {
         ParseException cont = refused("complexes = c\ncomplex_values = a \\\nb\nbogus\n");
         assertThat(cont.line()).isEqualTo(4);
     }
+
+    /** Issue 15's keys: attributes, attribute_types, slots, filter, discover, and their defaults. */
+    @Test
+    void nodeAttributeKeys_areRead_andDeclaredTypesGoOverTheDiscoveredOnes() throws ParseException {
+        Config c = Config.parse(String.join("\n", "complexes = c",
+                "attribute_types = fabric:string, kernel:string, gpu_arch:version",
+                "attributes = cpu_speed=2.4GHz, fabric=hdr,gpu_arch=9.0 , big = true",
+                "slots = 48",
+                "filter = arch != \"ppc64le\" && cpu_speed>2GHz",
+                "discover = off", ""), FILE, "n");
+        assertThat(c.attributes()).containsExactly(java.util.Map.entry("cpu_speed", "2.4GHz"),
+                java.util.Map.entry("fabric", "hdr"), java.util.Map.entry("gpu_arch", "9.0"), java.util.Map.entry("big",
+                        "true"));
+        assertThat(c.attributeTypes().toString()).isEqualTo("{\"arch\":\"string\",\"cpu_speed\":\"number\","
+                + "\"cpus\":\"number\",\"fabric\":\"string\",\"gpu_arch\":\"version\",\"kernel\":\"string\","
+                + "\"memory\":\"number\",\"os\":\"string\"}");
+        assertThat(c.slots()).hasValue(48);
+        assertThat(c.filter().orElseThrow().toString()).isEqualTo("arch != \"ppc64le\" && cpu_speed > 2GHz");
+        assertThat(c.discover()).isFalse();
+        Config d = Config.parse("complexes = c\n", FILE, "n");
+        assertThat(d.attributes()).isEmpty();
+        assertThat(d.slots()).isEmpty(); // the daemon takes the discovered cpus
+        assertThat(d.filter()).isEmpty();
+        assertThat(d.discover()).isTrue();
+        assertThat(d.attributeTypes().typeOf("kernel")).hasValue(rsmap.node.AttributeType.VERSION);
+    }
+
+    /** Each refusal of a new key: one line, the line and the column where the admin wrote the mistake. */
+    @Test
+    void nodeAttributeKeys_refusals_nameLineColumnAndReason() {
+        String[][] rows = {
+            {"attributes = cpu_speed", "line 2, column 14: attributes: expected name=value, found 'cpu_speed'"},
+            {"attributes = a=1,,b=2", "line 2, column 18: attributes: expected name=value, found nothing"},
+            {"attributes = a=", "line 2, column 16: attributes: 'a' has no value"},
+            {"attributes = a=1, a=2", "line 2, column 19: attributes: 'a' is set twice"},
+            {"attributes = 9x=1", "line 2, column 14: attributes: '9x' is not an attribute name (a letter or _, then "
+                    + "letters, digits, _ . -)"},
+            {"attributes = host=n1", "line 2, column 14: attributes: 'host' is reserved in filters and cannot name an "
+                    + "attribute"},
+            {"attributes = os=x, kernel=six", "line 2, column 27: attributes: attribute 'kernel' (version): "},
+            {"attribute_types = a:colour", "line 2, column 21: attribute_types: unknown type 'colour' for 'a' (string, "
+                    + "number, version or boolean)"},
+            {"attribute_types = a", "line 2, column 19: attribute_types: expected name:type, found 'a'"},
+            {"attribute_types = a:string,a:number", "line 2, column 28: attribute_types: 'a' is declared twice"},
+            {"filter = cpu_speed >", "line 2, column 21: filter: "},
+            {"filter = arch = \"x\"", "line 2, column 15: filter: '=' is not an operator; compare with =="},
+            {"filter = kernel == \"6.5\"", "line 2, column 20: filter: 'kernel' is declared version"},
+            {"slots = -1", "line 2, column 1: slots is a whole number from 0 to 1000000, not '-1'"},
+            {"discover = maybe", "line 2, column 1: discover is on or off, not 'maybe'"},
+        };
+        for (String[] row : rows) {
+            ParseException e = refused("complexes = c\n" + row[0] + "\n");
+            assertThat(e).as(row[0]).isNotNull();
+            assertThat(e.lineAndColumn() + ": " + e.problem()).as(row[0]).startsWith(row[1]).doesNotContain("\n");
+        }
+    }
+
+    @Test
+    void anAuthority_refusesTheHostsAttributes_butTakesTypesAndTheAdminLimit() throws ParseException {
+        String authority = "complexes = c\nrole = authority\nlisten = 127.0.0.1:7321\n";
+        for (String hostOnly : new String[] {"attributes = a=1", "slots = 4", "discover = off"}) {
+            ParseException e = refused(authority + hostOnly + "\n");
+            assertThat(e.lineAndColumn() + ": " + e.problem()).as(hostOnly).startsWith("line 4, column 1: "
+                    + hostOnly.substring(0, hostOnly.indexOf(' ')) + " is an execution host's setting");
+        }
+        Config c = Config.parse(authority + "attribute_types = fabric:string\nfilter = fabric == \"hdr\"\n", FILE, "n");
+        assertThat(c.filter()).isPresent();
+    }
 }

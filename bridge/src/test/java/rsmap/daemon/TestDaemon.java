@@ -18,7 +18,8 @@ final class TestDaemon {
         Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"));
         List<String> lines = new ArrayList<>(List.of("complexes = complexes", "host = node01",
                 "complex_values = " + complexValues, "socket = rsmapd.sock", "state_dir = state",
-                "device_backend = dry-run", "admin_user = " + System.getProperty("user.name")));
+                "device_backend = dry-run", "admin_user = " + System.getProperty("user.name"),
+                "discover = off")); // this machine's attributes would vary every answer; tests discover fake files
         for (String m : more) { // a setting given here replaces the default one
             String key = m.substring(0, m.indexOf('=')).strip();
             lines.removeIf(l -> l.startsWith(key + " ="));
@@ -26,6 +27,12 @@ final class TestDaemon {
         }
         Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", lines) + "\n");
         return Config.parse(Files.readString(conf), conf, "node01");
+    }
+
+    /** A daemon serving {@code config} with the attributes {@code discovery} finds (issue 15). */
+    static Daemon start(Config config, Discovery discovery) throws Exception {
+        return new Daemon(config, ComplexTable.parse(Files.readString(config.complexes())),
+                config.complexes().resolveSibling("rsmapd.conf"), discovery).serve();
     }
 
     /** A daemon serving {@code config}, its journal replayed. */
