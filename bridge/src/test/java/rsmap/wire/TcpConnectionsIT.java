@@ -38,6 +38,8 @@ class TcpConnectionsIT {
             return new Session.Peer("rsmap", "rsmap", 990, 990, 0); // every host daemon runs as the daemon user
         };
         // The daemon user is privileged, as on an authority: else its 10,000 connections break the per-user limit.
+        // The peak of this test, not of the ITs before it in this JVM (an authority's 64 workers, say).
+        ManagementFactory.getThreadMXBean().resetPeakThreadCount();
         try (SocketServer server = SocketServer.builder(SocketServerTest::handler)
                 .tcp(TcpLoginTest.loopback(), hosts).privileged(p -> p.isRoot() || p.user().equals("rsmap"))
                 .limits(ServerLimits.defaults().withLoginTimeout(Duration.ofSeconds(2))).start()) {
