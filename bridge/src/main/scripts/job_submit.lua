@@ -17,7 +17,9 @@ local PLACE = os.getenv("RSMAP_PLACE_COMMAND") or "rsmap place"
 local SOCKET = os.getenv("RSMAP_AUTHORITY_SOCKET")
 local TIMEOUT = tonumber(os.getenv("RSMAP_PLACE_TIMEOUT") or "") or 5
 
--- gres.conf beside this script (and slurm.conf): its Name= values are the maps Slurm counts.
+-- gres.conf beside this script (and slurm.conf): its Name=rsmap_<map> values are the maps Slurm counts
+-- (`rsmap gres-conf` writes them; the prefix keeps Slurm's own gpu/mps/shard/nic plugins out).
+local PREFIX = "rsmap_"
 local HERE = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./")
 
 local function shell_quote(s)
@@ -35,7 +37,7 @@ local function gres_names()
     if not f then return names end
     for line in f:lines() do
         line = line:gsub("#.*", "")
-        for name in line:gmatch("[Nn][Aa][Mm][Ee]=([^%s]+)") do names[name] = true end
+        for name in line:gmatch("[Nn][Aa][Mm][Ee]=" .. PREFIX .. "([^%s]+)") do names[name] = true end
     end
     f:close()
     return names
@@ -70,18 +72,18 @@ local function entries(request)
     return out
 end
 
--- gres:NAME:AMOUNT for each entry NAME=AMOUNT[...] whose NAME gres.conf counts. A map gres.conf does not
+-- gres:rsmap_NAME:AMOUNT for each entry NAME=AMOUNT[...] whose NAME gres.conf counts. A map gres.conf does not
 -- count (a per-slot map, a map of no node, a shortcut) gets no GRES: rsmapd decides it at job start.
 local function implied_gres(request)
     local counted, out = gres_names(), {}
     for _, e in ipairs(entries(request)) do
         local name, amount = e:match("^([%a_][%w_%.%-]*)%s*=%s*(%d+)")
-        if name and counted[name] then out[#out + 1] = { name = name, amount = tonumber(amount) } end
+        if name and counted[name] then out[#out + 1] = { name = PREFIX .. name, amount = tonumber(amount) } end
     end
     return out
 end
 
--- The user's own GRES stand: a map the user already asked for by --gres is left as asked.
+-- The user's own GRES stand: a rsmap_<map> the user already asked for by --gres is left as asked.
 local function add_gres(job_desc, gres)
     if #gres == 0 then return end
     local have, parts = {}, {}

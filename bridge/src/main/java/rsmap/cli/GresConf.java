@@ -32,17 +32,22 @@ import rsmap.map.Instance;
 import rsmap.map.ResourceMap;
 
 /**
- * One count-only line per resource map of this host, {@code NodeName=<host> Name=<map> Count=<instances>}
- * (Slurm's gres.conf(5)), with the slurm.conf lines that go with it in comments. A per-slot map
+ * One count-only line per resource map of this host, {@code NodeName=<host> Name=rsmap_<map>
+ * Count=<instances> Flags=CountOnly} (Slurm's gres.conf(5)), with the slurm.conf lines that go with it in
+ * comments. The GRES is named {@value #PREFIX}{@code <map>}, never the map's own name: Slurm 22.05's GPU
+ * plugin drops a file-less {@code gpu} from the node ("Removing file-less GPU"), and its own names (gpu,
+ * mps, shard, nic) bring plugins that set the job's environment; a prefixed name is a plain count. A per-slot map
  * (consumable YES) is left out with a comment: rsmap grants it per CPU, Slurm counts a GRES per node.
  * {@code File=} only with {@code --files}, and only where every instance has one device file of its own:
  * Slurm requires as many files as the count, and it would then pick devices itself (and set
  * CUDA_VISIBLE_DEVICES to its pick, which need not be rsmap's grant); see docs/integration-slurm.md.
  */
 @Command(name = "gres-conf", mixinStandardHelpOptions = true, description = "Print Slurm gres.conf lines for this "
-        + "host's resource maps (NodeName=HOST Name=MAP Count=INSTANCES), with the slurm.conf GresTypes= and Gres= "
+        + "host's resource maps (NodeName=HOST Name=rsmap_MAP Count=INSTANCES Flags=CountOnly), with the slurm.conf GresTypes= and Gres= "
         + "lines in comments; job_submit.lua gives each --rsmap job the GRES its request implies.")
 final class GresConf implements Callable<Integer> {
+    /** What job_submit.lua takes off a gres.conf Name= to find the map. */
+    static final String PREFIX = "rsmap_";
     private static final Pattern NUMBERED = Pattern.compile("(.*?)(0|[1-9][0-9]{0,8})");
 
     @Spec
@@ -86,8 +91,9 @@ final class GresConf implements Callable<Integer> {
                 notes.add("# " + m.name() + ": left out, consumable YES (rsmap grants it per slot, Slurm counts per node)");
                 continue;
             }
-            names.add(m.name() + ":" + m.amount());
-            String line = "NodeName=" + c.host() + " Name=" + m.name() + " Count=" + m.amount();
+            names.add(PREFIX + m.name() + ":" + m.amount());
+            String line = "NodeName=" + c.host() + " Name=" + PREFIX + m.name() + " Count=" + m.amount()
+                    + " Flags=CountOnly";
             if (files) {
                 Optional<String> f = fileList(m);
                 if (f.isPresent()) {

@@ -30,11 +30,11 @@ class GresConfTest {
         assertThat(r.code()).isZero();
         assertThat(r.out()).isEqualTo("# gres.conf for node07 from " + c + " (rsmap gres-conf): Slurm counts rsmap's "
                 + "instances; rsmapd grants them\n"
-                + "# slurm.conf: GresTypes=gpu\n"
-                + "# slurm.conf: NodeName=node07 ... Gres=gpu:4\n"
+                + "# slurm.conf: GresTypes=rsmap_gpu\n"
+                + "# slurm.conf: NodeName=node07 ... Gres=rsmap_gpu:4\n"
                 + "# gpu: no File=, its instances do not each have one device file of their own\n"
                 + "# nic: left out, consumable YES (rsmap grants it per slot, Slurm counts per node)\n"
-                + "NodeName=node07 Name=gpu Count=4\n");
+                + "NodeName=node07 Name=rsmap_gpu Count=4 Flags=CountOnly\n");
     }
 
     /** instances | File= (none: no File= for this map). */
@@ -53,7 +53,7 @@ class GresConfTest {
         Path c = conf("gpu=" + n + "(" + instances + ")");
         MainTest.Run r = run("gres-conf", "--config", c.toString(), "--files");
         assertThat(r.code()).as(r.err()).isZero();
-        assertThat(r.out()).endsWith("NodeName=node07 Name=gpu Count=" + n + (file.equals("none") ? "" : " File=" + file)
+        assertThat(r.out()).endsWith("NodeName=node07 Name=rsmap_gpu Count=" + n + " Flags=CountOnly" + (file.equals("none") ? "" : " File=" + file)
                 + "\n");
     }
 

@@ -271,16 +271,16 @@ class SlurmIT {
         try {
             String shown = cluster.run(List.of("scontrol", "show", "job", job), Map.of()).out();
             // gpu is counted by gres.conf (rsmap gres-conf); nic is per slot and left to rsmapd
-            assertThat(shown).contains("TresPerNode=gres:gpu:2\n");
+            assertThat(shown).contains("TresPerNode=gres:rsmap_gpu:2\n");
         } finally {
             cluster.run(List.of("scancel", job), Map.of());
         }
-        Run withGres = sbatch("--hold", "--gres=gpu:1", "--rsmap=gpu=3", "--wrap", "true");
+        Run withGres = sbatch("--hold", "--gres=rsmap_gpu:1", "--rsmap=gpu=3", "--wrap", "true");
         assertThat(withGres.code()).as(withGres.toString()).isZero();
         String job2 = withGres.out().strip();
         try {
             assertThat(cluster.run(List.of("scontrol", "show", "job", job2), Map.of()).out())
-                    .as("the user's own --gres stands").contains("TresPerNode=gres:gpu:1\n");
+                    .as("the user's own --gres stands").contains("TresPerNode=gres:rsmap_gpu:1\n");
         } finally {
             cluster.run(List.of("scancel", job2), Map.of());
         }
