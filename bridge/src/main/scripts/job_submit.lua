@@ -90,15 +90,14 @@ local function add_gres(job_desc, gres)
     local given = job_desc.tres_per_node
     if given and given ~= "" then
         for tok in given:gmatch("[^,]+") do
-            tok = tok:gsub("^gres[:/]", "")
             parts[#parts + 1] = tok
-            have[tok:match("^([^:]+)")] = true
+            have[(tok:gsub("^gres[:/]", ""):match("^([^:]+)"))] = true
         end
     end
     for _, g in ipairs(gres) do
-        if not have[g.name] then parts[#parts + 1] = g.name .. ":" .. g.amount end
+        -- tres_per_node holds TRES, "gres:NAME:COUNT": Slurm adds no prefix when a script sets it
+        if not have[g.name] then parts[#parts + 1] = "gres:" .. g.name .. ":" .. g.amount end
     end
-    -- Slurm prefixes each entry with "gres:" itself (gres_prepend_tres_type).
     job_desc.tres_per_node = table.concat(parts, ",")
 end
 
