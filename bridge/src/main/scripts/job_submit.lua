@@ -213,8 +213,10 @@ end
 -- The hosts the filter excludes join the user's own exclusions; no host passing refuses the job.
 local function apply_filter(job_desc, filter, request)
     local code, line, err = place(filter, request)
-    if code == 2 then
-        slurm.log_user("rsmap: --rsmap-filter: %s", ((err or "refused"):gsub("^error: ", "")))
+    -- Only a refusal with a column is the filter's; any other exit 2 (an rsmap without the place
+    -- command: "Unmatched argument") is rsmap place not being there, and fails open below.
+    if code == 2 and err and err:match("^error: column %d+: ") then
+        slurm.log_user("rsmap: --rsmap-filter: %s", (err:gsub("^error: ", "")))
         return slurm.ERROR
     end
     local answer = code == 0 and line and json_decode(line)
