@@ -1,5 +1,6 @@
 /* spank_rsmap: resource maps for Slurm jobs. Adds --rsmap=REQUEST to sbatch, salloc and srun (its form
- * checked before the job is queued), asks rsmapd for the grant in the job's prolog, puts every task
+ * checked before the job is queued) and --rsmap-filter=EXPR (the hosts the job accepts, issue 15: checked
+ * at submission by job_submit.lua, and again by rsmapd at job start), asks rsmapd for the grant in the job's prolog, puts every task
  * under the grant's device policy with exactly its SGE_HGR_<name> variables, and gives the grant back in
  * the epilog. docs/integration-slurm.md says why a SPANK plugin and how to configure it.
  *
@@ -26,13 +27,14 @@
 
 SPANK_PLUGIN(rsmap, 1);
 
-enum { WHY = 4096, REQUEST_MAX = 65536 };
+enum { WHY = 4096, REQUEST_MAX = 65536, FILTER_MAX = 65536 /* rsmap.Limits.maxFilterChars */ };
 
 static char socket_path[1024] = "";
 static char spool[1024] = "/run/rsmap/slurm";
 static char request[REQUEST_MAX] = ""; /* --rsmap as given, in this process */
 static char allocation[REQUEST_MAX] = ""; /* srun inside an allocation: the allocation's --rsmap */
 static char other[REQUEST_MAX] = "";      /* srun inside an allocation: a --rsmap unlike the allocation's */
+static char filter[FILTER_MAX + 1] = "";  /* --rsmap-filter as given, in this process */
 
 /* The form is checked where the user types it (srun, sbatch, salloc): a request that cannot be one is
  * refused before the job is queued, with rsmap's own words. rsmapd checks the rest at job start. */
@@ -63,6 +65,39 @@ static struct spank_option rsmap_option = {
     1, 0, on_rsmap
 };
 
+/* Only the form of a filter is checked here (its length, printable characters): the filter language is
+ * parsed by rsmap alone (docs/filters.md), at submission by job_submit.lua and at job start by rsmapd, so
+ * that one parser gives one set of words and columns. A control character could never parse. */
+static int on_filter(int val, const char *optarg, int remote) {
+    (void)val;
+    (void)remote;
+    if (!optarg || !optarg[strspn(optarg, " \t")]) {
+        slurm_error("--rsmap-filter: empty filter (e.g. --rsmap-filter='cpu_speed > 2GHz')");
+        return -1;
+    }
+    size_t n = strlen(optarg);
+    if (n > FILTER_MAX) {
+        slurm_error("--rsmap-filter: filter longer than %d characters", FILTER_MAX);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)optarg[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            slurm_error("--rsmap-filter: column %zu: control character U+%04X", i + 1, c);
+            return -1;
+        }
+    }
+    snprintf(filter, sizeof filter, "%s", optarg);
+    return 0;
+}
+
+static struct spank_option filter_option = {
+    "rsmap-filter", "EXPR",
+    "hosts the job accepts, e.g. 'cpu_speed > 2GHz && kernel >= 6.5' (rsmap filter language); refused at "
+    "submission when no host passes",
+    1, 0, on_filter
+};
+
 /* The plugstack.conf arguments, given to every callback (Slurm calls no init before a job script's). */
 static int configure(int ac, char **av) {
     for (int i = 0; i < ac; i++) {
@@ -86,11 +121,14 @@ int slurm_spank_init(spank_t sp, int ac, char **av) {
     if (!inherited) inherited = getenv("SLURM_SPANK__SLURM_SPANK_OPTION_rsmap_rsmap");
     if (spank_context() == S_CTX_LOCAL && inherited) snprintf(allocation, sizeof allocation, "%s", inherited);
     /* Registered in every context: options travel from srun/sbatch to the prolog and the tasks. */
-    spank_err_t e = spank_option_register(sp, &rsmap_option);
-    if (e != ESPANK_SUCCESS && e != ESPANK_NOT_AVAIL && spank_context() != S_CTX_SLURMD
-        && spank_context() != S_CTX_JOB_SCRIPT) {
-        slurm_error("rsmap: cannot register --rsmap: %s", spank_strerror(e));
-        return -1;
+    struct spank_option *options[] = { &rsmap_option, &filter_option };
+    for (int i = 0; i < 2; i++) {
+        spank_err_t e = spank_option_register(sp, options[i]);
+        if (e != ESPANK_SUCCESS && e != ESPANK_NOT_AVAIL && spank_context() != S_CTX_SLURMD
+            && spank_context() != S_CTX_JOB_SCRIPT) {
+            slurm_error("rsmap: cannot register --%s: %s", options[i]->name, spank_strerror(e));
+            return -1;
+        }
     }
     return 0;
 }
@@ -101,8 +139,18 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av) {
     (void)ac;
     (void)av;
     spank_context_t ctx = spank_context();
-    if (!request[0] || (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR)) return 0;
+    if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR) return 0;
     const char *job = getenv("SLURM_JOB_ID");
+    /* The filter chose the job's nodes at submission; a step inside an allocation runs on those nodes,
+     * so there the filter (handed on like any option) has nothing left to choose. */
+    if (filter[0] && !(ctx == S_CTX_LOCAL && job && *job)) {
+        spank_err_t e = spank_job_control_setenv(sp, "RSMAP_FILTER", filter, 1);
+        if (e != ESPANK_SUCCESS) {
+            slurm_error("--rsmap-filter: cannot pass the filter on: %s", spank_strerror(e));
+            return -1;
+        }
+    }
+    if (!request[0]) return 0;
     if (ctx == S_CTX_LOCAL && job && *job) {
         /* srun inside an allocation: Slurm hands the allocation's options on to its steps through this
          * variable, and they are the job's own. Another request would be a second grant and a second
@@ -202,18 +250,26 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av) {
         slurm_error("rsmap: job %s: %s", job, why);
         return 0;
     }
-    char ej[64], eu[600], *er = malloc(6 * strlen(req) + 8), *arg = malloc(6 * strlen(req) + 1024);
+    /* The job's filter goes along: rsmapd refuses a job whose filter this host fails (issue 15), the
+     * check that stands when job_submit.lua could not reach the authority at submission. */
+    const char *flt = getenv("SPANK_RSMAP_FILTER");
+    if (!flt) flt = "";
+    size_t cap = 6 * strlen(req) + 6 * strlen(flt) + 1024;
+    char ej[64], eu[600], *er = malloc(6 * strlen(req) + 8), *ef = malloc(6 * strlen(flt) + 8), *arg = malloc(cap);
     int r = -1;
-    if (er && arg && rsmap_json_string(ej, sizeof ej, job) == 0 && rsmap_json_string(eu, sizeof eu, user) == 0
-        && rsmap_json_string(er, 6 * strlen(req) + 8, req) == 0) {
-        snprintf(arg, 6 * strlen(req) + 1024,
-                 "{\"job\":\"%s\",\"task\":\"undefined\",\"user\":\"%s\",\"slots\":%d,\"request\":\"%s\"}", ej, eu,
+    if (er && ef && arg && rsmap_json_string(ej, sizeof ej, job) == 0 && rsmap_json_string(eu, sizeof eu, user) == 0
+        && rsmap_json_string(er, 6 * strlen(req) + 8, req) == 0 && rsmap_json_string(ef, 6 * strlen(flt) + 8, flt) == 0) {
+        int n = snprintf(arg, cap,
+                 "{\"job\":\"%s\",\"task\":\"undefined\",\"user\":\"%s\",\"slots\":%d,\"request\":\"%s\"", ej, eu,
                  rsmap_slurm_slots(getenv("SLURM_JOB_CPUS_PER_NODE"), getenv("SLURM_JOB_NODELIST"), getenv("SLURMD_NODENAME")), er);
+        if (*flt) snprintf(arg + n, cap - n, ",\"filter\":\"%s\"}", ef);
+        else snprintf(arg + n, cap - n, "}");
         const char *a[] = { arg };
         r = rsmap_init(fd, why, sizeof why);
         if (r == RSMAP_OK) r = rsmap_call(fd, 2, RSMAP_JOB_START, 1, a, NULL, NULL, why, sizeof why);
     }
     free(er);
+    free(ef);
     free(arg);
     close(fd);
     if (r == RSMAP_OK) return 0;

@@ -15,7 +15,7 @@ import picocli.CommandLine.Command;
 @Command(name = "rsmap", mixinStandardHelpOptions = true, version = "rsmap 0.1.0",
         description = "Resource maps for Grid-Engine-family execution hosts.",
         subcommands = {CheckComplexes.class, CheckHost.class, CheckRequest.class, CheckJobspec.class, CheckR.class,
-            CheckFilter.class,
+            CheckFilter.class, GresConf.class,
             Simulate.class, DevicePolicyCommand.class, DaemonCommands.Status.class, DaemonCommands.Explain.class,
             DaemonCommands.Reload.class, DaemonCommands.Events.class, Place.class, Demo.class})
 public final class Main implements Runnable {
@@ -69,7 +69,7 @@ public final class Main implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing command: check-complexes, "
-                + "check-host, check-request, check-jobspec, check-r, check-filter, simulate, device-policy, status, "
+                + "check-host, check-request, check-jobspec, check-r, check-filter, gres-conf, simulate, device-policy, status, "
                 + "explain, reload, events or demo");
     }
 

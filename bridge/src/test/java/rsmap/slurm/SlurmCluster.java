@@ -37,7 +37,7 @@ final class SlurmCluster implements AutoCloseable {
     static final Path SPANK = Path.of("target", "spank_rsmap.so").toAbsolutePath();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String[] COMMANDS = {"munged", "mungekey", "slurmctld", "slurmd", "srun", "sbatch",
-        "scancel", "squeue", "sinfo", "runuser", "mknod"};
+        "scancel", "squeue", "sinfo", "scontrol", "runuser", "mknod"};
 
     final Path dir;
     final Path work;
@@ -183,9 +183,66 @@ final class SlurmCluster implements AutoCloseable {
                 "reconcile_interval = 5") + "\n");
     }
 
+    /**
+     * gres.conf from {@code rsmap gres-conf} on rsmapd's configuration, and the slurm.conf lines it prints
+     * in comments: key (GresTypes, Gres) to value.
+     */
+    private Map<String, String> writeGres() throws IOException {
+        java.io.StringWriter out = new java.io.StringWriter();
+        java.io.StringWriter err = new java.io.StringWriter();
+        int code = rsmap.cli.Main.run(new java.io.PrintWriter(out), new java.io.PrintWriter(err), "gres-conf",
+                "--config", dir.resolve("rsmapd.conf").toString());
+        if (code != 0) {
+            throw new IllegalStateException("rsmap gres-conf exited " + code + ": " + err);
+        }
+        Files.writeString(dir.resolve("gres.conf"), out.toString());
+        Map<String, String> slurmConf = new LinkedHashMap<>();
+        for (String l : out.toString().split("\n")) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("# slurm.conf: (?:NodeName=\\S+ \\.\\.\\. )?"
+                    + "(GresTypes|Gres)=(\\S+)").matcher(l);
+            if (m.matches()) {
+                slurmConf.put(m.group(1), m.group(2));
+            }
+        }
+        return slurmConf;
+    }
+
+    /**
+     * job_submit.lua beside slurm.conf (where slurmctld looks for it), and a fake {@code rsmap place}
+     * until the authority's PLACE exists: it answers for this one node by the filter's text and records
+     * its arguments in {@link #placeArgs()}. "> 3GHz": the node fails on cpu_speed; "unparsable": exit 2
+     * with a column; "unreachable": exit 1; anything else: the node passes.
+     */
+    private void writeSubmit() throws IOException {
+        Files.copy(Path.of("src", "main", "scripts", "job_submit.lua").toAbsolutePath(), dir.resolve("job_submit.lua"));
+        Path place = dir.resolve("fake-rsmap-place");
+        Files.writeString(place, String.join("\n",
+                "#!/bin/sh",
+                "printf '%s\\n' \"$*\" >> " + placeArgs(),
+                "filter=",
+                "while [ $# -gt 0 ]; do [ \"$1\" = --filter ] && filter=$2; shift; done",
+                "case $filter in",
+                "*unparsable*) echo 'error: column 11: expected an operator (==, !=, <, <=, >, >=, in), found \"unparsable\"' >&2;"
+                        + " exit 2 ;;",
+                "*unreachable*) echo 'error: authority unreachable' >&2; exit 1 ;;",
+                "*'> 3GHz'*) echo '{\"filter\":\"cpu_speed > 3GHz\",\"pass\":[],\"fail\":[{\"host\":\"" + node
+                        + "\",\"attribute\":\"cpu_speed\",\"source\":\"job\",\"why\":\"cpu_speed=2.4GHz does not "
+                        + "satisfy cpu_speed > 3GHz\"}]}' ;;",
+                "*) echo '{\"filter\":\"cpu_speed > 2GHz\",\"pass\":[\"" + node + "\"],\"fail\":[]}' ;;",
+                "esac") + "\n");
+        Files.setPosixFilePermissions(place, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+
+    /** The arguments of every call of the fake rsmap place, one call a line. */
+    Path placeArgs() {
+        return dir.resolve("place.args");
+    }
+
     private void writeSlurm(Path mungeSocket) throws IOException {
         int ctld = freePort();
         int slurmd = freePort();
+        Map<String, String> gres = writeGres();
+        writeSubmit();
         Files.writeString(conf(), String.join("\n",
                 "ClusterName=rsmapci",
                 "SlurmctldHost=" + node + "(127.0.0.1)",
@@ -215,7 +272,9 @@ final class SlurmCluster implements AutoCloseable {
                 "SchedulerParameters=sched_interval=1",
                 "SlurmdParameters=config_overrides",
                 "MpiDefault=none",
-                "NodeName=" + node + " NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN",
+                "JobSubmitPlugins=lua", // job_submit.lua beside this file: GRES from --rsmap, --rsmap-filter (issue 15)
+                "GresTypes=" + gres.get("GresTypes"),
+                "NodeName=" + node + " NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN Gres=" + gres.get("Gres"),
                 "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP") + "\n");
         Files.writeString(dir.resolve("cgroup.conf"), "CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\n"
                 + "ConstrainDevices=no\n");
@@ -270,6 +329,8 @@ final class SlurmCluster implements AutoCloseable {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("log").resolve(name + ".out").toFile());
         pb.environment().put("SLURM_CONF", conf().toString());
+        pb.environment().put("RSMAP_PLACE_COMMAND", dir.resolve("fake-rsmap-place").toString()); // job_submit.lua's
+        pb.environment().put("RSMAP_AUTHORITY_SOCKET", dir.resolve("authority.sock").toString());
         started.add(pb.start());
     }
 

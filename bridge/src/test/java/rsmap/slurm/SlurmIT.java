@@ -245,4 +245,108 @@ class SlurmIT {
                         + "SGE_HGR_gpu=gpu0\nrelease=0\n"
                         + "released: Operation not permitted\n");
     }
+
+    // Issue 15: job_submit.lua at submission. GRES from --rsmap, --rsmap-filter through (a fake) rsmap place.
+
+    private Run sbatch(String... args) throws Exception {
+        String[] cmd = new String[args.length + 6];
+        System.arraycopy(new String[] {"sbatch", "--parsable", "-D", cluster.work.toString(), "-o", "/dev/null"}, 0,
+                cmd, 0, 6);
+        System.arraycopy(args, 0, cmd, 6, args.length);
+        return cluster.asNobody(Map.of(), cmd);
+    }
+
+    private void awaitGone(String job) throws Exception {
+        for (int i = 0; i < 300 && !cluster.run(List.of("squeue", "-h", "-j", job), Map.of()).out().isBlank(); i++) {
+            Thread.sleep(100);
+        }
+    }
+
+    @Test
+    @Order(11)
+    void aJobsRsmapRequest_becomesItsGres_andMoreThanTheNodeHas_isRefusedAtSubmission() throws Exception {
+        Run a = sbatch("--hold", "--rsmap=gpu=2[same=id],nic=1", "--wrap", "true");
+        assertThat(a.code()).as(a.toString()).isZero();
+        String job = a.out().strip();
+        try {
+            String shown = cluster.run(List.of("scontrol", "show", "job", job), Map.of()).out();
+            // gpu is counted by gres.conf (rsmap gres-conf); nic is per slot and left to rsmapd
+            assertThat(shown).contains("TresPerNode=gres:rsmap_gpu:2\n");
+        } finally {
+            cluster.run(List.of("scancel", job), Map.of());
+        }
+        Run withGres = sbatch("--hold", "--gres=rsmap_gpu:1", "--rsmap=gpu=3", "--wrap", "true");
+        assertThat(withGres.code()).as(withGres.toString()).isZero();
+        String job2 = withGres.out().strip();
+        try {
+            assertThat(cluster.run(List.of("scontrol", "show", "job", job2), Map.of()).out())
+                    .as("the user's own --gres stands").contains("TresPerNode=gres:rsmap_gpu:1\n");
+        } finally {
+            cluster.run(List.of("scancel", job2), Map.of());
+        }
+        // 8 instances (two cards shared four ways): a ninth can never be granted here, and Slurm knows it
+        Run nine = sbatch("--rsmap=gpu=9", "--wrap", "true");
+        assertThat(nine.code()).isNotZero();
+        assertThat(nine.err()).contains("Requested node configuration is not available");
+        Run srunNine = srun(Map.of(), "--rsmap=gpu=9", "true");
+        assertThat(srunNine.code()).isNotZero();
+        assertThat(srunNine.err()).contains("Requested node configuration is not available");
+        assertThat(cluster.run(List.of("squeue", "-h"), Map.of()).out()).as("nothing queued").isBlank();
+    }
+
+    @Test
+    @Order(12)
+    void aJobWhoseFilterTheNodePasses_runs() throws Exception {
+        Files.deleteIfExists(cluster.placeArgs());
+        Path out = cluster.work.resolve("filtered.out");
+        Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", out.toString(),
+                "--rsmap-filter=cpu_speed > 2GHz", "--wrap", "echo ran");
+        assertThat(a.code()).as(a.toString()).isZero();
+        awaitGone(a.out().strip());
+        assertThat(Files.readString(out)).as(cluster.logs()).isEqualTo("ran\n");
+        assertThat(Files.readAllLines(cluster.placeArgs())).containsExactly("--filter cpu_speed > 2GHz --json --socket "
+                + cluster.dir.resolve("authority.sock"));
+    }
+
+    @Test
+    @Order(13)
+    void aJobWhoseFilterNoHostPasses_isRefusedAtSubmission_namingTheAttribute() throws Exception {
+        Files.deleteIfExists(cluster.placeArgs());
+        Run a = sbatch("--rsmap=gpu=1", "--rsmap-filter=cpu_speed > 3GHz", "--wrap", "true");
+        assertThat(a.code()).isNotZero();
+        assertThat(a.err()).contains("rsmap: no host passes --rsmap-filter 'cpu_speed > 3GHz': " + cluster.node
+                + " fails on cpu_speed: cpu_speed=2.4GHz does not satisfy cpu_speed > 3GHz");
+        assertThat(Files.readAllLines(cluster.placeArgs())).containsExactly("--filter cpu_speed > 3GHz --request gpu=1 "
+                + "--json --socket " + cluster.dir.resolve("authority.sock"));
+        Run s = srun(Map.of(), "--rsmap-filter=cpu_speed > 3GHz", "true");
+        assertThat(s.code()).isNotZero();
+        assertThat(s.err()).contains("fails on cpu_speed");
+        assertThat(cluster.run(List.of("squeue", "-h"), Map.of()).out()).as("nothing queued").isBlank();
+    }
+
+    @Test
+    @Order(14)
+    void aFilterThatDoesNotParse_isRefusedWithItsColumn_andOneWithAControlCharacterByThePlugin() throws Exception {
+        Run a = sbatch("--rsmap-filter=cpu_speed unparsable", "--wrap", "true");
+        assertThat(a.code()).isNotZero();
+        assertThat(a.err()).contains("rsmap: --rsmap-filter: column 11: expected an operator");
+        Run ctl = sbatch("--rsmap-filter=arch == \"x\u0001\"", "--wrap", "true");
+        assertThat(ctl.code()).isNotZero();
+        assertThat(ctl.err()).contains("--rsmap-filter: column 11: control character U+0001");
+        assertThat(cluster.run(List.of("squeue", "-h"), Map.of()).out()).as("nothing queued").isBlank();
+    }
+
+    /** Fail open at submission: rsmapd checks the filter again at job start (JOB_START's "filter"). */
+    @Test
+    @Order(15)
+    void placeUnreachable_theJobIsAcceptedAtSubmission() throws Exception {
+        Path out = cluster.work.resolve("open.out");
+        Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", out.toString(),
+                "--rsmap-filter=unreachable == 1", "--wrap", "echo ran");
+        assertThat(a.code()).as(a.toString()).isZero();
+        awaitGone(a.out().strip());
+        assertThat(Files.readString(out)).isEqualTo("ran\n");
+        assertThat(Files.readString(cluster.dir.resolve("log/slurmctld.log")))
+                .contains("--rsmap-filter not checked at submission; rsmapd checks it at job start");
+    }
 }

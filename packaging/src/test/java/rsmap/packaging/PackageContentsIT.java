@@ -44,11 +44,12 @@ class PackageContentsIT {
             "/usr/share/man/man1/rsmap.1.gz",
             "/usr/share/man/man5/rsmapd.conf.5.gz",
             "/usr/share/man/man8/rsmapd.8.gz",
-            "/usr/share/rsmap/rsmap.jar");
+            "/usr/share/rsmap/rsmap.jar",
+            "/usr/share/rsmap/slurm/job_submit.lua");
 
     /** The folders that are the package's own: removed with it (dpkg: when empty; rpm: %dir). */
     static final List<String> DIRECTORIES = List.of("/etc/rsmap", "/usr/libexec/rsmap", "/usr/share/doc/rsmap",
-            "/usr/share/doc/rsmap/examples", "/usr/share/rsmap", "/usr/share/rsmap/lib");
+            "/usr/share/doc/rsmap/examples", "/usr/share/rsmap", "/usr/share/rsmap/lib", "/usr/share/rsmap/slurm");
 
     static Set<String> expectedFiles() throws Exception {
         Set<String> all = new TreeSet<>(FILES);
@@ -100,6 +101,7 @@ class PackageContentsIT {
             /usr/libexec/rsmap/rsmap_jsv.sh   | -rwxr-xr-x root:root           | -rwxr-xr-x root:root
             /usr/libexec/rsmap/execd-stub     | -rwxr-xr-x root:root           | -rwxr-xr-x root:root
             /usr/share/rsmap/rsmap.jar        | -rw-r--r-- root:root           | -rw-r--r-- root:root
+            /usr/share/rsmap/slurm/job_submit.lua | -rw-r--r-- root:root       | -rw-r--r-- root:root
             /etc/rsmap/rsmapd.conf            | -rw-r--r-- root:root           | -rw-r--r-- root:root
             /usr/lib/systemd/system/rsmapd.service | -rw-r--r-- root:root      | -rw-r--r-- root:root
             /usr/share/man/man8/rsmapd.8.gz   | -rw-r--r-- root:root           | -rw-r--r-- root:root

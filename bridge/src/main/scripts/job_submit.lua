@@ -1,0 +1,269 @@
+-- job_submit.lua: rsmap at Slurm submission (issue 15, docs/integration-slurm.md "At submission").
+-- slurmctld runs slurm_job_submit for every sbatch, salloc and srun job (JobSubmitPlugins=lua; the file
+-- lives next to slurm.conf). For a job with --rsmap it adds the GRES counts the request implies, so that
+-- slurmctld places it only where enough instances exist; for a job with --rsmap-filter it asks rsmap
+-- which hosts pass, excludes the others, and refuses the job when none passes. Lua 5.1 (Debian's Slurm).
+--
+-- The SPANK plugin puts both into the job control environment: job_desc.spank_job_env is a table
+-- (indexed from 0) of "RSMAP_REQUEST=..." and "RSMAP_FILTER=..." strings, which slurmd hands to the
+-- prolog as SPANK_RSMAP_REQUEST and SPANK_RSMAP_FILTER.
+--
+-- Settings, from slurmctld's environment (systemctl edit slurmctld: Environment=...):
+--   RSMAP_PLACE_COMMAND     the place command (default "rsmap place")
+--   RSMAP_AUTHORITY_SOCKET  the authority's socket, passed as --socket (default: rsmap's own default)
+--   RSMAP_PLACE_TIMEOUT     seconds to wait for it (default 5): slurmctld waits, holding its job lock
+
+local PLACE = os.getenv("RSMAP_PLACE_COMMAND") or "rsmap place"
+local SOCKET = os.getenv("RSMAP_AUTHORITY_SOCKET")
+local TIMEOUT = tonumber(os.getenv("RSMAP_PLACE_TIMEOUT") or "") or 5
+
+-- gres.conf beside this script (and slurm.conf): its Name=rsmap_<map> values are the maps Slurm counts
+-- (`rsmap gres-conf` writes them; the prefix keeps Slurm's own gpu/mps/shard/nic plugins out).
+local PREFIX = "rsmap_"
+local HERE = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./")
+
+local function shell_quote(s)
+    return "'" .. s:gsub("'", "'\\''") .. "'"
+end
+
+local function trim(s)
+    return (s:gsub("^%s+", ""):gsub("%s+$", ""))
+end
+
+-- The maps gres.conf counts (written by `rsmap gres-conf`); read at each submission, it is small.
+local function gres_names()
+    local names = {}
+    local f = io.open(HERE .. "gres.conf", "r")
+    if not f then return names end
+    for line in f:lines() do
+        line = line:gsub("#.*", "")
+        for name in line:gmatch("[Nn][Aa][Mm][Ee]=" .. PREFIX .. "([^%s]+)") do names[name] = true end
+    end
+    f:close()
+    return names
+end
+
+-- "NAME=value" strings of the job control environment, by NAME (SPANK_ taken off where present).
+local function spank_env(job_desc)
+    local env = {}
+    local t = job_desc.spank_job_env
+    if type(t) ~= "table" then return env end
+    for _, kv in pairs(t) do
+        local k, v = tostring(kv):match("^([^=]+)=(.*)$")
+        if k then env[(k:gsub("^SPANK_", ""))] = v end
+    end
+    return env
+end
+
+-- The request's entries, split at the commas outside brackets (docs/language.md "Requests":
+-- gpu=4[same=id,scope=job] is one entry).
+local function entries(request)
+    local out, depth, start = {}, 0, 1
+    for i = 1, #request do
+        local c = request:sub(i, i)
+        if c == "[" then depth = depth + 1
+        elseif c == "]" then depth = depth - 1
+        elseif c == "," and depth == 0 then
+            out[#out + 1] = trim(request:sub(start, i - 1))
+            start = i + 1
+        end
+    end
+    out[#out + 1] = trim(request:sub(start))
+    return out
+end
+
+-- gres:rsmap_NAME:AMOUNT for each entry NAME=AMOUNT[...] whose NAME gres.conf counts. A map gres.conf does not
+-- count (a per-slot map, a map of no node, a shortcut) gets no GRES: rsmapd decides it at job start.
+local function implied_gres(request)
+    local counted, out = gres_names(), {}
+    for _, e in ipairs(entries(request)) do
+        local name, amount = e:match("^([%a_][%w_%.%-]*)%s*=%s*(%d+)")
+        if name and counted[name] then out[#out + 1] = { name = PREFIX .. name, amount = tonumber(amount) } end
+    end
+    return out
+end
+
+-- The user's own GRES stand: a rsmap_<map> the user already asked for by --gres is left as asked.
+local function add_gres(job_desc, gres)
+    if #gres == 0 then return end
+    local have, parts = {}, {}
+    local given = job_desc.tres_per_node
+    if given and given ~= "" then
+        for tok in given:gmatch("[^,]+") do
+            parts[#parts + 1] = tok
+            have[(tok:gsub("^gres[:/]", ""):match("^([^:]+)"))] = true
+        end
+    end
+    for _, g in ipairs(gres) do
+        -- tres_per_node holds TRES, "gres:NAME:COUNT": Slurm adds no prefix when a script sets it
+        if not have[g.name] then parts[#parts + 1] = "gres:" .. g.name .. ":" .. g.amount end
+    end
+    job_desc.tres_per_node = table.concat(parts, ",")
+end
+
+-- A small JSON reader for the one line `rsmap place --json` prints: objects, arrays, strings, numbers,
+-- true/false/null. Returns nil on anything else.
+local function json_decode(s)
+    local pos = 1
+    local value
+    local function ws() pos = s:find("[^ \t\r\n]", pos) or #s + 1 end
+    local function str()
+        local out = {}
+        pos = pos + 1
+        while true do
+            local c = s:sub(pos, pos)
+            if c == "" then return nil end
+            if c == '"' then pos = pos + 1; return table.concat(out) end
+            if c == "\\" then
+                local e = s:sub(pos + 1, pos + 1)
+                local map = { b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
+                if e == "u" then
+                    local code = tonumber(s:sub(pos + 2, pos + 5), 16)
+                    if not code then return nil end
+                    out[#out + 1] = code < 128 and string.char(code) or "?"
+                    pos = pos + 6
+                else
+                    out[#out + 1] = map[e] or e
+                    pos = pos + 2
+                end
+            else
+                out[#out + 1] = c
+                pos = pos + 1
+            end
+        end
+    end
+    function value()
+        ws()
+        local c = s:sub(pos, pos)
+        if c == "{" then
+            local t = {}
+            pos = pos + 1
+            ws()
+            if s:sub(pos, pos) == "}" then pos = pos + 1; return t end
+            while true do
+                ws()
+                if s:sub(pos, pos) ~= '"' then return nil end
+                local k = str()
+                ws()
+                if not k or s:sub(pos, pos) ~= ":" then return nil end
+                pos = pos + 1
+                local v = value()
+                if v == nil then return nil end
+                t[k] = v
+                ws()
+                local d = s:sub(pos, pos)
+                pos = pos + 1
+                if d == "}" then return t end
+                if d ~= "," then return nil end
+            end
+        elseif c == "[" then
+            local t = {}
+            pos = pos + 1
+            ws()
+            if s:sub(pos, pos) == "]" then pos = pos + 1; return t end
+            while true do
+                local v = value()
+                if v == nil then return nil end
+                t[#t + 1] = v
+                ws()
+                local d = s:sub(pos, pos)
+                pos = pos + 1
+                if d == "]" then return t end
+                if d ~= "," then return nil end
+            end
+        elseif c == '"' then
+            return str()
+        elseif s:sub(pos, pos + 3) == "true" then pos = pos + 4; return true
+        elseif s:sub(pos, pos + 4) == "false" then pos = pos + 5; return false
+        elseif s:sub(pos, pos + 3) == "null" then pos = pos + 4; return false
+        else
+            local n = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
+            if not n or n == "" then return nil end
+            pos = pos + #n
+            return tonumber(n)
+        end
+    end
+    local v = value()
+    ws()
+    if pos <= #s then return nil end
+    return v
+end
+
+-- Runs `rsmap place`: its exit code, its JSON line (exit 0) and its error line (exit 2). Lua 5.1's popen
+-- gives no exit code, so the shell prints it last.
+local function place(filter, request)
+    local cmd = "timeout " .. TIMEOUT .. " " .. PLACE .. " --filter " .. shell_quote(filter)
+    if request then cmd = cmd .. " --request " .. shell_quote(request) end
+    cmd = cmd .. " --json"
+    if SOCKET and SOCKET ~= "" then cmd = cmd .. " --socket " .. shell_quote(SOCKET) end
+    local p = io.popen(cmd .. " 2>&1 </dev/null; echo \"rsmap-place-exit=$?\"", "r")
+    if not p then return -1, nil, "cannot run " .. PLACE end
+    local code, json, err = -1, nil, nil
+    for line in p:lines() do
+        local c = line:match("^rsmap%-place%-exit=(%d+)$")
+        if c then code = tonumber(c)
+        elseif line:sub(1, 1) == "{" then json = line
+        elseif not err and line ~= "" then err = line
+        end
+    end
+    p:close()
+    return code, json, err
+end
+
+-- The hosts the filter excludes join the user's own exclusions; no host passing refuses the job.
+local function apply_filter(job_desc, filter, request)
+    local code, line, err = place(filter, request)
+    -- Only a refusal with a column is the filter's; any other exit 2 (an rsmap without the place
+    -- command: "Unmatched argument") is rsmap place not being there, and fails open below.
+    if code == 2 and err and err:match("^error: column %d+: ") then
+        slurm.log_user("rsmap: --rsmap-filter: %s", (err:gsub("^error: ", "")))
+        return slurm.ERROR
+    end
+    local answer = code == 0 and line and json_decode(line)
+    if type(answer) ~= "table" or type(answer.pass) ~= "table" or type(answer.fail) ~= "table" then
+        -- Fail open: the filter is not checked here, but rsmapd checks it at each node's job start and
+        -- refuses the job there (JOB_START's "filter"), so no job runs on a host that fails it.
+        slurm.log_error("rsmap: %s unreachable or unreadable (exit %d: %s): --rsmap-filter not checked at "
+            .. "submission; rsmapd checks it at job start", PLACE, code, err or line or "no answer")
+        return slurm.SUCCESS
+    end
+    if #answer.pass == 0 then
+        if #answer.fail == 0 then
+            slurm.log_error("rsmap: %s knows no host: --rsmap-filter not checked at submission", PLACE)
+            return slurm.SUCCESS
+        end
+        local f = answer.fail[1]
+        slurm.log_user("rsmap: no host passes --rsmap-filter '%s': %s fails on %s%s: %s",
+            tostring(answer.filter or filter), tostring(f.host), tostring(f.attribute),
+            (f.source == "admin" and " (admin limit)" or ""), tostring(f.why))
+        return slurm.ERROR
+    end
+    if #answer.fail > 0 then
+        local hosts = {}
+        if job_desc.exc_nodes and job_desc.exc_nodes ~= "" then hosts[1] = job_desc.exc_nodes end
+        for _, f in ipairs(answer.fail) do hosts[#hosts + 1] = tostring(f.host) end
+        job_desc.exc_nodes = table.concat(hosts, ",")
+    end
+    return slurm.SUCCESS
+end
+
+function slurm_job_submit(job_desc, part_list, submit_uid)
+    local env = spank_env(job_desc)
+    local request, filter = env["RSMAP_REQUEST"], env["RSMAP_FILTER"]
+    if request and request ~= "" then
+        if request:find("||", 1, true) then
+            -- Alternatives are chosen at job start; which one's counts to ask for is not known here.
+            slurm.log_info("rsmap: request with alternatives, no GRES added: %s", request)
+        else
+            add_gres(job_desc, implied_gres(request))
+        end
+    end
+    if filter and filter ~= "" then
+        return apply_filter(job_desc, filter, (request ~= "" and request) or nil)
+    end
+    return slurm.SUCCESS
+end
+
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+    return slurm.SUCCESS
+end
