@@ -189,7 +189,7 @@ local function json_decode(s)
     return v
 end
 
--- Runs `rsmap place`: its exit code, its JSON line (exit 0) and its error line (exit 2). Lua 5.1's popen
+-- Runs `rsmap place`: its exit code, its JSON line (exit 0 or 3) and its error line (exit 2). Lua 5.1's popen
 -- gives no exit code, so the shell prints it last.
 local function place(filter, request)
     local cmd = "timeout " .. TIMEOUT .. " " .. PLACE .. " --filter " .. shell_quote(filter)
@@ -215,11 +215,12 @@ local function apply_filter(job_desc, filter, request)
     local code, line, err = place(filter, request)
     -- Only a refusal with a column is the filter's; any other exit 2 (an rsmap without the place
     -- command: "Unmatched argument") is rsmap place not being there, and fails open below.
-    if code == 2 and err and err:match("^error: column %d+: ") then
-        slurm.log_user("rsmap: --rsmap-filter: %s", (err:gsub("^error: ", "")))
+    if code == 2 and err and err:match("^error: [%w: ]-column %d+: ") then
+        slurm.log_user("rsmap: --rsmap-filter: %s", (err:gsub("^error: ", ""):gsub("^rsmapd: ", ""):gsub("^filter: ", "")))
         return slurm.ERROR
     end
-    local answer = code == 0 and line and json_decode(line)
+    -- rsmap place exits 0 when some host passes, 3 when none does: both answer with the JSON line.
+    local answer = (code == 0 or code == 3) and line and json_decode(line)
     if type(answer) ~= "table" or type(answer.pass) ~= "table" or type(answer.fail) ~= "table" then
         -- Fail open: the filter is not checked here, but rsmapd checks it at each node's job start and
         -- refuses the job there (JOB_START's "filter"), so no job runs on a host that fails it.
