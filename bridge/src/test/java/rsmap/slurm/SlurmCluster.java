@@ -126,12 +126,28 @@ final class SlurmCluster implements AutoCloseable {
                 "--seed-file=" + munge.resolve("seed"), "--log-file=" + dir.resolve("log/munged.log")));
         awaitFile(mungeSocket, "munged");
 
-        writeRsmapd();
+        // Issue 15: the cluster's authority (issue 14), to which the node's rsmapd registers its attributes;
+        // job_submit.lua's rsmap place asks it.
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"));
+        Files.writeString(dir.resolve("authority.conf"), String.join("\n", "role = authority", "complexes = complexes",
+                "listen = 127.0.0.1:" + port, "socket = authority.sock", "state_dir = authority-state",
+                "munge_socket = " + mungeSocket, "reconcile_interval = 0") + "\n");
+        spawn("authority", List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-cp", System.getProperty("java.class.path"), "rsmap.daemon.Main", "--config",
+                dir.resolve("authority.conf").toString()));
+        awaitFile(dir.resolve("authority.sock"), "the authority");
+        writeRsmapd("authority = 127.0.0.1:" + port, "munge_socket = " + mungeSocket, "attributes = cpu_speed=2.4GHz");
         spawn("rsmapd", List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-cp", System.getProperty("java.class.path"), "rsmap.daemon.Main", "--config",
                 dir.resolve("rsmapd.conf").toString()));
         awaitFile(socket(), "rsmapd");
+        awaitRegistered();
 
         writeSlurm(mungeSocket);
         spawn("slurmctld", List.of("slurmctld", "-D", "-f", conf().toString()));
@@ -161,8 +177,26 @@ final class SlurmCluster implements AutoCloseable {
         return dir.resolve("dev").resolve("nvidia" + i);
     }
 
-    private void writeRsmapd() throws IOException {
-        Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"));
+    /** Until the node's rsmapd has registered with the authority (its link connects in the background). */
+    private void awaitRegistered() throws IOException, InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try (rsmap.wire.Client c = rsmap.wire.Client.connect(dir.resolve("authority.sock"))) {
+                String q = c.call(rsmap.wire.Code.QUERY, "{\"cluster\":true}").get(0).text(0);
+                if (q.contains("\"" + node + "\":{\"connected\":true")) {
+                    return;
+                }
+            } catch (IOException | rsmap.wire.Client.Refusal e) {
+                // not yet
+            }
+            if (System.nanoTime() > end) {
+                throw new IllegalStateException("the node's rsmapd did not register with the authority\n" + logs());
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    private void writeRsmapd(String... more) throws IOException {
         StringBuilder gpu = new StringBuilder("gpu=8(");
         for (int i = 0; i < 8; i++) {
             int card = i / 4;
@@ -180,7 +214,7 @@ final class SlurmCluster implements AutoCloseable {
                 "state_dir = rsmap-state",
                 "device_backend = cgroup-v1",
                 "execd_spool = rsmap-spool", // the plugin's job marks: rsmap-spool/active_jobs/<job>.1
-                "reconcile_interval = 5") + "\n");
+                "reconcile_interval = 5", String.join("\n", more)) + "\n");
     }
 
     /**
@@ -209,9 +243,9 @@ final class SlurmCluster implements AutoCloseable {
 
     /**
      * job_submit.lua beside slurm.conf (where slurmctld looks for it), and a fake {@code rsmap place}
-     * until the authority's PLACE exists: it answers for this one node by the filter's text and records
-     * its arguments in {@link #placeArgs()}. "> 3GHz": the node fails on cpu_speed; "unparsable": exit 2
-     * with a column; "unreachable": exit 1; anything else: the node passes.
+     * that records its arguments in {@link #placeArgs()} and injects two faults ("unparsable": exit 2 with a
+     * column; "unreachable": exit 1); anything else goes to the real {@code rsmap place} of the authority,
+     * to which this node registered cpu_speed=2.4GHz.
      */
     private void writeSubmit() throws IOException {
         Files.copy(Path.of("src", "main", "scripts", "job_submit.lua").toAbsolutePath(), dir.resolve("job_submit.lua"));
@@ -220,16 +254,14 @@ final class SlurmCluster implements AutoCloseable {
                 "#!/bin/sh",
                 "printf '%s\\n' \"$*\" >> " + placeArgs(),
                 "filter=",
-                "while [ $# -gt 0 ]; do [ \"$1\" = --filter ] && filter=$2; shift; done",
+                "prev=; for a in \"$@\"; do [ \"$prev\" = --filter ] && filter=$a; prev=$a; done", // \"$@\" kept for exec
                 "case $filter in",
                 "*unparsable*) echo 'error: column 11: expected an operator (==, !=, <, <=, >, >=, in), found \"unparsable\"' >&2;"
                         + " exit 2 ;;",
                 "*unreachable*) echo 'error: authority unreachable' >&2; exit 1 ;;",
-                "*'> 3GHz'*) echo '{\"filter\":\"cpu_speed > 3GHz\",\"pass\":[],\"fail\":[{\"host\":\"" + node
-                        + "\",\"attribute\":\"cpu_speed\",\"source\":\"job\",\"why\":\"cpu_speed=2.4GHz does not "
-                        + "satisfy cpu_speed > 3GHz\"}]}' ;;",
-                "*) echo '{\"filter\":\"cpu_speed > 2GHz\",\"pass\":[\"" + node + "\"],\"fail\":[]}' ;;",
-                "esac") + "\n");
+                "esac",
+                // Everything else is the real PLACE of the authority, about this node's registered attributes.
+                "exec " + Path.of("..", "bin", "rsmap").toAbsolutePath().normalize() + " place \"$@\"") + "\n");
         Files.setPosixFilePermissions(place, PosixFilePermissions.fromString("rwxr-xr-x"));
     }
 

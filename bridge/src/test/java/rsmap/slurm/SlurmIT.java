@@ -313,7 +313,7 @@ class SlurmIT {
     void aJobWhoseFilterNoHostPasses_isRefusedAtSubmission_namingTheAttribute() throws Exception {
         Files.deleteIfExists(cluster.placeArgs());
         Run a = sbatch("--rsmap=gpu=1", "--rsmap-filter=cpu_speed > 3GHz", "--wrap", "true");
-        assertThat(a.code()).isNotZero();
+        assertThat(a.code()).as(a + "\n" + cluster.logs()).isNotZero();
         assertThat(a.err()).contains("rsmap: no host passes --rsmap-filter 'cpu_speed > 3GHz': " + cluster.node
                 + " fails on cpu_speed: cpu_speed=2.4GHz does not satisfy cpu_speed > 3GHz");
         assertThat(Files.readAllLines(cluster.placeArgs())).containsExactly("--filter cpu_speed > 3GHz --request gpu=1 "
