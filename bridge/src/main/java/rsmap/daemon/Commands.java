@@ -31,7 +31,8 @@ final class Commands {
     private static final Pattern USER = Pattern.compile("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}");
     /** The keys each command's argument may carry (hole 9: anything else is an ERROR). */
     private static final Set<String> JOB_KEYS = Set.of("job", "task");
-    private static final Set<String> START_KEYS = Set.of("job", "task", "user", "slots", "request", "filter");
+    private static final Set<String> START_KEYS = Set.of("job", "task", "user", "slots", "request", "filter",
+            "alternatives");
     /** On an authority, a host's JOB_START and JOB_END name the host (issue 14). */
     private static final Set<String> AUTHORITY_JOB_KEYS = Set.of("host", "job", "task");
     private static final Set<String> AUTHORITY_START_KEYS = Set.of("host", "job", "task", "user", "slots", "request",
@@ -101,7 +102,12 @@ final class Commands {
             int slots = a.integer("slots", 1, 1, 1_000_000);
             String user = a.string("user", "");
             var filter = FilterCheck.parse(a.string("filter", null), s.config.attributeTypes(), s.limits);
-            if (request.isEmpty() && filter.isEmpty()) {
+            List<String> alternatives = a.has("alternatives")
+                    ? StartAlternatives.read(a.node().get("alternatives"), s) : List.of();
+            if (!alternatives.isEmpty() && !request.isEmpty()) {
+                throw new Session.CommandException("JOB_START takes \"request\" or \"alternatives\", not both");
+            }
+            if (request.isEmpty() && filter.isEmpty() && alternatives.isEmpty()) {
                 throw new Session.CommandException("JOB_START needs \"request\"");
             }
             if (!user.isEmpty() && !USER.matcher(user).matches()) {
@@ -113,6 +119,9 @@ final class Commands {
                     : authority.view.node(a.string("host", ""), s.config.attributeTypes(), s.limits);
             if (node.isPresent()) {
                 FilterCheck.admit(s.config.filter(), filter, node.get());
+            }
+            if (!alternatives.isEmpty()) {
+                return StartAlternatives.start(lifecycle, s, c.tid(), id, user, slots, alternatives);
             }
             if (request.isEmpty()) { // only a filter: checked, nothing to grant (the starter enters it bare)
                 return List.of(JobLifecycle.answer(c.tid(), Job.bare(id, user)));

@@ -47,6 +47,7 @@ import rsmap.wire.FrameDecoder;
  * frame_timeout         = 10                            # seconds a begun frame may take to arrive
  * realloc               = on                            # on | off: running jobs may grow and shrink (RFC 51)
  * realloc_policy        = fifo                          # fifo | smallest: the order waiting reallocs are served
+ * alternatives_policy   = user                          # user | fewest | ranking L1,L2: order of alternatives
  * role                  = host                          # host | authority (issue 14)
  * authority             = node00:7321                   # a host's authority of the global maps
  * listen                = 0.0.0.0:7321                  # an authority's TCP address
@@ -67,7 +68,7 @@ public record Config(Path complexes, String host, String complexValues, String g
                      int maxConnectionsPerUser, int idleTimeout, int frameTimeout, boolean realloc, String reallocPolicy,
                      Role role, Endpoint authority, Endpoint listen, Path mungeSocket, Map<String, String> attributes,
                      AttributeTypes attributeTypes, OptionalInt slots, Optional<Filter> filter, boolean discover,
-                     Map<String, Integer> lines) {
+                     rsmap.place.Policy alternativesPolicy, Map<String, Integer> lines) {
 
     /** What the daemon is: an execution host's, or the cluster's authority of the global maps. */
     public enum Role { HOST, AUTHORITY }
@@ -88,7 +89,7 @@ public record Config(Path complexes, String host, String complexValues, String g
             "socket", "socket_group", "socket_mode", "state_dir", "device_backend", "isolation", "execd_spool", "admin_user",
             "daemon_user", "max_frame", "max_rsmap_ids", "reconcile_interval", "max_connections_per_user", "idle_timeout",
             "frame_timeout", "realloc", "realloc_policy", "role", "authority", "listen", "munge_socket", "attributes",
-            "attribute_types", "slots", "filter", "discover");
+            "attribute_types", "slots", "filter", "discover", "alternatives_policy");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
     public static Config parse(String text, Path file, String defaultHost) throws ParseException {
@@ -206,6 +207,7 @@ public record Config(Path complexes, String host, String complexValues, String g
             }
         }
         int slots = number(lines, values, where, "slots", -1, 0, 1_000_000);
+        rsmap.place.Policy alternativesPolicy = alternativesPolicy(lines, values, where);
         return new Config(dir.resolve(values.get("complexes")), host,
                 values.getOrDefault("complex_values", "NONE"), values.getOrDefault("global_complex_values", "NONE"),
                 dir.resolve(values.getOrDefault("socket", "/run/rsmap/rsmapd.sock")),
@@ -221,7 +223,28 @@ public record Config(Path complexes, String host, String complexValues, String g
                 number(lines, values, where, "frame_timeout", 10, 1, 3_600), realloc.equals("on"), policy,
                 role, authority, listen, dir.resolve(values.getOrDefault("munge_socket", MUNGE_SOCKET.toString())),
                 attributes, types, slots < 0 ? OptionalInt.empty() : OptionalInt.of(slots), filter, discover.equals("on"),
-                lineNumbers(text, values.keySet()));
+                alternativesPolicy, lineNumbers(text, values.keySet()));
+    }
+
+    /**
+     * {@code alternatives_policy = user | fewest | ranking LABEL,LABEL...} (issue 15): how PLACE orders a job's
+     * options before the user's order (docs/alternatives.md, "Admin policy").
+     */
+    private static rsmap.place.Policy alternativesPolicy(Continuation lines, Map<String, String> values,
+                                                         Map<String, Integer> where) throws ParseException {
+        String text = values.getOrDefault("alternatives_policy", "user").strip();
+        String kind = text.split("\\s+", 2)[0];
+        List<String> ranking = text.contains(" ") ? List.of(text.substring(kind.length()).strip().split("\\s*,\\s*"))
+                : List.of();
+        try {
+            if (!kind.equals("ranking") && !ranking.isEmpty()) {
+                throw new IllegalArgumentException(kind + " takes no labels");
+            }
+            return rsmap.place.Policy.of(kind, ranking);
+        } catch (IllegalArgumentException e) {
+            throw lines.error("alternatives_policy is user, fewest, or ranking LABEL,LABEL...; '" + printable(text)
+                    + "': " + e.getMessage(), where.get("alternatives_policy"));
+        }
     }
 
     /**

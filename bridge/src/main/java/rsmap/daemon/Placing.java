@@ -109,7 +109,8 @@ final class Placing {
         long runtime = a.integer("runtime", 0, 0, Integer.MAX_VALUE);
         PlacedJob job = new PlacedJob(a.string("job", "place"), options, alternatives,
                 runtime == 0 ? JobSpec.UNLIMITED : runtime, a.node().path("reserve").asBoolean(false));
-        Choice choice = Placement.choose(new rsmap.place.ClusterView(model, nodes, admin), job, Policy.USER);
+        Choice choice = Placement.choose(new rsmap.place.ClusterView(model, nodes, admin), job,
+                s.config.alternativesPolicy());
         answer.put("decision", choice.kind().name().toLowerCase(java.util.Locale.ROOT));
         if (choice instanceof Choice.Start st) {
             hosts(answer, st.hosts());

@@ -20,7 +20,8 @@ import rsmap.wire.Session;
  * reallocation".
  */
 final class ReallocArgs {
-    static final Set<String> REALLOC_KEYS = Set.of("job", "task", "tag", "add", "sub", "ids", "R", "spec_add", "spec_sub");
+    static final Set<String> REALLOC_KEYS = Set.of("job", "task", "tag", "add", "sub", "ids", "R", "spec_add", "spec_sub",
+            "filter");
     static final Set<String> RELEASE_KEYS = Set.of("job", "task", "ids", "R");
     static final Set<String> CANCEL_KEYS = Set.of("job", "task", "tag");
     /** A client's matchtag: what realloc_cancel names. */
@@ -51,9 +52,19 @@ final class ReallocArgs {
 
     /** REALLOC's request of {@code job} tagged {@code tag}: its form is checked first (ERROR), then its content. */
     static Read realloc(Args a, String job, String tag, HostState s) throws Session.CommandException {
+        if (a.has("filter")) { // issue 15: a grow may carry a node filter this host must pass (else DENY)
+            try {
+                FilterCheck.admit(s.config.filter(), FilterCheck.parse(a.string("filter", ""),
+                        s.config.attributeTypes(), s.limits), s.node());
+            } catch (Session.CommandException e) {
+                return new Read(Optional.empty(), e.getMessage());
+            }
+        }
         ReallocRequest request;
         try {
-            request = ReallocRequest.read(a.node());
+            com.fasterxml.jackson.databind.node.ObjectNode n = a.node().deepCopy();
+            n.remove("filter");
+            request = ReallocRequest.read(n);
         } catch (ParseException e) {
             throw new Session.CommandException("REALLOC: " + e.problem());
         }

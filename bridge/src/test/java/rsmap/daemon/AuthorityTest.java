@@ -256,6 +256,10 @@ class AuthorityTest {
         assertRefused("authority = node00");
         assertRefused("listen = 0.0.0.0:7321");
         assertRefused("role = boss");
+        assertRefused("alternatives_policy = best");
+        assertRefused("alternatives_policy = fewest a,b");
+        assertThat(TestDaemon.config(tmp.resolve("policy"), "NONE", "alternatives_policy = ranking big, small")
+                .alternativesPolicy().ranking()).containsExactly("big", "small");
     }
 
     private void assertRefused(String... lines) throws Exception {

@@ -153,4 +153,40 @@ class DaemonNodeFilterTest {
         assertThat(refusal("{\"job\":\"7\",\"filter\":\"arch == \\\"aarch64\\\"\"}")).startsWith("filter: job filter fails");
         assertThat(refusal("{\"job\":\"7\"}")).isEqualTo("JOB_START needs \"request\"");
     }
+
+    @Test
+    void jobStartWithAlternatives_grantsTheFirstThatCanStartNow_andOnlyIt() throws Exception {
+        call(Code.JOB_START, "{\"job\":\"1\",\"user\":\"alice\",\"request\":\"gpu=1\"}");
+        List<Frame> a = call(Code.JOB_START, "{\"job\":\"2\",\"user\":\"bob\",\"alternatives\":[\"gpu=2\",\"gpu=1\"]}");
+        JsonNode job = JSON.readTree(a.get(0).text(0));
+        assertThat(job.path("alternative").asInt()).as(a.toString()).isEqualTo(1);
+        assertThat(job.path("request").asText()).isEqualTo("gpu=1");
+        assertThat(a.get(0).text(1)).isEqualTo("SGE_HGR_gpu=1");
+        List<Frame> retry = call(Code.JOB_START, "{\"job\":\"2\",\"user\":\"bob\",\"alternatives\":[\"gpu=2\",\"gpu=1\"]}");
+        assertThat(JSON.readTree(retry.get(0).text(0)).path("alternative").asInt()).as("a retry: the same").isEqualTo(1);
+        assertThat(refused3("{\"job\":\"3\",\"alternatives\":[\"gpu=2\",\"gpu=1\"]}"))
+                .startsWith("job 3: none of its 2 alternatives can be granted now (0: ");
+        assertThat(refused3("{\"job\":\"3\",\"alternatives\":[\"gpu=1\",\"gpu=1[scope=job]\"]}"))
+                .isEqualTo("request: alternative 1: column 7: scope= needs same=");
+        assertThat(refused3("{\"job\":\"3\",\"request\":\"gpu=1\",\"alternatives\":[\"gpu=1\"]}"))
+                .contains("not both");
+        assertThat(daemon.cluster().runningJobs()).containsExactlyInAnyOrder("1", "2");
+    }
+
+    private String refused3(String json) {
+        List<Frame> answer = call(Code.JOB_START, json);
+        assertThat(answer.get(0).code()).as(answer.toString()).isEqualTo(Code.ERROR.value());
+        return answer.get(0).text(0);
+    }
+
+    @Test
+    void aReallocWithAFilter_thisHostFails_isDeniedNamingTheAttribute() throws Exception {
+        call(Code.JOB_START, "{\"job\":\"1\",\"user\":\"alice\",\"request\":\"gpu=1\"}");
+        List<Frame> r = call(Code.REALLOC, "{\"job\":\"1\",\"add\":\"gpu=1\",\"filter\":\"cpu_speed > 2GHz\"}");
+        assertThat(r.get(0).code()).as(r.toString()).isEqualTo(Code.ALLOC.value());
+        assertThat(r.get(0).text(1)).as("DENY").isEqualTo("1");
+        assertThat(r.get(0).text(2)).contains("job filter fails on node01").contains("cpu_speed");
+        List<Frame> ok = call(Code.REALLOC, "{\"job\":\"1\",\"add\":\"gpu=1\",\"filter\":\"cpus >= 16\"}");
+        assertThat(ok.get(0).text(1)).as("SUCCESS").isEqualTo("0");
+    }
 }
