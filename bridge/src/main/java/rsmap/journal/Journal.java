@@ -125,7 +125,16 @@ public final class Journal implements AutoCloseable {
                 target = written;
                 ch = channel;
             }
-            ch.force(false);
+            try {
+                ch.force(false);
+            } catch (java.nio.channels.ClosedChannelException e) {
+                synchronized (this) {
+                    if (forced >= target) {
+                        return; // closed meanwhile: close() forced what was written
+                    }
+                }
+                throw e;
+            }
             synchronized (this) {
                 forced = Math.max(forced, target);
             }
@@ -159,7 +168,14 @@ public final class Journal implements AutoCloseable {
 
     @Override
     public synchronized void close() throws IOException {
-        channel.close();
+        try {
+            if (forced < written && channel.isOpen()) {
+                channel.force(false); // a command written but not yet synced is on disk when the daemon stops
+            }
+            forced = written;
+        } finally {
+            channel.close();
+        }
     }
 
     static byte[] encode(String record) {

@@ -145,4 +145,33 @@ class JournalTest {
             }
         }
     }
+
+    /** Group commit (issue 14): written records, forced once for all who sync; close forces what is left. */
+    @Test
+    void write_thenSyncFromManyThreads_allReplayed_andCloseForcesWhatWasNotSynced() throws Exception {
+        Path f = tmp.resolve("journal");
+        Journal j = Journal.open(f);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+        List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            String r = "{\"n\":" + i + "}";
+            done.add(pool.submit(() -> {
+                synchronized (j) {
+                    j.write(r);
+                }
+                j.sync();
+                return null;
+            }));
+        }
+        for (java.util.concurrent.Future<?> d : done) {
+            d.get();
+        }
+        pool.shutdown();
+        j.write("{\"n\":\"unsynced\"}");
+        j.close();
+        j.sync(); // after close: everything was forced by close, nothing to do, no failure
+        try (Journal again = Journal.open(f)) {
+            assertThat(again.replayed()).hasSize(201).last().isEqualTo("{\"n\":\"unsynced\"}");
+        }
+    }
 }
