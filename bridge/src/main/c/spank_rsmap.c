@@ -36,6 +36,63 @@ static char allocation[REQUEST_MAX] = ""; /* srun inside an allocation: the allo
 static char other[REQUEST_MAX] = "";      /* srun inside an allocation: a --rsmap unlike the allocation's */
 static char filter[FILTER_MAX + 1] = "";  /* --rsmap-filter as given, in this process */
 
+/* Alternatives (issue 15): 'gpu=4 || gpu=2' - requests in the user's order, the node grants the first
+ * that can be granted now (JOB_START "alternatives"). Each part of req, trimmed, into part; the next one
+ * after *at, or NULL when none is left. */
+static const char *next_alternative(const char *at, char *part, size_t cap) {
+    if (!at) return NULL;
+    const char *bar = strstr(at, "||");
+    size_t n = bar ? (size_t)(bar - at) : strlen(at);
+    while (n && (*at == ' ' || *at == '\t')) at++, n--;
+    while (n && (at[n - 1] == ' ' || at[n - 1] == '\t')) n--;
+    snprintf(part, cap, "%.*s", (int)(n < cap ? n : cap - 1), at);
+    return bar ? bar + 2 : at + strlen(at);
+}
+
+/* Each alternative's form, as one request's; why names the alternative (0-based, as rsmapd does). */
+static int check_alternatives(const char *req, char *why, size_t cap) {
+    static char part[REQUEST_MAX];
+    char inner[WHY - 64]; /* room for "alternative N: " in why */
+    int i = 0;
+    for (const char *at = req; *at || i == 0; i++) {
+        at = next_alternative(at, part, sizeof part);
+        if (!part[0]) {
+            snprintf(why, cap, "alternative %d is empty (write 'gpu=4 || gpu=2')", i);
+            return -1;
+        }
+        if (rsmap_request_check(part, inner, sizeof inner) != 0) {
+            snprintf(why, cap, "alternative %d: %.*s", i, (int)(sizeof inner - 1), inner);
+            return -1;
+        }
+        if (!*at) break;
+    }
+    return 0;
+}
+
+/* The JSON list of the alternatives of req ("[\"gpu=4\",\"gpu=2\"]"); -1 when it does not fit. */
+static int alternatives_json(const char *req, char *out, size_t cap) {
+    static char part[REQUEST_MAX];
+    char *escaped = malloc(6 * strlen(req) + 8);
+    size_t n = 0;
+    int r = escaped ? 0 : -1;
+    if (r == 0 && cap > 1) out[n++] = '[';
+    for (const char *at = req; r == 0 && *at;) {
+        at = next_alternative(at, part, sizeof part);
+        if (rsmap_json_string(escaped, 6 * strlen(req) + 8, part) != 0) r = -1;
+        else {
+            int w = snprintf(out + n, cap - n, "%s\"%s\"", n > 1 ? "," : "", escaped);
+            if (w < 0 || (size_t)w >= cap - n) r = -1;
+            else n += (size_t)w;
+        }
+    }
+    if (r == 0 && n + 2 <= cap) {
+        out[n++] = ']';
+        out[n] = 0;
+    } else r = -1;
+    free(escaped);
+    return r;
+}
+
 /* The form is checked where the user types it (srun, sbatch, salloc): a request that cannot be one is
  * refused before the job is queued, with rsmap's own words. rsmapd checks the rest at job start. */
 static int on_rsmap(int val, const char *optarg, int remote) {
@@ -49,7 +106,8 @@ static int on_rsmap(int val, const char *optarg, int remote) {
         slurm_error("--rsmap: request longer than %zu characters", sizeof request - 1);
         return -1;
     }
-    if (!remote && rsmap_request_check(optarg, why, sizeof why) != 0) {
+    if (!remote && (strstr(optarg, "||") ? check_alternatives(optarg, why, sizeof why)
+                                         : rsmap_request_check(optarg, why, sizeof why)) != 0) {
         slurm_error("--rsmap: %s", why);
         return -1;
     }
@@ -259,9 +317,22 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av) {
     int r = -1;
     if (er && ef && arg && rsmap_json_string(ej, sizeof ej, job) == 0 && rsmap_json_string(eu, sizeof eu, user) == 0
         && rsmap_json_string(er, 6 * strlen(req) + 8, req) == 0 && rsmap_json_string(ef, 6 * strlen(flt) + 8, flt) == 0) {
-        int n = snprintf(arg, cap,
-                 "{\"job\":\"%s\",\"task\":\"undefined\",\"user\":\"%s\",\"slots\":%d,\"request\":\"%s\"", ej, eu,
-                 rsmap_slurm_slots(getenv("SLURM_JOB_CPUS_PER_NODE"), getenv("SLURM_JOB_NODELIST"), getenv("SLURMD_NODENAME")), er);
+        int slots = rsmap_slurm_slots(getenv("SLURM_JOB_CPUS_PER_NODE"), getenv("SLURM_JOB_NODELIST"),
+                                      getenv("SLURMD_NODENAME"));
+        int n;
+        if (strstr(req, "||")) { /* the node grants the first alternative that can be granted now */
+            n = snprintf(arg, cap, "{\"job\":\"%s\",\"task\":\"undefined\",\"user\":\"%s\",\"slots\":%d,"
+                         "\"alternatives\":", ej, eu, slots);
+            if (alternatives_json(req, arg + n, cap - n) != 0) n = -1;
+            else n += (int)strlen(arg + n);
+        } else {
+            n = snprintf(arg, cap, "{\"job\":\"%s\",\"task\":\"undefined\",\"user\":\"%s\",\"slots\":%d,"
+                         "\"request\":\"%s\"", ej, eu, slots, er);
+        }
+        if (n < 0) {
+            snprintf(arg, cap, "{\"job\":\"%s\",\"request\":\"\"}", ej); /* refused by rsmapd, said in the log */
+            n = (int)strlen(arg) - 1;
+        }
         if (*flt) snprintf(arg + n, cap - n, ",\"filter\":\"%s\"}", ef);
         else snprintf(arg + n, cap - n, "}");
         const char *a[] = { arg };

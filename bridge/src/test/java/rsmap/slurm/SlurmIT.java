@@ -349,4 +349,23 @@ class SlurmIT {
         assertThat(Files.readString(cluster.dir.resolve("log/slurmctld.log")))
                 .contains("--rsmap-filter not checked at submission; rsmapd checks it at job start");
     }
+
+    /**
+     * Issue 15: --rsmap alternatives, in the user's order: the node grants the first that can be granted now
+     * (JOB_START "alternatives"), exactly one; each alternative's form is checked at submission.
+     */
+    @Test
+    @Order(16)
+    void rsmapAlternatives_theNodeGrantsTheFirstThatCanStart() throws Exception {
+        Path out = cluster.work.resolve("alternatives.out");
+        Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", out.toString(),
+                "--rsmap=gpu=9 || gpu=2[same=id]", "--wrap", "echo \"gpu=$SGE_HGR_gpu\"");
+        assertThat(a.code()).as(a.toString()).isZero();
+        awaitGone(a.out().strip());
+        assertThat(Files.readString(out)).as("gpu=9 cannot: the second, two shares of one card")
+                .matches("gpu=(gpu0 gpu0|gpu1 gpu1)\n");
+        Run bad = sbatch("--rsmap=gpu=1 || gpu=1[scope=job]", "--wrap", "true");
+        assertThat(bad.code()).isNotZero();
+        assertThat(bad.err()).contains("--rsmap: alternative 1: column 7: scope= needs same=");
+    }
 }
