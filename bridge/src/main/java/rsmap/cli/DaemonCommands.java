@@ -117,6 +117,15 @@ final class DaemonCommands {
                 return 0;
             }
             out.println("host " + q.path("host").asText() + ", configuration generation " + q.path("generation").asLong());
+            if (q.has("authority")) {
+                JsonNode a = q.path("authority");
+                out.println("authority " + a.path("address").asText() + ": " + (a.path("connected").asBoolean()
+                        ? "connected" : "unreachable (" + a.path("error").asText() + ")"));
+                for (JsonNode u : a.path("unconfirmed")) {
+                    out.println("  job " + u.asText() + ": its global grant is not the authority's; it gets no new "
+                            + "global instance until an admin ends it (JOB_END)");
+                }
+            }
             maps(out, q.path("maps"), "");
             out.println("jobs" + (q.path("jobs").isEmpty() ? ": none" : ""));
             for (JsonNode j : q.path("jobs")) {

@@ -90,7 +90,7 @@ final class Authority {
      * RECONCILE {host, jobs: {JOB: global grant}}: STATE {"freed", "unknown", "differs"}. What the
      * authority holds for the host's jobs that the host does not list is freed (the host ended them, or
      * never got the answer); a job the host lists that the authority holds no grant of, or another one, is
-     * named and left as it is.
+     * named: its instances are held for it when free (never granted twice), until an admin ends it.
      */
     List<Frame> reconcile(Frame c) throws Session.CommandException {
         Args a = Args.of(Code.RECONCILE.name(), c, RECONCILE_KEYS);
@@ -113,6 +113,17 @@ final class Authority {
             Job held = s.jobs.get(host + ":" + e.getKey());
             if (held == null) {
                 unknown.add(e.getKey());
+                // Never doubled: while an admin decides, the instances the host says its job holds are held
+                // here for it when they are free (grantable to nobody else), and said so.
+                try {
+                    if (lifecycle.hold(host + ":" + e.getKey(), JournalRecord.grant(e.getValue()))) {
+                        log.note(Log.Level.ERROR, "job " + host + ":" + e.getKey() + " holds " + e.getValue()
+                                + " by its host's word, unknown here: held for it until an admin ends it (JOB_END)");
+                    }
+                } catch (java.io.IOException x) {
+                    log.note(Log.Level.ERROR, "host " + host + ": job " + e.getKey() + "'s grant does not read: "
+                            + x.getMessage());
+                }
             } else if (!Views.grant(held.grant()).equals(e.getValue())) {
                 differs.add(e.getKey());
             }

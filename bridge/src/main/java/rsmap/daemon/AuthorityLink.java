@@ -227,6 +227,20 @@ final class AuthorityLink implements AutoCloseable {
         return unconfirmed.contains(id);
     }
 
+    /**
+     * For QUERY and {@code rsmap status}: where the authority is, whether connected (else the last error),
+     * and the jobs whose global grant it did not confirm - what an admin decides about (JOB_END frees them).
+     */
+    synchronized ObjectNode view() {
+        ObjectNode v = JSON.createObjectNode().put("address", where).put("connected", channel != null);
+        if (channel == null) {
+            v.put("error", lastError);
+        }
+        com.fasterxml.jackson.databind.node.ArrayNode u = v.putArray("unconfirmed");
+        unconfirmed.forEach(u::add);
+        return v;
+    }
+
     private void down(Exception e) {
         lastError = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         if (channel != null) {

@@ -181,7 +181,8 @@ final class Commands {
      */
     List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
         String cached = s.stateCache;
-        if (code == Code.QUERY && cached != null && command.args().isEmpty() && access.privileged(session.peer())) {
+        if (code == Code.QUERY && cached != null && command.args().isEmpty() && access.privileged(session.peer())
+                && lifecycle.link == null) { // a link's state changes without the host's: never cached
             return List.of(Frame.of(command.tid(), Code.STATE.value(), cached));
         }
         Handler h = handlers.get(code);
@@ -281,6 +282,9 @@ final class Commands {
         }
         if (explain != null) {
             state.set("explain", explain(explain, peer));
+        }
+        if (lifecycle.link != null) {
+            state.set("authority", lifecycle.link.view()); // issue 14: the host's link to its authority
         }
         String text = state.toString();
         if (c.args().isEmpty() && access.privileged(peer)) {

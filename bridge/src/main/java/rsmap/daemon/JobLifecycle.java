@@ -117,6 +117,41 @@ final class JobLifecycle {
         return List.of(answer(tid, job));
     }
 
+    /**
+     * On an authority (issue 14): holds exactly {@code grant} for job {@code id} (HOST:JOB) that a host says
+     * it holds and this authority does not know (its state was lost), when those instances are free;
+     * journaled like a grant, ended by the job's JOB_END. False, changing nothing, when they are not free.
+     */
+    boolean hold(String id, Grant grant) {
+        if (grant.isEmpty() || s.jobs.containsKey(id)) {
+            return false;
+        }
+        StringBuilder request = new StringBuilder();
+        grant.byHost().values().forEach(maps -> maps.forEach((map, ids) -> request.append(request.length() == 0 ? ""
+                : ",").append(map).append('=').append(ids.size())));
+        try {
+            s.prepare(s.cluster, id);
+            Decision d = s.cluster.restore(s.spec(id, request.toString(), 1), grant, s.cluster.now());
+            if (d.isRefused()) {
+                return false;
+            }
+            Job job = new Job(id, "", request.toString(), 1, grant, Grant.NONE, Grant.NONE,
+                    grant.environment(s.host()), Map.of());
+            try {
+                journal.write(JournalRecord.Started.of(job).line());
+            } catch (IOException e) {
+                s.cluster.finish(id, s.cluster.now());
+                return false;
+            }
+            s.jobs.put(id, job);
+            s.changed();
+            publish("grant", job, () -> Views.job(job).put("event", "grant"));
+            return true;
+        } catch (ParseException e) {
+            return false;
+        }
+    }
+
     /** STATE {job, user, grants, env}, then the environment again as NAME=value (the C hook reads no JSON). */
     static Frame answer(long tid, Job job) {
         List<String> args = new ArrayList<>();

@@ -248,6 +248,49 @@ class AuthorityTest {
     }
 
     @Test
+    void aGlobalGrantTheAuthorityDoesNotKnow_isReportedAsUnconfirmed_andHeldForItUntilItEnds() throws Exception {
+        start(hosts.get(0), "7", "lic=1");
+        JsonNode before = JSON.readTree(call(hosts.get(0), Code.QUERY, null).get(0).text(0)).path("authority");
+        assertThat(before.path("connected").asBoolean()).as(before.toString()).isTrue();
+        // The authority loses its state (a careless admin wipes state_dir): it no longer knows node01:7.
+        authority.close();
+        try (var files = java.nio.file.Files.walk(authorityConfig.stateDir())) {
+            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                java.nio.file.Files.delete(p);
+            }
+        }
+        JsonNode down = JSON.readTree(call(hosts.get(0), Code.QUERY, null).get(0).text(0)).path("authority");
+        authority = TestDaemon.start(authorityConfig);
+        for (int i = 0; i < 100; i++) {
+            JsonNode a = JSON.readTree(call(hosts.get(0), Code.QUERY, null).get(0).text(0)).path("authority");
+            if (a.path("connected").asBoolean() && a.path("unconfirmed").size() > 0) {
+                break;
+            }
+            call(hosts.get(0), Code.JOB_START, "{\"job\":\"probe" + i + "\",\"user\":\"alice\",\"request\":\"gpu=1\"}");
+            call(hosts.get(0), Code.JOB_END, "{\"job\":\"probe" + i + "\"}");
+            Thread.sleep(100);
+        }
+        JsonNode after = JSON.readTree(call(hosts.get(0), Code.QUERY, null).get(0).text(0)).path("authority");
+        assertThat(after.path("unconfirmed").toString()).as(after + " (down: " + down + ")").isEqualTo("[\"7\"]");
+        assertThat(hosts.get(0).log()).anyMatch(l -> l.contains("job 7 holds global instances")
+                && l.contains("does not know"));
+        // Never doubled: la is held for node01:7 by its host's word, not granted to another job ...
+        JsonNode held = JSON.readTree(call(authority, Code.QUERY, "{}").get(0).text(0));
+        assertThat(held.path("maps").path("lic").path("instances").toString())
+                .isEqualTo("[{\"id\":\"la\",\"holder\":\"node01:7\"}]");
+        List<Frame> b = start(hosts.get(1), "8", "lic=1");
+        assertThat(b.get(0).code()).as(b.toString()).isEqualTo(Code.ERROR.value());
+        // ... until the admin ends job 7: then la is free again.
+        call(hosts.get(0), Code.JOB_END, "{\"job\":\"7\"}");
+        b = start(hosts.get(1), "8", "lic=1");
+        for (int i = 0; i < 50 && b.get(0).code() == Code.ERROR.value(); i++) { // node02 reconnects with backoff
+            Thread.sleep(100);
+            b = start(hosts.get(1), "8", "lic=1");
+        }
+        assertThat(b.get(0).text(1)).as(b.toString()).isEqualTo("SGE_HGR_lic=la");
+    }
+
+    @Test
     void configurationMistakes_areRefusedWithOneLine() throws Exception {
         assertRefused("role = authority", "listen = 127.0.0.1:7321", "host = node01");
         assertRefused("role = authority", "listen = 127.0.0.1:7321", "complex_values = gpu=1");
