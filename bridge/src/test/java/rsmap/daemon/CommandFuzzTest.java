@@ -100,6 +100,53 @@ class CommandFuzzTest {
         assertThat(d.waitingReallocs()).isZero();
     }
 
+    /** The authority's commands (issues 14 and 15), pieces of their JSON beside raw bytes. */
+    private static final Code[] AUTHORITY_CODES = {Code.PLACE, Code.REGISTER, Code.HOST_EVENT, Code.RECONCILE,
+        Code.JOB_START, Code.JOB_END, Code.QUERY, Code.MODEL_DEF};
+    private static final String[] AUTHORITY_PIECES = {"\"host\":\"node01\"", "\"job\":\"7\"", "\"request\":\"lic=1\"",
+        "\"slots\":2", "\"filter\":\"cpu_speed > 2GHz\"", "\"filter\":\"((\"", "\"alternatives\":[{\"request\":\"gpu=1\","
+        + "\"slots\":1},{\"slots\":3}]", "\"alternatives\":[1,\"x\"]", "\"candidates\":[\"node01\",\"nope\"]",
+        "\"group\":\"arch\"", "\"whole_hosts\":true", "\"state\":{\"complex_values\":\"gpu=2(0 1)\",\"slots\":4,"
+        + "\"attributes\":{\"cpu_speed\":\"2.4GHz\"},\"jobs\":[{\"job\":\"3\",\"slots\":1,\"grants\":{\"node01\":"
+        + "{\"gpu\":[\"0\"]}}}]}", "\"state\":{\"complex_values\":\"gpu=((\"}", "\"diffs\":[{\"event\":\"grant\","
+        + "\"job\":\"3\"}]", "\"diffs\":[1]", "\"jobs\":{\"7\":{\"global\":{\"lic\":[\"la\"]}}}",
+        "\"jobs\":{\"8\":{\"global\":{\"lic\":[\"zz\"]}}}", "\"cluster\":true", "\"x\":1"};
+    private static Daemon authority;
+
+    private static synchronized Daemon authority() throws Exception {
+        if (authority == null) {
+            Daemon.AUTH = AuthorityTest.TOKENS;
+            Path dir = Files.createTempDirectory("rsmap-fuzz-authority");
+            authority = TestDaemon.start(AuthorityTest.authorityConfig(dir, AuthorityTest.freePort(), "lic=2(la lb)"));
+        }
+        return authority;
+    }
+
+    /** Any arguments of the authority's commands: one OK or ERROR, never an internal error, never a stack trace. */
+    @FuzzTest
+    void authorityCommands_anyArguments_oneOkOrError_neverInternal(FuzzedDataProvider data) throws Exception {
+        Daemon d = authority();
+        Session s = new Session((code, command, session) -> d.handle(code, command, session),
+                new Session.Peer(data.consumeBoolean() ? "root" : "bob", "bob", data.consumeBoolean() ? 0 : 1001, 1001, 0));
+        List<Frame> events = new ArrayList<>();
+        s.attach((frame, force) -> events.add(frame));
+        s.onCommand(Frame.of(1, Code.INIT.value(), Session.VERSION));
+        Code code = data.pickValue(AUTHORITY_CODES);
+        List<String> pieces = new ArrayList<>();
+        for (int k = data.consumeInt(0, 5); k > 0; k--) {
+            pieces.add(data.pickValue(AUTHORITY_PIECES));
+        }
+        String arg = data.consumeBoolean() ? "{" + String.join(",", pieces) + "}" : data.consumeString(400);
+        List<Frame> answer = s.onCommand(Frame.of(2, code.value(), arg));
+        assertThat(answer).isNotEmpty();
+        Frame last = answer.get(answer.size() - 1);
+        assertThat(last.code()).isIn(Code.OK.value(), Code.ERROR.value());
+        if (last.code() == Code.ERROR.value()) {
+            assertThat(last.text(0)).doesNotStartWith("internal error").doesNotContain("\n");
+        }
+        s.end();
+    }
+
     private static String state(Daemon d) {
         return Views.state(d.state(), d.access(), new Session.Peer("root", "root", 0, 0, 0), EventHub.Filters.NONE, null).toString();
     }
