@@ -108,10 +108,19 @@ final class Authority {
         }
         ArrayNode unknown = JSON.createArrayNode();
         ArrayNode differs = JSON.createArrayNode();
+        ObjectNode heldForPending = JSON.createObjectNode();
+        ArrayNode notHeld = JSON.createArrayNode();
         for (Iterator<Map.Entry<String, JsonNode>> it = jobs.fields(); it.hasNext();) {
             Map.Entry<String, JsonNode> e = it.next();
             Job held = s.jobs.get(host + ":" + e.getKey());
-            if (held == null) {
+            if (e.getValue().isTextual() && e.getValue().asText().equals("pending")) {
+                // The host did not get what it holds on disk: what this authority holds is its answer.
+                if (held != null) {
+                    heldForPending.set(e.getKey(), Views.grant(held.grant()));
+                } else {
+                    notHeld.add(e.getKey());
+                }
+            } else if (held == null) {
                 unknown.add(e.getKey());
                 // Never doubled: while an admin decides, the instances the host says its job holds are held
                 // here for it when they are free (grantable to nobody else), and said so.
@@ -136,6 +145,8 @@ final class Authority {
         answer.set("freed", freed);
         answer.set("unknown", unknown);
         answer.set("differs", differs);
+        answer.set("held", heldForPending);
+        answer.set("not_held", notHeld);
         return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
     }
 

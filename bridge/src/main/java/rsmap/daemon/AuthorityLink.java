@@ -39,6 +39,11 @@ final class AuthorityLink implements AutoCloseable {
     interface Channel extends AutoCloseable {
         List<Frame> call(Code code, String json) throws IOException, Client.Refusal;
 
+        /** Sends without waiting; {@link #receive} reads the answer (nothing else is sent in between). */
+        long send(Code code, String json) throws IOException;
+
+        List<Frame> receive(long tid) throws IOException, Client.Refusal;
+
         @Override
         void close();
     }
@@ -59,6 +64,19 @@ final class AuthorityLink implements AutoCloseable {
     private long nextTry;
     private String lastError = "not connected yet";
     private final Deque<String> events = new ArrayDeque<>();
+    /** What the authority said of pending jobs at a handshake, for {@link #afterConnect} under the daemon's lock. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<java.util.Map<String, java.util.Optional<Grant>>> resolved =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    /** Applies {@link #resolved}; called with the daemon's lock held (JobLifecycle.resolvePending). */
+    java.util.function.Consumer<java.util.Map<String, java.util.Optional<Grant>>> afterConnect = said -> { };
+
+    /** Applies what handshakes said of pending jobs; the caller holds the daemon's lock. */
+    void applyResolved() {
+        for (java.util.Map<String, java.util.Optional<Grant>> said = resolved.poll(); said != null; said = resolved.poll()) {
+            afterConnect.accept(said);
+        }
+    }
+
     /** How often a link with nothing else to say tells the authority it is there. */
     static final long KEEPALIVE_MS = 30_000;
     /** How long the link gathers events before it sends them in one HOST_EVENT. */
@@ -88,9 +106,41 @@ final class AuthorityLink implements AutoCloseable {
      * rsmap.alloc.Cluster#GLOBAL}). Called under the daemon's lock.
      */
     Grant start(String id, String user, int slots, String request) throws Session.CommandException {
+        return start(id, user, slots, request, () -> { });
+    }
+
+    /** Work a JOB_START does while the authority decides its global part: the host forces its journal. */
+    interface Meanwhile {
+        void run() throws Session.CommandException;
+    }
+
+    /**
+     * The same, running {@code meanwhile} between sending the global part and reading the authority's
+     * answer: the host's forced write overlaps the authority's, so a start with a global part costs about
+     * one forced write more than the authority's round trip, not two.
+     */
+    synchronized Grant start(String id, String user, int slots, String request, Meanwhile meanwhile)
+            throws Session.CommandException {
         ObjectNode arg = JSON.createObjectNode().put("host", s.host());
         jobFields(arg, id).put("user", user).put("slots", slots).put("request", request);
-        List<Frame> answer = call(Code.JOB_START, arg.toString());
+        if (channel == null) {
+            if (System.currentTimeMillis() < nextTry) {
+                throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
+            }
+            connect(hello()); // the caller holds the daemon's lock: the snapshot is current
+            applyResolved();
+        }
+        List<Frame> answer;
+        try {
+            long tid = channel.send(Code.JOB_START, arg.toString());
+            meanwhile.run();
+            answer = channel.receive(tid);
+        } catch (Client.Refusal e) {
+            throw new Session.CommandException("authority " + where + ": " + e.getMessage());
+        } catch (IOException | RuntimeException e) {
+            down(e);
+            throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
+        }
         try {
             JsonNode job = JSON.readTree(answer.get(0).text(0));
             return JournalRecord.grant(job.path("grants"));
@@ -147,6 +197,7 @@ final class AuthorityLink implements AutoCloseable {
                 throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
             }
             connect(hello()); // the caller holds the daemon's lock: the snapshot is current
+            applyResolved();
         }
         try {
             return channel.call(code, json);
@@ -192,6 +243,9 @@ final class AuthorityLink implements AutoCloseable {
         state.put("complex_values", String.valueOf(s.cluster.hosts().get(s.host())));
         ObjectNode jobs = JSON.createObjectNode();
         java.util.Map<String, String> remote = new java.util.HashMap<>();
+        for (String id : s.remotePending) {
+            jobs.put(id, "pending"); // the authority says what it holds for it
+        }
         for (Job j : s.jobs.values()) {
             if (!j.remote().isEmpty()) {
                 jobs.set(j.id(), Views.grant(j.remote()));
@@ -215,6 +269,17 @@ final class AuthorityLink implements AutoCloseable {
                         + (key.equals("unknown") ? " does not know" : " holds otherwise")
                         + ": it gets no new global instance until an admin decides (JOB_END frees it)");
             }
+        }
+        java.util.Map<String, java.util.Optional<Grant>> said = new java.util.LinkedHashMap<>();
+        for (java.util.Iterator<java.util.Map.Entry<String, JsonNode>> it = answer.path("held").fields(); it.hasNext();) {
+            java.util.Map.Entry<String, JsonNode> e = it.next();
+            said.put(e.getKey(), java.util.Optional.of(JournalRecord.grant(e.getValue())));
+        }
+        for (JsonNode id : answer.path("not_held")) {
+            said.put(id.asText(), java.util.Optional.empty());
+        }
+        if (!said.isEmpty()) {
+            resolved.add(said);
         }
         if (answer.path("freed").size() > 0) {
             log.note(Log.Level.INFO, "the authority freed the global instances of jobs that ended here: "
@@ -282,6 +347,9 @@ final class AuthorityLink implements AutoCloseable {
                                 // logged by down(); tried again after the backoff
                             }
                         }
+                    }
+                    synchronized (daemonLock) {
+                        applyResolved();
                     }
                 }
                 sleep(100);

@@ -107,6 +107,7 @@ public final class Daemon implements AutoCloseable {
             if (config.authority() != null) {
                 link = new AuthorityLink(config.authority().toString(), tcpConnector(config), state, lock, log, access);
                 lifecycle.link = link;
+                link.afterConnect = lifecycle::resolvePending;
                 events.forward = link::event;
             }
             this.commands = new Commands(state, access, events, lifecycle, generations, reallocation, authority, lock,
@@ -274,6 +275,16 @@ public final class Daemon implements AutoCloseable {
                 @Override
                 public List<Frame> call(Code code, String json) throws IOException, rsmap.wire.Client.Refusal {
                     return c.call(code, json);
+                }
+
+                @Override
+                public long send(Code code, String json) throws IOException {
+                    return c.send(code, json);
+                }
+
+                @Override
+                public List<Frame> receive(long tid) throws IOException, rsmap.wire.Client.Refusal {
+                    return c.receive(tid);
                 }
 
                 @Override

@@ -25,6 +25,11 @@ final class HostState {
     /** Jobs holding a grant here, in the order they were granted. */
     final Map<String, Job> jobs = new LinkedHashMap<>();
     /**
+     * Jobs whose global part was being asked of the authority when their start was forced, and whose
+     * answer is not on disk (issue 14): the authority says at the next connect (JournalRecord.PENDING).
+     */
+    final java.util.Set<String> remotePending = new java.util.LinkedHashSet<>();
+    /**
      * Jobs that hold nothing here but entered (the starter enters every job, issue 11): under a closed
      * policy with no granted device until JOB_END or reconciliation. Not journaled: after a restart a
      * JOB_END still removes the policy by the job's name.

@@ -45,6 +45,11 @@ record Job(String id, String user, String request, int slots, Grant grant, Grant
         return new Job(id, user, request, slots, grant, releasing, remote, env, next);
     }
 
+    /** With the global part the authority granted it, and the environment of both parts. */
+    Job withRemote(Grant r, String host) {
+        return new Job(id, user, request, slots, grant, releasing, r, grant.plus(r).environment(host), pids);
+    }
+
     Job withEnv(Map<String, String> e) {
         return new Job(id, user, request, slots, grant, releasing, remote, e, pids);
     }

@@ -84,9 +84,10 @@ final class JobLifecycle {
                     + " entered before its JOB_START; their policy is removed before the grant");
             removePolicy(id);
         }
-        // The global part first, from the authority (issue 14); given back below if the local part fails,
-        // so that a job never holds half a grant. A retry after a lost answer gets the same from it.
-        Grant remote = global.isEmpty() ? Grant.NONE : link.start(id, user, slots, global);
+        if (!global.isEmpty()) {
+            return startWithGlobalPart(tid, id, user, request, slots, spec, global);
+        }
+        Grant remote = Grant.NONE;
         // The core decides now or says why not; nothing is queued (execd already started the job here).
         Decision d = s.cluster.grantNow(spec, s.cluster.now());
         if (d.isRefused() || d.result() == Decision.Result.NOT_NOW) {
@@ -150,6 +151,104 @@ final class JobLifecycle {
         } catch (ParseException e) {
             return false;
         }
+    }
+
+    /**
+     * A start whose request names global maps (issue 14): this host's part is decided first (a job that
+     * cannot start here costs the authority nothing), its start record written marked PENDING, then the
+     * global part is asked of the authority and, while it decides, this host forces its record: the two
+     * forced writes overlap. Only when both are granted is the job answered; the authority's answer is
+     * recorded without a force of its own (the authority holds it durably; a host that lost it learns it
+     * at its next connect, {@link #resolvePending}). Refused by the authority: this host's part is freed,
+     * so that a job never holds half a grant.
+     */
+    private List<Frame> startWithGlobalPart(long tid, String id, String user, String request, int slots, JobSpec spec,
+                                            String global) throws Session.CommandException {
+        Decision d = s.cluster.grantNow(spec, s.cluster.now());
+        if (d.isRefused() || d.result() == Decision.Result.NOT_NOW) {
+            throw new Session.CommandException(d.isRefused() ? d.error() : "job " + id + " cannot be granted now: "
+                    + d.error());
+        }
+        Job local = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
+                d.grant().environment(s.host()), Map.of());
+        try {
+            journal.write(JournalRecord.Started.pending(local).line());
+        } catch (IOException e) {
+            s.cluster.finish(id, s.cluster.now()); // not on disk: not granted
+            throw new Session.CommandException("journal: " + e.getMessage());
+        }
+        Grant remote;
+        try {
+            remote = link.start(id, user, slots, global, this::forced);
+        } catch (Session.CommandException e) {
+            s.cluster.finish(id, s.cluster.now());
+            try {
+                journal.write(new JournalRecord.Ended(id, "authority").line());
+            } catch (IOException x) {
+                log.note(Log.Level.WARNING, "job " + id + ": journal: " + x.getMessage() + " (its start is resolved "
+                        + "with the authority at the next connect)");
+            }
+            throw e;
+        }
+        Job job = local.withRemote(remote, s.host());
+        try {
+            journal.writeLazily(new JournalRecord.Remote(id, remote).line());
+        } catch (IOException e) {
+            s.remotePending.add(id); // learnt again from the authority at the next connect
+            log.note(Log.Level.WARNING, "job " + id + ": journal: " + e.getMessage());
+        }
+        s.jobs.put(id, job);
+        s.changed();
+        envFiles.write(id, job.env());
+        log.note(Log.Level.INFO, "job " + id + (user.isEmpty() ? "" : " (" + user + ")") + " granted " + job.env());
+        publish("grant", job, () -> Views.job(job).put("event", "grant"));
+        return List.of(answer(tid, job));
+    }
+
+    /** Forces the journal while the authority decides; a journal that cannot be forced stops rsmapd. */
+    private void forced() {
+        try {
+            journal.sync();
+        } catch (IOException e) {
+            log.note(Log.Level.ERROR, "journal: " + e.getMessage() + ": rsmapd stops; its restart continues from the"
+                    + " journal, which may not hold the last changes (none of them was answered)");
+            Runtime.getRuntime().halt(75);
+        }
+    }
+
+    /**
+     * What the authority said of the jobs whose global part this host did not have on disk (issue 14):
+     * a grant it holds is the job's (recorded, forced, its environment rewritten); none means the job's
+     * start never completed (its JOB_START was not answered OK), and the job ends here. Under the daemon's lock.
+     */
+    void resolvePending(Map<String, Optional<Grant>> said) {
+        said.forEach((id, grant) -> {
+            Job job = s.jobs.get(id);
+            if (job == null || !s.remotePending.contains(id)) {
+                return;
+            }
+            try {
+                if (grant.isPresent()) {
+                    Job now = job.withRemote(grant.get(), s.host());
+                    journal.write(new JournalRecord.Remote(id, grant.get()).line());
+                    forced();
+                    s.remotePending.remove(id);
+                    s.jobs.put(id, now);
+                    s.changed();
+                    envFiles.write(id, now.env());
+                    log.note(Log.Level.INFO, "job " + id + ": the authority holds its global part " + grant.get().byHost()
+                            + ": restored");
+                } else {
+                    s.remotePending.remove(id);
+                    end(id, "its global part was never granted");
+                    forced();
+                    log.note(Log.Level.WARNING, "job " + id + ": the authority holds no global part for it: its start"
+                            + " never completed, its grant here is freed");
+                }
+            } catch (IOException | Session.CommandException e) {
+                log.note(Log.Level.ERROR, "job " + id + ": cannot resolve its global part now: " + e.getMessage());
+            }
+        });
     }
 
     /** STATE {job, user, grants, env}, then the environment again as NAME=value (the C hook reads no JSON). */

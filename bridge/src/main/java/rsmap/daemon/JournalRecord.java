@@ -91,6 +91,11 @@ sealed interface JournalRecord {
             return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.releasing(), j.remote(), j.pids());
         }
 
+        /** The start of a job whose global part is being asked of the authority ({@link #PENDING}). */
+        static Started pending(Job j) {
+            return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.releasing(), PENDING, j.pids());
+        }
+
         @Override
         public String line() {
             ObjectNode r = head("start").put("job", job).put("user", user).put("request", request).put("slots", slots);
@@ -143,6 +148,26 @@ sealed interface JournalRecord {
             return head("alloc_ids").put("up_to", upTo).toString();
         }
     }
+
+    /**
+     * The global part the authority granted a job (issue 14), written after the job's start record without
+     * being forced before the answer: the authority holds it durably, and a host that lost it asks the
+     * authority at its next connect ({@link #PENDING}).
+     */
+    record Remote(String job, Grant remote) implements JournalRecord {
+        @Override
+        public String line() {
+            ObjectNode r = head("remote").put("job", job);
+            put(r, "remote", remote);
+            return r.toString();
+        }
+    }
+
+    /**
+     * The remote grant of a start record whose global part was being asked of the authority when it was
+     * forced: the host learns it (or that there is none) from the authority at the next connect.
+     */
+    Grant PENDING = new Grant(Map.of("pending", Map.of()));
 
     /** A job's grant was freed: by its epilog, or by reconciliation. */
     record Ended(String job, String why) implements JournalRecord {
@@ -223,6 +248,11 @@ sealed interface JournalRecord {
             case "enter":
                 return new Entered(job, r.path("pid").asLong(), r.hasNonNull("pid_start")
                         ? Optional.of(Instant.parse(r.path("pid_start").asText())) : Optional.empty());
+            case "remote":
+                if (!r.path("remote").isObject()) {
+                    throw new IOException("a remote record needs remote, the job's grant of the global maps");
+                }
+                return new Remote(job, grant(r.path("remote")));
             case "end":
                 return new Ended(job, r.path("why").asText(""));
             default:

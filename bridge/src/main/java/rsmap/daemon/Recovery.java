@@ -86,14 +86,26 @@ final class Recovery {
             if (s.jobs.containsKey(r.job())) {
                 throw new IOException("job " + r.job() + " is granted twice");
             }
-            Job j = new Job(r.job(), r.user(), r.request(), r.slots(), r.grant(), r.releasing(), r.remote(), Map.of(),
-                    r.pids());
+            boolean pending = r.remote().equals(JournalRecord.PENDING);
+            Job j = new Job(r.job(), r.user(), r.request(), r.slots(), r.grant(), r.releasing(),
+                    pending ? rsmap.alloc.Grant.NONE : r.remote(), Map.of(), r.pids());
+            if (pending) {
+                s.remotePending.add(j.id());
+            } else {
+                s.remotePending.remove(j.id());
+            }
             s.prepare(s.cluster, j.id());
             Outcome o = s.reallocs.restore(s.spec(j.id(), j.request(), j.slots()), r.grant(), r.releasing(), 0);
             if (!o.ok()) {
                 throw new IOException("job " + j.id() + " cannot be restored: " + o.error());
             }
-            s.jobs.put(j.id(), j.withEnv(r.grant().plus(r.remote()).environment(s.host())));
+            s.jobs.put(j.id(), j.withEnv(r.grant().plus(j.remote()).environment(s.host())));
+        } else if (record instanceof JournalRecord.Remote rr) {
+            Job j = s.jobs.get(rr.job());
+            if (j != null) {
+                s.remotePending.remove(rr.job());
+                s.jobs.put(j.id(), j.withRemote(rr.remote(), s.host()));
+            }
         } else if (record instanceof JournalRecord.Changed c) {
             // What a realloc or a release left the job: it is put back exactly so, no choice made again.
             Job j = s.jobs.get(c.job());
@@ -115,6 +127,7 @@ final class Recovery {
                 s.jobs.put(e.job(), j.withPid(e.pid(), e.start().orElse(null)));
             }
         } else if (record instanceof JournalRecord.Ended e) {
+            s.remotePending.remove(e.job());
             if (s.jobs.remove(e.job()) != null) {
                 s.cluster.finish(e.job(), 0);
             }
@@ -127,7 +140,8 @@ final class Recovery {
         out.add(new JournalRecord.Configured(s.generation, s.hostValues, s.globalValues,
                 Math.max(s.lastAllocId, s.reallocs.lastAllocId())).line());
         for (Job j : s.jobs.values()) {
-            out.add(JournalRecord.Started.of(j).line());
+            out.add((s.remotePending.contains(j.id()) ? JournalRecord.Started.pending(j) : JournalRecord.Started.of(j))
+                    .line());
         }
         return out;
     }

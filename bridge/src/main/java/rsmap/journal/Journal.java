@@ -37,9 +37,11 @@ public final class Journal implements AutoCloseable {
     private final Path file;
     private FileChannel channel;
     private final List<String> replayed;
-    /** Records written, and of them forced (guarded by this). */
+    /** Records written that an answer waits for, and of them forced (guarded by this). */
     private long written;
     private long forced;
+    /** A record written that no answer waits for ({@link #writeLazily}) is not forced yet (guarded by this). */
+    private boolean lazy;
     /** One force at a time; those who wait behind it find their record forced by it. */
     private final Object forcing = new Object();
 
@@ -108,6 +110,18 @@ public final class Journal implements AutoCloseable {
         written++;
     }
 
+    /**
+     * Writes one record that no answer waits for: on disk with the next force (of any record, or at
+     * close), and {@link #sync} does not force for it. For what can be learnt again after a crash.
+     */
+    public synchronized void writeLazily(String record) throws IOException {
+        ByteBuffer b = ByteBuffer.wrap(encode(record));
+        while (b.hasRemaining()) {
+            channel.write(b);
+        }
+        lazy = true;
+    }
+
     /** Forces every record written so far; returns at once when they are already. */
     public void sync() throws IOException {
         synchronized (this) {
@@ -169,7 +183,7 @@ public final class Journal implements AutoCloseable {
     @Override
     public synchronized void close() throws IOException {
         try {
-            if (forced < written && channel.isOpen()) {
+            if ((forced < written || lazy) && channel.isOpen()) {
                 channel.force(false); // a command written but not yet synced is on disk when the daemon stops
             }
             forced = written;

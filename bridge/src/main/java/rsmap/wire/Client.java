@@ -149,9 +149,29 @@ public final class Client implements AutoCloseable {
      * for START_EVENTS, until the stream ends.
      */
     public void stream(Code code, Consumer<Frame> sink, String... args) throws IOException, Refusal {
+        receive(send(code, args), sink);
+    }
+
+    /**
+     * Sends a command without waiting for its answer (read it with {@link #receive}): the caller does other
+     * work meanwhile, as a host daemon forces its journal while the authority decides (issue 14). Nothing
+     * else may be sent on this connection before the answer is read.
+     */
+    public long send(Code code, String... args) throws IOException {
         long t = ++tid;
         out.write(Frame.of(t, code.value(), args).encode()); // one write: one segment over TCP
         out.flush();
+        return t;
+    }
+
+    /** The events of command {@code t} (from {@link #send}) up to its OK; ERROR becomes a {@link Refusal}. */
+    public List<Frame> receive(long t) throws IOException, Refusal {
+        List<Frame> events = new ArrayList<>();
+        receive(t, events::add);
+        return events;
+    }
+
+    private void receive(long t, Consumer<Frame> sink) throws IOException, Refusal {
         while (true) {
             Frame f = next();
             if (f.tid() != t) {
