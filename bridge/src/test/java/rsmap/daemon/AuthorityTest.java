@@ -27,6 +27,7 @@ class AuthorityTest {
     Config authorityConfig;
     Daemon authority;
     final List<Daemon> hosts = new ArrayList<>();
+    final List<Config> hostConfigs = new ArrayList<>();
     HostAuth saved;
 
     /** Logins by a plain token, in one JVM: the MUNGE path is AuthorityIT's, with a real munged. */
@@ -56,7 +57,9 @@ class AuthorityTest {
         authorityConfig = authorityConfig(tmp.resolve("authority"), port, "lic=1(la)");
         authority = TestDaemon.start(authorityConfig);
         for (String h : List.of("node01", "node02")) {
-            hosts.add(TestDaemon.start(hostConfig(h)));
+            Config c = hostConfig(h);
+            hostConfigs.add(c);
+            hosts.add(TestDaemon.start(c));
         }
     }
 
@@ -288,6 +291,65 @@ class AuthorityTest {
             b = start(hosts.get(1), "8", "lic=1");
         }
         assertThat(b.get(0).text(1)).as(b.toString()).isEqualTo("SGE_HGR_lic=la");
+    }
+
+    /**
+     * The host forces its start record while the authority decides, and records the authority's answer
+     * without a force of its own: a host that lost that record (a crash of the machine) learns it again from
+     * the authority at its next connect; if the authority holds nothing, the start never completed.
+     */
+    @Test
+    void aHostThatLostTheAuthoritysAnswer_learnsItAtTheNextConnect_orEndsAStartThatNeverCompleted() throws Exception {
+        assertThat(start(hosts.get(0), "7", "gpu=1,lic=1").get(0).text(2)).isEqualTo("SGE_HGR_lic=la");
+        start(hosts.get(0), "8", "gpu=1");
+        hosts.get(0).close();
+        Path journal = hostConfigs.get(0).stateDir().resolve("journal");
+        dropRemoteRecords(journal); // as if the machine crashed before the lazily written record reached the disk
+        hosts.set(0, TestDaemon.start(hostConfigs.get(0)));
+        JsonNode job = null;
+        for (int i = 0; i < 100; i++) {
+            job = JSON.readTree(call(hosts.get(0), Code.QUERY, "{\"job\":\"7\"}").get(0).text(0)).path("jobs").path(0);
+            if (job.path("env").has("SGE_HGR_lic")) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        assertThat(job.path("env").path("SGE_HGR_lic").asText()).as(job.toString()).isEqualTo("la");
+        assertThat(java.nio.file.Files.readString(journal)).contains("\"op\":\"remote\"");
+        // Now the authority holds nothing for job 8's (fake) pending global part: the host ends it.
+        hosts.get(0).close();
+        markPending(journal, "8");
+        hosts.set(0, TestDaemon.start(hostConfigs.get(0)));
+        for (int i = 0; i < 100 && hosts.get(0).jobs().containsKey("8"); i++) {
+            Thread.sleep(50);
+        }
+        assertThat(hosts.get(0).jobs()).containsOnlyKeys("7");
+        assertThat(hosts.get(0).log()).anyMatch(l -> l.contains("job 8: the authority holds no global part"));
+    }
+
+    /** Rewrites a journal without its "remote" records (each line is CRC, length and record). */
+    private static void dropRemoteRecords(Path journal) throws Exception {
+        List<String> kept = new ArrayList<>();
+        try (rsmap.journal.Journal j = rsmap.journal.Journal.open(journal)) {
+            for (String r : j.replayed()) {
+                if (!r.contains("\"op\":\"remote\"")) {
+                    kept.add(r);
+                }
+            }
+            j.compact(kept);
+        }
+    }
+
+    /** Rewrites job {@code id}'s start record as one whose global part was still being asked for. */
+    private static void markPending(Path journal, String id) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (rsmap.journal.Journal j = rsmap.journal.Journal.open(journal)) {
+            for (String r : j.replayed()) {
+                out.add(r.contains("\"op\":\"start\"") && r.contains("\"job\":\"" + id + "\"")
+                        ? r.replace("\"grant\":", "\"remote\":{\"pending\":{}},\"grant\":") : r);
+            }
+            j.compact(out);
+        }
     }
 
     @Test
