@@ -32,6 +32,12 @@ import java.util.zip.CRC32;
  * file without forcing it, {@link #sync} forces everything written so far, once for all the threads that
  * wait for it. The file is written in order, so a forced record has every earlier one on disk too: a
  * caller answers only after its {@code sync}, and a crash loses only what was never answered.
+ *
+ * <p>The file is zero-filled {@value #AHEAD} bytes ahead of the records (forced once per chunk), so that
+ * a record's force writes data into allocated space and changes no file size: no file-system journal
+ * commit per record (the way databases keep their write-ahead logs). The zeros are no record: a crash
+ * leaves them after the last record, where {@link #open} cuts them as a torn tail; {@link #close} cuts
+ * them too, so a journal at rest ends with its last record.
  */
 public final class Journal implements AutoCloseable {
     private final Path file;
@@ -42,6 +48,10 @@ public final class Journal implements AutoCloseable {
     private long forced;
     /** A record written that no answer waits for ({@link #writeLazily}) is not forced yet (guarded by this). */
     private boolean lazy;
+    /** Zero-filled space ahead of the records. */
+    static final int AHEAD = 1 << 20;
+    /** The file's size: the records, then zeros up to here (guarded by this). */
+    private long allocated;
     /** One force at a time; those who wait behind it find their record forced by it. */
     private final Object forcing = new Object();
 
@@ -49,6 +59,27 @@ public final class Journal implements AutoCloseable {
         this.file = file;
         this.channel = channel;
         this.replayed = List.copyOf(replayed);
+        try {
+            this.allocated = channel.size();
+        } catch (IOException e) {
+            this.allocated = 0; // the first write fills ahead from where it writes
+        }
+    }
+
+    /** Zero-fills the next {@value #AHEAD} bytes when a record of {@code bytes} would not fit before them. */
+    private void room(int bytes) throws IOException {
+        long at = channel.position();
+        if (at + bytes <= allocated) {
+            return;
+        }
+        long from = Math.max(at, allocated);
+        long size = Math.max(AHEAD, bytes);
+        ByteBuffer zeros = ByteBuffer.allocate((int) size);
+        for (long p = from; zeros.hasRemaining(); ) {
+            p += channel.write(zeros, p);
+        }
+        channel.force(false); // the new size and blocks are on disk once, not with every record
+        allocated = from + size;
     }
 
     /** Opens (or creates) the journal, replaying its whole records and cutting a torn tail. */
@@ -104,6 +135,7 @@ public final class Journal implements AutoCloseable {
     /** Writes one record without forcing it: on disk after the next {@link #sync} (or forced append). */
     public synchronized void write(String record) throws IOException {
         ByteBuffer b = ByteBuffer.wrap(encode(record));
+        room(b.remaining());
         while (b.hasRemaining()) {
             channel.write(b);
         }
@@ -116,6 +148,7 @@ public final class Journal implements AutoCloseable {
      */
     public synchronized void writeLazily(String record) throws IOException {
         ByteBuffer b = ByteBuffer.wrap(encode(record));
+        room(b.remaining());
         while (b.hasRemaining()) {
             channel.write(b);
         }
@@ -177,13 +210,17 @@ public final class Journal implements AutoCloseable {
         forceDirectory(file.toAbsolutePath().getParent());
         channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
         channel.position(channel.size());
+        allocated = channel.size();
         forced = written; // the snapshot holds everything written before it, forced
     }
 
     @Override
     public synchronized void close() throws IOException {
         try {
-            if ((forced < written || lazy) && channel.isOpen()) {
+            if (channel.isOpen() && allocated > channel.position()) {
+                channel.truncate(channel.position()); // at rest the journal ends with its last record
+                channel.force(false);
+            } else if ((forced < written || lazy) && channel.isOpen()) {
                 channel.force(false); // a command written but not yet synced is on disk when the daemon stops
             }
             forced = written;

@@ -174,4 +174,25 @@ class JournalTest {
             assertThat(again.replayed()).hasSize(201).last().isEqualTo("{\"n\":\"unsynced\"}");
         }
     }
+
+    /** Zero-filled ahead while open (no size change per record); cut by open after a crash, and by close. */
+    @Test
+    void write_fillsAhead_aCrashLeavesZerosThatOpenCuts_andCloseLeavesOnlyTheRecords() throws Exception {
+        Path f = tmp.resolve("journal");
+        Journal j = Journal.open(f);
+        j.write("one");
+        j.write("two");
+        j.sync();
+        assertThat(Files.size(f)).isGreaterThanOrEqualTo(Journal.AHEAD);
+        Path crashed = Files.copy(f, tmp.resolve("crashed")); // what a SIGKILL leaves on disk
+        try (Journal again = Journal.open(crashed)) {
+            assertThat(again.replayed()).containsExactly("one", "two");
+            again.write("three");
+        }
+        try (Journal third = Journal.open(crashed)) {
+            assertThat(third.replayed()).containsExactly("one", "two", "three");
+        }
+        j.close();
+        assertThat(Files.size(f)).isEqualTo(Journal.encode("one").length + Journal.encode("two").length);
+    }
 }
