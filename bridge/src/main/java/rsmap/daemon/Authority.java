@@ -12,7 +12,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -26,7 +25,6 @@ import rsmap.wire.Session;
  */
 final class Authority {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}");
     static final Set<String> REGISTER_KEYS = Set.of("host", "state");
     static final Set<String> EVENT_KEYS = Set.of("host", "diffs");
     static final Set<String> RECONCILE_KEYS = Set.of("host", "jobs");
@@ -166,7 +164,7 @@ final class Authority {
 
     private static String host(Args a) throws Session.CommandException {
         String host = a.string("host", "");
-        if (!HOST.matcher(host).matches()) {
+        if (!Config.HOST.matcher(host).matches()) {
             throw new Session.CommandException(a.command() + ": \"host\" is a host name, not " + Args.quote(host));
         }
         return host;

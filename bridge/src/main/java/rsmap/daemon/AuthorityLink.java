@@ -37,12 +37,14 @@ final class AuthorityLink implements AutoCloseable {
 
     /** One connection to the authority, INIT done (and authenticated). */
     interface Channel extends AutoCloseable {
-        List<Frame> call(Code code, String json) throws IOException, Client.Refusal;
-
         /** Sends without waiting; {@link #receive} reads the answer (nothing else is sent in between). */
         long send(Code code, String json) throws IOException;
 
         List<Frame> receive(long tid) throws IOException, Client.Refusal;
+
+        default List<Frame> call(Code code, String json) throws IOException, Client.Refusal {
+            return receive(send(code, json));
+        }
 
         @Override
         void close();
@@ -101,46 +103,23 @@ final class AuthorityLink implements AutoCloseable {
         thread.start();
     }
 
-    /**
-     * The global part {@code request} of job {@code id}: its grant of the global maps (host {@value
-     * rsmap.alloc.Cluster#GLOBAL}). Called under the daemon's lock.
-     */
-    Grant start(String id, String user, int slots, String request) throws Session.CommandException {
-        return start(id, user, slots, request, () -> { });
-    }
-
     /** Work a JOB_START does while the authority decides its global part: the host forces its journal. */
     interface Meanwhile {
         void run() throws Session.CommandException;
     }
 
     /**
-     * The same, running {@code meanwhile} between sending the global part and reading the authority's
-     * answer: the host's forced write overlaps the authority's, so a start with a global part costs about
-     * one forced write more than the authority's round trip, not two.
+     * The global part {@code request} of job {@code id}: its grant of the global maps (host {@value
+     * rsmap.alloc.Cluster#GLOBAL}), running {@code meanwhile} between sending it and reading the
+     * authority's answer: the host's forced write overlaps the authority's, so a start with a global part
+     * costs about one forced write more than the authority's round trip, not two. Called under the
+     * daemon's lock.
      */
-    synchronized Grant start(String id, String user, int slots, String request, Meanwhile meanwhile)
+    Grant start(String id, String user, int slots, String request, Meanwhile meanwhile)
             throws Session.CommandException {
         ObjectNode arg = JSON.createObjectNode().put("host", s.host());
         jobFields(arg, id).put("user", user).put("slots", slots).put("request", request);
-        if (channel == null) {
-            if (System.currentTimeMillis() < nextTry) {
-                throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
-            }
-            connect(hello()); // the caller holds the daemon's lock: the snapshot is current
-            applyResolved();
-        }
-        List<Frame> answer;
-        try {
-            long tid = channel.send(Code.JOB_START, arg.toString());
-            meanwhile.run();
-            answer = channel.receive(tid);
-        } catch (Client.Refusal e) {
-            throw new Session.CommandException("authority " + where + ": " + e.getMessage());
-        } catch (IOException | RuntimeException e) {
-            down(e);
-            throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
-        }
+        List<Frame> answer = call(Code.JOB_START, arg.toString(), meanwhile);
         try {
             JsonNode job = JSON.readTree(answer.get(0).text(0));
             return JournalRecord.grant(job.path("grants"));
@@ -176,11 +155,6 @@ final class AuthorityLink implements AutoCloseable {
         }
     }
 
-    /** Connected now, or why not. */
-    synchronized String status() {
-        return channel != null ? "connected to " + where : "authority " + where + " unreachable: " + lastError;
-    }
-
     private static ObjectNode jobFields(ObjectNode arg, String id) {
         int dot = id.indexOf('.');
         arg.put("job", dot < 0 ? id : id.substring(0, dot));
@@ -191,7 +165,12 @@ final class AuthorityLink implements AutoCloseable {
     }
 
     /** A command to the authority; connects first when it is down and its backoff allows. */
-    private synchronized List<Frame> call(Code code, String json) throws Session.CommandException {
+    private List<Frame> call(Code code, String json) throws Session.CommandException {
+        return call(code, json, () -> { });
+    }
+
+    /** The same, running {@code meanwhile} while the authority works on it. */
+    private synchronized List<Frame> call(Code code, String json, Meanwhile meanwhile) throws Session.CommandException {
         if (channel == null) {
             if (System.currentTimeMillis() < nextTry) {
                 throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
@@ -200,7 +179,9 @@ final class AuthorityLink implements AutoCloseable {
             applyResolved();
         }
         try {
-            return channel.call(code, json);
+            long tid = channel.send(code, json);
+            meanwhile.run();
+            return channel.receive(tid);
         } catch (Client.Refusal e) {
             throw new Session.CommandException("authority " + where + ": " + e.getMessage());
         } catch (IOException | RuntimeException e) {
@@ -285,11 +266,6 @@ final class AuthorityLink implements AutoCloseable {
             log.note(Log.Level.INFO, "the authority freed the global instances of jobs that ended here: "
                     + answer.path("freed"));
         }
-    }
-
-    /** Whether job {@code id}'s global grant is one the authority did not confirm at the last handshake. */
-    synchronized boolean unconfirmed(String id) {
-        return unconfirmed.contains(id);
     }
 
     /**

@@ -37,7 +37,6 @@ final class Commands {
     private static final Set<String> AUTHORITY_JOB_KEYS = Set.of("host", "job", "task");
     private static final Set<String> AUTHORITY_START_KEYS = Set.of("host", "job", "task", "user", "slots", "request",
             "filter");
-    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}");
     private static final Set<String> QUERY_KEYS = Set.of("job", "task", "explain", "cluster");
 
     /** One command's execution: the events before its OK. */
@@ -54,12 +53,10 @@ final class Commands {
     /** The authority's room; null on a host. */
     private final Authority authority;
     private final Object lock;
-    private final rsmap.journal.Journal journal;
-    private final LogBook log;
     private final Map<Code, Handler> handlers = new EnumMap<>(Code.class);
 
     Commands(HostState s, Access access, EventHub events, JobLifecycle lifecycle, Generations generations,
-             Reallocation reallocation, Authority authority, Object lock, rsmap.journal.Journal journal, LogBook log) {
+             Reallocation reallocation, Authority authority, Object lock) {
         this.s = s;
         this.access = access;
         this.events = events;
@@ -68,8 +65,6 @@ final class Commands {
         this.reallocation = reallocation;
         this.authority = authority;
         this.lock = lock;
-        this.journal = journal;
-        this.log = log;
         handlers.put(Code.MODEL_DEF, (c, session) -> {
             noArguments(c);
             List<Frame> model = Views.attributes(s, c.tid());
@@ -206,18 +201,9 @@ final class Commands {
         }
     }
 
-    /**
-     * Forces what the commands wrote to the journal. A journal that cannot be forced leaves the core ahead
-     * of the disk: rsmapd stops, and its restart goes on from the journal (no client saw the answer).
-     */
+    /** Forces what the commands wrote to the journal before their answers (JobLifecycle.forced). */
     void synced() {
-        try {
-            journal.sync();
-        } catch (java.io.IOException e) {
-            log.note(Log.Level.ERROR, "journal: " + e.getMessage() + ": rsmapd stops; its restart continues from the"
-                    + " journal, which may not hold the last changes (none of them was answered)");
-            Runtime.getRuntime().halt(75);
-        }
+        lifecycle.forced();
     }
 
     /** The session ended: its stream goes. */
@@ -348,7 +334,7 @@ final class Commands {
     /** The job a command names: JOB or JOB.TASK, and on an authority HOST:JOB[.TASK] of its "host". */
     private static String jobId(Args a) throws Session.CommandException {
         String host = a.string("host", null);
-        if (host != null && !HOST.matcher(host).matches()) {
+        if (host != null && !Config.HOST.matcher(host).matches()) {
             throw new Session.CommandException("\"host\" is a host name, not " + Args.quote(host));
         }
         String local = localJobId(a);

@@ -110,8 +110,7 @@ public final class Daemon implements AutoCloseable {
                 link.afterConnect = lifecycle::resolvePending;
                 events.forward = link::event;
             }
-            this.commands = new Commands(state, access, events, lifecycle, generations, reallocation, authority, lock,
-                    opened, log);
+            this.commands = new Commands(state, access, events, lifecycle, generations, reallocation, authority, lock);
             this.reconciliation = new Reconciliation(state, lifecycle, log);
             this.journal = opened;
         } catch (IOException | ParseException | RuntimeException e) {
@@ -272,11 +271,6 @@ public final class Daemon implements AutoCloseable {
                     ? new java.net.InetSocketAddress(address.getHostString(), address.getPort()) : address,
                     credential, AUTHORITY_TIMEOUT);
             return new AuthorityLink.Channel() {
-                @Override
-                public List<Frame> call(Code code, String json) throws IOException, rsmap.wire.Client.Refusal {
-                    return c.call(code, json);
-                }
-
                 @Override
                 public long send(Code code, String json) throws IOException {
                     return c.send(code, json);

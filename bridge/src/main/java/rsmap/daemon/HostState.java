@@ -186,16 +186,21 @@ final class HostState {
 
     /** A job start on this host as the core takes it. */
     JobSpec spec(String id, String request, int slots) throws ParseException {
+        String host = hostOf(id);
+        return new JobSpec(id, split(parsed(request), false), Map.of(host, slots), host, JobSpec.UNLIMITED,
+                Optional.empty(), false);
+    }
+
+    /** {@code request} read against the complex table, each text once (many jobs ask the same; a replay too). */
+    private rsmap.request.RequestList parsed(String request) throws ParseException {
         rsmap.request.RequestList parsed = parsedRequests.get(request);
         if (parsed == null) {
             parsed = rsmap.request.RequestList.parse(request, table, limits);
-            if (parsedRequests.size() < 1024) { // many jobs ask the same: a replay parses each text once
+            if (parsedRequests.size() < 1024) {
                 parsedRequests.put(request, parsed);
             }
         }
-        String host = hostOf(id);
-        return new JobSpec(id, split(parsed, false), Map.of(host, slots), host, JobSpec.UNLIMITED, Optional.empty(),
-                false);
+        return parsed;
     }
 
     /**
@@ -221,8 +226,7 @@ final class HostState {
 
     /** The global part of {@code request} as text (empty when none), for the authority. */
     String globalPart(String request) throws ParseException {
-        return config.authority() == null ? "" : split(rsmap.request.RequestList.parse(request, table, limits), true)
-                .toString();
+        return config.authority() == null ? "" : split(parsed(request), true).toString();
     }
 
     /**

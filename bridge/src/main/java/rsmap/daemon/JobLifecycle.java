@@ -87,33 +87,37 @@ final class JobLifecycle {
         if (!global.isEmpty()) {
             return startWithGlobalPart(tid, id, user, request, slots, spec, global);
         }
-        Grant remote = Grant.NONE;
-        // The core decides now or says why not; nothing is queued (execd already started the job here).
-        Decision d = s.cluster.grantNow(spec, s.cluster.now());
-        if (d.isRefused() || d.result() == Decision.Result.NOT_NOW) {
-            if (!remote.isEmpty()) {
-                link.end(id);
-            }
-            throw new Session.CommandException(d.isRefused() ? d.error() : "job " + id + " cannot be granted now: "
-                    + d.error());
-        }
-        Map<String, String> env = d.grant().plus(remote).environment(s.host());
-        Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, remote, env, Map.of());
+        Decision d = grantNow(spec, id);
+        Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
+                d.grant().environment(s.host()), Map.of());
         try {
             journal.write(JournalRecord.Started.of(job).line()); // forced before the answer (Commands.handle)
         } catch (IOException e) {
             s.cluster.finish(id, s.cluster.now()); // not on disk: not granted
-            if (!remote.isEmpty()) {
-                link.end(id);
-            }
             throw new Session.CommandException("journal: " + e.getMessage());
         }
-        s.jobs.put(id, job);
+        return granted(tid, job);
+    }
+
+    /** The core decides now or says why not; nothing is queued (execd already started the job here). */
+    private Decision grantNow(JobSpec spec, String id) throws Session.CommandException {
+        Decision d = s.cluster.grantNow(spec, s.cluster.now());
+        if (d.isRefused() || d.result() == Decision.Result.NOT_NOW) {
+            throw new Session.CommandException(d.isRefused() ? d.error() : "job " + id + " cannot be granted now: "
+                    + d.error());
+        }
+        return d;
+    }
+
+    /** A job granted and on its way to disk: held, announced, answered. */
+    private List<Frame> granted(long tid, Job job) {
+        s.jobs.put(job.id(), job);
         s.changed();
         if (!s.config.isAuthority()) { // an authority runs no job: nothing reads an environment file there
-            envFiles.write(id, env);
+            envFiles.write(job.id(), job.env());
         }
-        log.note(Log.Level.INFO, "job " + id + (user.isEmpty() ? "" : " (" + user + ")") + " granted " + env);
+        log.note(Log.Level.INFO, "job " + job.id() + (job.user().isEmpty() ? "" : " (" + job.user() + ")") + " granted "
+                + job.env());
         publish("grant", job, () -> Views.job(job).put("event", "grant"));
         return List.of(answer(tid, job));
     }
@@ -164,11 +168,7 @@ final class JobLifecycle {
      */
     private List<Frame> startWithGlobalPart(long tid, String id, String user, String request, int slots, JobSpec spec,
                                             String global) throws Session.CommandException {
-        Decision d = s.cluster.grantNow(spec, s.cluster.now());
-        if (d.isRefused() || d.result() == Decision.Result.NOT_NOW) {
-            throw new Session.CommandException(d.isRefused() ? d.error() : "job " + id + " cannot be granted now: "
-                    + d.error());
-        }
+        Decision d = grantNow(spec, id);
         Job local = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                 d.grant().environment(s.host()), Map.of());
         try {
@@ -197,16 +197,15 @@ final class JobLifecycle {
             s.remotePending.add(id); // learnt again from the authority at the next connect
             log.note(Log.Level.WARNING, "job " + id + ": journal: " + e.getMessage());
         }
-        s.jobs.put(id, job);
-        s.changed();
-        envFiles.write(id, job.env());
-        log.note(Log.Level.INFO, "job " + id + (user.isEmpty() ? "" : " (" + user + ")") + " granted " + job.env());
-        publish("grant", job, () -> Views.job(job).put("event", "grant"));
-        return List.of(answer(tid, job));
+        return granted(tid, job);
     }
 
-    /** Forces the journal while the authority decides; a journal that cannot be forced stops rsmapd. */
-    private void forced() {
+    /**
+     * Forces what was written to the journal (group commit: for all the commands waiting, and while the
+     * authority decides a global part). A journal that cannot be forced leaves the core ahead of the disk:
+     * rsmapd stops, and its restart goes on from the journal (no client saw the answer).
+     */
+    void forced() {
         try {
             journal.sync();
         } catch (IOException e) {

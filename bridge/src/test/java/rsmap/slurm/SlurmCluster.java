@@ -136,16 +136,10 @@ final class SlurmCluster implements AutoCloseable {
         Files.writeString(dir.resolve("authority.conf"), String.join("\n", "role = authority", "complexes = complexes",
                 "listen = 127.0.0.1:" + port, "socket = authority.sock", "state_dir = authority-state",
                 "munge_socket = " + mungeSocket, "reconcile_interval = 0") + "\n");
-        spawn("authority", List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), "rsmap.daemon.Main", "--config",
-                dir.resolve("authority.conf").toString()));
+        spawn("authority", rsmapd(dir.resolve("authority.conf")));
         awaitFile(dir.resolve("authority.sock"), "the authority");
         writeRsmapd("authority = 127.0.0.1:" + port, "munge_socket = " + mungeSocket, "attributes = cpu_speed=2.4GHz");
-        spawn("rsmapd", List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), "rsmap.daemon.Main", "--config",
-                dir.resolve("rsmapd.conf").toString()));
+        spawn("rsmapd", rsmapd(dir.resolve("rsmapd.conf")));
         awaitFile(socket(), "rsmapd");
         awaitRegistered();
 
@@ -163,6 +157,13 @@ final class SlurmCluster implements AutoCloseable {
             }
             Thread.sleep(100);
         }
+    }
+
+    /** rsmapd's Main on {@code conf}, in a JVM of its own (this test's class path). */
+    private static List<String> rsmapd(Path conf) {
+        return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-cp", System.getProperty("java.class.path"), "rsmap.daemon.Main", "--config", conf.toString());
     }
 
     Path conf() {
