@@ -12,6 +12,9 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import rsmap.ParseException;
+import rsmap.alloc.Decision;
+import rsmap.alloc.Grant;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -98,10 +101,11 @@ final class Authority {
             throw new Session.CommandException("RECONCILE needs \"jobs\": job -> its grant of global maps");
         }
         ArrayNode freed = JSON.createArrayNode();
-        for (String id : new ArrayList<>(s.jobs.keySet())) {
-            if (id.startsWith(host + ":") && !jobs.has(id.substring(host.length() + 1))) {
-                lifecycle.end(id, "reconciled: host " + host + " no longer holds it");
-                freed.add(id.substring(host.length() + 1));
+        for (Job j : new ArrayList<>(s.jobs())) {
+            JobId id = JobId.parse(j.id()).orElseThrow();
+            if (id.host().equals(host) && !jobs.has(id.local().toString())) {
+                lifecycle.end(j.id(), "reconciled: host " + host + " no longer holds it");
+                freed.add(id.local().toString());
             }
         }
         ArrayNode unknown = JSON.createArrayNode();
@@ -110,7 +114,10 @@ final class Authority {
         ArrayNode notHeld = JSON.createArrayNode();
         for (Iterator<Map.Entry<String, JsonNode>> it = jobs.fields(); it.hasNext();) {
             Map.Entry<String, JsonNode> e = it.next();
-            Job held = s.jobs.get(host + ":" + e.getKey());
+            // The host's own name of its job, as this authority holds it (HOST:JOB); null: no job id at all.
+            String id = JobId.parse(e.getKey()).filter(j -> j.host().isEmpty()).map(j -> j.onHost(host).toString())
+                    .orElse(null);
+            Job held = id == null ? null : s.job(id).orElse(null);
             if (e.getValue().isTextual() && e.getValue().asText().equals("pending")) {
                 // The host did not get what it holds on disk: what this authority holds is its answer.
                 if (held != null) {
@@ -123,8 +130,8 @@ final class Authority {
                 // Never doubled: while an admin decides, the instances the host says its job holds are held
                 // here for it when they are free (grantable to nobody else), and said so.
                 try {
-                    if (lifecycle.hold(host + ":" + e.getKey(), JournalRecord.grant(e.getValue()))) {
-                        log.note(Log.Level.ERROR, "job " + host + ":" + e.getKey() + " holds " + e.getValue()
+                    if (id != null && hold(id, JournalRecord.grant(e.getValue()))) {
+                        log.note(Log.Level.ERROR, "job " + id + " holds " + e.getValue()
                                 + " by its host's word, unknown here: held for it until an admin ends it (JOB_END)");
                     }
                 } catch (java.io.IOException x) {
@@ -146,6 +153,31 @@ final class Authority {
         answer.set("held", heldForPending);
         answer.set("not_held", notHeld);
         return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
+    }
+
+    /**
+     * Holds exactly {@code grant} for job {@code id} (HOST:JOB) that a host says it holds and this
+     * authority does not know (its state was lost), when those instances are free; journaled like a
+     * grant, ended by the job's JOB_END. False, changing nothing, when they are not free.
+     */
+    private boolean hold(String id, Grant grant) {
+        if (grant.isEmpty() || s.holds(id)) {
+            return false;
+        }
+        StringBuilder request = new StringBuilder();
+        grant.byHost().values().forEach(maps -> maps.forEach((map, ids) -> request.append(request.length() == 0 ? ""
+                : ",").append(map).append('=').append(ids.size())));
+        try {
+            s.prepare(s.cluster, id);
+            Decision d = s.cluster.restore(s.spec(id, request.toString(), 1), grant, s.cluster.now());
+            if (d.isRefused()) {
+                return false;
+            }
+            return lifecycle.adopt(new Job(id, "", request.toString(), 1, grant, Grant.NONE, Grant.NONE,
+                    grant.environment(s.host()), Map.of()));
+        } catch (ParseException e) {
+            return false;
+        }
     }
 
     /** The whole cluster: the global maps with holders HOST:JOB, and every registered host's view. */

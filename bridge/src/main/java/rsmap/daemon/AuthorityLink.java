@@ -27,7 +27,7 @@ import rsmap.wire.Session;
  * prolog reschedules it) and a job that needs none starts as before; JOB_END frees here and tells the
  * authority when it can - the reconciliation after the next connect frees what it missed.
  */
-final class AuthorityLink implements AutoCloseable {
+final class AuthorityLink implements GlobalPart {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final long MAX_BACKOFF_MS = 30_000;
     /** Events queued while the authority is away are dropped past this: the next registration says all. */
@@ -70,7 +70,7 @@ final class AuthorityLink implements AutoCloseable {
     private final java.util.concurrent.ConcurrentLinkedQueue<java.util.Map<String, java.util.Optional<Grant>>> resolved =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
     /** Applies {@link #resolved}; called with the daemon's lock held (JobLifecycle.resolvePending). */
-    java.util.function.Consumer<java.util.Map<String, java.util.Optional<Grant>>> afterConnect = said -> { };
+    private final java.util.function.Consumer<java.util.Map<String, java.util.Optional<Grant>>> afterConnect;
 
     /** Applies what handshakes said of pending jobs; the caller holds the daemon's lock. */
     void applyResolved() {
@@ -88,8 +88,10 @@ final class AuthorityLink implements AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
 
-    AuthorityLink(String where, Connector connector, HostState s, Object daemonLock, LogBook log, Access access) {
+    AuthorityLink(String where, Connector connector, HostState s, Object daemonLock, LogBook log, Access access,
+                  java.util.function.Consumer<java.util.Map<String, java.util.Optional<Grant>>> afterConnect) {
         this.where = where;
+        this.afterConnect = afterConnect;
         this.connector = connector;
         this.s = s;
         this.daemonLock = daemonLock;
@@ -99,13 +101,9 @@ final class AuthorityLink implements AutoCloseable {
         thread.setDaemon(true);
     }
 
-    void start() {
+    @Override
+    public void start() {
         thread.start();
-    }
-
-    /** Work a JOB_START does while the authority decides its global part: the host forces its journal. */
-    interface Meanwhile {
-        void run() throws Session.CommandException;
     }
 
     /**
@@ -115,10 +113,11 @@ final class AuthorityLink implements AutoCloseable {
      * costs about one forced write more than the authority's round trip, not two. Called under the
      * daemon's lock.
      */
-    Grant start(String id, String user, int slots, String request, Meanwhile meanwhile)
+    @Override
+    public Grant start(JobId id, String user, int slots, String request, Meanwhile meanwhile)
             throws Session.CommandException {
         ObjectNode arg = JSON.createObjectNode().put("host", s.host());
-        jobFields(arg, id).put("user", user).put("slots", slots).put("request", request);
+        id.fields(arg).put("user", user).put("slots", slots).put("request", request);
         List<Frame> answer = call(Code.JOB_START, arg.toString(), meanwhile);
         try {
             JsonNode job = JSON.readTree(answer.get(0).text(0));
@@ -128,40 +127,31 @@ final class AuthorityLink implements AutoCloseable {
         }
     }
 
-    /** Gives job {@code id}'s global instances back; false (logged) when the authority cannot be told now. */
-    boolean end(String id) {
+    /** Gives job {@code id}'s global instances back; logged when the authority cannot be told now. */
+    @Override
+    public void end(JobId id) {
         ObjectNode arg = JSON.createObjectNode().put("host", s.host());
         try {
-            call(Code.JOB_END, jobFields(arg, id).toString());
-            return true;
+            call(Code.JOB_END, id.fields(arg).toString());
         } catch (Session.CommandException e) {
             log.note(Log.Level.WARNING, "job " + id + ": its global instances are given back at the next reconciliation"
                     + " with the authority: " + e.getMessage());
-            return false;
         }
     }
 
     /** One of this host's events, for the authority's view of the cluster; sent by the link's thread. */
-    void event(String diffJson) {
+    @Override
+    public void event(String kind, java.util.function.Supplier<String> diffJson) {
         synchronized (events) {
-            if (diffJson.contains("\"event\":\"config\"")) {
+            if (kind.equals("config")) {
                 overflowed = true; // new maps: the authority learns their complex_values by a registration
             } else if (events.size() < MAX_QUEUED) {
-                events.add(diffJson);
+                events.add(diffJson.get());
             } else {
                 overflowed = true; // the view at the authority would miss events: register anew instead
             }
             events.notifyAll();
         }
-    }
-
-    private static ObjectNode jobFields(ObjectNode arg, String id) {
-        int dot = id.indexOf('.');
-        arg.put("job", dot < 0 ? id : id.substring(0, dot));
-        if (dot >= 0) {
-            arg.put("task", id.substring(dot + 1));
-        }
-        return arg;
     }
 
     /** A command to the authority; connects first when it is down and its backoff allows. */
@@ -227,7 +217,7 @@ final class AuthorityLink implements AutoCloseable {
         for (String id : s.remotePending) {
             jobs.put(id, "pending"); // the authority says what it holds for it
         }
-        for (Job j : s.jobs.values()) {
+        for (Job j : s.jobs()) {
             if (!j.remote().isEmpty()) {
                 jobs.set(j.id(), Views.grant(j.remote()));
                 remote.put(j.id(), j.remote().byHost().toString());
@@ -272,14 +262,15 @@ final class AuthorityLink implements AutoCloseable {
      * For QUERY and {@code rsmap status}: where the authority is, whether connected (else the last error),
      * and the jobs whose global grant it did not confirm - what an admin decides about (JOB_END frees them).
      */
-    synchronized ObjectNode view() {
+    @Override
+    public synchronized java.util.Optional<ObjectNode> view() {
         ObjectNode v = JSON.createObjectNode().put("address", where).put("connected", channel != null);
         if (channel == null) {
             v.put("error", lastError);
         }
         com.fasterxml.jackson.databind.node.ArrayNode u = v.putArray("unconfirmed");
         unconfirmed.forEach(u::add);
-        return v;
+        return java.util.Optional.of(v);
     }
 
     private void down(Exception e) {

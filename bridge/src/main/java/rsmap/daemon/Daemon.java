@@ -12,11 +12,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import rsmap.ParseException;
 import rsmap.alloc.Cluster;
+import rsmap.alloc.Grant;
 import rsmap.complex.ComplexTable;
 import rsmap.device.Isolation;
 import rsmap.journal.Journal;
@@ -46,24 +48,23 @@ public final class Daemon implements AutoCloseable {
     private final HostState state;
     private final Access access;
     private final LogBook log = new LogBook();
-    private final EventHub events = new EventHub();
+    private final EventHub events;
     private final StateLock stateLock;
     private final Journal journal;
     private final Commands commands;
+    private final JobLifecycle lifecycle;
     private final Reconciliation reconciliation;
     private final Preflight preflight;
     private SocketServer server;
     private ScheduledExecutorService timer;
-    /** The host's authority of the global maps (issue 14); null without one. */
-    private AuthorityLink link;
-    /** How hosts and their authority prove who connects: MUNGE; tests may put another way. */
-    static HostAuth AUTH = HostAuth.MUNGE;
+    /** The host's global part: none, or the link to its authority; none on an authority. */
+    private final GlobalPart global;
     /** Workers of an authority's server: the commands waiting for one force of the journal at most. */
     static final int AUTHORITY_WORKERS = 64;
     /** How long a host waits for its authority: to connect, and for each answer. */
     static final Duration AUTHORITY_TIMEOUT = Duration.ofSeconds(5);
-    /** The authority's checker of the hosts' credentials; null on a host. */
-    private final rsmap.wire.Authenticator authenticator;
+    /** The authority's checker of the hosts' credentials, served on {@code listen}; empty on a host. */
+    private final Optional<rsmap.wire.Authenticator> authenticator;
 
     /** Builds the state from the configuration and the journal. */
     public Daemon(Config config, ComplexTable table) throws ParseException, IOException {
@@ -75,42 +76,54 @@ public final class Daemon implements AutoCloseable {
      * is refused).
      */
     public Daemon(Config config, ComplexTable table, Path configFile) throws ParseException, IOException {
-        this(config, table, configFile, Discovery.system());
+        this(config, table, configFile, Discovery.system(), HostAuth.MUNGE);
     }
 
     /** The same, with the host's attributes discovered by {@code discovery} (tests: fake /proc files). */
     Daemon(Config config, ComplexTable table, Path configFile, Discovery discovery) throws ParseException, IOException {
+        this(config, table, configFile, discovery, HostAuth.MUNGE);
+    }
+
+    /**
+     * The same, hosts and their authority proving who connects by {@code auth} (MUNGE; tests another way).
+     * The role is read here, once: it chooses the rooms (docs/architecture.md, "Roles") - an execution host
+     * gets its {@link HostCommands}, its environment files, its attributes and a {@link GlobalPart} (none,
+     * or the {@link AuthorityLink}); an authority its {@link AuthorityCommands} over {@link Authority}, the
+     * TCP listener and no device isolation. Nothing is wired later.
+     */
+    Daemon(Config config, ComplexTable table, Path configFile, Discovery discovery, HostAuth auth)
+            throws ParseException, IOException {
+        boolean authorityRole = config.isAuthority();
         this.config = config;
-        this.state = new HostState(config, table);
-        state.describe(config.discover() && !config.isAuthority() ? discovery.discover()
-                : new Discovery.Result(java.util.Map.of(), java.util.List.of()), log);
+        this.state = new HostState(config, table, authorityRole ? EnvFiles.none()
+                : new EnvFiles(config.stateDir(), log), Scope.of(config));
+        if (!authorityRole) {
+            state.describe(config.discover() ? discovery.discover() : new Discovery.Result(Map.of(), List.of()), log);
+        }
         this.access = new Access(config.adminUser(), config.daemonUser());
         this.preflight = new Preflight(config, configFile);
         preflight.daemonUser();
         preflight.spool();
-        Isolation isolation = preflight.isolation(log);
+        Isolation isolation = authorityRole ? Preflight.noIsolation() : preflight.isolation(log);
         preflight.values(state);
-        this.authenticator = config.isAuthority() ? preflight.authenticator(AUTH) : null;
-        // Before the journal and the socket: a second daemon on this state must touch neither (hole 5).
+        this.authenticator = authorityRole ? Optional.of(preflight.authenticator(auth)) : Optional.empty();
+        this.global = config.authority() == null ? GlobalPart.NONE : new AuthorityLink(config.authority().toString(),
+                tcpConnector(config, auth), state, lock, log, access, this::resolvePending);
+        this.events = new EventHub(global);
+        // Before the journal and the socket: a second daemon on this state must touch neither.
         this.stateLock = StateLock.acquire(config.stateDir());
         Journal opened = null;
         try {
             opened = Journal.open(config.stateDir().resolve("journal"));
-            Generations generations = new Generations(state, opened, events, log, configFile);
+            Reallocation reallocation = new Reallocation(state, opened, isolation, events, log, access);
+            Generations generations = new Generations(state, opened, events, log, configFile, reallocation);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log);
-            EnvFiles envFiles = new EnvFiles(config.stateDir(), log);
-            Reallocation reallocation = new Reallocation(state, opened, isolation, events, log, access, envFiles);
-            generations.reallocation = reallocation;
-            JobLifecycle lifecycle = new JobLifecycle(state, opened, isolation, events, log, access, reallocation,
-                    envFiles);
-            Authority authority = config.isAuthority() ? new Authority(state, lifecycle, log) : null;
-            if (config.authority() != null) {
-                link = new AuthorityLink(config.authority().toString(), tcpConnector(config), state, lock, log, access);
-                lifecycle.link = link;
-                link.afterConnect = lifecycle::resolvePending;
-                events.forward = link::event;
-            }
-            this.commands = new Commands(state, access, events, lifecycle, generations, reallocation, authority, lock);
+            this.lifecycle = new JobLifecycle(state, opened, isolation, events, log, access, reallocation, global);
+            CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation);
+            Commands.Table handlers = authorityRole
+                    ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log))
+                    : HostCommands.table(common, state, lifecycle, global);
+            this.commands = new Commands(handlers, state, access, global, lifecycle, lock);
             this.reconciliation = new Reconciliation(state, lifecycle, log);
             this.journal = opened;
         } catch (IOException | ParseException | RuntimeException e) {
@@ -120,6 +133,11 @@ public final class Daemon implements AutoCloseable {
             stateLock.close();
             throw e;
         }
+    }
+
+    /** What the authority said of this host's pending starts at a connect; its link calls it under the lock. */
+    private void resolvePending(Map<String, Optional<Grant>> said) {
+        lifecycle.resolvePending(said);
     }
 
     /** Starts serving on the configured socket, and reconciling every {@code reconcile_interval}. */
@@ -136,19 +154,15 @@ public final class Daemon implements AutoCloseable {
             }
         }).unix(config.socket(), groupIfExists(config.socketGroup()), config.socketMode()).limits(limits())
                 .privileged(access::privileged);
-        if (authenticator != null) {
-            b.tcp(config.listen().address(), authenticator);
-        }
+        authenticator.ifPresent(a -> b.tcp(config.listen().address(), a));
         try {
             server = b.start();
         } catch (IOException e) {
-            String key = authenticator != null && Files.exists(config.socket()) ? "listen" : "socket";
+            String key = authenticator.isPresent() && Files.exists(config.socket()) ? "listen" : "socket";
             throw new IOException(preflight.where(key) + ": cannot serve " + (key.equals("listen") ? config.listen()
                     : config.socket()) + ": " + reason(e), e);
         }
-        if (link != null) {
-            link.start();
-        }
+        global.start();
         reconcile();
         if (config.reconcileInterval() > 0) {
             timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -165,7 +179,7 @@ public final class Daemon implements AutoCloseable {
     /** The server's budget against a flood from job owners (hole 8), from rsmapd.conf. */
     private ServerLimits limits() {
         // An authority's commands mostly wait for the journal's force: more workers, larger commit groups.
-        return ServerLimits.defaults(config.maxFrame()).withWorkers(config.isAuthority() ? AUTHORITY_WORKERS
+        return ServerLimits.defaults(config.maxFrame()).withWorkers(authenticator.isPresent() ? AUTHORITY_WORKERS
                 : ServerLimits.DEFAULT_WORKERS).withPerUserConnections(config.maxConnectionsPerUser())
                 .withIdleTimeout(Duration.ofSeconds(config.idleTimeout()))
                 .withFrameTimeout(Duration.ofSeconds(config.frameTimeout()));
@@ -244,8 +258,13 @@ public final class Daemon implements AutoCloseable {
         return access;
     }
 
+    /** The jobs holding grants, by id, in the order they were granted. */
     Map<String, Job> jobs() {
-        return state.jobs;
+        synchronized (lock) {
+            Map<String, Job> jobs = new java.util.LinkedHashMap<>();
+            state.jobs().forEach(j -> jobs.put(j.id(), j));
+            return jobs;
+        }
     }
 
     long generation() {
@@ -263,10 +282,10 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** TCP to the authority, logged in with a fresh credential each connect, every call bounded. */
-    private static AuthorityLink.Connector tcpConnector(Config config) {
+    private static AuthorityLink.Connector tcpConnector(Config config, HostAuth auth) {
         java.net.InetSocketAddress address = config.authority().address();
         return () -> {
-            java.util.function.Supplier<String> credential = AUTH.credential(config);
+            java.util.function.Supplier<String> credential = auth.credential(config);
             rsmap.wire.Client c = rsmap.wire.Client.connect(address.isUnresolved()
                     ? new java.net.InetSocketAddress(address.getHostString(), address.getPort()) : address,
                     credential, AUTHORITY_TIMEOUT);
@@ -298,9 +317,7 @@ public final class Daemon implements AutoCloseable {
         if (timer != null) {
             timer.shutdownNow();
         }
-        if (link != null) {
-            link.close();
-        }
+        global.close();
         try {
             if (server != null) {
                 server.close();

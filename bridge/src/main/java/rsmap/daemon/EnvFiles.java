@@ -20,6 +20,7 @@ import java.util.Map;
  * the same lines.
  */
 final class EnvFiles {
+    /** Where the files go; null: nowhere (an authority runs no job, nothing reads them there). */
     private final Path dir;
     private final LogBook log;
 
@@ -28,12 +29,25 @@ final class EnvFiles {
         this.log = log;
     }
 
+    private EnvFiles() {
+        this.dir = null;
+        this.log = null;
+    }
+
+    /** No environment files at all. */
+    static EnvFiles none() {
+        return new EnvFiles();
+    }
+
     /** The file of {@code job} (job ids are [A-Za-z0-9_+-] and '.': no path separators). */
     Path of(String job) {
         return dir.resolve(job);
     }
 
     void write(String job, Map<String, String> env) {
+        if (dir == null) {
+            return;
+        }
         StringBuilder b = new StringBuilder();
         env.forEach((k, v) -> b.append(k).append('=').append(v).append('\n'));
         try {
@@ -55,6 +69,9 @@ final class EnvFiles {
     }
 
     void remove(String job) {
+        if (dir == null) {
+            return;
+        }
         try {
             Files.deleteIfExists(of(job));
         } catch (IOException e) {

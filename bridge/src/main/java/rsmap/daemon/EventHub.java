@@ -24,8 +24,12 @@ import rsmap.wire.Session;
 final class EventHub {
     /** The filter keys SET_FILTERS takes, and the kinds of events. */
     static final List<String> KEYS = List.of("map", "job", "user", "event");
-    /** Where every event also goes: a host's authority (issue 14); null when nowhere. */
-    java.util.function.Consumer<String> forward;
+    /** Where every event also goes: the host's global part (its authority, or nowhere). */
+    private final GlobalPart forward;
+
+    EventHub(GlobalPart forward) {
+        this.forward = forward;
+    }
     static final List<String> KINDS = List.of("grant", "release", "config", "alloc", "resource-update", "free");
 
     /** What one session wants to see. Empty sets mean "everything". */
@@ -61,8 +65,8 @@ final class EventHub {
 
         /** A filter on job 7 also shows its array tasks 7.1, 7.2, ... */
         private static Set<String> jobAndParent(String job) {
-            int dot = job.indexOf('.');
-            return dot < 0 ? Set.of(job) : Set.of(job, job.substring(0, dot));
+            return JobId.parse(job).filter(id -> !id.task().isEmpty())
+                    .map(id -> Set.of(job, id.withoutTask().toString())).orElse(Set.of(job));
         }
 
         ObjectNode toJson(ObjectNode into) {
@@ -141,19 +145,15 @@ final class EventHub {
     void publish(String kind, Set<String> maps, String job, String user, java.util.function.Supplier<ObjectNode> diff,
                  java.util.function.Predicate<Session> visible) {
         List<Stream> dropped = new ArrayList<>();
-        String text = null; // built for the first stream it goes to: none open, no JSON on the job path
-        if (forward != null) {
-            text = diff.get().toString();
-            forward.accept(text);
-        }
+        // Built for the first who wants it: no stream open and no authority, no JSON on the job path.
+        String[] text = {null};
+        java.util.function.Supplier<String> once = () -> text[0] != null ? text[0] : (text[0] = diff.get().toString());
+        forward.event(kind, once);
         for (Stream s : streams.values()) {
             if (s.tid == null || !s.filters.pass(kind, maps, job, user) || !visible.test(s.session)) {
                 continue;
             }
-            if (text == null) {
-                text = diff.get().toString();
-            }
-            if (!s.session.post(Frame.of(s.tid, Code.DIFF.value(), text), false)) {
+            if (!s.session.post(Frame.of(s.tid, Code.DIFF.value(), once.get()), false)) {
                 dropped.add(s);
             }
         }

@@ -30,13 +30,14 @@ final class Generations {
     private final Journal journal;
     private final EventHub events;
     private final LogBook log;
-    /** Set once the daemon's rooms exist: waiting reallocs go over to a new core (null during recovery). */
-    Reallocation reallocation;
+    /** Waiting reallocs go over to a new core. */
+    private final Reallocation reallocation;
     /** Where the configuration came from; null: RELOAD is refused. */
     private final Path configFile;
 
-    Generations(HostState s, Journal journal, EventHub events, LogBook log, Path configFile) {
+    Generations(HostState s, Journal journal, EventHub events, LogBook log, Path configFile, Reallocation reallocation) {
         this.s = s;
+        this.reallocation = reallocation;
         this.journal = journal;
         this.events = events;
         this.log = log;
@@ -64,10 +65,7 @@ final class Generations {
         new JournalRecord.Configured(nextGeneration, host, global, s.reallocs.lastAllocId()).appendTo(journal);
         rsmap.realloc.Reallocs before = s.reallocs;
         s.install(next, nextReallocs);
-        if (reallocation != null) {
-            reallocation.carry(before, nextReallocs);
-        }
-        s.changed();
+        reallocation.carry(before, nextReallocs);
         s.generation = nextGeneration;
         s.hostValues = host;
         s.globalValues = global;
@@ -126,9 +124,7 @@ final class Generations {
             s.reallocPolicy = policy;
             s.reallocs.setPolicy(policy);
             List<rsmap.realloc.Event> answered = s.reallocs.setEnabled(next.realloc());
-            if (reallocation != null) {
-                reallocation.dispatch(answered);
-            }
+            reallocation.dispatch(answered);
             log.note(Log.Level.INFO, "RELOAD: realloc " + (s.reallocOn ? "on" : "off") + ", realloc_policy "
                     + policy.name());
         }

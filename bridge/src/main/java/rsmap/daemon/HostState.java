@@ -17,13 +17,25 @@ import rsmap.complex.ComplexTable;
 import rsmap.map.ComplexValues;
 import rsmap.map.Instance;
 
-/** Mutable; every change happens under the daemon's lock ({@link Daemon}). */
+/**
+ * Mutable; every change happens under the daemon's lock ({@link Daemon}). The jobs change only through
+ * the verbs {@link #hold}, {@link #drop} (and {@link #replay} while the journal is read): what follows
+ * from them - QUERY's cached answer, the jobs' environment files - follows inside the verb.
+ * <p>
+ * The core has two faces: {@link #cluster} answers what is where and decides whole grants (JOB_START,
+ * restores, explanations); {@link #reallocs}, over the same cluster, is how a running job's holding
+ * changes or ends (REALLOC, RELEASE, JOB_END: it also answers the job's waiting reallocs).
+ */
 final class HostState {
     final Config config;
     final ComplexTable table;
     final Limits limits;
     /** Jobs holding a grant here, in the order they were granted. */
-    final Map<String, Job> jobs = new LinkedHashMap<>();
+    private final Map<String, Job> jobs = new LinkedHashMap<>();
+    /** The jobs' environment files (none on an authority: it runs no job). */
+    private final EnvFiles envFiles;
+    /** What the core covers: chosen by the daemon's role. */
+    private final Scope scope;
     /**
      * Jobs whose global part was being asked of the authority when their start was forced, and whose
      * answer is not on disk (issue 14): the authority says at the next connect (JournalRecord.PENDING).
@@ -57,14 +69,16 @@ final class HostState {
     /** This host as filters see it, made once from the two above. */
     private rsmap.node.Node node;
     /** QUERY's answer for root and the admin, null after any change (see {@link Commands}). */
-    volatile String stateCache;
+    private volatile String stateCache;
     /** Requests already parsed against this table (immutable values), by their text. */
     private final Map<String, rsmap.request.RequestList> parsedRequests = new HashMap<>();
     private final Map<String, ComplexValues> parsedValues = new HashMap<>();
 
-    HostState(Config config, ComplexTable table) {
+    HostState(Config config, ComplexTable table, EnvFiles envFiles, Scope scope) {
         this.config = config;
         this.table = table;
+        this.envFiles = envFiles;
+        this.scope = scope;
         this.limits = Limits.DEFAULT.withMaxRsmapIds(config.maxRsmapIds());
         this.reallocOn = config.realloc();
         this.reallocPolicy = rsmap.realloc.Policy.named(config.reallocPolicy()).orElseThrow();
@@ -76,9 +90,6 @@ final class HostState {
      * number) is left out, logged; a configured one was checked when the file was read.
      */
     void describe(Discovery.Result found, LogBook log) throws ParseException {
-        if (config.isAuthority()) {
-            return;
-        }
         Map<String, String> text = new LinkedHashMap<>();
         if (config.discover()) {
             found.problems().forEach(p -> log.note(Log.Level.WARNING, p));
@@ -127,6 +138,7 @@ final class HostState {
     void install(Cluster next, rsmap.realloc.Reallocs r) {
         cluster = next;
         reallocs = r;
+        changed();
     }
 
     String host() {
@@ -134,8 +146,58 @@ final class HostState {
     }
 
     /** The state changed: what QUERY answered from the cache is stale. */
-    void changed() {
+    private void changed() {
         stateCache = null;
+    }
+
+    /** QUERY's whole answer for root and the admin while nothing changed; null when stale. */
+    String cachedState() {
+        return stateCache;
+    }
+
+    void cacheState(String text) {
+        stateCache = text;
+    }
+
+    /** The job {@code id} holding a grant here. */
+    Optional<Job> job(String id) {
+        return Optional.ofNullable(jobs.get(id));
+    }
+
+    boolean holds(String id) {
+        return jobs.containsKey(id);
+    }
+
+    /** The jobs holding grants, in the order they were granted (a view: read it under the lock). */
+    java.util.Collection<Job> jobs() {
+        return java.util.Collections.unmodifiableCollection(jobs.values());
+    }
+
+    /** {@code job} holds what it says from now on; its environment file says so when its environment changed. */
+    void hold(Job job) {
+        Job before = jobs.put(job.id(), job);
+        changed();
+        if (before == null || !before.env().equals(job.env())) {
+            envFiles.write(job.id(), job.env());
+        }
+    }
+
+    /** Job {@code id} holds nothing here any more; its environment file goes. */
+    void drop(String id) {
+        if (jobs.remove(id) != null) {
+            changed();
+        }
+        envFiles.remove(id);
+    }
+
+    /** While the journal is replayed: the job as its records say (its environment file is already there). */
+    void replay(Job job) {
+        jobs.put(job.id(), job);
+    }
+
+    /** While the journal is replayed: the job ended; false when it held nothing. */
+    boolean replayEnd(String id) {
+        return jobs.remove(id) != null;
     }
 
     /** complex_values parsed once per text: start-up checks the file's, then replays the journal's, the same. */
@@ -154,32 +216,22 @@ final class HostState {
     /** A core for this host (and the global host, where it has maps) configured with these values. */
     Cluster build(String host, String global) throws ParseException {
         Cluster c = new Cluster(table);
-        if (config.isAuthority()) {
-            // The cluster's global maps; the hosts whose jobs hold them join as they ask (prepare).
-            c.configure(Cluster.GLOBAL, values(global), 0);
-            return c;
-        }
-        c.configure(config.host(), values(host), 0);
-        ComplexValues g = values(global);
-        if (!g.entries().isEmpty()) {
-            c.configure(Cluster.GLOBAL, g, 0);
-        }
+        scope.configure(c, config.host(), values(host), values(global));
         return c;
     }
 
-    /** The host a job runs on: this one, or on an authority the HOST of its HOST:JOB. */
+    /** The host a job runs on: this one, or (on an authority) the host its id names. */
     String hostOf(String id) {
-        int colon = id.indexOf(':');
-        return config.isAuthority() && colon > 0 ? id.substring(0, colon) : config.host();
+        return JobId.parse(id).map(JobId::host).filter(h -> !h.isEmpty()).orElse(config.host());
     }
 
     /**
-     * On an authority, {@code c} knows the host of job {@code id} (with no maps of its own: the host's
-     * maps are its own rsmapd's), so that the core can place the job's global part; nothing elsewhere.
+     * {@code c} knows the host of job {@code id}: on an authority, a host's job brings its host (with no
+     * maps of its own: the host's maps are its own rsmapd's), so that the core can place its global part.
      */
     void prepare(Cluster c, String id) throws ParseException {
         String host = hostOf(id);
-        if (config.isAuthority() && !c.knows(host)) {
+        if (!c.knows(host)) {
             c.configure(host, values("NONE"), c.now());
         }
     }
@@ -203,30 +255,14 @@ final class HostState {
         return parsed;
     }
 
-    /**
-     * With an authority (issue 14), the part of {@code request} this host decides ({@code global} false:
-     * everything but the maps it does not have, which are the cluster's global maps) or the authority
-     * decides ({@code global} true). Without one, the whole request is this host's. A map both this host
-     * and the global host serve is this host's.
-     */
+    /** The part of {@code request} this daemon decides (global false) or its authority does (true). */
     rsmap.request.RequestList split(rsmap.request.RequestList request, boolean global) {
-        if (config.authority() == null) {
-            return global ? new rsmap.request.RequestList(List.of()) : request;
-        }
-        Set<String> local = mapNames();
-        List<rsmap.request.Request> part = new java.util.ArrayList<>();
-        for (rsmap.request.Request r : request.requests()) {
-            boolean isGlobal = r instanceof rsmap.request.ResourceRequest && !local.contains(r.name());
-            if (isGlobal == global) {
-                part.add(r);
-            }
-        }
-        return new rsmap.request.RequestList(part);
+        return scope.part(request, mapNames(), global);
     }
 
     /** The global part of {@code request} as text (empty when none), for the authority. */
     String globalPart(String request) throws ParseException {
-        return config.authority() == null ? "" : split(parsed(request), true).toString();
+        return split(parsed(request), true).toString();
     }
 
     /**

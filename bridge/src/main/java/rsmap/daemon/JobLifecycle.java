@@ -33,12 +33,11 @@ final class JobLifecycle {
     private final LogBook log;
     private final Access access;
     private final Reallocation reallocation;
-    private final EnvFiles envFiles;
-    /** The host's authority of the global maps (issue 14); null without one. */
-    AuthorityLink link;
+    /** The host's global part: none, or the link to its authority (docs/cluster.md). */
+    private final GlobalPart global;
 
     JobLifecycle(HostState s, Journal journal, Isolation isolation, EventHub events, LogBook log, Access access,
-                 Reallocation reallocation, EnvFiles envFiles) {
+                 Reallocation reallocation, GlobalPart global) {
         this.s = s;
         this.journal = journal;
         this.isolation = isolation;
@@ -46,7 +45,7 @@ final class JobLifecycle {
         this.log = log;
         this.access = access;
         this.reallocation = reallocation;
-        this.envFiles = envFiles;
+        this.global = global;
     }
 
     /**
@@ -56,8 +55,9 @@ final class JobLifecycle {
      * refused. execd already started the job here, so it cannot wait: a grant that is not possible now is
      * refused with the core's reason, and nothing is left behind.
      */
-    List<Frame> start(long tid, String id, String user, String request, int slots) throws Session.CommandException {
-        Job held = s.jobs.get(id);
+    List<Frame> start(long tid, JobId jobId, String user, String request, int slots) throws Session.CommandException {
+        String id = jobId.toString();
+        Job held = s.job(id).orElse(null);
         if (held != null) {
             if (held.request().equals(request) && held.user().equals(user) && held.slots() == slots
                     && held.pids().isEmpty()) {
@@ -85,7 +85,7 @@ final class JobLifecycle {
             removePolicy(id);
         }
         if (!global.isEmpty()) {
-            return startWithGlobalPart(tid, id, user, request, slots, spec, global);
+            return startWithGlobalPart(tid, jobId, user, request, slots, spec, global);
         }
         Decision d = grantNow(spec, id);
         Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
@@ -111,11 +111,7 @@ final class JobLifecycle {
 
     /** A job granted and on its way to disk: held, announced, answered. */
     private List<Frame> granted(long tid, Job job) {
-        s.jobs.put(job.id(), job);
-        s.changed();
-        if (!s.config.isAuthority()) { // an authority runs no job: nothing reads an environment file there
-            envFiles.write(job.id(), job.env());
-        }
+        s.hold(job);
         log.note(Log.Level.INFO, "job " + job.id() + (job.user().isEmpty() ? "" : " (" + job.user() + ")") + " granted "
                 + job.env());
         publish("grant", job, () -> Views.job(job).put("event", "grant"));
@@ -123,38 +119,19 @@ final class JobLifecycle {
     }
 
     /**
-     * On an authority (issue 14): holds exactly {@code grant} for job {@code id} (HOST:JOB) that a host says
-     * it holds and this authority does not know (its state was lost), when those instances are free;
-     * journaled like a grant, ended by the job's JOB_END. False, changing nothing, when they are not free.
+     * A job whose grant {@link HostState#cluster} already holds (restored, not decided): journaled like a
+     * grant, held, announced; false, freeing it in the core again, when it is not on disk.
      */
-    boolean hold(String id, Grant grant) {
-        if (grant.isEmpty() || s.jobs.containsKey(id)) {
-            return false;
-        }
-        StringBuilder request = new StringBuilder();
-        grant.byHost().values().forEach(maps -> maps.forEach((map, ids) -> request.append(request.length() == 0 ? ""
-                : ",").append(map).append('=').append(ids.size())));
+    boolean adopt(Job job) {
         try {
-            s.prepare(s.cluster, id);
-            Decision d = s.cluster.restore(s.spec(id, request.toString(), 1), grant, s.cluster.now());
-            if (d.isRefused()) {
-                return false;
-            }
-            Job job = new Job(id, "", request.toString(), 1, grant, Grant.NONE, Grant.NONE,
-                    grant.environment(s.host()), Map.of());
-            try {
-                journal.write(JournalRecord.Started.of(job).line());
-            } catch (IOException e) {
-                s.cluster.finish(id, s.cluster.now());
-                return false;
-            }
-            s.jobs.put(id, job);
-            s.changed();
-            publish("grant", job, () -> Views.job(job).put("event", "grant"));
-            return true;
-        } catch (ParseException e) {
+            journal.write(JournalRecord.Started.of(job).line());
+        } catch (IOException e) {
+            s.cluster.finish(job.id(), s.cluster.now());
             return false;
         }
+        s.hold(job);
+        publish("grant", job, () -> Views.job(job).put("event", "grant"));
+        return true;
     }
 
     /**
@@ -166,8 +143,9 @@ final class JobLifecycle {
      * at its next connect, {@link #resolvePending}). Refused by the authority: this host's part is freed,
      * so that a job never holds half a grant.
      */
-    private List<Frame> startWithGlobalPart(long tid, String id, String user, String request, int slots, JobSpec spec,
-                                            String global) throws Session.CommandException {
+    private List<Frame> startWithGlobalPart(long tid, JobId jobId, String user, String request, int slots, JobSpec spec,
+                                            String globalRequest) throws Session.CommandException {
+        String id = jobId.toString();
         Decision d = grantNow(spec, id);
         Job local = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                 d.grant().environment(s.host()), Map.of());
@@ -179,7 +157,7 @@ final class JobLifecycle {
         }
         Grant remote;
         try {
-            remote = link.start(id, user, slots, global, this::forced);
+            remote = global.start(jobId, user, slots, globalRequest, this::forced);
         } catch (Session.CommandException e) {
             s.cluster.finish(id, s.cluster.now());
             try {
@@ -222,7 +200,7 @@ final class JobLifecycle {
      */
     void resolvePending(Map<String, Optional<Grant>> said) {
         said.forEach((id, grant) -> {
-            Job job = s.jobs.get(id);
+            Job job = s.job(id).orElse(null);
             if (job == null || !s.remotePending.contains(id)) {
                 return;
             }
@@ -232,9 +210,7 @@ final class JobLifecycle {
                     journal.write(new JournalRecord.Remote(id, grant.get()).line());
                     forced();
                     s.remotePending.remove(id);
-                    s.jobs.put(id, now);
-                    s.changed();
-                    envFiles.write(id, now.env());
+                    s.hold(now);
                     log.note(Log.Level.INFO, "job " + id + ": the authority holds its global part " + grant.get().byHost()
                             + ": restored");
                 } else {
@@ -264,7 +240,7 @@ final class JobLifecycle {
      * one applied before a restart.
      */
     void end(String id, String why) throws Session.CommandException {
-        Job job = s.jobs.get(id);
+        Job job = s.job(id).orElse(null);
         if (job == null) {
             removePolicy(id);
             return;
@@ -272,15 +248,11 @@ final class JobLifecycle {
         new JournalRecord.Ended(id, why).writeTo(journal); // forced before the answer, or by the caller
         // Its waiting reallocs are answered CANCEL; what it held, taken-away instances included, is free.
         rsmap.realloc.Outcome o = s.reallocs.finish(id, s.cluster.now());
-        s.jobs.remove(id);
-        s.changed();
+        s.drop(id);
         removePolicy(id);
-        if (!s.config.isAuthority()) {
-            envFiles.remove(id);
-        }
         reallocation.dispatch(o.events());
         if (!job.remote().isEmpty()) {
-            link.end(id); // when it cannot be told now, the next reconciliation with it frees them
+            global.end(JobId.parse(id).orElseThrow()); // told now, or as soon as the authority is back
         }
         if (why.equals("epilog")) {
             log.note(Log.Level.INFO, "job " + id + " released " + job.env());
@@ -310,8 +282,9 @@ final class JobLifecycle {
      * no device (hole 2: the starter fails closed, as flux-core's gpubind hides every GPU from a job
      * granted none); only hosts whose maps list no devices, or isolation = off, leave it unrestricted.
      */
-    List<Frame> enter(long tid, String id, Session.Peer peer) throws Session.CommandException {
-        Job job = s.jobs.get(id);
+    List<Frame> enter(long tid, JobId jobId, Session.Peer peer) throws Session.CommandException {
+        String id = jobId.toString();
+        Job job = s.job(id).orElse(null);
         if (job == null) {
             job = s.bare.getOrDefault(id, Job.bare(id, peer.user()));
         } else if (!access.mayQuery(peer, job)) {
@@ -338,14 +311,14 @@ final class JobLifecycle {
         }
         Instant start = ProcessHandle.of(peer.pid()).flatMap(p -> p.info().startInstant()).orElse(null);
         Job entered = job.withPid(peer.pid(), start);
-        if (!s.jobs.containsKey(id)) {
+        if (!s.holds(id)) {
             s.bare.put(id, entered);
             log.note(Log.Level.INFO, "job " + id + " holds nothing here: process " + peer.pid() + " entered under "
                     + (policy.isOpen() ? "no device policy (no map lists devices)" : "a closed policy with no granted device"));
             return List.of(answer(tid, entered));
         }
         new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)).appendTo(journal);
-        s.jobs.put(id, entered);
+        s.hold(entered);
         return List.of(answer(tid, entered));
     }
 }

@@ -12,7 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Pattern;
 import rsmap.alloc.Grant;
 
 /**
@@ -39,8 +38,6 @@ import rsmap.alloc.Grant;
 sealed interface JournalRecord {
     int VERSION = 1;
     ObjectMapper JSON = new ObjectMapper();
-    /** A job as the journal names it: the job, or job.task for an array task; an authority's HOST:JOB. */
-    Pattern JOB = Pattern.compile("([A-Za-z0-9_][A-Za-z0-9_.-]{0,252}:)?[A-Za-z0-9_+-]{1,100}(\\.[0-9]{1,10})?");
 
     /** The record's line (without the journal's checksum and length). */
     String line();
@@ -213,7 +210,7 @@ sealed interface JournalRecord {
             }
             return new AllocIds(r.path("up_to").asLong());
         }
-        if (!op.equals("config") && !JOB.matcher(job).matches()) {
+        if (!op.equals("config") && JobId.parse(job).isEmpty()) {
             throw new IOException("\"job\" is missing or not a job id: " + Args.quote(job));
         }
         switch (op) {

@@ -184,7 +184,7 @@ final class Placing {
                 where.put(id, Map.of(name, Math.max(1, j.path("slots").asInt(1))));
             }
         });
-        for (Job j : s.jobs.values()) { // HOST:JOB holding global instances
+        for (Job j : s.jobs()) { // HOST:JOB holding global instances
             held.merge(j.id(), j.grant(), Grant::plus);
             where.putIfAbsent(j.id(), Map.of(s.hostOf(j.id()), j.slots()));
         }

@@ -80,9 +80,6 @@ final class Preflight {
      * {@code dry-run} is the admin's explicit choice not to enforce (rsmapd.conf(5)).
      */
     Isolation isolation(LogBook log) throws IOException {
-        if (config.isAuthority()) {
-            return new Isolation(new DryRunBackend(), Isolation.Mode.OFF); // an authority runs no job's process
-        }
         if (config.isolation() == Isolation.Mode.OFF) {
             log.note(Log.Level.WARNING, "isolation = off: jobs run without a device policy and reach every device");
             return new Isolation(new DryRunBackend(), Isolation.Mode.OFF);
@@ -96,6 +93,11 @@ final class Preflight {
             log.note(Log.Level.WARNING, "device isolation is NOT enforced (isolation=optional): " + e.getMessage());
             return new Isolation(new DryRunBackend(), Isolation.Mode.OPTIONAL);
         }
+    }
+
+    /** An authority's: it runs no job's process. */
+    static Isolation noIsolation() {
+        return new Isolation(new DryRunBackend(), Isolation.Mode.OFF);
     }
 
     /** complex_values that do not parse stop the daemon with the file, the line and the reason. */

@@ -51,7 +51,6 @@ final class Reallocation {
     private final EventHub events;
     private final LogBook log;
     private final Access access;
-    private final EnvFiles envFiles;
     /** REALLOC commands left open by a waiting realloc, by job and tag. */
     private final Map<Key, Open> open = new LinkedHashMap<>();
 
@@ -61,20 +60,18 @@ final class Reallocation {
     private record Open(Session session, long tid) {
     }
 
-    Reallocation(HostState s, Journal journal, Isolation isolation, EventHub events, LogBook log, Access access,
-                 EnvFiles envFiles) {
+    Reallocation(HostState s, Journal journal, Isolation isolation, EventHub events, LogBook log, Access access) {
         this.s = s;
         this.journal = journal;
         this.isolation = isolation;
         this.events = events;
         this.log = log;
         this.access = access;
-        this.envFiles = envFiles;
     }
 
     /** Refuses {@code peer} a job it neither owns nor administers; a job unknown here passes (DENY says so). */
     void mayChange(String job, Session.Peer peer, Code code) throws Session.CommandException {
-        Job j = s.jobs.get(job);
+        Job j = s.job(job).orElse(null);
         if (j != null && !access.mayQuery(peer, j)) {
             throw new Session.CommandException(code + " of job " + job + " is for its owner '" + j.user()
                     + "', root or the admin user, not '" + peer.user() + "'");
@@ -89,7 +86,7 @@ final class Reallocation {
             log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " " + a.type() + ": " + a.error());
             return List.of(alloc(tid, a));
         }
-        if (!s.jobs.containsKey(job) && s.bare.containsKey(job)) {
+        if (!s.holds(job) && s.bare.containsKey(job)) {
             // The core knows only jobs holding something here: a job that asked for no map has no request
             // whose rules an addition could follow.
             return List.of(alloc(tid, s.reallocs.refuse(job, tag, "job " + job + " holds nothing on " + s.host()
@@ -133,7 +130,7 @@ final class Reallocation {
      * waited for them is answered.
      */
     List<Frame> release(long tid, String id, Optional<Grant> which) throws Session.CommandException {
-        Job job = s.jobs.get(id);
+        Job job = s.job(id).orElse(null);
         if (job == null) {
             throw new Session.CommandException("job " + id + " holds nothing on " + s.host());
         }
@@ -167,8 +164,7 @@ final class Reallocation {
         }
         Job now = job.holding(job.grant(), left, job.env());
         journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing()));
-        s.jobs.put(id, now);
-        s.changed();
+        s.hold(now);
         log.note(Log.Level.INFO, "job " + id + " released " + ids.byHost());
         publish("release", now, () -> event("release", now).<ObjectNode>set("ids", Views.grant(ids)));
         publish("free", now, () -> event("free", now).<ObjectNode>set("ids", Views.grant(ids)));
@@ -236,13 +232,12 @@ final class Reallocation {
             log.note(Log.Level.INFO, "job " + a.job() + ": realloc " + a.tag() + " " + a.type() + ": " + a.error());
             return a;
         }
-        Job job = s.jobs.get(a.job());
+        Job job = s.job(a.job()).orElse(null);
         Grant held = s.cluster.grantOf(a.job()).orElse(Grant.NONE);
         Grant releasing = s.reallocs.releasingOf(a.job());
         Job now = job.holding(held, releasing, environment(job, held, s.host()));
         journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing));
-        s.jobs.put(a.job(), now);
-        s.changed();
+        s.hold(now); // its environment file follows
         if (!a.added().isEmpty() && !now.pids().isEmpty()) {
             try {
                 isolation.update(a.job(), DevicePolicy.of(s.grantedInstances(now), s.devicesListed()))
@@ -253,7 +248,6 @@ final class Reallocation {
                         + a.added().byHost() + ": " + e.getMessage());
             }
         }
-        envFiles.write(a.job(), now.env());
         log.note(Log.Level.INFO, "job " + a.job() + ": realloc " + a.tag() + " SUCCESS alloc_id " + a.allocId()
                 + (a.added().isEmpty() ? "" : " added " + a.added().byHost())
                 + (a.removed().isEmpty() ? "" : " took away " + a.removed().byHost()));
@@ -306,7 +300,7 @@ final class Reallocation {
         if (a.type() != Answer.Type.SUCCESS) {
             n.put("error", a.error());
         }
-        Job job = s.jobs.get(a.job());
+        Job job = s.job(a.job()).orElse(null);
         Map<String, String> env = job == null ? Map.of() : job.env();
         if (job != null) {
             n.set("grants", Views.grant(job.grant()));

@@ -39,7 +39,7 @@ final class Reconciliation {
             return;
         }
         Map<String, String> gone = new LinkedHashMap<>(); // job -> why; released after the walk over jobs
-        for (Job j : s.jobs.values()) {
+        for (Job j : s.jobs()) {
             String why = goneReason(j);
             if (why != null) {
                 gone.put(j.id(), why);
@@ -77,7 +77,7 @@ final class Reconciliation {
     private String goneReason(Job j) {
         Path spool = s.config.execdSpool();
         if (spool != null) {
-            String dir = j.id().indexOf('.') < 0 ? j.id() + ".1" : j.id();
+            String dir = JobId.parse(j.id()).map(JobId::spoolDir).orElse(j.id());
             try {
                 Files.readAttributes(spool.resolve("active_jobs").resolve(dir), BasicFileAttributes.class);
                 return null;

@@ -61,7 +61,7 @@ final class Recovery {
         s.reallocs.continueAfter(s.lastAllocId);
         // Compaction: only when the journal holds more than one configuration and the held grants (one
         // record each); any end, enter, change or earlier configuration makes it longer.
-        if (records.size() != 1 + s.jobs.size() || reconfigured) {
+        if (records.size() != 1 + s.jobs().size() || reconfigured) {
             journal.compact(snapshot(s));
         }
     }
@@ -83,7 +83,7 @@ final class Recovery {
             if (s.cluster == null) {
                 throw new IOException("a grant before any configuration record");
             }
-            if (s.jobs.containsKey(r.job())) {
+            if (s.holds(r.job())) {
                 throw new IOException("job " + r.job() + " is granted twice");
             }
             boolean pending = r.remote().equals(JournalRecord.PENDING);
@@ -99,16 +99,16 @@ final class Recovery {
             if (!o.ok()) {
                 throw new IOException("job " + j.id() + " cannot be restored: " + o.error());
             }
-            s.jobs.put(j.id(), j.withEnv(r.grant().plus(j.remote()).environment(s.host())));
+            s.replay(j.withEnv(r.grant().plus(j.remote()).environment(s.host())));
         } else if (record instanceof JournalRecord.Remote rr) {
-            Job j = s.jobs.get(rr.job());
+            Job j = s.job(rr.job()).orElse(null);
             if (j != null) {
                 s.remotePending.remove(rr.job());
-                s.jobs.put(j.id(), j.withRemote(rr.remote(), s.host()));
+                s.replay(j.withRemote(rr.remote(), s.host()));
             }
         } else if (record instanceof JournalRecord.Changed c) {
             // What a realloc or a release left the job: it is put back exactly so, no choice made again.
-            Job j = s.jobs.get(c.job());
+            Job j = s.job(c.job()).orElse(null);
             if (j == null) {
                 throw new IOException("a change of job " + c.job() + ", which holds nothing");
             }
@@ -118,17 +118,17 @@ final class Recovery {
             if (!o.ok()) {
                 throw new IOException("job " + j.id() + " cannot be restored as changed: " + o.error());
             }
-            s.jobs.put(j.id(), j.holding(c.grant(), c.releasing(), Reallocation.environment(j, c.grant(), s.host())));
+            s.replay(j.holding(c.grant(), c.releasing(), Reallocation.environment(j, c.grant(), s.host())));
         } else if (record instanceof JournalRecord.AllocIds ids) {
             s.lastAllocId = Math.max(s.lastAllocId, ids.upTo());
         } else if (record instanceof JournalRecord.Entered e) {
-            Job j = s.jobs.get(e.job());
+            Job j = s.job(e.job()).orElse(null);
             if (j != null) {
-                s.jobs.put(e.job(), j.withPid(e.pid(), e.start().orElse(null)));
+                s.replay(j.withPid(e.pid(), e.start().orElse(null)));
             }
         } else if (record instanceof JournalRecord.Ended e) {
             s.remotePending.remove(e.job());
-            if (s.jobs.remove(e.job()) != null) {
+            if (s.replayEnd(e.job())) {
                 s.cluster.finish(e.job(), 0);
             }
         }
@@ -139,7 +139,7 @@ final class Recovery {
         List<String> out = new ArrayList<>();
         out.add(new JournalRecord.Configured(s.generation, s.hostValues, s.globalValues,
                 Math.max(s.lastAllocId, s.reallocs.lastAllocId())).line());
-        for (Job j : s.jobs.values()) {
+        for (Job j : s.jobs()) {
             out.add((s.remotePending.contains(j.id()) ? JournalRecord.Started.pending(j) : JournalRecord.Started.of(j))
                     .line());
         }

@@ -50,9 +50,9 @@ final class StartAlternatives {
     }
 
     /** Grants the first of {@code requests} that can be granted now. */
-    static List<Frame> start(JobLifecycle lifecycle, HostState s, long tid, String id, String user, int slots,
+    static List<Frame> start(JobLifecycle lifecycle, HostState s, long tid, JobId id, String user, int slots,
                              List<String> requests) throws Session.CommandException {
-        Job held = s.jobs.get(id);
+        Job held = s.job(id.toString()).orElse(null);
         if (held != null && requests.contains(held.request())) { // a retry after a lost answer
             return with(lifecycle.start(tid, id, user, held.request(), slots), requests.indexOf(held.request()));
         }

@@ -63,7 +63,7 @@ final class Views {
         hostAttributes(d, q);
         q.set("maps", maps(d, access, peer, filters));
         ArrayNode jobs = q.putArray("jobs");
-        for (Job j : d.jobs.values()) {
+        for (Job j : d.jobs()) {
             if ((onlyJob == null || onlyJob.equals(j.id())) && access.mayQuery(peer, j)
                     && filters.passJob(j.id(), j.user(), j.maps())) {
                 jobs.add(job(j));
@@ -108,7 +108,7 @@ final class Views {
                 ObjectNode o = instances.addObject().put("id", inst.id());
                 if (peer != null) {
                     String holder = e.getValue().get(i).getValue();
-                    Job j = d.jobs.get(holder);
+                    Job j = d.job(holder).orElse(null);
                     o.put("holder", holder.isEmpty() || j == null || access.mayQuery(peer, j) ? holder : OTHER);
                 }
                 inst.characteristics().asMap().forEach((k, v) -> o.put(k, v.text()));

@@ -28,7 +28,6 @@ class AuthorityTest {
     Daemon authority;
     final List<Daemon> hosts = new ArrayList<>();
     final List<Config> hostConfigs = new ArrayList<>();
-    HostAuth saved;
 
     /** Logins by a plain token, in one JVM: the MUNGE path is AuthorityIT's, with a real munged. */
     static final HostAuth TOKENS = new HostAuth() {
@@ -51,15 +50,13 @@ class AuthorityTest {
 
     @BeforeEach
     void start() throws Exception {
-        saved = Daemon.AUTH;
-        Daemon.AUTH = TOKENS;
         port = freePort();
         authorityConfig = authorityConfig(tmp.resolve("authority"), port, "lic=1(la)");
-        authority = TestDaemon.start(authorityConfig);
+        authority = TestDaemon.start(authorityConfig, TOKENS);
         for (String h : List.of("node01", "node02")) {
             Config c = hostConfig(h);
             hostConfigs.add(c);
-            hosts.add(TestDaemon.start(c));
+            hosts.add(TestDaemon.start(c, TOKENS));
         }
     }
 
@@ -77,7 +74,6 @@ class AuthorityTest {
         if (authority != null) {
             authority.close();
         }
-        Daemon.AUTH = saved;
     }
 
     /** An authority's configuration: no host, no complex_values (refused there). */
@@ -172,7 +168,7 @@ class AuthorityTest {
             throws Exception {
         Daemon node03 = TestDaemon.start(TestDaemon.config(tmp.resolve("node03"), "gpu=2(0 1)", "host = node03",
                 "authority = 127.0.0.1:" + port, "reconcile_interval = 0", "slots = 32",
-                "attributes = arch=aarch64, cpu_speed=2.4GHz, kernel=6.8.0"));
+                "attributes = arch=aarch64, cpu_speed=2.4GHz, kernel=6.8.0"), TOKENS);
         hosts.add(node03);
         assertThat(start(node03, "7", "lic=1").get(0).text(1)).isEqualTo("SGE_HGR_lic=la"); // it connected, registered
         JsonNode h = null;
@@ -205,7 +201,7 @@ class AuthorityTest {
         // The host forgets job 7 while the authority is away (its epilog ran then).
         authority.close();
         call(hosts.get(0), Code.JOB_END, "{\"job\":\"7\"}");
-        authority = TestDaemon.start(authorityConfig);
+        authority = TestDaemon.start(authorityConfig, TOKENS);
         JsonNode held = JSON.readTree(call(authority, Code.QUERY, "{}").get(0).text(0));
         assertThat(held.path("jobs").size()).as("journaled at the authority").isEqualTo(1);
         // The next job that needs the authority reconnects, reconciles, then is granted.
@@ -263,7 +259,7 @@ class AuthorityTest {
             }
         }
         JsonNode down = JSON.readTree(call(hosts.get(0), Code.QUERY, null).get(0).text(0)).path("authority");
-        authority = TestDaemon.start(authorityConfig);
+        authority = TestDaemon.start(authorityConfig, TOKENS);
         for (int i = 0; i < 100; i++) {
             JsonNode a = JSON.readTree(call(hosts.get(0), Code.QUERY, null).get(0).text(0)).path("authority");
             if (a.path("connected").asBoolean() && a.path("unconfirmed").size() > 0) {
@@ -305,7 +301,7 @@ class AuthorityTest {
         hosts.get(0).close();
         Path journal = hostConfigs.get(0).stateDir().resolve("journal");
         dropRemoteRecords(journal); // as if the machine crashed before the lazily written record reached the disk
-        hosts.set(0, TestDaemon.start(hostConfigs.get(0)));
+        hosts.set(0, TestDaemon.start(hostConfigs.get(0), TOKENS));
         JsonNode job = null;
         for (int i = 0; i < 100; i++) {
             job = JSON.readTree(call(hosts.get(0), Code.QUERY, "{\"job\":\"7\"}").get(0).text(0)).path("jobs").path(0);
@@ -319,7 +315,7 @@ class AuthorityTest {
         // Now the authority holds nothing for job 8's (fake) pending global part: the host ends it.
         hosts.get(0).close();
         markPending(journal, "8");
-        hosts.set(0, TestDaemon.start(hostConfigs.get(0)));
+        hosts.set(0, TestDaemon.start(hostConfigs.get(0), TOKENS));
         for (int i = 0; i < 100 && hosts.get(0).jobs().containsKey("8"); i++) {
             Thread.sleep(50);
         }

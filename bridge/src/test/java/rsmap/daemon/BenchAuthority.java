@@ -19,7 +19,7 @@ public final class BenchAuthority {
 
     public static void main(String[] args) throws Exception {
         int seats = args.length > 0 ? Integer.parseInt(args[0]) : 256;
-        Daemon.AUTH = new HostAuth() {
+        HostAuth auth = new HostAuth() {
             @Override
             public java.util.function.Supplier<String> credential(Config host) {
                 throw new UnsupportedOperationException("an authority only");
@@ -43,7 +43,7 @@ public final class BenchAuthority {
         }
         int port = AuthorityTest.freePort();
         Config config = AuthorityTest.authorityConfig(dir, port, pool.append(')').toString(), "idle_timeout = 3600");
-        try (Daemon d = TestDaemon.start(config)) {
+        try (Daemon d = TestDaemon.start(config, auth)) {
             System.out.println("listening " + port);
             System.out.flush();
             while (System.in.read() >= 0) {

@@ -115,9 +115,9 @@ class CommandFuzzTest {
 
     private static synchronized Daemon authority() throws Exception {
         if (authority == null) {
-            Daemon.AUTH = AuthorityTest.TOKENS;
             Path dir = Files.createTempDirectory("rsmap-fuzz-authority");
-            authority = TestDaemon.start(AuthorityTest.authorityConfig(dir, AuthorityTest.freePort(), "lic=2(la lb)"));
+            authority = TestDaemon.start(AuthorityTest.authorityConfig(dir, AuthorityTest.freePort(), "lic=2(la lb)"),
+                    AuthorityTest.TOKENS);
         }
         return authority;
     }

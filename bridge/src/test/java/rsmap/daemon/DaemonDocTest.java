@@ -56,19 +56,12 @@ class DaemonDocTest {
     private List<String> replay(List<String> block, int n) throws Exception {
         boolean authority = block.get(0).startsWith("# authority: ");
         String values = block.get(0).replaceFirst("^# (host|authority): ", "");
-        HostAuth saved = Daemon.AUTH;
-        Daemon.AUTH = AuthorityTest.TOKENS; // no host logs in over TCP here: the conversation is on the Unix socket
-        Config config;
-        try {
-            config = authority ? AuthorityTest.authorityConfig(tmp.resolve("d" + n), AuthorityTest.freePort(), values)
-                    : TestDaemon.config(tmp.resolve("d" + n), values, "reconcile_interval = 0");
-        } finally {
-            Daemon.AUTH = saved;
-        }
-        Daemon.AUTH = AuthorityTest.TOKENS;
+        Config config = authority ? AuthorityTest.authorityConfig(tmp.resolve("d" + n), AuthorityTest.freePort(), values)
+                : TestDaemon.config(tmp.resolve("d" + n), values, "reconcile_interval = 0");
         List<String> out = new ArrayList<>(List.of(block.get(0)));
         Map<String, TestClient> clients = new LinkedHashMap<>();
-        try (Daemon daemon = TestDaemon.start(config)) {
+        // No host logs in over TCP here: the conversation is on the Unix socket.
+        try (Daemon daemon = TestDaemon.start(config, AuthorityTest.TOKENS)) {
             for (String line : block.subList(1, block.size())) {
                 String who = line.substring(0, 1);
                 TestClient c = clients.get(who);
@@ -94,7 +87,6 @@ class DaemonDocTest {
                 }
             }
         } finally {
-            Daemon.AUTH = saved;
             for (TestClient c : clients.values()) {
                 c.close();
             }

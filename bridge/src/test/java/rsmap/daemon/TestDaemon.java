@@ -35,6 +35,12 @@ final class TestDaemon {
                 config.complexes().resolveSibling("rsmapd.conf"), discovery).serve();
     }
 
+    /** A daemon serving {@code config} whose hosts and authority log in by {@code auth}. */
+    static Daemon start(Config config, HostAuth auth) throws Exception {
+        return new Daemon(config, ComplexTable.parse(Files.readString(config.complexes())),
+                config.complexes().resolveSibling("rsmapd.conf"), Discovery.system(), auth).serve();
+    }
+
     /** A daemon serving {@code config}, its journal replayed. */
     static Daemon start(Config config) throws Exception {
         return new Daemon(config, ComplexTable.parse(Files.readString(config.complexes())),

@@ -1,0 +1,56 @@
+// The authority's handler table: the common commands, the hosts' JOB_START and JOB_END of global maps
+// (each naming its host), REGISTER, HOST_EVENT, RECONCILE, PLACE, and the cluster in MODEL_DEF and QUERY.
+package rsmap.daemon;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+
+/** docs/architecture.md, "Roles": what only an authority answers, never reaching a host's rooms. */
+final class AuthorityCommands {
+    /** A host's JOB_END names the host. */
+    private static final Set<String> JOB_KEYS = Set.of("host", "job", "task");
+
+    private AuthorityCommands() {
+    }
+
+    static Commands.Table table(CommonCommands common, HostState s, JobLifecycle lifecycle, Authority authority) {
+        Map<Code, Commands.Handler> h = common.table(authority::cluster, GlobalPart.NONE);
+        h.put(Code.MODEL_DEF, (c, session) -> {
+            Commands.noArguments(c);
+            List<Frame> model = new ArrayList<>(Views.attributes(s, c.tid()));
+            for (ObjectNode e : authority.view.elements()) {
+                model.add(Frame.of(c.tid(), Code.ELEMENT_DEF.value(), e.toString()));
+            }
+            return model;
+        });
+        h.put(Code.JOB_START, (c, session) -> {
+            JobStartArgs a = JobStartArgs.read(c, JobStartArgs.AUTHORITY_KEYS, JobId::ofHost, s);
+            // The requesting host, as it registered, must pass the admin limit and the job's filter.
+            var node = authority.view.node(a.id().host(), s.config.attributeTypes(), s.limits);
+            if (node.isPresent()) {
+                FilterCheck.admit(s.config.filter(), a.filter(), node.get());
+            }
+            if (a.onlyFilter()) {
+                return List.of(JobLifecycle.answer(c.tid(), Job.bare(a.id().toString(), a.user())));
+            }
+            return lifecycle.start(c.tid(), a.id(), a.user(), a.request(), a.slots());
+        });
+        h.put(Code.JOB_END, (c, session) -> {
+            lifecycle.end(JobId.ofHost(Args.of(Code.JOB_END.name(), c, JOB_KEYS)).toString(), "epilog");
+            return List.of();
+        });
+        h.put(Code.REGISTER, authority::register);
+        h.put(Code.HOST_EVENT, (c, session) -> authority.event(c));
+        h.put(Code.RECONCILE, (c, session) -> authority.reconcile(c));
+        h.put(Code.PLACE, (c, session) -> authority.placing.place(c));
+        return new Commands.Table(h, session -> {
+            common.closed(session);
+            authority.closed(session);
+        });
+    }
+}

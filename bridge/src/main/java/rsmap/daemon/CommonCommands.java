@@ -1,0 +1,203 @@
+// The commands every daemon answers whatever its role: the model, event streams and their filters,
+// QUERY, JOB_ENTER, the reallocation commands and RELOAD.
+package rsmap.daemon;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import rsmap.ParseException;
+import rsmap.alloc.Explanation;
+import rsmap.request.RequestList;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+
+/**
+ * A role's table ({@link HostCommands}, {@link AuthorityCommands}) starts from {@link #table} and adds or
+ * replaces its own handlers; QUERY asks the role for what only it knows ({@link ClusterQuery}) and the
+ * host's {@link GlobalPart} for its view.
+ */
+final class CommonCommands {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Set<String> JOB_KEYS = Set.of("job", "task");
+    private static final Set<String> QUERY_KEYS = Set.of("job", "task", "explain", "cluster");
+
+    /** QUERY with {@code "cluster":true}: the role's whole cluster, or its refusal. */
+    interface ClusterQuery {
+        void add(ObjectNode state) throws Session.CommandException;
+    }
+
+    private final HostState s;
+    private final Access access;
+    private final EventHub events;
+    private final JobLifecycle lifecycle;
+    private final Generations generations;
+    private final Reallocation reallocation;
+
+    CommonCommands(HostState s, Access access, EventHub events, JobLifecycle lifecycle, Generations generations,
+                   Reallocation reallocation) {
+        this.s = s;
+        this.access = access;
+        this.events = events;
+        this.lifecycle = lifecycle;
+        this.generations = generations;
+        this.reallocation = reallocation;
+    }
+
+    /** The handlers of every role; QUERY adds {@code cluster}'s part and {@code global}'s view. */
+    Map<Code, Commands.Handler> table(ClusterQuery cluster, GlobalPart global) {
+        Map<Code, Commands.Handler> h = new EnumMap<>(Code.class);
+        h.put(Code.MODEL_DEF, (c, session) -> {
+            Commands.noArguments(c);
+            return Views.attributes(s, c.tid());
+        });
+        h.put(Code.START_EVENTS, this::startEvents);
+        h.put(Code.STOP_EVENTS, (c, session) -> {
+            Commands.noArguments(c);
+            if (!events.stop(session)) {
+                throw new Session.CommandException("no event stream is open");
+            }
+            return List.of();
+        });
+        h.put(Code.LIST_FILTERS, this::listFilters);
+        h.put(Code.SET_FILTERS, (c, session) -> {
+            events.of(session).filters = EventHub.Filters.parse(Args.object(c)); // it checks its keys
+            return List.of();
+        });
+        h.put(Code.QUERY, (c, session) -> query(c, session, cluster, global));
+        h.put(Code.JOB_ENTER, (c, session) ->
+                lifecycle.enter(c.tid(), JobId.of(Args.of(Code.JOB_ENTER.name(), c, JOB_KEYS)), session.peer()));
+        h.put(Code.REALLOC, (c, session) -> {
+            Args a = Args.of(Code.REALLOC.name(), c, ReallocArgs.REALLOC_KEYS);
+            String id = JobId.of(a).toString();
+            String tag = ReallocArgs.tag(a, c.tid(), false);
+            ReallocArgs.Read read = ReallocArgs.realloc(a, id, tag, s);
+            reallocation.mayChange(id, session.peer(), Code.REALLOC);
+            return reallocation.realloc(c.tid(), session, read, id, tag);
+        });
+        h.put(Code.RELEASE, (c, session) -> {
+            Args a = Args.of(Code.RELEASE.name(), c, ReallocArgs.RELEASE_KEYS);
+            String id = JobId.of(a).toString();
+            var ids = ReallocArgs.released(a, s);
+            reallocation.mayChange(id, session.peer(), Code.RELEASE);
+            return reallocation.release(c.tid(), id, ids);
+        });
+        h.put(Code.REALLOC_CANCEL, (c, session) -> {
+            Args a = Args.of(Code.REALLOC_CANCEL.name(), c, ReallocArgs.CANCEL_KEYS);
+            String id = JobId.of(a).toString();
+            String tag = ReallocArgs.tag(a, c.tid(), true);
+            reallocation.mayChange(id, session.peer(), Code.REALLOC_CANCEL);
+            return reallocation.cancel(c.tid(), id, tag);
+        });
+        h.put(Code.RELOAD, (c, session) -> {
+            Commands.noArguments(c);
+            return generations.reload(c.tid());
+        });
+        return h;
+    }
+
+    /** A session ended: its stream and its waiting reallocs go. */
+    void closed(Session session) {
+        events.stop(session);
+        events.forget(session);
+        reallocation.closed(session);
+    }
+
+    private List<Frame> startEvents(Frame c, Session session) throws Session.CommandException {
+        Commands.noArguments(c);
+        EventHub.Stream stream = events.of(session);
+        if (stream.tid != null) {
+            throw new Session.CommandException("an event stream is already open (TID " + Long.toHexString(stream.tid)
+                    + "); STOP_EVENTS first");
+        }
+        stream.tid = c.tid();
+        session.post(Frame.of(c.tid(), Code.STATE.value(), Views.state(s, access, session.peer(), stream.filters, null)
+                .toString()), true);
+        session.keepOpen();
+        return List.of();
+    }
+
+    private List<Frame> listFilters(Frame c, Session session) throws Session.CommandException {
+        Commands.noArguments(c);
+        ObjectNode f = JSON.createObjectNode();
+        events.of(session).filters.toJson(f.putObject("filters"));
+        ObjectNode keys = f.putObject("keys");
+        s.mapNames().forEach(keys.putArray("map")::add);
+        keys.put("job", "job identifiers (7, or 7.3 for an array task; 7 also matches its tasks)");
+        keys.put("user", "user names");
+        EventHub.KINDS.forEach(keys.putArray("event")::add);
+        return List.of(Frame.of(c.tid(), Code.FILTERS.value(), f.toString()));
+    }
+
+    private List<Frame> query(Frame c, Session session, ClusterQuery cluster, GlobalPart global)
+            throws Session.CommandException {
+        Session.Peer peer = session.peer();
+        Args a = Args.optional(Code.QUERY.name(), c, QUERY_KEYS);
+        String job = a.has("job") ? JobId.of(a).toString() : null;
+        String explain = a.string("explain", null);
+        if (job != null && s.job(job).isEmpty()) {
+            throw new Session.CommandException("job " + job + " holds nothing on " + s.host());
+        }
+        if (job != null && !access.mayQuery(peer, s.job(job).get())) {
+            throw new Session.CommandException("job " + job + " is not yours, '" + peer.user() + "'");
+        }
+        ObjectNode state = Views.state(s, access, peer, EventHub.Filters.NONE, job);
+        if (a.has("cluster") && !a.node().get("cluster").isBoolean()) {
+            throw new Session.CommandException("QUERY: \"cluster\" is true or false");
+        }
+        if (a.has("cluster") && a.node().get("cluster").booleanValue()) {
+            cluster.add(state);
+        }
+        if (explain != null) {
+            state.set("explain", explain(explain, peer));
+        }
+        global.view().ifPresent(v -> state.set("authority", v)); // the host's link to its authority
+        String text = state.toString();
+        if (c.args().isEmpty() && access.privileged(peer)) {
+            s.cacheState(text);
+        }
+        return List.of(Frame.of(c.tid(), Code.STATE.value(), text));
+    }
+
+    /**
+     * Why a request could or could not start on this host now, instance by instance; a job owner sees
+     * other users' jobs as {@value Views#OTHER}, as QUERY shows them.
+     */
+    private ObjectNode explain(String request, Session.Peer peer) throws Session.CommandException {
+        RequestList parsed;
+        try {
+            parsed = RequestList.parse(request, s.table, s.limits);
+        } catch (ParseException e) {
+            throw new Session.CommandException("explain: " + e.getMessage());
+        }
+        Explanation x = s.cluster.explain(parsed, s.host());
+        if (!access.privileged(peer)) {
+            x = masked(x, peer);
+        }
+        return JSON.createObjectNode().put("request", request).put("can_start", x.canStart()).put("text", x.toHuman());
+    }
+
+    private Explanation masked(Explanation x, Session.Peer peer) {
+        List<Explanation.MapReport> maps = new ArrayList<>();
+        for (Explanation.MapReport m : x.maps()) {
+            List<Explanation.InstanceReport> instances = new ArrayList<>();
+            for (Explanation.InstanceReport i : m.instances()) {
+                String why = i.why();
+                if (i.state().equals("held") && why.startsWith("by job ")) {
+                    Job holder = s.job(why.substring("by job ".length())).orElse(null);
+                    if (holder == null || !access.mayQuery(peer, holder)) {
+                        why = "by job " + Views.OTHER;
+                    }
+                }
+                instances.add(new Explanation.InstanceReport(i.index(), i.id(), i.state(), why));
+            }
+            maps.add(new Explanation.MapReport(m.map(), m.pool(), m.needed(), m.same(), instances, m.groups(),
+                    m.canStart(), m.verdict()));
+        }
+        return new Explanation(x.host(), x.canStart(), maps);
+    }
+}

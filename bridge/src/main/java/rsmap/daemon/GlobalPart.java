@@ -1,0 +1,77 @@
+// A host's global part, chosen once at construction: without an authority there is none; with one, the
+// AuthorityLink asks it for the global maps' instances, gives them back and forwards the host's events.
+package rsmap.daemon;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Optional;
+import rsmap.alloc.Grant;
+import rsmap.wire.Session;
+
+/**
+ * What the host's rooms ask of "the global part" without ever asking whether there is one: {@link #NONE}
+ * (no {@code authority} in rsmapd.conf: every request is the host's alone) or the {@link AuthorityLink}.
+ * The authority's own daemon has none: it is the global part of its hosts.
+ */
+interface GlobalPart extends AutoCloseable {
+    /** Work a JOB_START does while the authority decides its global part: the host forces its journal. */
+    interface Meanwhile {
+        void run() throws Session.CommandException;
+    }
+
+    /**
+     * The grant of job {@code id}'s global part {@code request} (never empty: the host asks only for a
+     * request that names global maps), running {@code meanwhile} while it is decided. Under the daemon's lock.
+     */
+    Grant start(JobId id, String user, int slots, String request, Meanwhile meanwhile) throws Session.CommandException;
+
+    /** Gives job {@code id}'s global instances back, now or as soon as the authority can be told. */
+    void end(JobId id);
+
+    /** One of this host's events: its kind ({@link EventHub#KINDS}) and its DIFF's JSON, made when needed. */
+    void event(String kind, java.util.function.Supplier<String> diffJson);
+
+    /** What QUERY shows of the global part, under {@code "authority"}; empty: nothing. */
+    Optional<ObjectNode> view();
+
+    /** Whether the host's state alone makes QUERY's answer (then it may be cached until the next change). */
+    default boolean cacheable() {
+        return view().isEmpty();
+    }
+
+    /** Starts working in the background (connecting, forwarding); nothing for {@link #NONE}. */
+    void start();
+
+    @Override
+    void close();
+
+    /** No authority: nothing is global, nothing is told. */
+    GlobalPart NONE = new GlobalPart() {
+        @Override
+        public Grant start(JobId id, String user, int slots, String request, Meanwhile meanwhile)
+                throws Session.CommandException {
+            throw new Session.CommandException("job " + id + ": " + request + " names no map of this host, and "
+                    + "rsmapd.conf names no authority");
+        }
+
+        @Override
+        public void end(JobId id) {
+        }
+
+        @Override
+        public void event(String kind, java.util.function.Supplier<String> diffJson) {
+        }
+
+        @Override
+        public Optional<ObjectNode> view() {
+            return Optional.empty();
+        }
+
+        @Override
+        public void start() {
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+}

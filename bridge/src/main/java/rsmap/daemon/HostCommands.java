@@ -1,0 +1,45 @@
+// An execution host's handler table: the common commands, and JOB_START and JOB_END of its own jobs
+// (the global part, if any, asked of its GlobalPart); PLACE and the cluster's QUERY are refused here.
+package rsmap.daemon;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import rsmap.wire.Code;
+import rsmap.wire.Session;
+
+/** docs/architecture.md, "Roles": what a host answers, never reaching the authority's rooms. */
+final class HostCommands {
+    private static final Set<String> JOB_KEYS = Set.of("job", "task");
+
+    private HostCommands() {
+    }
+
+    static Commands.Table table(CommonCommands common, HostState s, JobLifecycle lifecycle, GlobalPart global) {
+        Map<Code, Commands.Handler> h = common.table(state -> {
+            throw new Session.CommandException("QUERY of the cluster is the authority's (role = authority); "
+                    + s.host() + " is an execution host");
+        }, global);
+        h.put(Code.JOB_START, (c, session) -> {
+            JobStartArgs a = JobStartArgs.read(c, JobStartArgs.HOST_KEYS, JobId::of, s);
+            // This host must pass the admin limit and the job's filter before anything is granted.
+            FilterCheck.admit(s.config.filter(), a.filter(), s.node());
+            if (!a.alternatives().isEmpty()) {
+                return StartAlternatives.start(lifecycle, s, c.tid(), a.id(), a.user(), a.slots(), a.alternatives());
+            }
+            if (a.onlyFilter()) { // only a filter: checked, nothing to grant (the starter enters it bare)
+                return List.of(JobLifecycle.answer(c.tid(), Job.bare(a.id().toString(), a.user())));
+            }
+            return lifecycle.start(c.tid(), a.id(), a.user(), a.request(), a.slots());
+        });
+        h.put(Code.JOB_END, (c, session) -> {
+            lifecycle.end(JobId.of(Args.of(Code.JOB_END.name(), c, JOB_KEYS)).toString(), "epilog");
+            return List.of();
+        });
+        h.put(Code.PLACE, (c, session) -> {
+            throw new Session.CommandException("PLACE is the authority's (role = authority), which sees every "
+                    + "registered host; " + s.host() + " is an execution host");
+        });
+        return new Commands.Table(h, common::closed);
+    }
+}
