@@ -1,5 +1,6 @@
 // Keeps the dependency rule of STYLE.md over every module: bridge -> plugin, bridge -> cgroup, cgroup -> plugin
-// at most; the allocation core and the device policy never reach into the daemon, the wire, the journal or the CLI.
+// at most; the allocation core and the device policy never reach into the daemon, the wire, the journal or the CLI;
+// and inside the daemon the seam between its roles (docs/architecture.md, "Roles").
 package rsmap;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -10,6 +11,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -145,5 +149,71 @@ class ArchitectureTest {
                     .map(v -> v.line() + ":" + v.name()).collect(Collectors.toList());
             assertThat(found).as(String.valueOf(row[1])).isEqualTo(row[2]);
         }
+    }
+
+    /** The daemon's rooms that only an execution host has (its global part, its handler table). */
+    static final Set<String> HOST_ROOMS = Set.of("AuthorityLink", "HostCommands");
+    /** The daemon's rooms that only an authority has. */
+    static final Set<String> AUTHORITY_ROOMS = Set.of("Authority", "AuthorityCommands", "ClusterView", "Placing");
+    /** The composition root: it alone chooses a role's rooms, so it names both. */
+    static final String COMPOSITION_ROOT = "Daemon";
+
+    /** The rooms (classes of rsmap.daemon) that {@code source}'s code names, of those in {@code rooms}. */
+    static Set<String> named(String source, Set<String> rooms) {
+        String code = codeOnly(source);
+        Set<String> out = new TreeSet<>();
+        for (String room : rooms) {
+            if (Pattern.compile("(?<![\\w$.])" + room + "(?![\\w$])").matcher(code).find()) {
+                out.add(room);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Host-only rooms never reach authority-only rooms, nor the reverse; the rooms both roles share reach
+     * neither (they ask the GlobalPart, never whether there is an authority). Only Daemon names both.
+     */
+    @Test
+    void daemonRoles_hostRoomsAndAuthorityRooms_neverReachEachOther() throws IOException {
+        Path dir = ROOT.resolve("bridge/src/main/java/rsmap/daemon");
+        Map<String, Set<String>> reached = new TreeMap<>();
+        try (Stream<Path> s = Files.list(dir)) {
+            for (Path f : s.filter(p -> p.toString().endsWith(".java")).sorted().collect(Collectors.toList())) {
+                String room = f.getFileName().toString().replaceFirst("\\.java$", "");
+                if (room.equals(COMPOSITION_ROOT)) {
+                    continue;
+                }
+                String source = Files.readString(f);
+                Set<String> forbidden = HOST_ROOMS.contains(room) ? AUTHORITY_ROOMS
+                        : AUTHORITY_ROOMS.contains(room) ? HOST_ROOMS : union(HOST_ROOMS, AUTHORITY_ROOMS);
+                Set<String> own = new TreeSet<>(named(source, forbidden));
+                own.remove(room);
+                if (AUTHORITY_ROOMS.contains(room)) {
+                    own.removeAll(AUTHORITY_ROOMS); // an authority room may use the authority's other rooms
+                }
+                if (!own.isEmpty()) {
+                    reached.put(room, own);
+                }
+            }
+        }
+        assertThat(HOST_ROOMS.stream().map(r -> dir.resolve(r + ".java"))).allMatch(Files::exists);
+        assertThat(AUTHORITY_ROOMS.stream().map(r -> dir.resolve(r + ".java"))).allMatch(Files::exists);
+        assertThat(reached).as("rooms of one role (or shared) naming rooms of another role").isEmpty();
+    }
+
+    @Test
+    void named_table_findsCodeUsesOnly() {
+        Set<String> rooms = Set.of("Authority", "AuthorityLink");
+        assertThat(named("class A { Authority a; }", rooms)).containsExactly("Authority");
+        assertThat(named("class A { AuthorityLink l; Authority a; }", rooms)).containsExactly("Authority", "AuthorityLink");
+        assertThat(named("class A { /** {@link Authority} */ String s = \"AuthorityLink\"; }", rooms)).isEmpty();
+        assertThat(named("class A { AuthorityCommands c; x.Authority y; }", rooms)).isEmpty();
+    }
+
+    private static Set<String> union(Set<String> a, Set<String> b) {
+        Set<String> u = new TreeSet<>(a);
+        u.addAll(b);
+        return u;
     }
 }
