@@ -1,18 +1,21 @@
-// A host's connection to its authority of the global maps (issue 14): global grants asked and given back,
-// the host registered and reconciled after every connect, its events forwarded; reconnects with backoff.
+// A host's connection to its authority of the global maps, as a state machine (DOWN, UP, CLOSED): global
+// grants asked and given back, the host registered and reconciled after every connect, its events forwarded.
 package rsmap.daemon;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Deque;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 import rsmap.alloc.Grant;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
@@ -20,20 +23,32 @@ import rsmap.wire.Frame;
 import rsmap.wire.Session;
 
 /**
+ * The states and their transitions, each a method, all under the link's lock:
+ * <pre>
+ *   DOWN --connected()--> UP --lost()--> DOWN      (a connect that fails: lost() again, DOWN stays DOWN)
+ *   DOWN, UP --close()--> CLOSED
+ * </pre>
+ * DOWN waits until {@link #nextTry}: the backoff (250 ms doubling to 30 s) between failed connects, but
+ * the first try after an UP link is lost is at once (an authority restart is noticed by the lost
+ * connection), and while a job's global part waits to be given back the wait is at most {@link
+ * #GIVE_BACK_RETRY_MS}: the seat a job's epilog freed reaches the authority within that and one connect
+ * after the authority is back (docs/cluster.md). A JOB_END that cannot be told now is given back by the
+ * RECONCILE of the next connect.
+ * <p>
  * Lock order: the daemon's lock, then this link's (a JOB_START holds the first while it asks the
  * authority). The link's own thread never holds both: it takes a snapshot of the host under the daemon's
- * lock, then connects under the link's. Every call to the authority is bounded by the connector's timeout. While the authority cannot be reached, a
- * job that needs a global map cannot start here (its JOB_START is refused naming the authority, the
- * prolog reschedules it) and a job that needs none starts as before; JOB_END frees here and tells the
- * authority when it can - the reconciliation after the next connect frees what it missed.
+ * lock, then connects under the link's. Every call to the authority is bounded by the connector's timeout.
  */
 final class AuthorityLink implements GlobalPart {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final long MAX_BACKOFF_MS = 30_000;
-    /** Events queued while the authority is away are dropped past this: the next registration says all. */
-    private static final int MAX_QUEUED = 10_000;
-    /** Events were dropped (guarded by {@link #events}): the next send is a new registration. */
-    private boolean overflowed;
+    static final long MIN_BACKOFF_MS = 250;
+    static final long MAX_BACKOFF_MS = 30_000;
+    /** The longest wait between connects while a job's global part waits to be given back. */
+    static final long GIVE_BACK_RETRY_MS = 500;
+    /** How often a link with nothing else to say tells the authority it is there. */
+    static final long KEEPALIVE_MS = 30_000;
+
+    enum State { DOWN, UP, CLOSED }
 
     /** One connection to the authority, INIT done (and authenticated). */
     interface Channel extends AutoCloseable {
@@ -61,42 +76,36 @@ final class AuthorityLink implements GlobalPart {
     private final Object daemonLock;
     private final LogBook log;
     private final Access access;
+    /** Applies what a handshake said of pending starts; called with the daemon's lock held. */
+    private final Consumer<Map<String, Optional<Grant>>> afterConnect;
+    private final Thread thread;
+
+    // --- the state, guarded by this link's lock ---
+    private State state = State.DOWN;
+    /** Open exactly when UP. */
     private Channel channel;
-    private long backoffMs = 250;
+    private long backoffMs = MIN_BACKOFF_MS;
+    /** When DOWN: the time of the next connect. */
     private long nextTry;
     private String lastError = "not connected yet";
-    private final Deque<String> events = new ArrayDeque<>();
-    /** What the authority said of pending jobs at a handshake, for {@link #afterConnect} under the daemon's lock. */
-    private final java.util.concurrent.ConcurrentLinkedQueue<java.util.Map<String, java.util.Optional<Grant>>> resolved =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
-    /** Applies {@link #resolved}; called with the daemon's lock held (JobLifecycle.resolvePending). */
-    private final java.util.function.Consumer<java.util.Map<String, java.util.Optional<Grant>>> afterConnect;
-
-    /** Applies what handshakes said of pending jobs; the caller holds the daemon's lock. */
-    void applyResolved() {
-        for (java.util.Map<String, java.util.Optional<Grant>> said = resolved.poll(); said != null; said = resolved.poll()) {
-            afterConnect.accept(said);
-        }
-    }
-
-    /** How often a link with nothing else to say tells the authority it is there. */
-    static final long KEEPALIVE_MS = 30_000;
-    /** How long the link gathers events before it sends them in one HOST_EVENT. */
-    static final long BATCH_MS = 50;
+    /** Jobs whose global part could not be given back yet: the next connect's RECONCILE does. */
+    private final Set<String> givenBackLater = new LinkedHashSet<>();
     /** Jobs whose global grant the authority said it does not know: refused new global instances. */
-    private final Set<String> unconfirmed = new LinkedHashSet<>();
-    private final Thread thread;
-    private volatile boolean closed;
+    private Set<String> unconfirmed = Set.of();
+
+    private final HostEvents events = new HostEvents();
+    /** What handshakes said of pending starts, until applied under the daemon's lock. */
+    private final ConcurrentLinkedQueue<Map<String, Optional<Grant>>> resolved = new ConcurrentLinkedQueue<>();
 
     AuthorityLink(String where, Connector connector, HostState s, Object daemonLock, LogBook log, Access access,
-                  java.util.function.Consumer<java.util.Map<String, java.util.Optional<Grant>>> afterConnect) {
+                  Consumer<Map<String, Optional<Grant>>> afterConnect) {
         this.where = where;
-        this.afterConnect = afterConnect;
         this.connector = connector;
         this.s = s;
         this.daemonLock = daemonLock;
         this.log = log;
         this.access = access;
+        this.afterConnect = afterConnect;
         this.thread = new Thread(this::run, "rsmapd-authority");
         thread.setDaemon(true);
     }
@@ -106,12 +115,76 @@ final class AuthorityLink implements GlobalPart {
         thread.start();
     }
 
+    // --- transitions ---
+
+    /** DOWN -> UP: a channel opened and the handshake done. */
+    private void connected(Channel c, AuthorityHandshake.Answer answer) {
+        channel = c;
+        state = State.UP;
+        backoffMs = MIN_BACKOFF_MS;
+        unconfirmed = answer.unconfirmed();
+        if (!answer.said().isEmpty()) {
+            resolved.add(answer.said());
+        }
+        if (!givenBackLater.isEmpty()) {
+            log.note(Log.Level.INFO, "the authority " + where + " was told by the reconciliation that jobs "
+                    + givenBackLater + " gave their global instances back");
+            givenBackLater.clear(); // RECONCILE lists the host's jobs: the authority freed what they held
+        }
+        log.note(Log.Level.INFO, "connected to the authority " + where);
+    }
+
+    /**
+     * UP -> DOWN (the connection broke: the authority stopped, restarted or became unreachable; the next
+     * connect is at once) or DOWN -> DOWN (a connect failed: the next after the backoff, or sooner while
+     * a global part waits to be given back).
+     */
+    private void lost(Exception e) {
+        lastError = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        long now = System.currentTimeMillis();
+        if (state == State.UP) {
+            channel.close();
+            channel = null;
+            state = State.DOWN;
+            log.note(Log.Level.WARNING, "lost the authority " + where + ": " + lastError);
+            nextTry = now;
+            backoffMs = MIN_BACKOFF_MS;
+            return;
+        }
+        nextTry = now + (givenBackLater.isEmpty() ? backoffMs : Math.min(backoffMs, GIVE_BACK_RETRY_MS));
+        backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
+    }
+
+    /** Any state -> CLOSED: the daemon stops. */
+    @Override
+    public void close() {
+        synchronized (this) {
+            state = State.CLOSED;
+            if (channel != null) {
+                channel.close();
+                channel = null;
+            }
+        }
+        thread.interrupt();
+    }
+
+    /** A job's global part waits to be given back: DOWN tries again within {@link #GIVE_BACK_RETRY_MS}. */
+    private void giveBackLater(JobId id) {
+        givenBackLater.add(id.toString());
+        nextTry = Math.min(nextTry, System.currentTimeMillis() + GIVE_BACK_RETRY_MS);
+    }
+
+    synchronized State state() {
+        return state;
+    }
+
+    // --- what the host's rooms ask (GlobalPart) ---
+
     /**
      * The global part {@code request} of job {@code id}: its grant of the global maps (host {@value
      * rsmap.alloc.Cluster#GLOBAL}), running {@code meanwhile} between sending it and reading the
      * authority's answer: the host's forced write overlaps the authority's, so a start with a global part
-     * costs about one forced write more than the authority's round trip, not two. Called under the
-     * daemon's lock.
+     * costs about one forced write more than the authority's round trip, not two. Under the daemon's lock.
      */
     @Override
     public Grant start(JobId id, String user, int slots, String request, Meanwhile meanwhile)
@@ -127,13 +200,16 @@ final class AuthorityLink implements GlobalPart {
         }
     }
 
-    /** Gives job {@code id}'s global instances back; logged when the authority cannot be told now. */
+    /** Gives job {@code id}'s global instances back; when the authority cannot be told now, at the next connect. */
     @Override
     public void end(JobId id) {
         ObjectNode arg = JSON.createObjectNode().put("host", s.host());
         try {
-            call(Code.JOB_END, id.fields(arg).toString());
+            call(Code.JOB_END, id.fields(arg).toString(), () -> { });
         } catch (Session.CommandException e) {
+            synchronized (this) {
+                giveBackLater(id);
+            }
             log.note(Log.Level.WARNING, "job " + id + ": its global instances are given back at the next reconciliation"
                     + " with the authority: " + e.getMessage());
         }
@@ -141,31 +217,39 @@ final class AuthorityLink implements GlobalPart {
 
     /** One of this host's events, for the authority's view of the cluster; sent by the link's thread. */
     @Override
-    public void event(String kind, java.util.function.Supplier<String> diffJson) {
-        synchronized (events) {
-            if (kind.equals("config")) {
-                overflowed = true; // new maps: the authority learns their complex_values by a registration
-            } else if (events.size() < MAX_QUEUED) {
-                events.add(diffJson.get());
-            } else {
-                overflowed = true; // the view at the authority would miss events: register anew instead
-            }
-            events.notifyAll();
+    public void event(String kind, Supplier<String> diffJson) {
+        events.add(kind, diffJson);
+    }
+
+    /**
+     * For QUERY and {@code rsmap status}: where the authority is, whether connected (else the last error),
+     * and the jobs whose global grant it did not confirm - what an admin decides about (JOB_END frees them).
+     */
+    @Override
+    public synchronized Optional<ObjectNode> view() {
+        ObjectNode v = JSON.createObjectNode().put("address", where).put("connected", state == State.UP);
+        if (state != State.UP) {
+            v.put("error", lastError);
+        }
+        ArrayNode u = v.putArray("unconfirmed");
+        unconfirmed.forEach(u::add);
+        return Optional.of(v);
+    }
+
+    /** Applies what handshakes said of pending jobs; the caller holds the daemon's lock. */
+    private void applyResolved() {
+        for (Map<String, Optional<Grant>> said = resolved.poll(); said != null; said = resolved.poll()) {
+            afterConnect.accept(said);
         }
     }
 
-    /** A command to the authority; connects first when it is down and its backoff allows. */
-    private List<Frame> call(Code code, String json) throws Session.CommandException {
-        return call(code, json, () -> { });
-    }
-
-    /** The same, running {@code meanwhile} while the authority works on it. */
+    /** A command to the authority, running {@code meanwhile} while it works on it; connects first when due. */
     private synchronized List<Frame> call(Code code, String json, Meanwhile meanwhile) throws Session.CommandException {
-        if (channel == null) {
-            if (System.currentTimeMillis() < nextTry) {
+        if (state != State.UP) {
+            if (state == State.CLOSED || System.currentTimeMillis() < nextTry) {
                 throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
             }
-            connect(hello()); // the caller holds the daemon's lock: the snapshot is current
+            connect(snapshot()); // the caller holds the daemon's lock: the snapshot is current
             applyResolved();
         }
         try {
@@ -175,209 +259,126 @@ final class AuthorityLink implements GlobalPart {
         } catch (Client.Refusal e) {
             throw new Session.CommandException("authority " + where + ": " + e.getMessage());
         } catch (IOException | RuntimeException e) {
-            down(e);
+            lost(e);
             throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
         }
     }
 
-    /**
-     * Connects, then registers and reconciles with {@code hello} (a snapshot of this host taken under the
-     * daemon's lock: {@link #hello()}). Holds the link's lock.
-     */
-    private void connect(Hello hello) throws Session.CommandException {
+    /** Connects and runs the handshake with {@code hello}: UP, or still DOWN. Holds the link's lock. */
+    private void connect(AuthorityHandshake.Hello hello) throws Session.CommandException {
+        Channel c = null;
         try {
-            channel = connector.open();
-            handshake(hello);
-            backoffMs = 250;
-            log.note(Log.Level.INFO, "connected to the authority " + where);
+            c = connector.open();
+            connected(c, AuthorityHandshake.run(c, hello, where, log));
         } catch (IOException | Client.Refusal | RuntimeException e) {
-            down(e);
+            if (c != null) {
+                c.close();
+            }
+            lost(e);
             throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
         }
     }
 
-    /** What a host tells its authority after every connect: its state, and its jobs' global grants. */
-    private record Hello(String register, String reconcile, java.util.Map<String, String> remote) {
-    }
-
     /**
-     * The snapshot for the next handshake; called under the daemon's lock. Events before it are dropped
-     * (the registration says all of them), events after it go out after the handshake.
+     * The host as the next handshake tells it; called under the daemon's lock. Events before it are
+     * dropped (the registration says all of them), events after it go out after the handshake.
      */
-    private Hello hello() {
-        synchronized (events) {
-            events.clear();
-        }
-        Session.Peer root = new Session.Peer("root", "root", 0, 0, 0);
-        ObjectNode state = Views.state(s, access, root, EventHub.Filters.NONE, null);
-        // The authority's PLACE rebuilds this host's maps from them (issue 15).
-        state.put("complex_values", String.valueOf(s.cluster.hosts().get(s.host())));
-        ObjectNode jobs = JSON.createObjectNode();
-        java.util.Map<String, String> remote = new java.util.HashMap<>();
-        for (String id : s.remotePending) {
-            jobs.put(id, "pending"); // the authority says what it holds for it
-        }
-        for (Job j : s.jobs()) {
-            if (!j.remote().isEmpty()) {
-                jobs.set(j.id(), Views.grant(j.remote()));
-                remote.put(j.id(), j.remote().byHost().toString());
-            }
-        }
-        return new Hello(JSON.createObjectNode().put("host", s.host()).<ObjectNode>set("state", state).toString(),
-                JSON.createObjectNode().put("host", s.host()).<ObjectNode>set("jobs", jobs).toString(), remote);
+    private AuthorityHandshake.Hello snapshot() {
+        events.clear();
+        return AuthorityHandshake.hello(s, access);
     }
 
-    private void handshake(Hello hello) throws IOException, Client.Refusal {
-        channel.call(Code.REGISTER, hello.register());
-        List<Frame> r = channel.call(Code.RECONCILE, hello.reconcile());
-        JsonNode answer = JSON.readTree(r.get(0).text(0));
-        unconfirmed.clear();
-        for (String key : new String[] {"unknown", "differs"}) {
-            for (JsonNode id : answer.path(key)) {
-                unconfirmed.add(id.asText());
-                log.note(Log.Level.ERROR, "job " + id.asText() + " holds global instances "
-                        + hello.remote().getOrDefault(id.asText(), "?") + " that the authority " + where
-                        + (key.equals("unknown") ? " does not know" : " holds otherwise")
-                        + ": it gets no new global instance until an admin decides (JOB_END frees it)");
-            }
-        }
-        java.util.Map<String, java.util.Optional<Grant>> said = new java.util.LinkedHashMap<>();
-        for (java.util.Iterator<java.util.Map.Entry<String, JsonNode>> it = answer.path("held").fields(); it.hasNext();) {
-            java.util.Map.Entry<String, JsonNode> e = it.next();
-            said.put(e.getKey(), java.util.Optional.of(JournalRecord.grant(e.getValue())));
-        }
-        for (JsonNode id : answer.path("not_held")) {
-            said.put(id.asText(), java.util.Optional.empty());
-        }
-        if (!said.isEmpty()) {
-            resolved.add(said);
-        }
-        if (answer.path("freed").size() > 0) {
-            log.note(Log.Level.INFO, "the authority freed the global instances of jobs that ended here: "
-                    + answer.path("freed"));
-        }
-    }
+    // --- the link's thread ---
 
     /**
-     * For QUERY and {@code rsmap status}: where the authority is, whether connected (else the last error),
-     * and the jobs whose global grant it did not confirm - what an admin decides about (JOB_END frees them).
-     */
-    @Override
-    public synchronized java.util.Optional<ObjectNode> view() {
-        ObjectNode v = JSON.createObjectNode().put("address", where).put("connected", channel != null);
-        if (channel == null) {
-            v.put("error", lastError);
-        }
-        com.fasterxml.jackson.databind.node.ArrayNode u = v.putArray("unconfirmed");
-        unconfirmed.forEach(u::add);
-        return java.util.Optional.of(v);
-    }
-
-    private void down(Exception e) {
-        lastError = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        if (channel != null) {
-            channel.close();
-            channel = null;
-            log.note(Log.Level.WARNING, "lost the authority " + where + ": " + lastError);
-        }
-        nextTry = System.currentTimeMillis() + backoffMs;
-        backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
-    }
-
-    /**
-     * Reconnects with backoff, forwards events, and keeps the connection alive (a keepalive every {@link
-     * #KEEPALIVE_MS} without other traffic, below the authority's idle timeout, which also finds an
-     * authority gone without a FIN). The snapshot is taken under the daemon's lock, the network is used
-     * under the link's alone: a command of this host waits at most for one call's timeout.
+     * DOWN: connects when due. UP: forwards events in batches, and keeps the connection alive (a keepalive
+     * every {@link #KEEPALIVE_MS} without other traffic, below the authority's idle timeout, which also
+     * finds an authority gone without a FIN). The snapshot is taken under the daemon's lock, the network
+     * is used under the link's alone: a command of this host waits at most for one call's timeout.
      */
     private void run() {
         long lastSent = System.currentTimeMillis();
-        while (!closed) {
-            boolean up;
-            long due;
-            synchronized (this) {
-                up = channel != null;
-                due = nextTry;
+        while (true) {
+            State now = state();
+            if (now == State.CLOSED) {
+                return;
             }
-            if (!up) {
-                if (System.currentTimeMillis() >= due) {
-                    Hello hello;
-                    synchronized (daemonLock) {
-                        hello = hello();
-                    }
-                    synchronized (this) {
-                        if (channel == null) {
-                            try {
-                                connect(hello);
-                                lastSent = System.currentTimeMillis();
-                            } catch (Session.CommandException e) {
-                                // logged by down(); tried again after the backoff
-                            }
-                        }
-                    }
-                    synchronized (daemonLock) {
-                        applyResolved();
-                    }
+            if (now == State.DOWN) {
+                if (reconnectWhenDue()) {
+                    lastSent = System.currentTimeMillis();
                 }
                 sleep(100);
                 continue;
             }
-            List<String> batch = new ArrayList<>();
-            boolean any;
-            synchronized (events) {
-                if (events.isEmpty()) {
-                    try {
-                        events.wait(1000);
-                    } catch (InterruptedException e) {
-                        return;
+            Optional<Long> sent = forward(System.currentTimeMillis() - lastSent >= KEEPALIVE_MS);
+            if (sent.isPresent()) {
+                lastSent = sent.get();
+            }
+        }
+    }
+
+    /** DOWN and due: one connect; true when it came UP. */
+    private boolean reconnectWhenDue() {
+        synchronized (this) {
+            if (state != State.DOWN || System.currentTimeMillis() < nextTry) {
+                return false;
+            }
+        }
+        AuthorityHandshake.Hello hello;
+        synchronized (daemonLock) {
+            hello = snapshot();
+        }
+        boolean up = false;
+        synchronized (this) {
+            if (state == State.DOWN) {
+                try {
+                    connect(hello);
+                    up = true;
+                } catch (Session.CommandException e) {
+                    // logged as lost(); tried again when due
+                }
+            }
+        }
+        synchronized (daemonLock) {
+            applyResolved();
+        }
+        return up;
+    }
+
+    /**
+     * UP: waits up to a second for events, gathers a burst ({@link HostEvents#take}), and sends them in one
+     * HOST_EVENT (nothing, or the keepalive when {@code keepalive}); a new registration instead when events
+     * were dropped. The time it sent, if it did.
+     */
+    private Optional<Long> forward(boolean keepalive) {
+        HostEvents.Batch batch = events.take(1000);
+        String register = null;
+        if (batch.reRegister()) {
+            synchronized (daemonLock) {
+                register = snapshot().register();
+            }
+        } else if (batch.isEmpty() && !keepalive) {
+            return Optional.empty();
+        }
+        synchronized (this) {
+            if (state != State.UP) {
+                return Optional.empty();
+            }
+            try {
+                if (register != null) {
+                    channel.call(Code.REGISTER, register);
+                } else {
+                    ObjectNode arg = JSON.createObjectNode().put("host", s.host());
+                    ArrayNode diffs = arg.putArray("diffs");
+                    for (String e : batch.diffs()) {
+                        diffs.add(JSON.readTree(e));
                     }
+                    channel.call(Code.HOST_EVENT, arg.toString());
                 }
-                any = !events.isEmpty();
-            }
-            if (any) {
-                sleep(BATCH_MS); // gather what follows: one round trip for a burst, out of the way of grants
-            }
-            boolean reRegister;
-            synchronized (events) {
-                batch.addAll(events);
-                events.clear();
-                reRegister = overflowed;
-                overflowed = false;
-            }
-            if (reRegister) {
-                Hello hello;
-                synchronized (daemonLock) {
-                    hello = hello();
-                }
-                synchronized (this) {
-                    if (channel != null) {
-                        try {
-                            channel.call(Code.REGISTER, hello.register());
-                            lastSent = System.currentTimeMillis();
-                        } catch (IOException | Client.Refusal | RuntimeException e) {
-                            down(e);
-                        }
-                    }
-                }
-                continue;
-            }
-            if (batch.isEmpty() && System.currentTimeMillis() - lastSent < KEEPALIVE_MS) {
-                continue;
-            }
-            synchronized (this) {
-                if (channel != null) {
-                    try {
-                        ObjectNode arg = JSON.createObjectNode().put("host", s.host());
-                        com.fasterxml.jackson.databind.node.ArrayNode diffs = arg.putArray("diffs");
-                        for (String e : batch) {
-                            diffs.add(JSON.readTree(e));
-                        }
-                        channel.call(Code.HOST_EVENT, arg.toString());
-                        lastSent = System.currentTimeMillis();
-                    } catch (IOException | Client.Refusal | RuntimeException e) {
-                        down(e);
-                    }
-                }
+                return Optional.of(System.currentTimeMillis());
+            } catch (IOException | Client.Refusal | RuntimeException e) {
+                lost(e);
+                return Optional.empty();
             }
         }
     }
@@ -387,18 +388,6 @@ final class AuthorityLink implements GlobalPart {
             TimeUnit.MILLISECONDS.sleep(ms);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    @Override
-    public void close() {
-        closed = true;
-        thread.interrupt();
-        synchronized (this) {
-            if (channel != null) {
-                channel.close();
-                channel = null;
-            }
         }
     }
 }

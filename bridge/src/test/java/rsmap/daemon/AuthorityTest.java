@@ -211,6 +211,32 @@ class AuthorityTest {
         assertThat(start(hosts.get(1), "9", "lic=1").get(0).text(1)).isEqualTo("SGE_HGR_lic=la");
     }
 
+    /**
+     * docs/cluster.md, "a job ends while the authority is away": the seat a host's epilog gave back while
+     * its link was in a long reconnect backoff reaches the restarted authority within the stated bound
+     * (AuthorityLink.GIVE_BACK_RETRY_MS and one connect), so that another host's job that needs it starts
+     * then, not after the backoff (it was rescheduled, exit 99, meanwhile).
+     */
+    @Test
+    void aSeatGivenBackDuringTheLinksBackoff_isFreeAtTheAuthoritySoonAfterItIsBack() throws Exception {
+        start(hosts.get(0), "7", "gpu=1,lic=1");
+        authority.close();
+        // node01 notices (the HOST_EVENT of a local job fails) and backs off: 250 ms doubling, each connect refused.
+        start(hosts.get(0), "probe", "gpu=1");
+        call(hosts.get(0), Code.JOB_END, "{\"job\":\"probe\"}");
+        Thread.sleep(4500); // its backoff is now several seconds long
+        call(hosts.get(0), Code.JOB_END, "{\"job\":\"7\"}"); // the epilog: the authority cannot be told now
+        authority = TestDaemon.start(authorityConfig, TOKENS);
+        long back = System.nanoTime();
+        List<Frame> b = start(hosts.get(1), "8", "lic=1");
+        while (b.get(0).code() == Code.ERROR.value() && System.nanoTime() - back < 2_500_000_000L) {
+            Thread.sleep(100); // node02's prolog would exit 99 (rescheduled) each time
+            b = start(hosts.get(1), "8", "lic=1");
+        }
+        assertThat(b.get(0).code()).as("within 2.5 s of the authority's restart: " + b).isEqualTo(Code.STATE.value());
+        assertThat(b.get(0).text(1)).isEqualTo("SGE_HGR_lic=la");
+    }
+
     @Test
     void place_evaluatesAFilter_andChoosesHostsAndAnAlternative_fromWhatTheHostsTold() throws Exception {
         start(hosts.get(0), "7", "gpu=1,lic=1");
