@@ -115,10 +115,11 @@ public final class Daemon implements AutoCloseable {
         Journal opened = null;
         try {
             opened = Journal.open(config.stateDir().resolve("journal"));
-            Reallocation reallocation = new Reallocation(state, opened, isolation, events, log, access);
-            Generations generations = new Generations(state, opened, events, log, configFile, reallocation);
+            Records records = new Records(opened, log);
+            Reallocation reallocation = new Reallocation(state, records, isolation, events, log, access);
+            Generations generations = new Generations(state, records, events, log, configFile, reallocation);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log);
-            this.lifecycle = new JobLifecycle(state, opened, isolation, events, log, access, reallocation, global);
+            this.lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation);
             Commands.Table handlers = authorityRole
                     ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log))

@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Optional;
 import rsmap.ParseException;
 import rsmap.alloc.Cluster;
-import rsmap.journal.Journal;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -27,7 +26,7 @@ final class Generations {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final HostState s;
-    private final Journal journal;
+    private final Records journal;
     private final EventHub events;
     private final LogBook log;
     /** Waiting reallocs go over to a new core. */
@@ -35,7 +34,7 @@ final class Generations {
     /** Where the configuration came from; null: RELOAD is refused. */
     private final Path configFile;
 
-    Generations(HostState s, Journal journal, EventHub events, LogBook log, Path configFile, Reallocation reallocation) {
+    Generations(HostState s, Records journal, EventHub events, LogBook log, Path configFile, Reallocation reallocation) {
         this.s = s;
         this.reallocation = reallocation;
         this.journal = journal;
@@ -62,7 +61,8 @@ final class Generations {
             throw new Session.CommandException("the new configuration would take away what " + lost.get());
         }
         long nextGeneration = s.generation + 1;
-        new JournalRecord.Configured(nextGeneration, host, global, s.reallocs.lastAllocId()).appendTo(journal);
+        journal.write(new JournalRecord.Configured(nextGeneration, host, global, s.reallocs.lastAllocId()));
+        journal.force(); // recovery and RELOAD go on from the new generation only once it is on disk
         rsmap.realloc.Reallocs before = s.reallocs;
         s.install(next, nextReallocs);
         reallocation.carry(before, nextReallocs);

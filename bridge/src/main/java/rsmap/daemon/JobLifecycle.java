@@ -18,7 +18,6 @@ import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.Isolation;
 import rsmap.device.JobCgroups;
-import rsmap.journal.Journal;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.PeerCredentials;
@@ -27,7 +26,7 @@ import rsmap.wire.Session;
 /** Called under the daemon's lock, with arguments already checked ({@link Commands}). */
 final class JobLifecycle {
     private final HostState s;
-    private final Journal journal;
+    private final Records journal;
     private final Isolation isolation;
     private final EventHub events;
     private final LogBook log;
@@ -36,7 +35,7 @@ final class JobLifecycle {
     /** The host's global part: none, or the link to its authority (docs/cluster.md). */
     private final GlobalPart global;
 
-    JobLifecycle(HostState s, Journal journal, Isolation isolation, EventHub events, LogBook log, Access access,
+    JobLifecycle(HostState s, Records journal, Isolation isolation, EventHub events, LogBook log, Access access,
                  Reallocation reallocation, GlobalPart global) {
         this.s = s;
         this.journal = journal;
@@ -90,12 +89,7 @@ final class JobLifecycle {
         Decision d = grantNow(spec, id);
         Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                 d.grant().environment(s.host()), Map.of());
-        try {
-            journal.write(JournalRecord.Started.of(job).line()); // forced before the answer (Commands.handle)
-        } catch (IOException e) {
-            s.cluster.finish(id, s.cluster.now()); // not on disk: not granted
-            throw new Session.CommandException("journal: " + e.getMessage());
-        }
+        written(JournalRecord.Started.of(job)); // forced before the answer (Commands.handle)
         return granted(tid, job);
     }
 
@@ -124,9 +118,8 @@ final class JobLifecycle {
      */
     boolean adopt(Job job) {
         try {
-            journal.write(JournalRecord.Started.of(job).line());
-        } catch (IOException e) {
-            s.cluster.finish(job.id(), s.cluster.now());
+            written(JournalRecord.Started.of(job));
+        } catch (Session.CommandException e) {
             return false;
         }
         s.hold(job);
@@ -149,47 +142,42 @@ final class JobLifecycle {
         Decision d = grantNow(spec, id);
         Job local = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                 d.grant().environment(s.host()), Map.of());
-        try {
-            journal.write(JournalRecord.Started.pending(local).line());
-        } catch (IOException e) {
-            s.cluster.finish(id, s.cluster.now()); // not on disk: not granted
-            throw new Session.CommandException("journal: " + e.getMessage());
-        }
+        written(JournalRecord.Started.pending(local));
         Grant remote;
         try {
             remote = global.start(jobId, user, slots, globalRequest, this::forced);
         } catch (Session.CommandException e) {
             s.cluster.finish(id, s.cluster.now());
             try {
-                journal.write(new JournalRecord.Ended(id, "authority").line());
-            } catch (IOException x) {
-                log.note(Log.Level.WARNING, "job " + id + ": journal: " + x.getMessage() + " (its start is resolved "
+                journal.write(new JournalRecord.Ended(id, "authority"));
+            } catch (Session.CommandException x) {
+                log.note(Log.Level.WARNING, "job " + id + ": " + x.getMessage() + " (its start is resolved "
                         + "with the authority at the next connect)");
             }
             throw e;
         }
         Job job = local.withRemote(remote, s.host());
         try {
-            journal.writeLazily(new JournalRecord.Remote(id, remote).line());
-        } catch (IOException e) {
+            journal.writeLazily(new JournalRecord.Remote(id, remote));
+        } catch (Session.CommandException e) {
             s.remotePending.add(id); // learnt again from the authority at the next connect
-            log.note(Log.Level.WARNING, "job " + id + ": journal: " + e.getMessage());
+            log.note(Log.Level.WARNING, "job " + id + ": " + e.getMessage());
         }
         return granted(tid, job);
     }
 
-    /**
-     * Forces what was written to the journal (group commit: for all the commands waiting, and while the
-     * authority decides a global part). A journal that cannot be forced leaves the core ahead of the disk:
-     * rsmapd stops, and its restart goes on from the journal (no client saw the answer).
-     */
+    /** Forces what was written to the journal ({@link Records#force}: a failure stops rsmapd). */
     void forced() {
+        journal.force();
+    }
+
+    /** A start's record written; when it cannot be, the grant the core just made is undone (not granted). */
+    private void written(JournalRecord.Started r) throws Session.CommandException {
         try {
-            journal.sync();
-        } catch (IOException e) {
-            log.note(Log.Level.ERROR, "journal: " + e.getMessage() + ": rsmapd stops; its restart continues from the"
-                    + " journal, which may not hold the last changes (none of them was answered)");
-            Runtime.getRuntime().halt(75);
+            journal.write(r);
+        } catch (Session.CommandException e) {
+            s.cluster.finish(r.job(), s.cluster.now());
+            throw e;
         }
     }
 
@@ -207,7 +195,7 @@ final class JobLifecycle {
             try {
                 if (grant.isPresent()) {
                     Job now = job.withRemote(grant.get(), s.host());
-                    journal.write(new JournalRecord.Remote(id, grant.get()).line());
+                    journal.write(new JournalRecord.Remote(id, grant.get()));
                     forced();
                     s.remotePending.remove(id);
                     s.hold(now);
@@ -220,7 +208,7 @@ final class JobLifecycle {
                     log.note(Log.Level.WARNING, "job " + id + ": the authority holds no global part for it: its start"
                             + " never completed, its grant here is freed");
                 }
-            } catch (IOException | Session.CommandException e) {
+            } catch (Session.CommandException e) {
                 log.note(Log.Level.ERROR, "job " + id + ": cannot resolve its global part now: " + e.getMessage());
             }
         });
@@ -245,7 +233,7 @@ final class JobLifecycle {
             removePolicy(id);
             return;
         }
-        new JournalRecord.Ended(id, why).writeTo(journal); // forced before the answer, or by the caller
+        journal.write(new JournalRecord.Ended(id, why)); // forced before the answer, or by the caller
         // Its waiting reallocs are answered CANCEL; what it held, taken-away instances included, is free.
         rsmap.realloc.Outcome o = s.reallocs.finish(id, s.cluster.now());
         s.drop(id);
@@ -317,7 +305,7 @@ final class JobLifecycle {
                     + (policy.isOpen() ? "no device policy (no map lists devices)" : "a closed policy with no granted device"));
             return List.of(answer(tid, entered));
         }
-        new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)).appendTo(journal);
+        journal.write(new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)));
         s.hold(entered);
         return List.of(answer(tid, entered));
     }

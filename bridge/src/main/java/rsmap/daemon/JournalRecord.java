@@ -42,27 +42,6 @@ sealed interface JournalRecord {
     /** The record's line (without the journal's checksum and length). */
     String line();
 
-    /**
-     * Writes the record, on disk once the command's answer is due ({@link Commands} syncs the journal
-     * before it answers: group commit); a failure to write refuses the command that made it.
-     */
-    default void writeTo(rsmap.journal.Journal journal) throws rsmap.wire.Session.CommandException {
-        try {
-            journal.write(line());
-        } catch (IOException e) {
-            throw new rsmap.wire.Session.CommandException("journal: " + e.getMessage());
-        }
-    }
-
-    /** Appends the record, on disk when this returns; a failure refuses the command that made it. */
-    default void appendTo(rsmap.journal.Journal journal) throws rsmap.wire.Session.CommandException {
-        try {
-            journal.append(line());
-        } catch (IOException e) {
-            throw new rsmap.wire.Session.CommandException("journal: " + e.getMessage());
-        }
-    }
-
     /** A configuration generation took effect. */
     record Configured(long generation, String complexValues, String globalComplexValues, long allocId)
             implements JournalRecord {

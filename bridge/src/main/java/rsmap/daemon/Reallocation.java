@@ -18,7 +18,6 @@ import rsmap.device.DevicePolicyException;
 import rsmap.device.DeviceRule;
 import rsmap.device.Isolation;
 import rsmap.device.OpenDevices;
-import rsmap.journal.Journal;
 import rsmap.map.Instance;
 import rsmap.map.ResourceMap;
 import rsmap.realloc.Answer;
@@ -46,7 +45,7 @@ final class Reallocation {
     static final int ID_BLOCK = 1024;
 
     private final HostState s;
-    private final Journal journal;
+    private final Records journal;
     private final Isolation isolation;
     private final EventHub events;
     private final LogBook log;
@@ -60,7 +59,7 @@ final class Reallocation {
     private record Open(Session session, long tid) {
     }
 
-    Reallocation(HostState s, Journal journal, Isolation isolation, EventHub events, LogBook log, Access access) {
+    Reallocation(HostState s, Records journal, Isolation isolation, EventHub events, LogBook log, Access access) {
         this.s = s;
         this.journal = journal;
         this.isolation = isolation;
@@ -84,24 +83,25 @@ final class Reallocation {
         if (read.realloc().isEmpty()) {
             Answer a = s.reallocs.refuse(job, tag, read.refusal());
             log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " " + a.type() + ": " + a.error());
-            return List.of(alloc(tid, a));
+            return List.of(alloc(tid, idsOnDisk(a)));
         }
         if (!s.holds(job) && s.bare.containsKey(job)) {
             // The core knows only jobs holding something here: a job that asked for no map has no request
             // whose rules an addition could follow.
-            return List.of(alloc(tid, s.reallocs.refuse(job, tag, "job " + job + " holds nothing on " + s.host()
-                    + " (it asked for no resource map here): it cannot grow")));
+            Answer a = s.reallocs.refuse(job, tag, "job " + job + " holds nothing on " + s.host()
+                    + " (it asked for no resource map here): it cannot grow");
+            return List.of(alloc(tid, idsOnDisk(a)));
         }
         Realloc r = read.realloc().get();
         Key key = new Key(job, tag);
         if (open.containsKey(key)) {
             Answer a = s.reallocs.refuse(job, tag, "job " + job + " has a waiting realloc tagged " + tag);
-            return List.of(alloc(tid, a));
+            return List.of(alloc(tid, idsOnDisk(a)));
         }
         Outcome o = s.reallocs.realloc(r, s.cluster.now());
         List<Frame> out = new ArrayList<>();
         if (o.answer().isPresent()) {
-            out.add(alloc(tid, applied(o.answer().get())));
+            out.add(alloc(tid, idsOnDisk(applied(o.answer().get()))));
         } else {
             open.put(key, new Open(session, tid));
             session.keepOpen();
@@ -120,7 +120,7 @@ final class Reallocation {
         Answer a = o.answer().orElseThrow();
         answerOpen(a);
         log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " cancelled");
-        return List.of(alloc(tid, a));
+        return List.of(alloc(tid, idsOnDisk(a)));
     }
 
     /**
@@ -266,13 +266,25 @@ final class Reallocation {
         return a;
     }
 
+    /**
+     * {@code a}, once a restart is sure to go on above its alloc id: before a client sees an id past the
+     * block on disk, the next block is journaled (answers are not all journaled).
+     */
+    private Answer idsOnDisk(Answer a) {
+        if (a.allocId() > s.lastAllocId) {
+            journaled(new JournalRecord.AllocIds(a.allocId() + ID_BLOCK - 1));
+            s.lastAllocId = a.allocId() + ID_BLOCK - 1;
+        }
+        return a;
+    }
+
     /** Sends {@code a} to its open REALLOC command, then closes that command with OK. */
     private void answerOpen(Answer a) {
         Open o = open.remove(new Key(a.job(), a.tag()));
         if (o == null || o.session().closed()) {
             return;
         }
-        o.session().post(alloc(o.tid(), a), true);
+        o.session().post(alloc(o.tid(), idsOnDisk(a)), true);
         o.session().post(Session.ok(o.tid()), true);
     }
 
@@ -281,11 +293,6 @@ final class Reallocation {
      * client reads no JSON).
      */
     private Frame alloc(long tid, Answer a) {
-        if (a.allocId() > s.lastAllocId) {
-            // Before a client sees this id: a restart goes on above it (answers are not all journaled).
-            journaled(new JournalRecord.AllocIds(a.allocId() + ID_BLOCK - 1));
-            s.lastAllocId = a.allocId() + ID_BLOCK - 1;
-        }
         ObjectNode n = JSON.createObjectNode().put("job", a.job()).put("tag", a.tag()).put("alloc_id", a.allocId())
                 .put("type", a.type().code());
         List<String> hosts = new ArrayList<>(s.cluster.hosts().keySet());
@@ -317,18 +324,11 @@ final class Reallocation {
     }
 
     /**
-     * A change the core made is on disk before anything else happens. A journal that cannot be written
-     * now leaves the core ahead of the disk: rsmapd stops, and its restart goes on from the journal (the
-     * client never saw the answer), rather than answer what a restart would forget.
+     * A change the core made is on disk before anything else happens ({@link Records#writeNow}: it cannot
+     * be undone, so a journal that fails stops rsmapd; the client never saw the answer).
      */
     private void journaled(JournalRecord r) {
-        try {
-            journal.append(r.line());
-        } catch (IOException e) {
-            log.note(Log.Level.ERROR, "journal: " + e.getMessage() + ": rsmapd stops; its restart continues from the"
-                    + " journal, which does not hold this change");
-            Runtime.getRuntime().halt(75);
-        }
+        journal.writeNow(r);
     }
 
     /** Why {@code ids} are not all taken away from {@code job} (counting repeats); empty when they are. */
