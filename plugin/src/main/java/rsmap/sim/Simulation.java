@@ -1,7 +1,6 @@
 // rsmap simulate: drives the allocation core from a JSON Lines script and answers in JSON Lines.
 package rsmap.sim;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -9,11 +8,9 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.Writer;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.alloc.Cluster;
@@ -23,7 +20,6 @@ import rsmap.alloc.JobSpec;
 import rsmap.alloc.ReservationSpec;
 import rsmap.complex.ComplexTable;
 import rsmap.map.ComplexValues;
-import rsmap.realloc.ReallocRequest;
 import rsmap.realloc.Reallocs;
 import rsmap.request.RequestList;
 
@@ -34,22 +30,6 @@ import rsmap.request.RequestList;
  * line is answered {@code {"ok":false,"error":"line N: ..."}} and the run goes on.
  */
 public final class Simulation {
-    private static final Map<String, Set<String>> FIELDS = Map.ofEntries(
-            Map.entry("host", Set.of("op", "host", "complex_values", "slots", "attributes", "time")),
-            Map.entry("attribute-types", Set.of("op", "types")),
-            Map.entry("filter", Set.of("op", "filter", "admin")),
-            Map.entry("submit", plus(PlaceOps.OPTION_FIELDS, "op", "job", "master", "time", "runtime", "ar", "reserve",
-                    "alternatives")),
-            Map.entry("policy", Set.of("op", "alternatives", "ranking")),
-            Map.entry("finish", Set.of("op", "job", "time")),
-            Map.entry("reserve", Set.of("op", "ar", "request", "hosts", "start", "end", "time")),
-            Map.entry("env", Set.of("op", "job", "host", "time")),
-            Map.entry("explain", Set.of("op", "request", "host", "time")),
-            Map.entry("realloc", plus(ReallocRequest.FIELDS, "op", "job", "tag", "time")),
-            Map.entry("release", Set.of("op", "job", "ids", "R", "time")),
-            Map.entry("realloc_cancel", Set.of("op", "job", "tag")),
-            Map.entry("settings", Set.of("op", "realloc", "realloc_policy")));
-
     private final ObjectMapper json = new ObjectMapper()
             .setPropertyNamingStrategy(com.fasterxml.jackson.databind.PropertyNamingStrategies.SNAKE_CASE)
             .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
@@ -103,7 +83,7 @@ public final class Simulation {
             return List.of();
         }
         try {
-            JsonNode op = parse(line);
+            JsonNode op = Script.parse(json, line, limits);
             return answer(op);
         } catch (Malformed e) {
             ObjectNode o = json.createObjectNode();
@@ -111,34 +91,6 @@ public final class Simulation {
             o.put("error", "line " + number + ": " + e.getMessage());
             return List.of(lines.write(o));
         }
-    }
-
-    private JsonNode parse(String line) throws Malformed {
-        if (line.length() > limits.maxInputChars()) {
-            throw new Malformed("longer than " + limits.maxInputChars() + " characters");
-        }
-        JsonNode node;
-        try {
-            node = json.readTree(line);
-        } catch (JsonProcessingException e) {
-            throw new Malformed("not JSON: " + e.getOriginalMessage().replace('\n', ' '));
-        }
-        if (node == null || !node.isObject()) {
-            throw new Malformed("an operation is a JSON object");
-        }
-        String op = Fields.text(node, "op", true);
-        Set<String> allowed = FIELDS.get(op);
-        if (allowed == null) {
-            throw new Malformed("unknown op '" + op + "' (host, submit, finish, reserve, env, explain, realloc,"
-                    + " release, realloc_cancel, settings, attribute-types, filter, policy)");
-        }
-        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
-            String f = it.next();
-            if (!allowed.contains(f)) {
-                throw new Malformed("unknown field '" + f + "' for op " + op);
-            }
-        }
-        return node;
     }
 
     private List<String> answer(JsonNode n) throws Malformed {
@@ -260,14 +212,7 @@ public final class Simulation {
             o.put("error", e.getMessage());
             return List.of(lines.write(o));
         }
-        o.put("result", d.result().name().toLowerCase(java.util.Locale.ROOT));
-        if (d.isRefused()) {
-            o.put("error", d.error());
-        } else if (d.result() == Decision.Result.GRANTED) {
-            o.set("grants", lines.grants(d.grant()));
-        } else {
-            d.reservedStart().ifPresent(t -> o.put("reserved_start", t));
-        }
+        result(o, d);
         if (!d.isRefused()) {
             placeOps.describe(job, o);
         }
@@ -368,6 +313,11 @@ public final class Simulation {
 
     /** "result": granted (with grants), waiting (with reserved_start when planned) or refused (with error). */
     private List<String> resultAnswer(ObjectNode o, Decision d) {
+        result(o, d);
+        return withStarts(o, d);
+    }
+
+    private void result(ObjectNode o, Decision d) {
         o.put("result", d.result().name().toLowerCase(java.util.Locale.ROOT));
         if (d.isRefused()) {
             o.put("error", d.error());
@@ -376,7 +326,6 @@ public final class Simulation {
         } else {
             d.reservedStart().ifPresent(t -> o.put("reserved_start", t));
         }
-        return withStarts(o, d);
     }
 
     private List<String> okAnswer(ObjectNode o, Decision d) {
@@ -395,12 +344,5 @@ public final class Simulation {
         out.add(lines.write(o));
         lines.events(reallocs.events(d), out);
         return out;
-    }
-
-    /** A realloc's own fields (ReallocRequest's) and the script's. */
-    private static Set<String> plus(Set<String> fields, String... more) {
-        Set<String> out = new java.util.HashSet<>(fields);
-        out.addAll(List.of(more));
-        return Set.copyOf(out);
     }
 }
