@@ -219,6 +219,12 @@ class AuthorityTest {
      */
     @Test
     void aSeatGivenBackDuringTheLinksBackoff_isFreeAtTheAuthoritySoonAfterItIsBack() throws Exception {
+        for (Daemon h : hosts) { // both links up first: node02's own backoff is not what this is about
+            for (int i = 0; i < 100 && !JSON.readTree(call(h, Code.QUERY, null).get(0).text(0)).path("authority")
+                    .path("connected").asBoolean(); i++) {
+                Thread.sleep(50);
+            }
+        }
         start(hosts.get(0), "7", "gpu=1,lic=1");
         authority.close();
         // node01 notices (the HOST_EVENT of a local job fails) and backs off: 250 ms doubling, each connect refused.
