@@ -168,8 +168,8 @@ final class Authority {
         grant.byHost().values().forEach(maps -> maps.forEach((map, ids) -> request.append(request.length() == 0 ? ""
                 : ",").append(map).append('=').append(ids.size())));
         try {
-            s.prepare(s.cluster, id);
-            Decision d = s.cluster.restore(s.spec(id, request.toString(), 1), grant, s.cluster.now());
+            s.prepare(s.cluster(), id);
+            Decision d = s.cluster().restore(s.spec(id, request.toString(), 1), grant, s.cluster().now());
             if (d.isRefused()) {
                 return false;
             }

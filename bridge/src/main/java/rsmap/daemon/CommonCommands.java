@@ -174,7 +174,7 @@ final class CommonCommands {
         } catch (ParseException e) {
             throw new Session.CommandException("explain: " + e.getMessage());
         }
-        Explanation x = s.cluster.explain(parsed, s.host());
+        Explanation x = s.cluster().explain(parsed, s.host());
         if (!access.privileged(peer)) {
             x = masked(x, peer);
         }

@@ -223,7 +223,7 @@ public final class Daemon implements AutoCloseable {
 
     public Cluster cluster() {
         synchronized (lock) {
-            return state.cluster;
+            return state.cluster();
         }
     }
 
@@ -240,7 +240,7 @@ public final class Daemon implements AutoCloseable {
     /** How many reallocs wait now (tests). */
     int waitingReallocs() {
         synchronized (lock) {
-            return state.reallocs.waiting().size();
+            return state.reallocs().waiting().size();
         }
     }
 
@@ -269,7 +269,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     long generation() {
-        return state.generation;
+        return state.generation();
     }
 
     /** The socket's path, once serving. */

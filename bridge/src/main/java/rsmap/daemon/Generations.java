@@ -55,22 +55,20 @@ final class Generations {
             throw new Session.CommandException("complex_values: " + e.getMessage());
         }
         rsmap.realloc.Reallocs nextReallocs = s.reallocsOver(next);
-        nextReallocs.continueAfter(s.reallocs.lastAllocId());
+        nextReallocs.continueAfter(s.reallocs().lastAllocId());
         Optional<String> lost = s.restoreAll(nextReallocs);
         if (lost.isPresent()) {
             throw new Session.CommandException("the new configuration would take away what " + lost.get());
         }
-        long nextGeneration = s.generation + 1;
-        journal.write(new JournalRecord.Configured(nextGeneration, host, global, s.reallocs.lastAllocId()));
+        long nextGeneration = s.generation() + 1;
+        journal.write(new JournalRecord.Configured(nextGeneration, host, global, s.reallocs().lastAllocId()));
         journal.force(); // recovery and RELOAD go on from the new generation only once it is on disk
-        rsmap.realloc.Reallocs before = s.reallocs;
+        rsmap.realloc.Reallocs before = s.reallocs();
         s.install(next, nextReallocs);
         reallocation.carry(before, nextReallocs);
-        s.generation = nextGeneration;
-        s.hostValues = host;
-        s.globalValues = global;
+        s.configured(nextGeneration, host, global);
         events.publish("config", s.mapNames(), null, null, () -> {
-            ObjectNode diff = JSON.createObjectNode().put("event", "config").put("generation", s.generation);
+            ObjectNode diff = JSON.createObjectNode().put("event", "config").put("generation", s.generation());
             diff.set("maps", Views.maps(s, null, null, EventHub.Filters.NONE));
             return diff;
         }, stream -> true);
@@ -111,24 +109,23 @@ final class Generations {
             throw new Session.CommandException("RELOAD changes complex_values and global_complex_values only; "
                     + String.join(", ", unchangeable) + " changed: restart rsmapd for that");
         }
-        boolean changed = !next.complexValues().equals(s.hostValues)
-                || !next.globalComplexValues().equals(s.globalValues);
+        boolean changed = !next.complexValues().equals(s.hostValues())
+                || !next.globalComplexValues().equals(s.globalValues());
         if (changed) {
             reconfigure(next.complexValues(), next.globalComplexValues());
-            log.note(Log.Level.INFO, "RELOAD: configuration generation " + s.generation);
+            log.note(Log.Level.INFO, "RELOAD: configuration generation " + s.generation());
         }
         rsmap.realloc.Policy policy = rsmap.realloc.Policy.named(next.reallocPolicy()).orElseThrow();
-        if (next.realloc() != s.reallocOn || !policy.name().equals(s.reallocPolicy.name())) {
+        if (next.realloc() != s.reallocOn() || !policy.name().equals(s.reallocPolicy().name())) {
             // Not a generation: what may be granted is the same; off answers every waiting realloc UNSUPPORTED.
-            s.reallocOn = next.realloc();
-            s.reallocPolicy = policy;
-            s.reallocs.setPolicy(policy);
-            List<rsmap.realloc.Event> answered = s.reallocs.setEnabled(next.realloc());
+            s.reallocSettings(next.realloc(), policy);
+            s.reallocs().setPolicy(policy);
+            List<rsmap.realloc.Event> answered = s.reallocs().setEnabled(next.realloc());
             reallocation.dispatch(answered);
-            log.note(Log.Level.INFO, "RELOAD: realloc " + (s.reallocOn ? "on" : "off") + ", realloc_policy "
+            log.note(Log.Level.INFO, "RELOAD: realloc " + (s.reallocOn() ? "on" : "off") + ", realloc_policy "
                     + policy.name());
         }
-        return List.of(Frame.of(tid, Code.STATE.value(), JSON.createObjectNode().put("generation", s.generation)
+        return List.of(Frame.of(tid, Code.STATE.value(), JSON.createObjectNode().put("generation", s.generation())
                 .put("changed", changed).toString()));
     }
 }

@@ -40,32 +40,32 @@ final class HostState {
      * Jobs whose global part was being asked of the authority when their start was forced, and whose
      * answer is not on disk (issue 14): the authority says at the next connect (JournalRecord.PENDING).
      */
-    final java.util.Set<String> remotePending = new java.util.LinkedHashSet<>();
+    private final java.util.Set<String> remotePending = new java.util.LinkedHashSet<>();
     /**
      * Jobs that hold nothing here but entered (the starter enters every job, issue 11): under a closed
      * policy with no granted device until JOB_END or reconciliation. Not journaled: after a restart a
      * JOB_END still removes the policy by the job's name.
      */
-    final Map<String, Job> bare = new LinkedHashMap<>();
-    Cluster cluster;
+    private final Map<String, Job> bare = new LinkedHashMap<>();
+    private Cluster cluster;
     /** Reallocation over {@link #cluster} (issue 13): a new one with every new cluster ({@link #install}). */
-    rsmap.realloc.Reallocs reallocs;
+    private rsmap.realloc.Reallocs reallocs;
     /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
-    boolean reallocOn;
-    rsmap.realloc.Policy reallocPolicy;
+    private boolean reallocOn;
+    private rsmap.realloc.Policy reallocPolicy;
     /** The highest alloc_id the journal makes good for: answers after a restart go on above it. */
-    long lastAllocId;
-    String hostValues;
-    String globalValues;
+    private long lastAllocId;
+    private String hostValues;
+    private String globalValues;
     /** The configuration generation: 1 at the first start, one more per accepted change. */
-    long generation;
+    private long generation;
     /**
      * This host's attributes (issue 15): the discovered ones with rsmapd.conf's attributes over them, read
      * with the declared types; fixed from start to stop. NONE on an authority.
      */
-    rsmap.node.NodeAttributes attributes = rsmap.node.NodeAttributes.NONE;
+    private rsmap.node.NodeAttributes attributes = rsmap.node.NodeAttributes.NONE;
     /** The host's slot capacity: rsmapd.conf's slots, else the discovered cpus; empty: no slot limit. */
-    java.util.OptionalInt slots = java.util.OptionalInt.empty();
+    private java.util.OptionalInt slots = java.util.OptionalInt.empty();
     /** This host as filters see it, made once from the two above. */
     private rsmap.node.Node node;
     /** QUERY's answer for root and the admin, null after any change (see {@link Commands}). */
@@ -143,6 +143,109 @@ final class HostState {
 
     String host() {
         return config.host();
+    }
+
+    // --- the core and its settings: read freely, changed by the verbs below ---
+
+    /** The core: what is where; it decides whole grants (JOB_START, restores, explanations). */
+    Cluster cluster() {
+        return cluster;
+    }
+
+    /** The same core as a running job's holding changes or ends (REALLOC, RELEASE, JOB_END). */
+    rsmap.realloc.Reallocs reallocs() {
+        return reallocs;
+    }
+
+    /** The configuration generation: 1 at the first start, one more per accepted change. */
+    long generation() {
+        return generation;
+    }
+
+    String hostValues() {
+        return hostValues;
+    }
+
+    String globalValues() {
+        return globalValues;
+    }
+
+    /** Generation {@code g} took effect with these complex_values (or was read back from the journal). */
+    void configured(long g, String host, String global) {
+        generation = g;
+        hostValues = host;
+        globalValues = global;
+        changed();
+    }
+
+    boolean reallocOn() {
+        return reallocOn;
+    }
+
+    rsmap.realloc.Policy reallocPolicy() {
+        return reallocPolicy;
+    }
+
+    /** RELOAD's realloc and realloc_policy, for this core and every next one. */
+    void reallocSettings(boolean on, rsmap.realloc.Policy policy) {
+        reallocOn = on;
+        reallocPolicy = policy;
+        changed();
+    }
+
+    /** The highest alloc_id the journal makes good for: answers after a restart go on above it. */
+    long lastAllocId() {
+        return lastAllocId;
+    }
+
+    /** The journal makes good for alloc ids up to {@code upTo} now. */
+    void allocIdsUpTo(long upTo) {
+        lastAllocId = Math.max(lastAllocId, upTo);
+    }
+
+    rsmap.node.NodeAttributes attributes() {
+        return attributes;
+    }
+
+    java.util.OptionalInt slots() {
+        return slots;
+    }
+
+    // --- jobs that entered holding nothing, and starts whose global part is not on disk ---
+
+    /** A job that holds nothing here but whose processes entered (under a closed policy). */
+    Optional<Job> bareJob(String id) {
+        return Optional.ofNullable(bare.get(id));
+    }
+
+    java.util.Collection<Job> bareJobs() {
+        return java.util.Collections.unmodifiableCollection(bare.values());
+    }
+
+    void enteredBare(Job job) {
+        bare.put(job.id(), job);
+    }
+
+    void dropBare(String id) {
+        bare.remove(id);
+    }
+
+    /** Job {@code id}'s global part is not on disk: the authority says at the next connect. */
+    void pending(String id) {
+        remotePending.add(id);
+    }
+
+    boolean isPending(String id) {
+        return remotePending.contains(id);
+    }
+
+    /** Job {@code id}'s global part is known (or the job ended). */
+    void confirmed(String id) {
+        remotePending.remove(id);
+    }
+
+    java.util.Set<String> pendingJobs() {
+        return java.util.Collections.unmodifiableSet(remotePending);
     }
 
     /** The state changed: what QUERY answered from the cache is stale. */

@@ -70,16 +70,16 @@ final class JobLifecycle {
         JobSpec spec;
         String global;
         try {
-            s.prepare(s.cluster, id);
+            s.prepare(s.cluster(), id);
             spec = s.spec(id, request, slots);
             global = s.globalPart(request);
         } catch (ParseException e) {
             throw new Session.CommandException("request: " + e.getMessage());
         }
-        if (s.bare.containsKey(id)) {
+        if (s.bareJob(id).isPresent()) {
             // Processes entered this job before its prolog: not the order execd keeps, but a process that
             // waits in the job's cgroup for the grant to widen it. It leaves before anything is granted.
-            log.note(Log.Level.WARNING, "job " + id + ": processes " + s.bare.get(id).pids().keySet()
+            log.note(Log.Level.WARNING, "job " + id + ": processes " + s.bareJob(id).get().pids().keySet()
                     + " entered before its JOB_START; their policy is removed before the grant");
             removePolicy(id);
         }
@@ -95,7 +95,7 @@ final class JobLifecycle {
 
     /** The core decides now or says why not; nothing is queued (execd already started the job here). */
     private Decision grantNow(JobSpec spec, String id) throws Session.CommandException {
-        Decision d = s.cluster.grantNow(spec, s.cluster.now());
+        Decision d = s.cluster().grantNow(spec, s.cluster().now());
         if (d.isRefused() || d.result() == Decision.Result.NOT_NOW) {
             throw new Session.CommandException(d.isRefused() ? d.error() : "job " + id + " cannot be granted now: "
                     + d.error());
@@ -147,7 +147,7 @@ final class JobLifecycle {
         try {
             remote = global.start(jobId, user, slots, globalRequest, this::forced);
         } catch (Session.CommandException e) {
-            s.cluster.finish(id, s.cluster.now());
+            s.cluster().finish(id, s.cluster().now());
             try {
                 journal.write(new JournalRecord.Ended(id, "authority"));
             } catch (Session.CommandException x) {
@@ -160,7 +160,7 @@ final class JobLifecycle {
         try {
             journal.writeLazily(new JournalRecord.Remote(id, remote));
         } catch (Session.CommandException e) {
-            s.remotePending.add(id); // learnt again from the authority at the next connect
+            s.pending(id); // learnt again from the authority at the next connect
             log.note(Log.Level.WARNING, "job " + id + ": " + e.getMessage());
         }
         return granted(tid, job);
@@ -176,7 +176,7 @@ final class JobLifecycle {
         try {
             journal.write(r);
         } catch (Session.CommandException e) {
-            s.cluster.finish(r.job(), s.cluster.now());
+            s.cluster().finish(r.job(), s.cluster().now());
             throw e;
         }
     }
@@ -189,7 +189,7 @@ final class JobLifecycle {
     void resolvePending(Map<String, Optional<Grant>> said) {
         said.forEach((id, grant) -> {
             Job job = s.job(id).orElse(null);
-            if (job == null || !s.remotePending.contains(id)) {
+            if (job == null || !s.isPending(id)) {
                 return;
             }
             try {
@@ -197,12 +197,12 @@ final class JobLifecycle {
                     Job now = job.withRemote(grant.get(), s.host());
                     journal.write(new JournalRecord.Remote(id, grant.get()));
                     forced();
-                    s.remotePending.remove(id);
+                    s.confirmed(id);
                     s.hold(now);
                     log.note(Log.Level.INFO, "job " + id + ": the authority holds its global part " + grant.get().byHost()
                             + ": restored");
                 } else {
-                    s.remotePending.remove(id);
+                    s.confirmed(id);
                     end(id, "its global part was never granted");
                     forced();
                     log.note(Log.Level.WARNING, "job " + id + ": the authority holds no global part for it: its start"
@@ -235,7 +235,7 @@ final class JobLifecycle {
         }
         journal.write(new JournalRecord.Ended(id, why)); // forced before the answer, or by the caller
         // Its waiting reallocs are answered CANCEL; what it held, taken-away instances included, is free.
-        rsmap.realloc.Outcome o = s.reallocs.finish(id, s.cluster.now());
+        rsmap.realloc.Outcome o = s.reallocs().finish(id, s.cluster().now());
         s.drop(id);
         removePolicy(id);
         reallocation.dispatch(o.events());
@@ -254,7 +254,7 @@ final class JobLifecycle {
 
     /** Drops the device policy of a job, held or bare; a failure is logged (a cgroup left behind matters). */
     void removePolicy(String id) {
-        s.bare.remove(id);
+        s.dropBare(id);
         try {
             isolation.remove(id);
         } catch (DevicePolicyException e) {
@@ -274,7 +274,7 @@ final class JobLifecycle {
         String id = jobId.toString();
         Job job = s.job(id).orElse(null);
         if (job == null) {
-            job = s.bare.getOrDefault(id, Job.bare(id, peer.user()));
+            job = s.bareJob(id).orElse(Job.bare(id, peer.user()));
         } else if (!access.mayQuery(peer, job)) {
             throw new Session.CommandException("job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
         }
@@ -300,7 +300,7 @@ final class JobLifecycle {
         Instant start = ProcessHandle.of(peer.pid()).flatMap(p -> p.info().startInstant()).orElse(null);
         Job entered = job.withPid(peer.pid(), start);
         if (!s.holds(id)) {
-            s.bare.put(id, entered);
+            s.enteredBare(entered);
             log.note(Log.Level.INFO, "job " + id + " holds nothing here: process " + peer.pid() + " entered under "
                     + (policy.isOpen() ? "no device policy (no map lists devices)" : "a closed policy with no granted device"));
             return List.of(answer(tid, entered));

@@ -159,7 +159,7 @@ final class Placing {
      */
     private Cluster model() {
         Cluster m = new Cluster(s.table);
-        m.configure(Cluster.GLOBAL, s.cluster.hosts().get(Cluster.GLOBAL), 0);
+        m.configure(Cluster.GLOBAL, s.cluster().hosts().get(Cluster.GLOBAL), 0);
         Map<String, Grant> held = new LinkedHashMap<>();
         Map<String, Map<String, Integer>> where = new LinkedHashMap<>();
         sorted().forEach((name, h) -> {

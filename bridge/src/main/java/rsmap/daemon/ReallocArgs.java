@@ -69,7 +69,7 @@ final class ReallocArgs {
             throw new Session.CommandException("REALLOC: " + e.problem());
         }
         try {
-            Realloc r = request.resolve(job, tag, s.cluster, s.limits);
+            Realloc r = request.resolve(job, tag, s.cluster(), s.limits);
             for (Optional<rsmap.request.RequestList> part : java.util.List.of(r.add(), r.sub())) {
                 if (part.isPresent() && !s.split(part.get(), true).requests().isEmpty()) {
                     // TODO(issue 14): forward a realloc's global part to the authority, as JOB_START's is.
@@ -98,7 +98,7 @@ final class ReallocArgs {
             return Optional.empty();
         }
         try {
-            return Optional.of(named.resolve(s.cluster, s.limits));
+            return Optional.of(named.resolve(s.cluster(), s.limits));
         } catch (ParseException e) {
             throw new Session.CommandException("RELEASE: " + e.problem());
         }

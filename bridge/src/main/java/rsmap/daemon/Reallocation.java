@@ -81,24 +81,24 @@ final class Reallocation {
     List<Frame> realloc(long tid, Session session, ReallocArgs.Read read, String job, String tag)
             throws Session.CommandException {
         if (read.realloc().isEmpty()) {
-            Answer a = s.reallocs.refuse(job, tag, read.refusal());
+            Answer a = s.reallocs().refuse(job, tag, read.refusal());
             log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " " + a.type() + ": " + a.error());
             return List.of(alloc(tid, idsOnDisk(a)));
         }
-        if (!s.holds(job) && s.bare.containsKey(job)) {
+        if (!s.holds(job) && s.bareJob(job).isPresent()) {
             // The core knows only jobs holding something here: a job that asked for no map has no request
             // whose rules an addition could follow.
-            Answer a = s.reallocs.refuse(job, tag, "job " + job + " holds nothing on " + s.host()
+            Answer a = s.reallocs().refuse(job, tag, "job " + job + " holds nothing on " + s.host()
                     + " (it asked for no resource map here): it cannot grow");
             return List.of(alloc(tid, idsOnDisk(a)));
         }
         Realloc r = read.realloc().get();
         Key key = new Key(job, tag);
         if (open.containsKey(key)) {
-            Answer a = s.reallocs.refuse(job, tag, "job " + job + " has a waiting realloc tagged " + tag);
+            Answer a = s.reallocs().refuse(job, tag, "job " + job + " has a waiting realloc tagged " + tag);
             return List.of(alloc(tid, idsOnDisk(a)));
         }
-        Outcome o = s.reallocs.realloc(r, s.cluster.now());
+        Outcome o = s.reallocs().realloc(r, s.cluster().now());
         List<Frame> out = new ArrayList<>();
         if (o.answer().isPresent()) {
             out.add(alloc(tid, idsOnDisk(applied(o.answer().get()))));
@@ -113,7 +113,7 @@ final class Reallocation {
 
     /** REALLOC_CANCEL: the waiting realloc's CANCEL, to its own command and to this one. */
     List<Frame> cancel(long tid, String job, String tag) throws Session.CommandException {
-        Outcome o = s.reallocs.cancel(job, tag);
+        Outcome o = s.reallocs().cancel(job, tag);
         if (!o.ok()) {
             throw new Session.CommandException(o.error());
         }
@@ -158,7 +158,7 @@ final class Reallocation {
                 throw new Session.CommandException("job " + id + ": its device policy cannot be narrowed: " + e.getMessage());
             }
         }
-        Outcome o = s.reallocs.release(id, ids, s.cluster.now());
+        Outcome o = s.reallocs().release(id, ids, s.cluster().now());
         if (!o.ok()) {
             throw new Session.CommandException(o.error());
         }
@@ -178,7 +178,7 @@ final class Reallocation {
             Map.Entry<Key, Open> e = it.next();
             if (e.getValue().session() == session) {
                 it.remove();
-                s.reallocs.cancel(e.getKey().job(), e.getKey().tag());
+                s.reallocs().cancel(e.getKey().job(), e.getKey().tag());
                 log.note(Log.Level.INFO, "job " + e.getKey().job() + ": realloc " + e.getKey().tag()
                         + " cancelled: its connection closed");
             }
@@ -233,8 +233,8 @@ final class Reallocation {
             return a;
         }
         Job job = s.job(a.job()).orElse(null);
-        Grant held = s.cluster.grantOf(a.job()).orElse(Grant.NONE);
-        Grant releasing = s.reallocs.releasingOf(a.job());
+        Grant held = s.cluster().grantOf(a.job()).orElse(Grant.NONE);
+        Grant releasing = s.reallocs().releasingOf(a.job());
         Job now = job.holding(held, releasing, environment(job, held, s.host()));
         journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing));
         s.hold(now); // its environment file follows
@@ -271,9 +271,9 @@ final class Reallocation {
      * block on disk, the next block is journaled (answers are not all journaled).
      */
     private Answer idsOnDisk(Answer a) {
-        if (a.allocId() > s.lastAllocId) {
+        if (a.allocId() > s.lastAllocId()) {
             journaled(new JournalRecord.AllocIds(a.allocId() + ID_BLOCK - 1));
-            s.lastAllocId = a.allocId() + ID_BLOCK - 1;
+            s.allocIdsUpTo(a.allocId() + ID_BLOCK - 1);
         }
         return a;
     }
@@ -295,7 +295,7 @@ final class Reallocation {
     private Frame alloc(long tid, Answer a) {
         ObjectNode n = JSON.createObjectNode().put("job", a.job()).put("tag", a.tag()).put("alloc_id", a.allocId())
                 .put("type", a.type().code());
-        List<String> hosts = new ArrayList<>(s.cluster.hosts().keySet());
+        List<String> hosts = new ArrayList<>(s.cluster().hosts().keySet());
         if (!a.added().isEmpty()) {
             n.set("added", Views.grant(a.added()));
             n.set("R_delta_add", RDelta.of(a.added(), a.addedAt(), hosts).toJson());
@@ -352,7 +352,7 @@ final class Reallocation {
     private List<Instance> instances(Grant grant) {
         List<Instance> out = new ArrayList<>();
         grant.byHost().forEach((h, maps) -> {
-            var values = s.cluster.hosts().get(h);
+            var values = s.cluster().hosts().get(h);
             if (values == null) {
                 return;
             }

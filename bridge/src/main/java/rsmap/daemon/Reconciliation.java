@@ -54,7 +54,7 @@ final class Reconciliation {
             }
         }
         List<String> bareGone = new ArrayList<>();
-        for (Job j : s.bare.values()) {
+        for (Job j : s.bareJobs()) {
             if (goneReason(j) != null) {
                 bareGone.add(j.id());
             }
