@@ -84,38 +84,12 @@ final class HostState {
         this.reallocPolicy = rsmap.realloc.Policy.named(config.reallocPolicy()).orElseThrow();
     }
 
-    /**
-     * Sets the attributes from what {@code found} discovered (when discover = on) and the configured
-     * ones over them. A discovered value its declared type does not read (an admin declared kernel a
-     * number) is left out, logged; a configured one was checked when the file was read.
-     */
+    /** This host's attributes and slots, from what {@code found} discovered and rsmapd.conf ({@link Discovery#describe}). */
     void describe(Discovery.Result found, LogBook log) throws ParseException {
-        Map<String, String> text = new LinkedHashMap<>();
-        if (config.discover()) {
-            found.problems().forEach(p -> log.note(Log.Level.WARNING, p));
-            for (Map.Entry<String, String> e : found.attributes().entrySet()) {
-                try {
-                    rsmap.node.NodeAttributes.parse(Map.of(e.getKey(), e.getValue()), config.attributeTypes(), limits);
-                    text.put(e.getKey(), e.getValue());
-                } catch (ParseException x) {
-                    log.note(Log.Level.WARNING, "attribute " + e.getKey() + " not discovered: " + x.problem());
-                }
-            }
-        }
-        text.putAll(config.attributes());
-        attributes = rsmap.node.NodeAttributes.parse(text, config.attributeTypes(), limits);
-        slots = config.slots();
-        if (slots.isEmpty() && attributes.get("cpus").orElse(null) instanceof rsmap.node.Quantity q) {
-            double cpus = q.value();
-            if (cpus >= 0 && cpus <= 1_000_000 && cpus == Math.rint(cpus)) {
-                slots = java.util.OptionalInt.of((int) cpus);
-            }
-        }
+        Discovery.Described d = Discovery.describe(config, found, limits, log);
+        attributes = d.attributes();
+        slots = d.slots();
         node = new rsmap.node.Node(config.host(), slots, attributes);
-        if (!attributes.values().isEmpty()) {
-            log.note(Log.Level.INFO, "host " + config.host() + " attributes " + attributes.text() + (slots.isPresent()
-                    ? " slots=" + slots.getAsInt() : ""));
-        }
     }
 
     /** This host as filters see it. */
