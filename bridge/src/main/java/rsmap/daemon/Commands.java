@@ -35,15 +35,15 @@ final class Commands {
     private final HostState s;
     private final Access access;
     private final GlobalPart global;
-    private final JobLifecycle lifecycle;
+    private final Records records;
     private final Object lock;
 
-    Commands(Table table, HostState s, Access access, GlobalPart global, JobLifecycle lifecycle, Object lock) {
+    Commands(Table table, HostState s, Access access, GlobalPart global, Records records, Object lock) {
         this.table = table;
         this.s = s;
         this.access = access;
         this.global = global;
-        this.lifecycle = lifecycle;
+        this.records = records;
         this.lock = lock;
     }
 
@@ -79,9 +79,9 @@ final class Commands {
         }
     }
 
-    /** Forces what the commands wrote to the journal before their answers (JobLifecycle.forced). */
+    /** Forces what the commands wrote to the journal before their answers ({@link Records#force}). */
     void synced() {
-        lifecycle.forced();
+        records.force();
     }
 
     /** The session ended: its stream goes, and whatever the role kept of it. */

@@ -238,7 +238,8 @@ public record Config(Path complexes, String host, String complexValues, String g
 
     /** A host name: what a cgroup, a unit and a log line can carry (no NUL, no control character, no space). */
     static final Pattern HOST = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}");
-    private static final Pattern USER = Pattern.compile("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}");
+    /** A user name as rsmapd.conf and JOB_START take it. */
+    static final Pattern USER = Pattern.compile("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}");
 
     /** A value as an error line can show it: control characters escaped, cut at 80 characters. */
     static String printable(String v) {

@@ -124,7 +124,7 @@ public final class Daemon implements AutoCloseable {
             Commands.Table handlers = authorityRole
                     ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log))
                     : HostCommands.table(common, state, lifecycle, global);
-            this.commands = new Commands(handlers, state, access, global, lifecycle, lock);
+            this.commands = new Commands(handlers, state, access, global, records, lock);
             this.reconciliation = new Reconciliation(state, lifecycle, log);
             this.journal = opened;
         } catch (IOException | ParseException | RuntimeException e) {

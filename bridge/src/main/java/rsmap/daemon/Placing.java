@@ -173,7 +173,8 @@ final class Placing {
                 m.setSlots(name, OptionalInt.of(h.slots.asInt()), 0);
             }
             for (JsonNode j : h.jobs.values()) {
-                String id = name + ":" + j.path("job").asText();
+                String id = JobId.parse(j.path("job").asText()).map(x -> x.onHost(name).toString())
+                        .orElse(name + ":" + j.path("job").asText()); // as the host said it: held by that name
                 try {
                     held.merge(id, JournalRecord.grant(j.path("grants")), Grant::plus);
                 } catch (java.io.IOException e) {
