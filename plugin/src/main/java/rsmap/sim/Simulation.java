@@ -47,7 +47,7 @@ public final class Simulation {
             Map.entry("explain", Set.of("op", "request", "host", "time")),
             Map.entry("realloc", plus(ReallocRequest.FIELDS, "op", "job", "tag", "time")),
             Map.entry("release", Set.of("op", "job", "ids", "R", "time")),
-            Map.entry("realloc_cancel", Set.of("op", "job", "tag")),
+            Map.entry("realloc_cancel", Set.of("op", "job", "tag", "time")),
             Map.entry("settings", Set.of("op", "realloc", "realloc_policy")));
 
     private final ObjectMapper json = new ObjectMapper()
@@ -162,7 +162,7 @@ public final class Simulation {
             case "release":
                 return reallocOps.release(n, time);
             case "realloc_cancel":
-                return reallocOps.cancel(n);
+                return reallocOps.cancel(n, time);
             case "settings":
                 return reallocOps.settings(n);
             case "attribute-types":
