@@ -38,6 +38,8 @@ final class Commands {
     private static final Set<String> AUTHORITY_START_KEYS = Set.of("host", "job", "task", "user", "slots", "request",
             "filter");
     private static final Set<String> QUERY_KEYS = Set.of("job", "task", "explain", "cluster");
+    /** The release's why of a job whose start was undone because its client went away meanwhile. */
+    static final String CLIENT_GONE = "client gone";
 
     /** One command's execution: the events before its OK. */
     private interface Handler {
@@ -115,13 +117,18 @@ final class Commands {
             if (node.isPresent()) {
                 FilterCheck.admit(s.config.filter(), filter, node.get());
             }
-            if (!alternatives.isEmpty()) {
-                return StartAlternatives.start(lifecycle, s, c.tid(), id, user, slots, alternatives);
+            if (request.isEmpty() && alternatives.isEmpty()) { // only a filter: checked, nothing to grant
+                return List.of(JobLifecycle.answer(c.tid(), Job.bare(id, user))); // (the starter enters it bare)
             }
-            if (request.isEmpty()) { // only a filter: checked, nothing to grant (the starter enters it bare)
-                return List.of(JobLifecycle.answer(c.tid(), Job.bare(id, user)));
+            present(session, Code.JOB_START, id);
+            boolean fresh = !s.jobs.containsKey(id); // a retry answered with a held grant is never undone here
+            List<Frame> granted = alternatives.isEmpty() ? lifecycle.start(c.tid(), id, user, request, slots)
+                    : StartAlternatives.start(lifecycle, s, c.tid(), id, user, slots, alternatives);
+            if (fresh && session.gone()) { // it left while this start was decided: undone before the force
+                lifecycle.end(id, CLIENT_GONE);
+                present(session, Code.JOB_START, id);
             }
-            return lifecycle.start(c.tid(), id, user, request, slots);
+            return granted;
         });
         handlers.put(Code.JOB_END, (c, session) -> {
             lifecycle.end(hostJob(Args.of(Code.JOB_END.name(), c, s.config.isAuthority() ? AUTHORITY_JOB_KEYS : JOB_KEYS)),
@@ -136,6 +143,7 @@ final class Commands {
             String tag = ReallocArgs.tag(a, c.tid(), false);
             ReallocArgs.Read read = ReallocArgs.realloc(a, id, tag, s);
             reallocation.mayChange(id, session.peer(), Code.REALLOC);
+            present(session, Code.REALLOC, id);
             return reallocation.realloc(c.tid(), session, read, id, tag);
         });
         handlers.put(Code.RELEASE, (c, session) -> {
@@ -198,6 +206,21 @@ final class Commands {
                 throw e;
             }
             throw new Session.CommandException(Args.oneLine(reason, MAX_REASON));
+        }
+    }
+
+    /**
+     * A client gone before its JOB_START or REALLOC is decided gets nothing (a prolog that gave up
+     * waiting has already told execd to reschedule the job): refused, nothing changed. A JOB_START
+     * granted while its client went away is ended at once (why {@value #CLIENT_GONE}), in the same
+     * force as its grant.
+     */
+    private static void present(Session session, Code code, String id) throws Session.CommandException {
+        if (session.gone()) {
+            String why = code.name() + " of job " + id + ": the client closed its connection before it was decided;"
+                    + " nothing granted";
+            Log.write(Log.Level.INFO, why); // its ERROR reaches no one
+            throw new Session.CommandException(why);
         }
     }
 
