@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Ports;
 import rsmap.wire.Session;
 
 class CommandFuzzTest {
@@ -117,7 +118,7 @@ class CommandFuzzTest {
         if (authority == null) {
             Daemon.AUTH = AuthorityTest.TOKENS;
             Path dir = Files.createTempDirectory("rsmap-fuzz-authority");
-            authority = TestDaemon.start(AuthorityTest.authorityConfig(dir, AuthorityTest.freePort(), "lic=2(la lb)"));
+            authority = TestDaemon.start(AuthorityTest.authorityConfig(dir, Ports.free(), "lic=2(la lb)"));
         }
         return authority;
     }

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import rsmap.wire.Frame;
+import rsmap.wire.Ports;
 import rsmap.wire.TestClient;
 
 /**
@@ -76,7 +77,7 @@ class DaemonDocTest {
         Path dir = Files.createDirectories(tmp.resolve("d" + n));
         Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"));
         String text = String.join("\n", conf.values()).replaceAll("\\bUSER\\b", System.getProperty("user.name"))
-                .replaceAll("\\bPORT\\b", Integer.toString(AuthorityTest.freePort())) + "\n";
+                .replaceAll("\\bPORT\\b", Integer.toString(Ports.free())) + "\n";
         Path file = Files.writeString(dir.resolve("rsmapd.conf"), text);
         return Config.parse(text, file, "node00"); // the machine's own name, where no host = is given
     }
