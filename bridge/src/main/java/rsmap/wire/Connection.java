@@ -81,29 +81,8 @@ final class Connection implements Session.Output, Session.Login {
 
     // ---- selector thread ----
 
-    /**
-     * Reads what the socket has (once: other connections get their turn); -1 at end of stream. When the
-     * data did not fill the buffer, one more read looks for the end of stream behind it: a client that
-     * sent a command and closed (a prolog that gave up while rsmapd was stopped) is known to be gone
-     * before its command runs ({@link #clientClosed}).
-     */
+    /** Reads what the socket has (once: other connections get their turn); -1 at end of stream. */
     int read(ByteBuffer direct) throws IOException {
-        int n = readOnce(direct);
-        if (n > 0 && n < direct.capacity()) {
-            int more = readOnce(direct);
-            if (more > 0) {
-                n += more;
-            }
-        }
-        return n;
-    }
-
-    @Override
-    public synchronized boolean clientClosed() {
-        return eof || dead;
-    }
-
-    private int readOnce(ByteBuffer direct) throws IOException {
         direct.clear();
         int n = channel.read(direct);
         synchronized (this) {
@@ -237,6 +216,11 @@ final class Connection implements Session.Output, Session.Login {
     }
 
     // ---- any thread ----
+
+    @Override
+    public synchronized boolean clientClosed() {
+        return eof || dead;
+    }
 
     /**
      * The next piece of work, or null: the next command if none is running and the client reads its
