@@ -13,7 +13,7 @@ enum rsmap_code {
     RSMAP_JOB_END = 0x0011,
     RSMAP_QUERY = 0x0012,
     RSMAP_JOB_ENTER = 0x0014,
-    RSMAP_REALLOC = 0x0015, /* issue 13, Flux RFC 51: notes/realloc-protocol.md */
+    RSMAP_REALLOC = 0x0015, /* Flux RFC 51: docs/protocol.md, "Dynamic reallocation" */
     RSMAP_RELEASE = 0x0016,
     RSMAP_REALLOC_CANCEL = 0x0017,
     RSMAP_OK = 0x8000,

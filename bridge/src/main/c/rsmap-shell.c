@@ -1,6 +1,6 @@
 /* rsmap-shell: what a running job runs to grow or shrink its resource-map grant (issue 13; Flux RFC 51's
  * realloc, release and realloc_cancel, as a job shell would send them) - a small static client of rsmapd's
- * agent protocol (docs/protocol.md; the commands in notes/realloc-protocol.md), so that no JVM starts in a job.
+ * agent protocol (docs/protocol.md, "Dynamic reallocation"), so that no JVM starts in a job.
  *
  *   rsmap-shell realloc [--add REQ] [--sub REQ] [--ids JSON] [--tag TAG] [--job J]
  *   rsmap-shell release [--ids JSON] [--job J]
@@ -165,7 +165,7 @@ static const char *object_shape(const char *s, char *why, size_t cap) {
     return NULL;
 }
 
-/* The tag's grammar (notes/realloc-protocol.md): 1-64 characters of [A-Za-z0-9_.:@-]. */
+/* The tag's grammar (docs/protocol.md, "Dynamic reallocation"): 1-64 characters of [A-Za-z0-9_.:@-]. */
 static int valid_tag(const char *tag) {
     size_t n = strlen(tag);
     if (n < 1 || n > 64) return 0;

@@ -38,7 +38,11 @@ final class AuthorityCommands {
             if (a.onlyFilter()) {
                 return List.of(JobLifecycle.answer(c.tid(), Job.bare(a.id().toString(), a.user())));
             }
-            return lifecycle.start(c.tid(), a.id(), a.user(), a.request(), a.slots());
+            String id = a.id().toString();
+            Commands.present(session, Code.JOB_START, id);
+            boolean fresh = !s.holds(id); // a retry answered with a held grant is never undone here
+            return Commands.startedFor(session, lifecycle, id, fresh,
+                    lifecycle.start(c.tid(), a.id(), a.user(), a.request(), a.slots()));
         });
         h.put(Code.JOB_END, (c, session) -> {
             lifecycle.end(JobId.ofHost(Args.of(Code.JOB_END.name(), c, JOB_KEYS)).toString(), "epilog");

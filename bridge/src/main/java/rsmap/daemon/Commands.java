@@ -18,6 +18,8 @@ import rsmap.wire.Session;
 final class Commands {
     /** The longest ERROR reason rsmapd sends: one line, well inside any client's frame limit. */
     static final int MAX_REASON = 1024;
+    /** The release's why of a job whose start was undone because its client went away meanwhile. */
+    static final String CLIENT_GONE = "client gone";
 
     /** One command's execution: the events before its OK. */
     interface Handler {
@@ -77,6 +79,34 @@ final class Commands {
             }
             throw new Session.CommandException(Args.oneLine(reason, MAX_REASON));
         }
+    }
+
+    /**
+     * A client gone before its JOB_START or REALLOC is decided gets nothing (a prolog that gave up
+     * waiting has already told execd to reschedule the job): refused, nothing changed. A JOB_START
+     * granted while its client went away is ended at once (why {@value #CLIENT_GONE}), in the same
+     * force as its grant.
+     */
+    static void present(Session session, Code code, String id) throws Session.CommandException {
+        if (session.gone()) {
+            String why = code.name() + " of job " + id + ": the client closed its connection before it was decided;"
+                    + " nothing granted";
+            Log.write(Log.Level.INFO, why); // its ERROR reaches no one
+            throw new Session.CommandException(why);
+        }
+    }
+
+    /**
+     * A start granted while its client went away ({@code fresh}: it held nothing before) is ended before
+     * the force, and refused like one whose client left before it was decided.
+     */
+    static List<Frame> startedFor(Session session, JobLifecycle lifecycle, String id, boolean fresh, List<Frame> granted)
+            throws Session.CommandException {
+        if (fresh && session.gone()) { // it left while this start was decided: undone before the force
+            lifecycle.end(id, CLIENT_GONE);
+            present(session, Code.JOB_START, id);
+        }
+        return granted;
     }
 
     /** Forces what the commands wrote to the journal before their answers ({@link Records#force}). */

@@ -77,6 +77,7 @@ final class CommonCommands {
             String tag = ReallocArgs.tag(a, c.tid(), false);
             ReallocArgs.Read read = ReallocArgs.realloc(a, id, tag, s);
             reallocation.mayChange(id, session.peer(), Code.REALLOC);
+            Commands.present(session, Code.REALLOC, id);
             return reallocation.realloc(c.tid(), session, read, id, tag);
         });
         h.put(Code.RELEASE, (c, session) -> {

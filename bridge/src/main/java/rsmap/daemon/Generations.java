@@ -74,7 +74,10 @@ final class Generations {
         }, stream -> true);
     }
 
-    /** RELOAD: STATE {generation, changed}. */
+    /**
+     * RELOAD: STATE {generation, changed}; {@code changed} is true when complex_values,
+     * global_complex_values, realloc or realloc_policy changed (only the first two make a generation).
+     */
     List<Frame> reload(long tid) throws Session.CommandException {
         if (configFile == null) {
             throw new Session.CommandException("this daemon was not started from a configuration file");
@@ -117,6 +120,7 @@ final class Generations {
         }
         rsmap.realloc.Policy policy = rsmap.realloc.Policy.named(next.reallocPolicy()).orElseThrow();
         if (next.realloc() != s.reallocOn() || !policy.name().equals(s.reallocPolicy().name())) {
+            changed = true; // a change the answer reports, though no new generation
             // Not a generation: what may be granted is the same; off answers every waiting realloc UNSUPPORTED.
             s.reallocSettings(next.realloc(), policy);
             s.reallocs().setPolicy(policy);

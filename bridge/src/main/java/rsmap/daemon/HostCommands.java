@@ -24,13 +24,15 @@ final class HostCommands {
             JobStartArgs a = JobStartArgs.read(c, JobStartArgs.HOST_KEYS, JobId::of, s);
             // This host must pass the admin limit and the job's filter before anything is granted.
             FilterCheck.admit(s.config.filter(), a.filter(), s.node());
-            if (!a.alternatives().isEmpty()) {
-                return StartAlternatives.start(lifecycle, s, c.tid(), a.id(), a.user(), a.slots(), a.alternatives());
-            }
             if (a.onlyFilter()) { // only a filter: checked, nothing to grant (the starter enters it bare)
                 return List.of(JobLifecycle.answer(c.tid(), Job.bare(a.id().toString(), a.user())));
             }
-            return lifecycle.start(c.tid(), a.id(), a.user(), a.request(), a.slots());
+            String id = a.id().toString();
+            Commands.present(session, Code.JOB_START, id);
+            boolean fresh = !s.holds(id); // a retry answered with a held grant is never undone here
+            return Commands.startedFor(session, lifecycle, id, fresh, a.alternatives().isEmpty()
+                    ? lifecycle.start(c.tid(), a.id(), a.user(), a.request(), a.slots())
+                    : StartAlternatives.start(lifecycle, s, c.tid(), a.id(), a.user(), a.slots(), a.alternatives()));
         });
         h.put(Code.JOB_END, (c, session) -> {
             lifecycle.end(JobId.of(Args.of(Code.JOB_END.name(), c, JOB_KEYS)).toString(), "epilog");

@@ -217,6 +217,11 @@ final class Connection implements Session.Output, Session.Login {
 
     // ---- any thread ----
 
+    @Override
+    public synchronized boolean clientClosed() {
+        return eof || dead;
+    }
+
     /**
      * The next piece of work, or null: the next command if none is running and the client reads its
      * answers; the session's end once the client is gone or the session over. Sets {@code busy}.

@@ -137,6 +137,11 @@ final class SelectorLoop {
 
     private void readable(Connection c) throws IOException {
         int n = c.read(direct);
+        if (n > 0 && n < direct.capacity()) {
+            // Once more: an end of stream right behind the data (a client that sent a command and closed)
+            // is then known before that command runs (Session#gone). n < 0 still means the end of stream.
+            n = Math.min(n, c.read(direct));
+        }
         if (n < 0) {
             c.key.interestOpsAnd(~SelectionKey.OP_READ);
         }

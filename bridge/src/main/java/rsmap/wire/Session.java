@@ -43,6 +43,11 @@ public final class Session {
          * {@code force} is off (or the connection is gone), and then nothing was queued.
          */
         boolean post(Frame frame, boolean force);
+
+        /** Whether the client closed its end (the server read it): no answer reaches it any more. */
+        default boolean clientClosed() {
+            return false;
+        }
     }
 
     /**
@@ -138,6 +143,15 @@ public final class Session {
 
     public boolean closed() {
         return closed;
+    }
+
+    /**
+     * Whether the client is gone: the session is over, or the client closed its end of the connection
+     * (a client that half-closes counts as gone). A command that would grant something to a client gone
+     * before it is decided grants nothing (docs/protocol.md, "A client gone before the answer").
+     */
+    public boolean gone() {
+        return closed || output.clientClosed();
     }
 
     /** The events answering one command, in order, the last OK or ERROR. */

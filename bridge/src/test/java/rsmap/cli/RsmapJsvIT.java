@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.wire.Ports;
 
 class RsmapJsvIT {
     static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
@@ -173,10 +174,7 @@ class RsmapJsvIT {
     void filtersAndAlternatives_askTheAuthority_andBecomeAHostListAndTheChosenRequest() throws Exception {
         Path dir = Files.createDirectories(tmp.resolve("authority"));
         Files.copy(ROOT.resolve("examples/complexes"), dir.resolve("complexes"));
-        int port;
-        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            port = free.getLocalPort();
-        }
+        int port = Ports.free();
         Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", "role = authority",
                 "complexes = complexes", "global_complex_values = lic=1(la)", "listen = 127.0.0.1:" + port,
                 "socket = rsmapd.sock", "state_dir = state", "admin_user = " + System.getProperty("user.name"),

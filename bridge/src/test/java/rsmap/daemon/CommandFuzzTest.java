@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Ports;
 import rsmap.wire.Session;
 
 class CommandFuzzTest {
@@ -116,7 +117,7 @@ class CommandFuzzTest {
     private static synchronized Daemon authority() throws Exception {
         if (authority == null) {
             Path dir = Files.createTempDirectory("rsmap-fuzz-authority");
-            authority = TestDaemon.start(AuthorityTest.authorityConfig(dir, AuthorityTest.freePort(), "lic=2(la lb)"),
+            authority = TestDaemon.start(AuthorityTest.authorityConfig(dir, Ports.free(), "lic=2(la lb)"),
                     AuthorityTest.TOKENS);
         }
         return authority;

@@ -1,5 +1,5 @@
-// rsmap-shell (src/main/c/rsmap-shell.c), what a running job runs to grow or shrink its grant (issue 13,
-// notes/realloc-protocol.md), against a scripted stand-in for rsmapd (FakeDaemon): its exit codes and output,
+// rsmap-shell (src/main/c/rsmap-shell.c), what a running job runs to grow or shrink its grant (docs/protocol.md,
+// "Dynamic reallocation"), against a scripted stand-in for rsmapd (FakeDaemon): its exit codes and output,
 // and the exact JSON it sends. Its status (QUERY) also against the real daemon.
 package rsmap.daemon;
 
@@ -28,11 +28,11 @@ import rsmap.wire.Session;
 
 class RsmapShellIT {
     static final Path SHELL = Path.of("target", "rsmap-shell").toAbsolutePath();
-    // The codes of notes/realloc-protocol.md (rsmap.wire.Code gains them with the daemon's side).
-    static final int REALLOC = 0x0015;
-    static final int RELEASE = 0x0016;
-    static final int REALLOC_CANCEL = 0x0017;
-    static final int ALLOC = 0x8008;
+    // The codes of docs/protocol.md ("Codes").
+    static final int REALLOC = Code.REALLOC.value();
+    static final int RELEASE = Code.RELEASE.value();
+    static final int REALLOC_CANCEL = Code.REALLOC_CANCEL.value();
+    static final int ALLOC = Code.ALLOC.value();
     static final String GRANTED = "{\"job\":\"7\",\"tag\":\"t1\",\"alloc_id\":3,\"type\":0,"
             + "\"added\":{\"node01\":{\"gpu\":[\"1\"]}},\"env\":{\"SGE_HGR_gpu\":\"0 1\"}}";
 

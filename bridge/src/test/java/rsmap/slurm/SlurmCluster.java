@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Ports;
 import rsmap.wire.Session;
 import rsmap.wire.TestClient;
 
@@ -128,10 +128,7 @@ final class SlurmCluster implements AutoCloseable {
 
         // Issue 15: the cluster's authority (issue 14), to which the node's rsmapd registers its attributes;
         // job_submit.lua's rsmap place asks it.
-        int port;
-        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            port = free.getLocalPort();
-        }
+        int port = Ports.free();
         Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"));
         Files.writeString(dir.resolve("authority.conf"), String.join("\n", "role = authority", "complexes = complexes",
                 "listen = 127.0.0.1:" + port, "socket = authority.sock", "state_dir = authority-state",
@@ -272,8 +269,8 @@ final class SlurmCluster implements AutoCloseable {
     }
 
     private void writeSlurm(Path mungeSocket) throws IOException {
-        int ctld = freePort();
-        int slurmd = freePort();
+        int ctld = Ports.free();
+        int slurmd = Ports.free();
         Map<String, String> gres = writeGres();
         writeSubmit();
         Files.writeString(conf(), String.join("\n",
@@ -524,11 +521,6 @@ final class SlurmCluster implements AutoCloseable {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     private static String hostName() {
         try {

@@ -76,10 +76,7 @@ class TcpClientTest {
 
     @Test
     void client_nothingListening_isAnIOExceptionNamingTheAddress() throws Exception {
-        InetSocketAddress gone;
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            gone = (InetSocketAddress) s.getLocalSocketAddress();
-        }
+        InetSocketAddress gone = new InetSocketAddress(InetAddress.getLoopbackAddress(), Ports.free());
         assertThatThrownBy(() -> Client.connect(gone, () -> "good:alice", TIMEOUT)).isInstanceOf(IOException.class)
                 .hasMessageStartingWith("cannot reach rsmapd at " + gone);
     }
