@@ -17,6 +17,7 @@ import rsmap.alloc.Grant;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -124,7 +125,7 @@ final class AuthorityLink implements AutoCloseable {
             JsonNode job = JSON.readTree(answer.get(0).text(0));
             return JournalRecord.grant(job.path("grants"));
         } catch (IOException | RuntimeException e) {
-            throw new Session.CommandException("authority " + where + " answered JOB_START with no grant: " + e);
+            throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " answered JOB_START with no grant: " + e);
         }
     }
 
@@ -173,7 +174,7 @@ final class AuthorityLink implements AutoCloseable {
     private synchronized List<Frame> call(Code code, String json, Meanwhile meanwhile) throws Session.CommandException {
         if (channel == null) {
             if (System.currentTimeMillis() < nextTry) {
-                throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
+                throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " unreachable: " + lastError);
             }
             connect(hello()); // the caller holds the daemon's lock: the snapshot is current
             applyResolved();
@@ -183,10 +184,10 @@ final class AuthorityLink implements AutoCloseable {
             meanwhile.run();
             return channel.receive(tid);
         } catch (Client.Refusal e) {
-            throw new Session.CommandException("authority " + where + ": " + e.getMessage());
+            throw new Session.CommandException(e.category().orElse(Category.BUSY), "authority " + where + ": " + e.getMessage());
         } catch (IOException | RuntimeException e) {
             down(e);
-            throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
+            throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " unreachable: " + lastError);
         }
     }
 
@@ -202,7 +203,7 @@ final class AuthorityLink implements AutoCloseable {
             log.note(Log.Level.INFO, "connected to the authority " + where);
         } catch (IOException | Client.Refusal | RuntimeException e) {
             down(e);
-            throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
+            throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " unreachable: " + lastError);
         }
     }
 

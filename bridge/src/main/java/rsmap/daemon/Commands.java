@@ -15,6 +15,7 @@ import rsmap.alloc.Explanation;
 import rsmap.request.RequestList;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -80,7 +81,7 @@ final class Commands {
         handlers.put(Code.STOP_EVENTS, (c, session) -> {
             noArguments(c);
             if (!events.stop(session)) {
-                throw new Session.CommandException("no event stream is open");
+                throw new Session.CommandException(Category.REFUSED, "no event stream is open");
             }
             return List.of();
         });
@@ -100,13 +101,13 @@ final class Commands {
             List<String> alternatives = a.has("alternatives")
                     ? StartAlternatives.read(a.node().get("alternatives"), s) : List.of();
             if (!alternatives.isEmpty() && !request.isEmpty()) {
-                throw new Session.CommandException("JOB_START takes \"request\" or \"alternatives\", not both");
+                throw new Session.CommandException(Category.MALFORMED, "JOB_START takes \"request\" or \"alternatives\", not both");
             }
             if (request.isEmpty() && filter.isEmpty() && alternatives.isEmpty()) {
-                throw new Session.CommandException("JOB_START needs \"request\"");
+                throw new Session.CommandException(Category.MALFORMED, "JOB_START needs \"request\"");
             }
             if (!user.isEmpty() && !USER.matcher(user).matches()) {
-                throw new Session.CommandException("\"user\" is the job owner's name, not " + Args.quote(user));
+                throw new Session.CommandException(Category.MALFORMED, "\"user\" is the job owner's name, not " + Args.quote(user));
             }
             // Issue 15: this host (on an authority: the requesting host, as it registered) must pass the
             // admin limit and the job's filter before anything is granted.
@@ -159,7 +160,7 @@ final class Commands {
             handlers.put(Code.PLACE, (c, session) -> authority.placing.place(c));
         } else {
             handlers.put(Code.PLACE, (c, session) -> {
-                throw new Session.CommandException("PLACE is the authority's (role = authority), which sees every "
+                throw new Session.CommandException(Category.REFUSED, "PLACE is the authority's (role = authority), which sees every "
                         + "registered host; " + s.host() + " is an execution host");
             });
         }
@@ -182,7 +183,7 @@ final class Commands {
         }
         Handler h = handlers.get(code);
         if (h == null) {
-            throw new Session.CommandException(code + " is not a command of this daemon");
+            throw new Session.CommandException(Category.REFUSED, code + " is not a command of this daemon");
         }
         try {
             access.authorise(code, session.peer());
@@ -197,7 +198,7 @@ final class Commands {
             if (reason.length() <= MAX_REASON && reason.indexOf('\n') < 0 && reason.indexOf('\r') < 0) {
                 throw e;
             }
-            throw new Session.CommandException(Args.oneLine(reason, MAX_REASON));
+            throw new Session.CommandException(e.category(), Args.oneLine(reason, MAX_REASON));
         }
     }
 
@@ -222,7 +223,7 @@ final class Commands {
         noArguments(c);
         EventHub.Stream stream = events.of(session);
         if (stream.tid != null) {
-            throw new Session.CommandException("an event stream is already open (TID " + Long.toHexString(stream.tid)
+            throw new Session.CommandException(Category.REFUSED, "an event stream is already open (TID " + Long.toHexString(stream.tid)
                     + "); STOP_EVENTS first");
         }
         stream.tid = c.tid();
@@ -250,18 +251,18 @@ final class Commands {
         String job = a.has("job") ? jobId(a) : null;
         String explain = a.string("explain", null);
         if (job != null && !s.jobs.containsKey(job)) {
-            throw new Session.CommandException("job " + job + " holds nothing on " + s.host());
+            throw new Session.CommandException(Category.REFUSED, "job " + job + " holds nothing on " + s.host());
         }
         if (job != null && !access.mayQuery(peer, s.jobs.get(job))) {
-            throw new Session.CommandException("job " + job + " is not yours, '" + peer.user() + "'");
+            throw new Session.CommandException(Category.DENIED, "job " + job + " is not yours, '" + peer.user() + "'");
         }
         ObjectNode state = Views.state(s, access, peer, EventHub.Filters.NONE, job);
         if (a.has("cluster") && !a.node().get("cluster").isBoolean()) {
-            throw new Session.CommandException("QUERY: \"cluster\" is true or false");
+            throw new Session.CommandException(Category.MALFORMED, "QUERY: \"cluster\" is true or false");
         }
         if (a.has("cluster") && a.node().get("cluster").booleanValue()) {
             if (authority == null) {
-                throw new Session.CommandException("QUERY of the cluster is the authority's (role = authority); "
+                throw new Session.CommandException(Category.REFUSED, "QUERY of the cluster is the authority's (role = authority); "
                         + s.host() + " is an execution host");
             }
             authority.cluster(state);
@@ -288,7 +289,7 @@ final class Commands {
         try {
             parsed = RequestList.parse(request, s.table, s.limits);
         } catch (ParseException e) {
-            throw new Session.CommandException("explain: " + e.getMessage());
+            throw new Session.CommandException(Category.REFUSED, "explain: " + e.getMessage());
         }
         Explanation x = s.cluster.explain(parsed, s.host());
         if (!access.privileged(peer)) {
@@ -319,14 +320,14 @@ final class Commands {
 
     private static void noArguments(Frame command) throws Session.CommandException {
         if (!command.args().isEmpty()) {
-            throw new Session.CommandException("expected no argument, got " + command.args().size());
+            throw new Session.CommandException(Category.MALFORMED, "expected no argument, got " + command.args().size());
         }
     }
 
     /** JOB_START's and JOB_END's job: on an authority always of a host (HOST:JOB). */
     private String hostJob(Args a) throws Session.CommandException {
         if (s.config.isAuthority() && !a.has("host")) {
-            throw new Session.CommandException("an authority grants jobs of hosts: name the job's \"host\"");
+            throw new Session.CommandException(Category.MALFORMED, "an authority grants jobs of hosts: name the job's \"host\"");
         }
         return jobId(a);
     }
@@ -335,7 +336,7 @@ final class Commands {
     private static String jobId(Args a) throws Session.CommandException {
         String host = a.string("host", null);
         if (host != null && !Config.HOST.matcher(host).matches()) {
-            throw new Session.CommandException("\"host\" is a host name, not " + Args.quote(host));
+            throw new Session.CommandException(Category.MALFORMED, "\"host\" is a host name, not " + Args.quote(host));
         }
         String local = localJobId(a);
         return host == null ? local : host + ":" + local;
@@ -344,11 +345,11 @@ final class Commands {
     private static String localJobId(Args a) throws Session.CommandException {
         String job = a.string("job", "");
         if (!JOB.matcher(job).matches()) {
-            throw new Session.CommandException("\"job\" is missing or not a job id: " + Args.quote(job));
+            throw new Session.CommandException(Category.MALFORMED, "\"job\" is missing or not a job id: " + Args.quote(job));
         }
         String task = a.string("task", "");
         if (!task.isEmpty() && !task.equals("undefined") && !TASK.matcher(task).matches()) {
-            throw new Session.CommandException("\"task\" is a task number or \"undefined\", not " + Args.quote(task));
+            throw new Session.CommandException(Category.MALFORMED, "\"task\" is a task number or \"undefined\", not " + Args.quote(task));
         }
         return task.isEmpty() || task.equals("undefined") ? job : job + "." + task;
     }

@@ -53,7 +53,7 @@ sealed interface JournalRecord {
         try {
             journal.write(line());
         } catch (IOException e) {
-            throw new rsmap.wire.Session.CommandException("journal: " + e.getMessage());
+            throw new rsmap.wire.Session.CommandException(rsmap.wire.Category.UNAVAILABLE, "journal: " + e.getMessage());
         }
     }
 
@@ -62,7 +62,7 @@ sealed interface JournalRecord {
         try {
             journal.append(line());
         } catch (IOException e) {
-            throw new rsmap.wire.Session.CommandException("journal: " + e.getMessage());
+            throw new rsmap.wire.Session.CommandException(rsmap.wire.Category.UNAVAILABLE, "journal: " + e.getMessage());
         }
     }
 

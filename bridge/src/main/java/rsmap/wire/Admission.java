@@ -162,7 +162,7 @@ final class Admission {
     private void admitTcp(SocketChannel ch, ByteBuffer out) {
         if (!budget.awaitLogin()) {
             refused.incrementAndGet();
-            tell(ch, Session.error(0, budget.tooManyAwaitingLogin()), out);
+            tell(ch, Session.error(0, budget.tooManyAwaitingLogin(), Category.BUSY), out);
             closeQuietly(ch);
             return;
         }
@@ -190,7 +190,7 @@ final class Admission {
                 Object uid = Budget.bucket(peer);
                 if (!budget.open(uid)) {
                     refused.incrementAndGet();
-                    tell(ch, Session.error(0, budget.tooMany(peer)), out);
+                    tell(ch, Session.error(0, budget.tooMany(peer), Category.BUSY), out);
                     ch.close();
                     return;
                 }

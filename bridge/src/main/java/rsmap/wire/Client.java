@@ -26,12 +26,19 @@ import java.util.function.Supplier;
  * thread-safe: one caller at a time. Reconnecting is the caller's business.
  */
 public final class Client implements AutoCloseable {
-    /** The daemon answered ERROR: its reason. */
+    /** The daemon answered ERROR: its reason, and its category when it sent one (an older daemon does not). */
     public static final class Refusal extends Exception {
         private static final long serialVersionUID = 1L;
+        private final transient Optional<Category> category;
 
-        public Refusal(String reason) {
+        public Refusal(String reason, Optional<Category> category) {
             super(reason, null, false, false);
+            this.category = Objects.requireNonNull(category);
+        }
+
+        /** The ERROR's second argument; empty from a daemon that sends none (or a word of a newer one). */
+        public Optional<Category> category() {
+            return category;
         }
     }
 
@@ -181,7 +188,7 @@ public final class Client implements AutoCloseable {
                 return;
             }
             if (f.code() == Code.ERROR.value()) {
-                throw new Refusal(f.args().isEmpty() ? "(no reason given)" : f.text(0));
+                throw new Refusal(f.args().isEmpty() ? "(no reason given)" : f.text(0), Category.of(f));
             }
             sink.accept(f);
         }

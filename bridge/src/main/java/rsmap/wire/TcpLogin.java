@@ -60,10 +60,11 @@ final class TcpLogin {
         try {
             peer = authenticator.authenticate(credential);
         } catch (RuntimeException e) { // a bug in the authenticator refuses; it never lets anyone in
-            throw new Authenticator.Refused("the credential could not be checked: " + e);
+            Faults.report("the authenticator failed", e);
+            throw new Authenticator.Refused("the credential could not be checked: " + e, Category.INTERNAL);
         }
         if (peer == null || peer.equals(Session.Peer.UNKNOWN)) {
-            throw new Authenticator.Refused("the credential could not be checked: it names no one");
+            throw new Authenticator.Refused("the credential could not be checked: it names no one", Category.INTERNAL);
         }
         return peer;
     }
