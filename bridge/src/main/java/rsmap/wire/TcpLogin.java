@@ -35,7 +35,7 @@ final class TcpLogin {
             if (!priv) {
                 user = Budget.bucket(peer);
                 if (!budget.open(user)) {
-                    throw new Authenticator.Refused(budget.tooMany(peer));
+                    throw new Authenticator.Refused(budget.tooMany(peer), Category.BUSY);
                 }
             }
             if (!c.adopt(priv, user)) {

@@ -112,8 +112,21 @@ class SocketServerTest {
             c.call(init(1, "1"));
             assertThat(c.call(Frame.of(6, Code.RELOAD.value()))).containsExactly(
                     Session.error(6, "RELOAD would remove instance 0 held by job 7", Category.REFUSED));
-            assertThat(c.call(Frame.of(7, Code.JOB_END.value()))).singleElement()
-                    .satisfies(f -> assertThat(f.text(0)).startsWith("internal error: java.lang.IllegalStateException: boom"));
+            java.io.ByteArrayOutputStream log = new java.io.ByteArrayOutputStream();
+            java.io.PrintStream stderr = System.err;
+            System.setErr(new java.io.PrintStream(log, true, java.nio.charset.StandardCharsets.UTF_8));
+            try {
+                // A handler that throws: the client is told "internal", the log keeps the stack trace.
+                assertThat(c.call(Frame.of(7, Code.JOB_END.value()))).singleElement().satisfies(f -> {
+                    assertThat(f.text(0)).startsWith("internal error: java.lang.IllegalStateException: boom");
+                    assertThat(f.text(1)).isEqualTo("internal");
+                });
+            } finally {
+                System.setErr(stderr);
+            }
+            assertThat(log.toString(java.nio.charset.StandardCharsets.UTF_8))
+                    .contains("rsmapd: error: JOB_END (TID 7) failed: java.lang.IllegalStateException: boom")
+                    .contains("at rsmap.wire.SocketServerTest");
             assertThat(c.call(Frame.of(8, 0x7777))).containsExactly(Session.error(8, "unknown command code 7777", Category.MALFORMED));
             assertThat(c.call(Frame.of(9, Code.OK.value()))).containsExactly(Session.error(9, "unknown command code 8000", Category.MALFORMED));
             assertThat(c.call(Frame.of(10, Code.QUERY.value()))).hasSize(2);
