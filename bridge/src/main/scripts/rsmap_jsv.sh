@@ -231,13 +231,22 @@ json_string() {
     printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"
 }
 
-# rsmap place ARGS --shell against the authority; sets its variables; returns rsmap's exit code.
+# rsmap place ARGS --shell against the authority; sets its variables (on an ERROR: error and category);
+# returns rsmap's exit code, except 2 - the request's or filter's fault, a REJECT - only when the ERROR's
+# category says so (refused or malformed; docs/protocol.md, "Error categories"): a refusal of another
+# category, or an exit 2 with none (a usage error of an older rsmap), is 1, as if the authority had not answered.
 ask_authority() {
-    decision= alternative= hosts= pass= fail= why=
+    decision= alternative= hosts= pass= fail= why= error= category=
     answer=$("$RSMAP" place --socket "$AUTHORITY" --shell "$@" 2>"$errors")
     status=$?
-    if [ "$status" -eq 0 ] || [ "$status" -eq 3 ]; then
-        eval "$answer"
+    case $status in
+        0|3|1|2) eval "$answer" ;; # rsmap's own NAME='value' lines, quoted for eval
+    esac
+    if [ "$status" -eq 2 ]; then
+        case $category in
+            refused|malformed) ;;
+            *) status=1 ;;
+        esac
     fi
     return "$status"
 }

@@ -58,6 +58,8 @@ public final class Client implements AutoCloseable {
     private final FrameDecoder decoder = new FrameDecoder(64 << 20);
     private final byte[] buffer = new byte[64 * 1024];
     private long tid;
+    /** The bounded streams of a Unix connection with a timeout; null otherwise. */
+    private BoundedChannel bounded;
 
     private Client(Closeable connection, InputStream in, OutputStream out) {
         this.connection = connection;
@@ -70,8 +72,21 @@ public final class Client implements AutoCloseable {
         return connect(socket, TrustedServer.installed());
     }
 
+    /**
+     * Connects to {@code socket}, checks that the server is rsmapd's, sends INIT; every later read and write
+     * waits at most {@code timeout} (a {@link java.net.SocketTimeoutException} then: a stopped rsmapd costs
+     * no more), until {@link #readTimeout} changes it.
+     */
+    public static Client connect(Path socket, Duration timeout) throws IOException, Refusal {
+        return connect(socket, TrustedServer.installed(), Math.max(1, timeout.toMillis()));
+    }
+
     /** Connects to {@code socket}, checks the server's uid against {@code trust}, sends INIT. */
     public static Client connect(Path socket, TrustedServer trust) throws IOException, Refusal {
+        return connect(socket, trust, 0);
+    }
+
+    private static Client connect(Path socket, TrustedServer trust, long timeoutMillis) throws IOException, Refusal {
         SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
         try {
             ch.connect(UnixDomainSocketAddress.of(socket));
@@ -85,7 +100,19 @@ public final class Client implements AutoCloseable {
             ch.close();
             throw new Untrusted(untrusted.get());
         }
-        return init(new Client(ch, Channels.newInputStream(ch), Channels.newOutputStream(ch)), Session.VERSION);
+        if (timeoutMillis == 0) {
+            return init(new Client(ch, Channels.newInputStream(ch), Channels.newOutputStream(ch)), Session.VERSION);
+        }
+        BoundedChannel bounded;
+        try {
+            bounded = new BoundedChannel(ch, timeoutMillis);
+        } catch (IOException e) {
+            ch.close();
+            throw e;
+        }
+        Client c = new Client(bounded, bounded.in, bounded.out);
+        c.bounded = bounded;
+        return init(c, Session.VERSION);
     }
 
     /**
@@ -210,6 +237,16 @@ public final class Client implements AutoCloseable {
                 throw new IOException("rsmapd closed the connection");
             }
             decoder.feed(buffer, 0, n);
+        }
+    }
+
+    /**
+     * How long each later read and write may wait, 0 for no bound (an event stream waits for events); only
+     * for a connection opened with a timeout ({@link #connect(Path, Duration)}).
+     */
+    public void readTimeout(Duration timeout) {
+        if (bounded != null) {
+            bounded.timeout(timeout.toMillis());
         }
     }
 
