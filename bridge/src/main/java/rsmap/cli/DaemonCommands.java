@@ -68,8 +68,20 @@ final class DaemonCommands {
         }
     }
 
-    /** How long a command waits for rsmapd: each read and write of its connection (rsmap(1)). */
-    static final java.time.Duration TIMEOUT = java.time.Duration.ofSeconds(30);
+    /**
+     * How long a command waits for rsmapd: each read and write of its connection, 30 s, or fewer seconds
+     * from $RSMAP_TIMEOUT (as the C clients read it: never longer) (rsmap(1)).
+     */
+    static final java.time.Duration TIMEOUT = java.time.Duration.ofSeconds(timeoutSeconds(System.getenv("RSMAP_TIMEOUT")));
+
+    static long timeoutSeconds(String env) {
+        try {
+            long s = env == null ? 0 : Long.parseLong(env);
+            return s > 0 && s < 30 ? s : 30;
+        } catch (NumberFormatException e) {
+            return 30;
+        }
+    }
 
     /** One command, its events; a refusal or a lost connection is one line. */
     static List<Frame> ask(SocketOption socket, Code code, String... args) throws Refused {
