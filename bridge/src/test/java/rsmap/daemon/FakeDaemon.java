@@ -51,7 +51,11 @@ final class FakeDaemon implements AutoCloseable {
     }
 
     static List<Frame> refusing(Frame command, String reason) {
-        return List.of(Session.error(command.tid(), reason, Category.BUSY));
+        return refusing(command, reason, Category.REFUSED);
+    }
+
+    static List<Frame> refusing(Frame command, String reason, Category category) {
+        return List.of(Session.error(command.tid(), reason, category));
     }
 
     private void accept() {

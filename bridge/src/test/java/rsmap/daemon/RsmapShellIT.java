@@ -306,7 +306,7 @@ class RsmapShellIT {
             Run r = shell(Map.of(), args);
             assertThat(r.code()).isZero();
             assertThat(r.err()).isEmpty();
-            assertThat(r.out()).startsWith("usage: rsmap-shell realloc [--add REQ] [--sub REQ] [--ids JSON] [--tag TAG] [--job J]\n")
+            assertThat(r.out()).startsWith("usage: rsmap-shell realloc [--add REQ] [--sub REQ] [--ids JSON] [--tag TAG] [--timeout S] [--job J]\n")
                     .contains("rsmap-shell release [--ids JSON] [--job J]\n", "rsmap-shell cancel TAG [--job J]\n",
                             "rsmap-shell status [--job J]\n");
         }
