@@ -1,6 +1,7 @@
 /* rsmap-shell-args: the command line and environment of rsmap-shell: options, the --ids shape, the tag's
  * grammar, the job it runs in. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ int shell_usage_error(const char *fmt, ...) {
 }
 
 /* --name VALUE or --name=VALUE into *slot; 1 when argv[*i] is that option, -1 (message printed) when misused. */
-int shell_option(char **argv, int argc, int *i, const char *name, const char **slot) {
+static int option(char **argv, int argc, int *i, const char *name, const char **slot) {
     size_t n = strlen(name);
     if (strncmp(argv[*i], name, n) != 0 || (argv[*i][n] != '\0' && argv[*i][n] != '=')) return 0;
     if (*slot) {
@@ -34,6 +35,29 @@ int shell_option(char **argv, int argc, int *i, const char *name, const char **s
         return -1;
     }
     return 1;
+}
+
+/* In the order they are tried: the order of the usage line. */
+static const struct {
+    const char *name;
+    unsigned bit;
+    size_t at;
+} OPTIONS[] = {
+    { "--add", OPT_ADD, offsetof(struct options, add) },
+    { "--sub", OPT_SUB, offsetof(struct options, sub) },
+    { "--tag", OPT_TAG, offsetof(struct options, tag) },
+    { "--timeout", OPT_TIMEOUT, offsetof(struct options, timeout) },
+    { "--ids", OPT_IDS, offsetof(struct options, ids) },
+    { "--job", OPT_JOB, offsetof(struct options, job) },
+};
+
+int shell_options(unsigned allowed, int argc, char **argv, int *i, struct options *o) {
+    for (size_t k = 0; k < sizeof OPTIONS / sizeof *OPTIONS; k++) {
+        if (!(allowed & OPTIONS[k].bit)) continue;
+        int r = option(argv, argc, i, OPTIONS[k].name, (const char **)((char *)o + OPTIONS[k].at));
+        if (r != 0) return r;
+    }
+    return 0;
 }
 
 /* Whether --ids is one JSON object, as far as its brackets and strings go: rsmapd parses and validates it

@@ -170,9 +170,88 @@ static int written(void) {
 
 /* --- the commands ------------------------------------------------------------------------------------------ */
 
-struct options {
-    const char *add, *sub, *ids, *tag, *job;
+/* status: the job's STATE JSON on one line. */
+static int print_state(const struct answer *a, const char *label) {
+    (void)label;
+    printf("%s\n", a->argc > 0 ? a->argv[0] : "");
+    return written();
+}
+
+/* release: the job's NAME=value lines after the STATE's JSON. */
+static int print_lines(const struct answer *a, const char *label) {
+    (void)label;
+    for (int i = 1; i < a->argc; i++) printf("%s\n", a->argv[i]);
+    return written();
+}
+
+/* cancel: the ALLOC of type CANCEL is this command's own receipt. */
+static int print_receipt(const struct answer *a, const char *label) {
+    (void)a;
+    (void)label;
+    return EXIT_DONE;
+}
+
+/* realloc: ALLOC's [0] JSON, [1] the type in decimal, [2] the reason, [3..] the job's NAME=value lines. */
+static int print_alloc(const struct answer *a, const char *label) {
+    int type = a->argc >= 3 && strlen(a->argv[1]) == 1 && a->argv[1][0] >= '0' && a->argv[1][0] <= '3'
+        ? a->argv[1][0] - '0' : -1;
+    if (type < 0) {
+        fprintf(stderr, "rsmap-shell: %s: rsmapd answered an ALLOC without a known type ('%s')\n", label,
+                a->argc >= 2 ? a->argv[1] : "");
+        return EXIT_NO_DAEMON;
+    }
+    if (type != 0) {
+        fprintf(stderr, "rsmap-shell: %s: %s%s%s\n", label, TYPES[type], *a->argv[2] ? ": " : "", a->argv[2]);
+        return EXIT_DECIDED_AGAINST;
+    }
+    return print_lines(&(struct answer){ .argc = a->argc - 2, .argv = a->argv + 2 }, label);
+}
+
+/* The modes: the command each sends, the event it waits for, the options it takes (in the order they are
+ * tried), whether its one argument is a tag (cancel), its timeout, and how its answer is printed. */
+static const struct mode {
+    const char *name;
+    unsigned code, want, options;
+    int tag_argument, timeout_s;
+    int (*print)(const struct answer *a, const char *label);
+} MODES[] = {
+    { "realloc", RSMAP_REALLOC, RSMAP_ALLOC, OPT_ADD | OPT_SUB | OPT_TAG | OPT_TIMEOUT | OPT_IDS | OPT_JOB, 0,
+      REALLOC_TIMEOUT_SECONDS, print_alloc },
+    { "release", RSMAP_RELEASE, RSMAP_STATE, OPT_IDS | OPT_JOB, 0, TIMEOUT_SECONDS, print_lines },
+    { "cancel", RSMAP_REALLOC_CANCEL, RSMAP_ALLOC, OPT_JOB, 1, TIMEOUT_SECONDS, print_receipt },
+    { "status", RSMAP_QUERY, RSMAP_STATE, OPT_JOB, 0, TIMEOUT_SECONDS, print_state },
 };
+
+/* The options and arguments of mode m into o; an exit code (usage, said on stderr), or -1 when they are good. */
+static int read_options(const struct mode *m, int argc, char **argv, struct options *o) {
+    const char *positional = NULL;
+    for (int i = 2; i < argc; i++) {
+        int r = shell_options(m->options, argc, argv, &i, o);
+        if (r < 0) return EXIT_USAGE;
+        if (r > 0) continue;
+        if (argv[i][0] == '-' && argv[i][1] != '\0') return shell_usage_error("%s takes no option %s", m->name, argv[i]);
+        if (!m->tag_argument || positional) return shell_usage_error("%s takes no argument '%s'", m->name, argv[i]);
+        positional = argv[i];
+    }
+    if (m->tag_argument) {
+        if (!positional) return shell_usage_error("%s needs the TAG of the realloc", m->name);
+        o->tag = positional;
+    }
+    if (m->code == RSMAP_REALLOC && !o->add && !o->sub && !o->ids) return shell_usage_error("realloc needs --add, --sub or --ids");
+    if (o->tag && !shell_valid_tag(o->tag)) return shell_usage_error("tag '%s' is not 1-64 characters of A-Z a-z 0-9 _ . : @ -", o->tag);
+    char why[128];
+    const char *bad = o->ids ? shell_object_shape(o->ids, why, sizeof why) : NULL;
+    if (bad) return shell_usage_error("--ids is not a JSON object: %s", bad);
+    /* The request's form here, as the SPANK plugin checks --rsmap: one that cannot parse is a usage error
+     * (exit 2), never sent; what needs this host's maps rsmapd decides (a DENY, exit 3). */
+    const char *forms[][2] = { { "--add", o->add }, { "--sub", o->sub } };
+    for (int i = 0; i < 2; i++) {
+        char bad_form[512];
+        if (forms[i][1] && rsmap_request_check(forms[i][1], bad_form, sizeof bad_form) != 0)
+            return shell_usage_error("%s: %s", forms[i][0], bad_form);
+    }
+    return -1;
+}
 
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
@@ -182,50 +261,19 @@ int main(int argc, char **argv) {
         }
     }
     if (argc < 2) return shell_usage_error("which command? realloc, release, cancel or status");
-    const char *cmd = argv[1];
-    int realloc_ = !strcmp(cmd, "realloc"), release = !strcmp(cmd, "release"), cancel = !strcmp(cmd, "cancel"),
-        status = !strcmp(cmd, "status");
-    if (!realloc_ && !release && !cancel && !status) return shell_usage_error("unknown command '%s'", cmd);
-
+    const struct mode *m = NULL;
+    for (size_t i = 0; i < sizeof MODES / sizeof *MODES; i++) {
+        if (!strcmp(argv[1], MODES[i].name)) m = &MODES[i];
+    }
+    if (!m) return shell_usage_error("unknown command '%s'", argv[1]);
     struct options o = { 0 };
-    const char *timeout = NULL;
-    const char *positional = NULL;
-    for (int i = 2; i < argc; i++) {
-        int r = 0;
-        if (realloc_ && !r) r = shell_option(argv, argc, &i, "--add", &o.add);
-        if (realloc_ && !r) r = shell_option(argv, argc, &i, "--sub", &o.sub);
-        if (realloc_ && !r) r = shell_option(argv, argc, &i, "--tag", &o.tag);
-        if (realloc_ && !r) r = shell_option(argv, argc, &i, "--timeout", &timeout);
-        if ((realloc_ || release) && !r) r = shell_option(argv, argc, &i, "--ids", &o.ids);
-        if (!r) r = shell_option(argv, argc, &i, "--job", &o.job);
-        if (r < 0) return EXIT_USAGE;
-        if (r > 0) continue;
-        if (argv[i][0] == '-' && argv[i][1] != '\0') return shell_usage_error("%s takes no option %s", cmd, argv[i]);
-        if (!cancel || positional) return shell_usage_error("%s takes no argument '%s'", cmd, argv[i]);
-        positional = argv[i];
-    }
-    if (cancel) {
-        if (!positional) return shell_usage_error("cancel needs the TAG of the realloc");
-        o.tag = positional;
-    }
-    if (realloc_ && !o.add && !o.sub && !o.ids) return shell_usage_error("realloc needs --add, --sub or --ids");
-    if (o.tag && !shell_valid_tag(o.tag)) return shell_usage_error("tag '%s' is not 1-64 characters of A-Z a-z 0-9 _ . : @ -", o.tag);
-    char why[128];
-    const char *bad = o.ids ? shell_object_shape(o.ids, why, sizeof why) : NULL;
-    if (bad) return shell_usage_error("--ids is not a JSON object: %s", bad);
-    /* The request's form here, as the SPANK plugin checks --rsmap: one that cannot parse is a usage error
-     * (exit 2), never sent; what needs this host's maps rsmapd decides (a DENY, exit 3). */
-    const char *forms[][2] = { { "--add", o.add }, { "--sub", o.sub } };
-    for (int i = 0; i < 2; i++) {
-        char bad_form[512];
-        if (forms[i][1] && rsmap_request_check(forms[i][1], bad_form, sizeof bad_form) != 0)
-            return shell_usage_error("%s: %s", forms[i][0], bad_form);
-    }
-    int timeout_s = rsmap_timeout_ms((realloc_ ? REALLOC_TIMEOUT_SECONDS : TIMEOUT_SECONDS) * 1000) / 1000;
-    if (timeout) {
+    int r = read_options(m, argc, argv, &o);
+    if (r >= 0) return r;
+    int timeout_s = rsmap_timeout_ms(m->timeout_s * 1000) / 1000;
+    if (o.timeout) {
         char *end;
-        long t = strtol(timeout, &end, 10);
-        if (!*timeout || *end || t < 1 || t > 86400) return shell_usage_error("--timeout is 1 to 86400 seconds, not '%s'", timeout);
+        long t = strtol(o.timeout, &end, 10);
+        if (!*o.timeout || *end || t < 1 || t > 86400) return shell_usage_error("--timeout is 1 to 86400 seconds, not '%s'", o.timeout);
         timeout_s = (int)t;
     }
     char job[512];
@@ -255,37 +303,13 @@ int main(int argc, char **argv) {
 
     /* The tag rsmapd gives a realloc without one: "tid-" and the command's TID in 8 hex digits. */
     char tag[80], label[128];
-    if (realloc_ && !o.tag) snprintf(tag, sizeof tag, "tid-%08x", (unsigned)TID_COMMAND);
+    if (m->code == RSMAP_REALLOC && !o.tag) snprintf(tag, sizeof tag, "tid-%08x", (unsigned)TID_COMMAND);
     else snprintf(tag, sizeof tag, "%s", o.tag ? o.tag : "");
-    snprintf(label, sizeof label, "%s%s%s", cmd, *tag ? " " : "", tag);
+    snprintf(label, sizeof label, "%s%s%s", m->name, *tag ? " " : "", tag);
 
-    unsigned code = realloc_ ? RSMAP_REALLOC : release ? RSMAP_RELEASE : cancel ? RSMAP_REALLOC_CANCEL : RSMAP_QUERY;
-    struct answer a = { .want = realloc_ || cancel ? RSMAP_ALLOC : RSMAP_STATE };
-    if (realloc_) exit_on_interrupt(label);
-    int r = exchange(code, arg, label, timeout_s, &a);
+    struct answer a = { .want = m->want };
+    if (m->code == RSMAP_REALLOC) exit_on_interrupt(label);
+    r = exchange(m->code, arg, label, timeout_s, &a);
     free(arg);
-    if (r >= 0) return r;
-
-    if (status) {
-        printf("%s\n", a.argc > 0 ? a.argv[0] : "");
-        return written();
-    }
-    if (release) {
-        for (int i = 1; i < a.argc; i++) printf("%s\n", a.argv[i]);
-        return written();
-    }
-    if (cancel) return EXIT_DONE; /* the ALLOC of type CANCEL is this command's own receipt */
-    /* ALLOC: [0] JSON, [1] the type in decimal, [2] the reason, [3..] the job's NAME=value lines. */
-    int type = a.argc >= 3 && strlen(a.argv[1]) == 1 && a.argv[1][0] >= '0' && a.argv[1][0] <= '3' ? a.argv[1][0] - '0' : -1;
-    if (type < 0) {
-        fprintf(stderr, "rsmap-shell: %s: rsmapd answered an ALLOC without a known type ('%s')\n", label,
-                a.argc >= 2 ? a.argv[1] : "");
-        return EXIT_NO_DAEMON;
-    }
-    if (type != 0) {
-        fprintf(stderr, "rsmap-shell: %s: %s%s%s\n", label, TYPES[type], *a.argv[2] ? ": " : "", a.argv[2]);
-        return EXIT_DECIDED_AGAINST;
-    }
-    for (int i = 3; i < a.argc; i++) printf("%s\n", a.argv[i]);
-    return written();
+    return r >= 0 ? r : m->print(&a, label);
 }

@@ -12,8 +12,15 @@ enum { EXIT_DONE = 0, EXIT_NO_DAEMON = 1, EXIT_USAGE = 2, EXIT_DECIDED_AGAINST =
 /* One line on stderr ("rsmap-shell: ... (rsmap-shell --help)"), returns EXIT_USAGE. */
 __attribute__((format(printf, 1, 2))) int shell_usage_error(const char *fmt, ...);
 
-/* --name VALUE or --name=VALUE into *slot; 1 when argv[*i] is that option, -1 (message printed) when misused. */
-int shell_option(char **argv, int argc, int *i, const char *name, const char **slot);
+/* The options of rsmap-shell's commands; each mode takes a set of them (OPT_*). */
+struct options {
+    const char *add, *sub, *tag, *timeout, *ids, *job;
+};
+enum { OPT_ADD = 1, OPT_SUB = 2, OPT_TAG = 4, OPT_TIMEOUT = 8, OPT_IDS = 16, OPT_JOB = 32 };
+
+/* argv[*i] as one of the options in `allowed` (--name VALUE or --name=VALUE) into o: 1 when it is one,
+ * 0 when it is none of them, -1 (message printed) when misused. */
+int shell_options(unsigned allowed, int argc, char **argv, int *i, struct options *o);
 
 /* NULL when --ids is one JSON object as far as its brackets and strings go, else what is wrong. */
 const char *shell_object_shape(const char *s, char *why, size_t cap);
