@@ -262,8 +262,11 @@ final class SlurmCluster implements AutoCloseable {
                 "filter=",
                 "prev=; for a in \"$@\"; do [ \"$prev\" = --filter ] && filter=$a; prev=$a; done", // \"$@\" kept for exec
                 "case $filter in",
-                "*unparsable*) echo 'error: column 11: expected an operator (==, !=, <, <=, >, >=, in), found \"unparsable\"' >&2;"
-                        + " exit 2 ;;",
+                // what rsmap place --json says of the authority's ERROR: the category for the script, the line for people
+                "*unparsable*) echo '{\"error\":\"rsmapd: filter: column 11: expected an operator (==, !=, <, <=, >, >=, in),"
+                        + " found \\\"unparsable\\\"\",\"category\":\"refused\"}';"
+                        + " echo 'error: rsmapd: filter: column 11: expected an operator (==, !=, <, <=, >, >=, in), found"
+                        + " \"unparsable\"' >&2; exit 2 ;;",
                 "*unreachable*) echo 'error: authority unreachable' >&2; exit 1 ;;",
                 "esac",
                 // Everything else is the real PLACE of the authority, about this node's registered attributes.
