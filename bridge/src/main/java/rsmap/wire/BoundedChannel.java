@@ -28,6 +28,52 @@ final class BoundedChannel implements java.io.Closeable {
         this.selector = Selector.open();
     }
 
+    /**
+     * A connected channel to {@code socket}, or an IOException ("cannot reach rsmapd at ...") naming why; a
+     * server that does not accept (its listen backlog full: the connect fails at once with EAGAIN, which the
+     * JDK reports only by strerror's words) is tried again every 20 ms for at most {@code timeoutMillis}.
+     */
+    static SocketChannel connect(java.nio.file.Path socket, long timeoutMillis) throws IOException {
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
+        while (true) {
+            SocketChannel ch = SocketChannel.open(java.net.StandardProtocolFamily.UNIX);
+            try {
+                ch.configureBlocking(false);
+                ch.connect(java.net.UnixDomainSocketAddress.of(socket)); // a Unix socket connects at once or fails
+                while (!ch.finishConnect()) {
+                    Thread.onSpinWait();
+                }
+                ch.configureBlocking(true);
+                return ch;
+            } catch (java.net.SocketException e) {
+                ch.close();
+                if (!BACKLOG_FULL.equals(e.getMessage())) {
+                    throw new IOException("cannot reach rsmapd at " + socket + ": " + e.getMessage(), e);
+                }
+                if (System.nanoTime() >= deadline) {
+                    throw new IOException("cannot reach rsmapd at " + socket + ": it did not accept the connection in "
+                            + "time", e);
+                }
+                sleep();
+            } catch (IOException | RuntimeException e) {
+                ch.close();
+                throw e;
+            }
+        }
+    }
+
+    /** strerror(EAGAIN) as glibc words it: what a Unix socket's connect says of a full listen backlog. */
+    private static final String BACKLOG_FULL = "Resource temporarily unavailable";
+
+    private static void sleep() throws IOException {
+        try {
+            Thread.sleep(20);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while connecting");
+        }
+    }
+
     void timeout(long millis) {
         timeoutMillis = millis;
     }

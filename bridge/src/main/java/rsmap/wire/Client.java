@@ -87,9 +87,12 @@ public final class Client implements AutoCloseable {
     }
 
     private static Client connect(Path socket, TrustedServer trust, long timeoutMillis) throws IOException, Refusal {
-        SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+        SocketChannel ch = timeoutMillis > 0 ? BoundedChannel.connect(socket, timeoutMillis)
+                : SocketChannel.open(StandardProtocolFamily.UNIX);
         try {
-            ch.connect(UnixDomainSocketAddress.of(socket));
+            if (timeoutMillis == 0) {
+                ch.connect(UnixDomainSocketAddress.of(socket));
+            }
         } catch (IOException e) {
             ch.close();
             throw new IOException("cannot reach rsmapd at " + socket + ": " + (e.getMessage() == null ? e : e.getMessage()),

@@ -114,6 +114,9 @@ class StoppedDaemonIT {
                     "rsmap-hook: " + line);
             costsItsTimeout("rsmap-shell status", null, List.of(build.shell.toString(), "status"), env, 1,
                     "rsmap-shell: " + line);
+            Path rsmap = Path.of("..", "bin", "rsmap").toAbsolutePath().normalize();
+            costsItsTimeout("rsmap status", null, List.of(rsmap.toString(), "status", "--socket", deaf.toString()), env,
+                    1, "error: " + line);
         }
     }
 }
