@@ -27,12 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include "rsmap-client.h" /* the frames of the agent protocol, shared with the Slurm plugin */
+#include "rsmap-client.h" /* the one exchange of the C clients (rsmap-exchange.c), shared with the Slurm plugin */
 
 enum { EXIT_RESCHEDULE = 99, EXIT_JOB_ERROR = 100, EXIT_CANNOT_EXEC = 127 };
 enum { TIMEOUT_SECONDS = 30 };
