@@ -16,8 +16,10 @@
 #   - with RSMAP_FILTER="cpu_speed > 2GHz" (docs/filters.md) asks the authority which hosts pass and adds
 #     them as -l h=host1|host2; a filter that does not parse, or that no host passes, rejects the job
 #     naming the column or the attribute. The filter stays in the job's environment: the prolog's
-#     JOB_START checks it again on the host. The authority unreachable: the job is accepted as it is and
-#     that is logged (the host's check still refuses a wrong placement, prolog exit 99).
+#     JOB_START checks it again on the host. The authority unreachable, or its ERROR of any category but
+#     refused or malformed (docs/protocol.md, "Error categories": decided by the category, never the
+#     words): the job is accepted as it is and that is logged (the host's check still refuses a wrong
+#     placement, prolog exit 99).
 # Configuration (environment of the JSV, or the defaults where the packages install things):
 #   RSMAP_CLI        the rsmap command       (/usr/bin/rsmap)
 #   RSMAP_COMPLEXES  the complex table, as "qconf -sc" prints it (/etc/rsmap/complexes)
