@@ -382,7 +382,8 @@ class SlurmIT {
             Thread.sleep(1000); // the prolog is waiting for rsmapd now
             assertThat(cluster.run(List.of("scontrol", "ping"), Map.of()).out()).as("slurmctld answers").contains("UP");
             Run sinfo = cluster.run(List.of("sinfo", "-h", "-o", "%T"), Map.of());
-            assertThat(sinfo.code() + " " + sinfo.out()).as("the node is served").startsWith("0 ").doesNotContain("drain");
+            assertThat(sinfo.code() + " " + sinfo.out()).as("the node is served").startsWith("0 ")
+                    .doesNotContain("drain");
             Run r = job.get(120, TimeUnit.SECONDS);
             assertThat(r.code()).as("the job fails: %s", r).isNotZero();
             assertThat(r.err()).contains("rsmapd did not answer");
