@@ -6,6 +6,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -62,7 +63,7 @@ final class Commands {
         }
         Handler h = table.handlers().get(code);
         if (h == null) {
-            throw new Session.CommandException(code + " is not a command of this daemon");
+            throw new Session.CommandException(Category.REFUSED, code + " is not a command of this daemon");
         }
         try {
             access.authorise(code, session.peer());
@@ -77,7 +78,7 @@ final class Commands {
             if (reason.length() <= MAX_REASON && reason.indexOf('\n') < 0 && reason.indexOf('\r') < 0) {
                 throw e;
             }
-            throw new Session.CommandException(Args.oneLine(reason, MAX_REASON));
+            throw new Session.CommandException(e.category(), Args.oneLine(reason, MAX_REASON));
         }
     }
 
@@ -92,7 +93,7 @@ final class Commands {
             String why = code.name() + " of job " + id + ": the client closed its connection before it was decided;"
                     + " nothing granted";
             Log.write(Log.Level.INFO, why); // its ERROR reaches no one
-            throw new Session.CommandException(why);
+            throw new Session.CommandException(Category.BUSY, why); // the job is rescheduled, nothing held
         }
     }
 
@@ -123,7 +124,7 @@ final class Commands {
 
     static void noArguments(Frame command) throws Session.CommandException {
         if (!command.args().isEmpty()) {
-            throw new Session.CommandException("expected no argument, got " + command.args().size());
+            throw new Session.CommandException(Category.MALFORMED, "expected no argument, got " + command.args().size());
         }
     }
 }

@@ -13,6 +13,7 @@ import rsmap.ParseException;
 import rsmap.alloc.Cluster;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -52,13 +53,13 @@ final class Generations {
         try {
             next = s.build(host, global);
         } catch (ParseException e) {
-            throw new Session.CommandException("complex_values: " + e.getMessage());
+            throw new Session.CommandException(Category.REFUSED, "complex_values: " + e.getMessage());
         }
         rsmap.realloc.Reallocs nextReallocs = s.reallocsOver(next);
         nextReallocs.continueAfter(s.reallocs().lastAllocId());
         Optional<String> lost = s.restoreAll(nextReallocs);
         if (lost.isPresent()) {
-            throw new Session.CommandException("the new configuration would take away what " + lost.get());
+            throw new Session.CommandException(Category.REFUSED, "the new configuration would take away what " + lost.get());
         }
         long nextGeneration = s.generation() + 1;
         journal.write(new JournalRecord.Configured(nextGeneration, host, global, s.reallocs().lastAllocId()));
@@ -80,7 +81,7 @@ final class Generations {
      */
     List<Frame> reload(long tid) throws Session.CommandException {
         if (configFile == null) {
-            throw new Session.CommandException("this daemon was not started from a configuration file");
+            throw new Session.CommandException(Category.REFUSED, "this daemon was not started from a configuration file");
         }
         Config next;
         Config config = s.config;
@@ -88,9 +89,9 @@ final class Generations {
             next = Config.parse(ConfigText.read(configFile), configFile, config.host());
             Preflight.checkSpool(next, configFile);
         } catch (ParseException e) {
-            throw new Session.CommandException(configFile + ": " + e.lineAndColumn() + ": " + e.problem());
+            throw new Session.CommandException(Category.REFUSED, configFile + ": " + e.lineAndColumn() + ": " + e.problem());
         } catch (IOException e) {
-            throw new Session.CommandException(e.getMessage());
+            throw new Session.CommandException(Category.UNAVAILABLE, e.getMessage());
         }
         List<String> unchangeable = new ArrayList<>();
         if (!next.host().equals(config.host())) {
@@ -109,7 +110,7 @@ final class Generations {
             unchangeable.add("attributes, attribute_types, slots, filter or discover");
         }
         if (!unchangeable.isEmpty()) {
-            throw new Session.CommandException("RELOAD changes complex_values and global_complex_values only; "
+            throw new Session.CommandException(Category.REFUSED, "RELOAD changes complex_values and global_complex_values only; "
                     + String.join(", ", unchangeable) + " changed: restart rsmapd for that");
         }
         boolean changed = !next.complexValues().equals(s.hostValues())

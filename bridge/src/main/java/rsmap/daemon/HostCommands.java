@@ -5,6 +5,7 @@ package rsmap.daemon;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Session;
 
@@ -17,7 +18,7 @@ final class HostCommands {
 
     static Commands.Table table(CommonCommands common, HostState s, JobLifecycle lifecycle, GlobalPart global) {
         Map<Code, Commands.Handler> h = common.table(state -> {
-            throw new Session.CommandException("QUERY of the cluster is the authority's (role = authority); "
+            throw new Session.CommandException(Category.REFUSED, "QUERY of the cluster is the authority's (role = authority); "
                     + s.host() + " is an execution host");
         }, global);
         h.put(Code.JOB_START, (c, session) -> {
@@ -39,7 +40,7 @@ final class HostCommands {
             return List.of();
         });
         h.put(Code.PLACE, (c, session) -> {
-            throw new Session.CommandException("PLACE is the authority's (role = authority), which sees every "
+            throw new Session.CommandException(Category.REFUSED, "PLACE is the authority's (role = authority), which sees every "
                     + "registered host; " + s.host() + " is an execution host");
         });
         return new Commands.Table(h, common::closed);

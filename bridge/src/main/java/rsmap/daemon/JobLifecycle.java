@@ -18,6 +18,7 @@ import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.Isolation;
 import rsmap.device.JobCgroups;
+import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.PeerCredentials;
@@ -64,7 +65,7 @@ final class JobLifecycle {
                         + held.env());
                 return List.of(answer(tid, held));
             }
-            throw new Session.CommandException("job " + id + " already holds " + held.grant().byHost()
+            throw new Session.CommandException(Category.BUSY, "job " + id + " already holds " + held.grant().byHost()
                     + "; a second JOB_START is refused (no doubled grants)");
         }
         JobSpec spec;
@@ -74,7 +75,7 @@ final class JobLifecycle {
             spec = s.spec(id, request, slots);
             global = s.globalPart(request);
         } catch (ParseException e) {
-            throw new Session.CommandException("request: " + e.getMessage());
+            throw new Session.CommandException(Category.REFUSED, "request: " + e.getMessage());
         }
         if (s.bareJob(id).isPresent()) {
             // Processes entered this job before its prolog: not the order execd keeps, but a process that
@@ -97,7 +98,7 @@ final class JobLifecycle {
     private Decision grantNow(JobSpec spec, String id) throws Session.CommandException {
         Decision d = s.cluster().grantNow(spec, s.cluster().now());
         if (d.isRefused() || d.result() == Decision.Result.NOT_NOW) {
-            throw new Session.CommandException(d.isRefused() ? d.error() : "job " + id + " cannot be granted now: "
+            throw new Session.CommandException(Category.BUSY, d.isRefused() ? d.error() : "job " + id + " cannot be granted now: "
                     + d.error());
         }
         return d;
@@ -276,26 +277,26 @@ final class JobLifecycle {
         if (job == null) {
             job = s.bareJob(id).orElse(Job.bare(id, peer.user()));
         } else if (!access.mayQuery(peer, job)) {
-            throw new Session.CommandException("job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
+            throw new Session.CommandException(Category.DENIED, "job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
         }
         if (peer.pid() <= 0) {
-            throw new Session.CommandException("the caller's pid is unknown: " + (PeerCredentials.UNAVAILABLE.isEmpty()
+            throw new Session.CommandException(Category.DENIED, "the caller's pid is unknown: " + (PeerCredentials.UNAVAILABLE.isEmpty()
                     ? "the kernel did not say" : PeerCredentials.UNAVAILABLE));
         }
         try {
             Optional<String> other = JobCgroups.foreignJob(peer.pid(), id);
             if (other.isPresent()) {
-                throw new Session.CommandException("process " + peer.pid() + " is in the cgroup of job " + other.get()
+                throw new Session.CommandException(Category.DENIED, "process " + peer.pid() + " is in the cgroup of job " + other.get()
                         + ", not of job " + id + "; refused");
             }
         } catch (IOException e) {
-            throw new Session.CommandException("process " + peer.pid() + ": cannot read its cgroups: " + e.getMessage());
+            throw new Session.CommandException(Category.UNAVAILABLE, "process " + peer.pid() + ": cannot read its cgroups: " + e.getMessage());
         }
         DevicePolicy policy = DevicePolicy.of(s.grantedInstances(job), s.devicesListed());
         try {
             isolation.apply(id, policy, peer.pid()).ifPresent(w -> log.note(Log.Level.WARNING, w));
         } catch (DevicePolicyException e) {
-            throw new Session.CommandException("job " + id + ": device isolation cannot be enforced: " + e.getMessage());
+            throw new Session.CommandException(Category.UNAVAILABLE, "job " + id + ": device isolation cannot be enforced: " + e.getMessage());
         }
         Instant start = ProcessHandle.of(peer.pid()).flatMap(p -> p.info().startInstant()).orElse(null);
         Job entered = job.withPid(peer.pid(), start);

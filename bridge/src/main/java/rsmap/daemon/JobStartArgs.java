@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import rsmap.node.Filter;
+import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -37,13 +38,13 @@ record JobStartArgs(JobId id, String user, int slots, String request, Optional<F
         List<String> alternatives = a.has("alternatives")
                 ? StartAlternatives.read(a.node().get("alternatives"), s) : List.of();
         if (!alternatives.isEmpty() && !request.isEmpty()) {
-            throw new Session.CommandException("JOB_START takes \"request\" or \"alternatives\", not both");
+            throw new Session.CommandException(Category.MALFORMED, "JOB_START takes \"request\" or \"alternatives\", not both");
         }
         if (request.isEmpty() && filter.isEmpty() && alternatives.isEmpty()) {
-            throw new Session.CommandException("JOB_START needs \"request\"");
+            throw new Session.CommandException(Category.MALFORMED, "JOB_START needs \"request\"");
         }
         if (!user.isEmpty() && !Config.USER.matcher(user).matches()) {
-            throw new Session.CommandException("\"user\" is the job owner's name, not " + Args.quote(user));
+            throw new Session.CommandException(Category.MALFORMED, "\"user\" is the job owner's name, not " + Args.quote(user));
         }
         return new JobStartArgs(id, user, slots, request, filter, alternatives);
     }

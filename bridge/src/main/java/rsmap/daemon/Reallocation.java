@@ -29,6 +29,7 @@ import rsmap.realloc.Reallocs;
 import rsmap.realloc.Waiting;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -72,7 +73,7 @@ final class Reallocation {
     void mayChange(String job, Session.Peer peer, Code code) throws Session.CommandException {
         Job j = s.job(job).orElse(null);
         if (j != null && !access.mayQuery(peer, j)) {
-            throw new Session.CommandException(code + " of job " + job + " is for its owner '" + j.user()
+            throw new Session.CommandException(Category.DENIED, code + " of job " + job + " is for its owner '" + j.user()
                     + "', root or the admin user, not '" + peer.user() + "'");
         }
     }
@@ -115,7 +116,7 @@ final class Reallocation {
     List<Frame> cancel(long tid, String job, String tag) throws Session.CommandException {
         Outcome o = s.reallocs().cancel(job, tag);
         if (!o.ok()) {
-            throw new Session.CommandException(o.error());
+            throw new Session.CommandException(Category.REFUSED, o.error());
         }
         Answer a = o.answer().orElseThrow();
         answerOpen(a);
@@ -132,22 +133,22 @@ final class Reallocation {
     List<Frame> release(long tid, String id, Optional<Grant> which) throws Session.CommandException {
         Job job = s.job(id).orElse(null);
         if (job == null) {
-            throw new Session.CommandException("job " + id + " holds nothing on " + s.host());
+            throw new Session.CommandException(Category.REFUSED, "job " + id + " holds nothing on " + s.host());
         }
         Grant ids = which.orElse(job.releasing());
         if (ids.isEmpty()) {
-            throw new Session.CommandException("job " + id + " has nothing to release: no realloc took anything away");
+            throw new Session.CommandException(Category.REFUSED, "job " + id + " has nothing to release: no realloc took anything away");
         }
         Optional<String> wrong = notTakenAway(job, ids);
         if (wrong.isPresent()) {
-            throw new Session.CommandException(wrong.get());
+            throw new Session.CommandException(Category.REFUSED, wrong.get());
         }
         Grant left = job.releasing().minus(ids);
         List<Instance> kept = instances(job.grant().plus(left));
         List<DeviceRule> givenUp = OpenDevices.givenUp(instances(ids), kept);
         Optional<String> holder = OpenDevices.holder(job.pids().keySet(), givenUp);
         if (holder.isPresent()) {
-            throw new Session.CommandException("job " + id + " cannot release " + ids.byHost() + ": " + holder.get()
+            throw new Session.CommandException(Category.BUSY, "job " + id + " cannot release " + ids.byHost() + ": " + holder.get()
                     + "; close it first");
         }
         // Narrow first: from here on the job cannot open what it gives back, then it goes to others.
@@ -155,12 +156,12 @@ final class Reallocation {
             try {
                 isolation.update(id, DevicePolicy.of(kept, s.devicesListed())).ifPresent(w -> log.note(Log.Level.WARNING, w));
             } catch (DevicePolicyException e) {
-                throw new Session.CommandException("job " + id + ": its device policy cannot be narrowed: " + e.getMessage());
+                throw new Session.CommandException(Category.UNAVAILABLE, "job " + id + ": its device policy cannot be narrowed: " + e.getMessage());
             }
         }
         Outcome o = s.reallocs().release(id, ids, s.cluster().now());
         if (!o.ok()) {
-            throw new Session.CommandException(o.error());
+            throw new Session.CommandException(Category.REFUSED, o.error());
         }
         Job now = job.holding(job.grant(), left, job.env());
         journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing()));

@@ -132,13 +132,19 @@ final class Admission {
      */
     private void accept() {
         ByteBuffer out = ByteBuffer.allocateDirect(1024);
+        boolean failing = false; // in a streak of failed accepts: logged once, at its start
         while (running) {
             SocketChannel ch;
             try {
                 ch = listener.accept();
+                failing = false;
             } catch (IOException e) {
                 if (!running || !listener.isOpen()) {
                     return;
+                }
+                if (!failing) {
+                    Faults.report("cannot accept connections (retried every tick)", e);
+                    failing = true;
                 }
                 try { // out of file descriptors, say: let the connections already open be served a while
                     Thread.sleep(TimeUnit.NANOSECONDS.toMillis(SelectorLoop.TICK_NANOS));
@@ -147,10 +153,15 @@ final class Admission {
                 }
                 continue;
             }
-            if (tcp == null) {
-                admit(ch, out);
-            } else {
-                admitTcp(ch, out);
+            try {
+                if (tcp == null) {
+                    admit(ch, out);
+                } else {
+                    admitTcp(ch, out);
+                }
+            } catch (RuntimeException e) { // one connection's trouble never stops the door for the others
+                Faults.report("cannot admit a connection", e);
+                closeQuietly(ch);
             }
         }
     }
@@ -162,7 +173,7 @@ final class Admission {
     private void admitTcp(SocketChannel ch, ByteBuffer out) {
         if (!budget.awaitLogin()) {
             refused.incrementAndGet();
-            tell(ch, Session.error(0, budget.tooManyAwaitingLogin()), out);
+            tell(ch, Session.error(0, budget.tooManyAwaitingLogin(), Category.BUSY), out);
             closeQuietly(ch);
             return;
         }
@@ -190,7 +201,7 @@ final class Admission {
                 Object uid = Budget.bucket(peer);
                 if (!budget.open(uid)) {
                     refused.incrementAndGet();
-                    tell(ch, Session.error(0, budget.tooMany(peer)), out);
+                    tell(ch, Session.error(0, budget.tooMany(peer), Category.BUSY), out);
                     ch.close();
                     return;
                 }

@@ -125,6 +125,7 @@ class AuthorityTest {
         List<Frame> b = start(hosts.get(1), "8", "lic=1");
         assertThat(b.get(0).code()).isEqualTo(Code.ERROR.value());
         assertThat(b.get(0).text(0)).startsWith("authority 127.0.0.1:" + port + ": ").contains("lic");
+        assertThat(b.get(0).text(1)).as("the authority's category, carried through by the host").isEqualTo("busy");
         assertThat(hosts.get(1).cluster().runningJobs()).isEmpty();
         call(hosts.get(0), Code.JOB_END, "{\"job\":\"7\"}");
         List<Frame> again = start(hosts.get(1), "8", "lic=1");
@@ -152,6 +153,7 @@ class AuthorityTest {
         List<Frame> b = start(hosts.get(0), "8", "lic=1");
         assertThat(b.get(0).code()).isEqualTo(Code.ERROR.value());
         assertThat(b.get(0).text(0)).startsWith("authority 127.0.0.1:" + port + " unreachable: ");
+        assertThat(b.get(0).text(1)).as("docs/protocol.md, \"Error categories\"").isEqualTo("unavailable");
     }
 
     @Test

@@ -85,6 +85,10 @@ class CommandFuzzTest {
             assertThat(last.code()).isIn(Code.OK.value(), Code.ERROR.value());
             if (last.code() == Code.ERROR.value()) {
                 assertThat(last.text(0)).doesNotStartWith("internal error").doesNotContain("\n");
+                // docs/protocol.md, "Error categories": every ERROR says its category, one of the closed list
+                assertThat(last.args()).hasSize(2);
+                assertThat(rsmap.wire.Category.of(last)).as(last.text(0)).isPresent()
+                        .isNotEqualTo(java.util.Optional.of(rsmap.wire.Category.INTERNAL));
                 assertThat(state(d)).isEqualTo(before);
             }
         }
@@ -144,6 +148,7 @@ class CommandFuzzTest {
         assertThat(last.code()).isIn(Code.OK.value(), Code.ERROR.value());
         if (last.code() == Code.ERROR.value()) {
             assertThat(last.text(0)).doesNotStartWith("internal error").doesNotContain("\n");
+            assertThat(rsmap.wire.Category.of(last)).as(last.text(0)).isPresent();
         }
         s.end();
     }

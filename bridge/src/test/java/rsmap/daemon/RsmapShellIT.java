@@ -131,6 +131,30 @@ class RsmapShellIT {
                 .isEqualTo(new Run(2, "", "rsmap-shell: cancel x: ERROR: no waiting realloc of job 7 has tag 'x'\n"));
     }
 
+    @Test
+    void errorFromRsmapd_byItsCategory_unavailableOrInternalIsExit1_whateverItSays() throws Exception {
+        // docs/protocol.md, "Error categories": rsmapd's trouble is 1, like no answer; the command's is 2.
+        for (rsmap.wire.Category c : rsmap.wire.Category.values()) {
+            int exit = c == rsmap.wire.Category.UNAVAILABLE || c == rsmap.wire.Category.INTERNAL ? 1 : 2;
+            assertThat(against(f -> FakeDaemon.refusing(f, "nothing to release", c), "release"))
+                    .as("category %s", c).isEqualTo(new Run(exit, "", "rsmap-shell: release: ERROR: nothing to release\n"));
+        }
+    }
+
+    @Test
+    void realloc_aRequestWhoseFormDoesNotParse_isAUsageError_exit2_andNothingIsSent() throws Exception {
+        // rsmap-shell(1), "EXIT STATUS" 2: a request that does not parse, checked before anything is sent.
+        List<Frame> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Run r = against(c -> {
+            seen.add(c);
+            return answering(c);
+        }, "realloc", "--add", "gpu=1[same=id", "--tag", "t1");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).startsWith("rsmap-shell: --add: column ").contains("']'").hasLineCount(1);
+        assertThat(seen).isEmpty();
+        assertThat(against(RsmapShellIT::answering, "realloc", "--sub", "=1").code()).isEqualTo(2);
+    }
+
     @ParameterizedTest
     @CsvSource({"realloc --add gpu=1", "release", "cancel t1", "status"})
     void unreachable_exit1(String args) throws Exception {
@@ -306,7 +330,7 @@ class RsmapShellIT {
             Run r = shell(Map.of(), args);
             assertThat(r.code()).isZero();
             assertThat(r.err()).isEmpty();
-            assertThat(r.out()).startsWith("usage: rsmap-shell realloc [--add REQ] [--sub REQ] [--ids JSON] [--tag TAG] [--job J]\n")
+            assertThat(r.out()).startsWith("usage: rsmap-shell realloc [--add REQ] [--sub REQ] [--ids JSON] [--tag TAG] [--timeout S] [--job J]\n")
                     .contains("rsmap-shell release [--ids JSON] [--job J]\n", "rsmap-shell cancel TAG [--job J]\n",
                             "rsmap-shell status [--job J]\n");
         }

@@ -35,6 +35,8 @@ import rsmap.wire.TestClient;
  */
 final class SlurmCluster implements AutoCloseable {
     static final Path SPANK = Path.of("target", "spank_rsmap.so").toAbsolutePath();
+    /** The plugin's bound on each call to rsmapd (plugstack.conf timeout=), seconds. */
+    static final int SPANK_TIMEOUT = 5;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String[] COMMANDS = {"munged", "mungekey", "slurmctld", "slurmd", "srun", "sbatch",
         "scancel", "squeue", "sinfo", "scontrol", "runuser", "mknod"};
@@ -44,6 +46,8 @@ final class SlurmCluster implements AutoCloseable {
     final String node = hostName();
     final int firstJobId = 100_000 + new Random().nextInt(800_000);
     private final List<Process> started = new ArrayList<>();
+    /** The node's rsmapd, for a test that stops it (SIGSTOP) and lets it go on (SIGCONT). */
+    private Process nodeDaemon;
     private final Thread onExit = new Thread(this::stopAll, "slurm-cluster-stop");
     private boolean closed;
 
@@ -137,6 +141,7 @@ final class SlurmCluster implements AutoCloseable {
         awaitFile(dir.resolve("authority.sock"), "the authority");
         writeRsmapd("authority = 127.0.0.1:" + port, "munge_socket = " + mungeSocket, "attributes = cpu_speed=2.4GHz");
         spawn("rsmapd", rsmapd(dir.resolve("rsmapd.conf")));
+        nodeDaemon = started.get(started.size() - 1);
         awaitFile(socket(), "rsmapd");
         awaitRegistered();
 
@@ -254,8 +259,11 @@ final class SlurmCluster implements AutoCloseable {
                 "filter=",
                 "prev=; for a in \"$@\"; do [ \"$prev\" = --filter ] && filter=$a; prev=$a; done", // \"$@\" kept for exec
                 "case $filter in",
-                "*unparsable*) echo 'error: column 11: expected an operator (==, !=, <, <=, >, >=, in), found \"unparsable\"' >&2;"
-                        + " exit 2 ;;",
+                // what rsmap place --json says of the authority's ERROR: the category for the script, the line for people
+                "*unparsable*) echo '{\"error\":\"rsmapd: filter: column 11: expected an operator (==, !=, <, <=, >, >=, in),"
+                        + " found \\\"unparsable\\\"\",\"category\":\"refused\"}';"
+                        + " echo 'error: rsmapd: filter: column 11: expected an operator (==, !=, <, <=, >, >=, in), found"
+                        + " \"unparsable\"' >&2; exit 2 ;;",
                 "*unreachable*) echo 'error: authority unreachable' >&2; exit 1 ;;",
                 "esac",
                 // Everything else is the real PLACE of the authority, about this node's registered attributes.
@@ -309,7 +317,7 @@ final class SlurmCluster implements AutoCloseable {
         Files.writeString(dir.resolve("cgroup.conf"), "CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\n"
                 + "ConstrainDevices=no\n");
         Files.writeString(dir.resolve("plugstack.conf"), "required " + SPANK + " socket=" + socket() + " spool="
-                + dir.resolve("rsmap-spool") + "\n");
+                + dir.resolve("rsmap-spool") + " timeout=" + SPANK_TIMEOUT + "\n");
     }
 
     /** A command as root with SLURM_CONF set. */
@@ -404,6 +412,11 @@ final class SlurmCluster implements AutoCloseable {
             }
             return out;
         }
+    }
+
+    /** Sends the node's rsmapd {@code signal} (STOP, CONT). */
+    void signalRsmapd(String signal) throws IOException, InterruptedException {
+        mustRun(List.of("kill", "-" + signal, Long.toString(nodeDaemon.pid())));
     }
 
     /** Waits until rsmapd holds nothing for {@code job} (null: for any job); returns what it still holds. */

@@ -62,7 +62,7 @@ class TcpBudgetTest {
             Frame bye = silent.next();
             long waited = (System.nanoTime() - t0) / 1_000_000;
             assertThat(bye).isEqualTo(Session.error(0, "not logged in within 0.3 s of the connect: the connection is"
-                    + " closed"));
+                    + " closed", Category.BUSY));
             assertThat(silent.next()).isNull();
             assertThat(waited).isBetween(150L, 2000L);
             assertThat(half.next().text(0)).startsWith("not logged in within 0.3 s");
@@ -82,7 +82,7 @@ class TcpBudgetTest {
         }
         try (TestClient over = connect()) {
             assertThat(over.next()).isEqualTo(Session.error(0, "too many connections have not logged in yet: the"
-                    + " limit is 3; try again later"));
+                    + " limit is 3; try again later", Category.BUSY));
             assertThat(over.next()).as("closed after its ERROR").isNull();
         }
         // A login gives its place back before its OK: the next connect waits for its login again.
@@ -114,7 +114,7 @@ class TcpBudgetTest {
         held.add(loggedIn("alice"));
         try (TestClient third = connect()) {
             assertThat(third.call(TcpLoginTest.init(1, "1", "good:alice"))).containsExactly(Session.error(1,
-                    "too many connections of user 'alice' (uid 1001): the limit is 2 per user"));
+                    "too many connections of user 'alice' (uid 1001): the limit is 2 per user", Category.BUSY));
             assertThat(ServerBudgetTest.closed(third)).isTrue();
         }
         held.add(loggedIn("bob")); // another user's bucket
