@@ -34,6 +34,8 @@ final class HostState {
      * policy with no granted device until JOB_END or reconciliation. Not journaled: after a restart a
      * JOB_END still removes the policy by the job's name.
      */
+    /** Ended jobs with processes left in their cgroup, under a closed policy until they exit ({@link Leftovers}). */
+    final Map<String, java.util.List<Long>> leftovers = new LinkedHashMap<>();
     final Map<String, Job> bare = new LinkedHashMap<>();
     Cluster cluster;
     /** Reallocation over {@link #cluster} (issue 13): a new one with every new cluster ({@link #install}). */

@@ -36,6 +36,8 @@ final class JobLifecycle {
     private final EnvFiles envFiles;
     /** The host's authority of the global maps (issue 14); null without one. */
     AuthorityLink link;
+    /** What a job's policy becomes at its end: removed, or closed while processes are left in it. */
+    final Leftovers leftovers;
 
     JobLifecycle(HostState s, Journal journal, Isolation isolation, EventHub events, LogBook log, Access access,
                  Reallocation reallocation, EnvFiles envFiles) {
@@ -47,6 +49,7 @@ final class JobLifecycle {
         this.access = access;
         this.reallocation = reallocation;
         this.envFiles = envFiles;
+        this.leftovers = new Leftovers(s, isolation, log);
     }
 
     /**
@@ -292,14 +295,13 @@ final class JobLifecycle {
         events.publish(kind, job.maps(), job.id(), job.user(), diff, stream -> access.mayQuery(stream.peer(), job));
     }
 
-    /** Drops the device policy of a job, held or bare; a failure is logged (a cgroup left behind matters). */
+    /**
+     * Drops the device policy of a job, held or bare; processes left in its cgroup keep a closed policy that
+     * grants no device until they exit ({@link Leftovers}). A failure is logged (a cgroup left behind matters).
+     */
     void removePolicy(String id) {
         s.bare.remove(id);
-        try {
-            isolation.remove(id);
-        } catch (DevicePolicyException e) {
-            log.note(Log.Level.ERROR, "job " + id + ": removing its device policy: " + e.getMessage());
-        }
+        leftovers.ended(id);
     }
 
     /**

@@ -41,6 +41,14 @@ public interface DeviceBackend {
      */
     void update(String job, DevicePolicy policy) throws DevicePolicyException;
 
+    /**
+     * The processes in the job's cgroup now (every one, whichever process tree it left), or empty when this
+     * backend cannot list them. A job without a policy, or with an open one that holds no process, has none.
+     */
+    default java.util.Optional<java.util.List<Long>> processes(String job) throws DevicePolicyException {
+        return java.util.Optional.empty();
+    }
+
     /** Drops the policy of {@code job}; a job without one is fine. */
     void remove(String job) throws DevicePolicyException;
 

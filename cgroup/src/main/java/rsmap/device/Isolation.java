@@ -76,6 +76,14 @@ public final class Isolation {
         }
     }
 
+    /**
+     * The processes in the job's cgroup ({@link DeviceBackend#processes}); empty when isolation is off or the
+     * backend cannot list them.
+     */
+    public Optional<java.util.List<Long>> processes(String job) throws DevicePolicyException {
+        return mode == Mode.OFF ? Optional.empty() : backend.processes(job);
+    }
+
     /** Removes the job's policy; failures are reported, whatever the mode (a cgroup left behind matters). */
     public void remove(String job) throws DevicePolicyException {
         if (mode == Mode.OFF) {
