@@ -202,14 +202,32 @@ class JobDevicesIT {
     void aCloseAndReopenLoop_neverKeepsADescriptorPastARelease_100Tries() throws Exception {
         Config config = config();
         String a = prefix + "3";
-        Path holder = Files.writeString(dir.resolve("holder.py"), "import os, sys, time\n"
-                + "open(sys.argv[3], 'w').close()\n"
-                + "while not os.path.exists(sys.argv[2]):\n"
-                + "    try:\n        fd = os.open(sys.argv[1], os.O_RDONLY)\n"
-                + "    except OSError:\n        time.sleep(0.0005)\n        continue\n"
-                + "    time.sleep(0.001)\n    os.close(fd)\n");
+        // In the job's process tree: closes card 1 and opens it again, back to back; when a second open
+        // is refused (the policy narrowed) while it holds one, it keeps that one until the card is its again.
+        Path holder = Files.writeString(dir.resolve("holder.py"), String.join("\n", "import os, sys, time",
+                "card, stop, ready = sys.argv[1:4]",
+                "def opens():",
+                "    try:",
+                "        os.close(os.open(card, os.O_RDONLY))",
+                "        return True",
+                "    except OSError:",
+                "        return False",
+                "fd = None",
+                "open(ready, 'w').close()",
+                "while not os.path.exists(stop):",
+                "    if fd is not None:",
+                "        os.close(fd)",
+                "        fd = None",
+                "    try:",
+                "        fd = os.open(card, os.O_RDONLY)",
+                "    except OSError:",
+                "        time.sleep(0.0005)",
+                "        continue",
+                "    while not opens() and not os.path.exists(stop):",
+                "        time.sleep(0.001)",
+                ""));
         try (Daemon daemon = TestDaemon.start(config)) {
-            Process job = job(config, a, "gpu=2", "setsid /usr/bin/python3 " + holder + " " + cards[1]
+            Process job = job(config, a, "gpu=2", "/usr/bin/python3 " + holder + " " + cards[1]
                     + " " + marker("stop") + " " + marker("looping") + " </dev/null >/dev/null 2>&1 & " + waitFor("end"));
             until("the loop runs", job, () -> Files.exists(marker("looping")));
             int released = 0;
