@@ -92,6 +92,7 @@ public final class Daemon implements AutoCloseable {
         preflight.values(state);
         this.authenticator = config.isAuthority() ? preflight.authenticator(AUTH) : null;
         // Before the journal and the socket: a second daemon on this state must touch neither (hole 5).
+        StateDirTrust.check(config.stateDir(), config.daemonUser());
         this.stateLock = StateLock.acquire(config.stateDir());
         Journal opened = null;
         try {

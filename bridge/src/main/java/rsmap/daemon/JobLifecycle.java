@@ -117,7 +117,7 @@ final class JobLifecycle {
         s.jobs.put(job.id(), job);
         s.changed();
         if (!s.config.isAuthority()) { // an authority runs no job: nothing reads an environment file there
-            envFiles.write(job.id(), job.env());
+            envFiles.write(job.id(), job.user(), job.env());
         }
         log.note(Log.Level.INFO, "job " + job.id() + (job.user().isEmpty() ? "" : " (" + job.user() + ")") + " granted "
                 + job.env());
@@ -237,7 +237,7 @@ final class JobLifecycle {
                     s.remotePending.remove(id);
                     s.jobs.put(id, now);
                     s.changed();
-                    envFiles.write(id, now.env());
+                    envFiles.write(id, now.user(), now.env());
                     log.note(Log.Level.INFO, "job " + id + ": the authority holds its global part " + grant.get().byHost()
                             + ": restored");
                 } else {

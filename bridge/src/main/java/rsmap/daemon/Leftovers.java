@@ -14,9 +14,11 @@ import rsmap.device.Isolation;
  * At JOB_END the job's instances go back to the pool; a process of the job the batch system did not kill
  * (double fork, {@code setsid}) must not keep reaching them, nor be moved out of its cgroup to where every
  * device is reachable. So the policy is removed only when the backend lists no process in the job's cgroup;
- * otherwise it is brought to a closed policy granting no device (the basic devices only) and kept, the job
- * listed in {@link HostState#leftovers} (shown by {@code rsmap status}), until a later look finds the
- * cgroup empty: at every JOB_END and every reconciliation. A backend that cannot list a job's processes
+ * otherwise it is brought to a closed policy granting no device (the basic devices only) and set aside
+ * under the name {@code <job>.ended-<n>} (cgroup v1: the cgroup renamed), so that the same job name
+ * starting again (a process that entered a job id before its JOB_START) gets a fresh policy that never
+ * holds them. It is listed in {@link HostState#leftovers} (shown by {@code rsmap status}) until a later look
+ * finds it empty: at every JOB_END and every reconciliation. A backend that cannot list a job's processes
  * (systemd: stopping the transient scope ends its processes) removes the policy as before. Under the
  * daemon's lock.
  */
@@ -80,16 +82,32 @@ final class Leftovers {
     }
 
     private void close(String id, List<Long> left) {
-        s.leftovers.put(id, List.copyOf(left));
-        s.changed();
+        String name = id;
         try {
             isolation.update(id, DevicePolicy.of(List.of(), true)).ifPresent(w -> log.note(Log.Level.WARNING, w));
+            name = aside(id);
             log.note(Log.Level.WARNING, "job " + id + " ended with " + left.size() + " processes left in its cgroup "
-                    + new ArrayList<>(left) + ": they stay under a closed policy granting no device until they exit");
+                    + new ArrayList<>(left) + ": they stay under a closed policy granting no device until they exit"
+                    + (name.equals(id) ? "" : " (as " + name + ")"));
         } catch (DevicePolicyException e) {
             log.note(Log.Level.ERROR, "job " + id + ": " + left.size() + " processes left in its cgroup " + left
                     + " could not be closed off every device, its last policy stays: " + e.getMessage());
         }
+        s.leftovers.put(name, List.copyOf(left));
+        s.changed();
+    }
+
+    /** The name the closed policy of {@code id} goes on under: {@code <id>.ended-<n>}, or {@code id} itself. */
+    private String aside(String id) {
+        for (int n = 1; n <= 100; n++) {
+            String as = id + ".ended-" + n;
+            try {
+                return isolation.setAside(id, as) ? as : id;
+            } catch (DevicePolicyException e) {
+                // taken (an earlier job's leftovers): the next number
+            }
+        }
+        return id;
     }
 
     private void remove(String id) {

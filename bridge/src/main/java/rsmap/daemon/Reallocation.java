@@ -281,7 +281,7 @@ final class Reallocation {
                         + a.added().byHost() + ": " + e.getMessage());
             }
         }
-        envFiles.write(a.job(), now.env());
+        envFiles.write(a.job(), now.user(), now.env());
         log.note(Log.Level.INFO, "job " + a.job() + ": realloc " + a.tag() + " SUCCESS alloc_id " + a.allocId()
                 + (a.added().isEmpty() ? "" : " added " + a.added().byHost())
                 + (a.removed().isEmpty() ? "" : " took away " + a.removed().byHost()));

@@ -152,21 +152,22 @@ class JobDevicesIT {
             assertThat(out).contains("started").endsWith("exit=0");
             assertThat(Files.readString(marker("during"))).isEqualTo("during: " + ENXIO + " " + EPERM + "\n");
             assertThat(daemon.cluster().runningJobs()).as("JOB_END came").doesNotContain(a);
-            assertThat(daemon.state().leftovers).containsKey(a);
+            assertThat(daemon.state().leftovers).containsOnlyKeys(a + ".ended-1");
             ProcessBuilder status = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), rsmap.cli.Main.class.getName(), "status", "--socket",
                     config.socket().toString()).redirectErrorStream(true);
             Process st = status.start();
             String shown = new String(st.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertThat(st.waitFor()).as(shown).isZero();
-            assertThat(shown).contains("job " + a + " ended; processes left in its cgroup, denied every device");
+            assertThat(shown).contains("job " + a + ".ended-1 ended; processes left in its cgroup, denied every device");
             Files.writeString(marker("go"), "");
             until("the leftover tried every card", () -> Files.exists(marker("after")));
             assertThat(Files.readString(marker("after"))).isEqualTo("after: " + EPERM + " " + EPERM + " " + EPERM + "\n");
-            until("the leftover exits", () -> cgroupProcs(a).isEmpty());
+            until("the leftover exits", () -> cgroupProcs(a + ".ended-1").isEmpty());
             daemon.reconcile();
             assertThat(daemon.state().leftovers).isEmpty();
-            assertThat(CGROUPS.resolve(a)).as("removed once empty").doesNotExist();
+            assertThat(CGROUPS.resolve(a + ".ended-1")).as("removed once empty").doesNotExist();
+            assertThat(CGROUPS.resolve(a)).doesNotExist();
         }
     }
 

@@ -50,6 +50,7 @@ class ReallocIT {
         shared = Files.createTempDirectory("rsmap-realloc", PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rwxrwxrwx")));
         Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx")); // markers of the job user
+        ExecdStubIT.sh("chmod 1777 " + shared); // sticky, as /tmp: a state directory below it is trusted
         hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
         starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
         shell = Files.copy(SHELL, shared.resolve("rsmap-shell"));

@@ -199,6 +199,22 @@ public final class CgroupV1Backend implements DeviceBackend {
         }
     }
 
+    /** Renames the job's cgroup (cgroup v1 allows a rename within the same parent); its processes stay in it. */
+    @Override
+    public boolean setAside(String job, String as) throws DevicePolicyException {
+        Path dir = cgroupOf(job);
+        Path to = cgroupOf(as);
+        try {
+            Files.move(dir, to);
+            return true;
+        } catch (NoSuchFileException e) {
+            return false;
+        } catch (IOException e) {
+            throw new DevicePolicyException("cannot rename the device cgroup " + dir + " of job " + job + " to " + to
+                    + ": " + e, e);
+        }
+    }
+
     @Override
     public void remove(String job) throws DevicePolicyException {
         openJobs.remove(job);
