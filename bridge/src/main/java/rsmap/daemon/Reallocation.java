@@ -52,6 +52,8 @@ final class Reallocation {
     private final LogBook log;
     private final Access access;
     private final EnvFiles envFiles;
+    /** How far each job may grow (realloc_max_grow). */
+    private final GrowthLimit growth = new GrowthLimit();
     /** REALLOC commands left open by a waiting realloc, by job and tag. */
     private final Map<Key, Open> open = new LinkedHashMap<>();
 
@@ -96,6 +98,14 @@ final class Reallocation {
                     + " (it asked for no resource map here): it cannot grow")));
         }
         Realloc r = read.realloc().get();
+        growth.retain(s.jobs.keySet());
+        Optional<String> over = s.jobs.containsKey(job)
+                ? growth.refusal(s.jobs.get(job), r, s.config.reallocMaxGrow(), s.host()) : Optional.empty();
+        if (over.isPresent()) {
+            Answer a = s.reallocs.refuse(job, tag, over.get());
+            log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " " + a.type() + ": " + a.error());
+            return List.of(alloc(tid, a));
+        }
         Key key = new Key(job, tag);
         if (open.containsKey(key)) {
             Answer a = s.reallocs.refuse(job, tag, "job " + job + " has a waiting realloc tagged " + tag);
