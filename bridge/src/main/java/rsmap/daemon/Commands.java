@@ -53,6 +53,8 @@ final class Commands {
     /** The authority's room; null on a host. */
     private final Authority authority;
     private final Object lock;
+    /** The authority's PLACE, outside the lock but for its snapshot; null on a host. */
+    private final PlaceLane placeLane;
     private final Map<Code, Handler> handlers = new EnumMap<>(Code.class);
 
     Commands(HostState s, Access access, EventHub events, JobLifecycle lifecycle, Generations generations,
@@ -64,6 +66,7 @@ final class Commands {
         this.generations = generations;
         this.reallocation = reallocation;
         this.authority = authority;
+        this.placeLane = authority == null ? null : new PlaceLane(authority.placing, access, lock);
         this.lock = lock;
         handlers.put(Code.MODEL_DEF, (c, session) -> {
             noArguments(c);
@@ -156,7 +159,8 @@ final class Commands {
             handlers.put(Code.REGISTER, authority::register);
             handlers.put(Code.HOST_EVENT, (c, session) -> authority.event(c));
             handlers.put(Code.RECONCILE, (c, session) -> authority.reconcile(c));
-            handlers.put(Code.PLACE, (c, session) -> authority.placing.place(c));
+            handlers.put(Code.PLACE, (c, session) -> authority.placing.place(c,
+                    authority.placing.build(authority.placing.snapshot())));
         } else {
             handlers.put(Code.PLACE, (c, session) -> {
                 throw new Session.CommandException("PLACE is the authority's (role = authority), which sees every "
@@ -186,6 +190,9 @@ final class Commands {
         }
         try {
             access.authorise(code, session.peer());
+            if (code == Code.PLACE && placeLane != null) {
+                return placeLane.place(command, session.peer()); // never holds up a grant
+            }
             List<Frame> answer;
             synchronized (lock) {
                 answer = h.handle(command, session);
