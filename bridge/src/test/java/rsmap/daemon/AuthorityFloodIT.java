@@ -151,38 +151,12 @@ class AuthorityFloodIT {
         assertThat(finish(job(node01, "3", "lic=1", "echo third=$SGE_HGR_lic"))).contains("third=la").endsWith("exit=0");
     }
 
-    /** Python as nobody: {@code n} connections, each INIT then PLACE back to back until {@code stop} exists. */
-    static final String PLACER = String.join("\n", "import os, socket, sys, threading",
-            "path, n, stop, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]",
-            "init, place = open(sys.argv[5], 'rb').read(), open(sys.argv[6], 'rb').read()",
-            "counts = {'ok': 0, 'error': 0}",
-            "def frame(s):",
-            "    head = b''",
-            "    while len(head) < 8:",
-            "        b = s.recv(8 - len(head))",
-            "        if not b: raise EOFError",
-            "        head += b",
-            "    body, need = b'', int(head, 16)",
-            "    while len(body) < need:",
-            "        b = s.recv(need - len(body))",
-            "        if not b: raise EOFError",
-            "        body += b",
-            "    return int(body[8:12], 16)",
-            "def until_done(s):",
-            "    while True:",
-            "        code = frame(s)",
-            "        if code in (0x8000, 0x8001): return code",
-            "def run():",
-            "    s = socket.socket(socket.AF_UNIX)",
-            "    s.connect(path)",
-            "    s.sendall(init); until_done(s)",
-            "    while not os.path.exists(stop):",
-            "        s.sendall(place)",
-            "        counts['ok' if until_done(s) == 0x8000 else 'error'] += 1",
-            "ts = [threading.Thread(target=run) for _ in range(n)]",
-            "[t.start() for t in ts]",
-            "[t.join() for t in ts]",
-            "open(out, 'w').write('ok=%d error=%d\\n' % (counts['ok'], counts['error']))", "");
+    /** The flood's client (test resource flood/placer.py), run as nobody with python3. */
+    static String placer() throws Exception {
+        try (var in = AuthorityFloodIT.class.getResourceAsStream("/flood/placer.py")) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
 
     private static long[] globalStarts(Path socket, String prefix, int n) throws Exception {
         long[] ms = new long[n];
@@ -223,7 +197,7 @@ class AuthorityFloodIT {
             Path place = Files.write(shared.resolve("place"), placeFrame.encode());
             List<Frame> placed0 = root.call(placeFrame);
             assertThat(placed0.get(placed0.size() - 1).code()).as(placed0.toString()).isEqualTo(Code.OK.value());
-            Path script = Files.writeString(shared.resolve("placer.py"), PLACER);
+            Path script = Files.writeString(shared.resolve("placer.py"), placer());
             ExecdStubIT.sh("mkdir -m 1777 " + shared.resolve("m"));
             Process placer = new ProcessBuilder("setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups",
                     "/usr/bin/python3", script.toString(), authorityDir.resolve("rsmapd.sock").toString(), "32",
