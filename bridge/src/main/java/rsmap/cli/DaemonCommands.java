@@ -155,6 +155,11 @@ final class DaemonCommands {
                 out.printf("  %-10s %-10s %s -> %s%n", j.path("job").asText(), j.path("user").asText(),
                         j.path("request").asText(), String.join(" ", env));
             }
+            for (Iterator<Map.Entry<String, JsonNode>> it = q.path("leftovers").fields(); it.hasNext();) {
+                Map.Entry<String, JsonNode> l = it.next();
+                out.println("  job " + l.getKey() + " ended; processes left in its cgroup, denied every device until"
+                        + " they exit: " + l.getValue().toString().replaceAll("[\\[\\]]", "").replace(",", " "));
+            }
             return 0;
         }
     }

@@ -18,7 +18,8 @@ final class AuthorityCommands {
     private AuthorityCommands() {
     }
 
-    static Commands.Table table(CommonCommands common, HostState s, JobLifecycle lifecycle, Authority authority) {
+    static Commands.Table table(CommonCommands common, HostState s, JobLifecycle lifecycle, Authority authority,
+                                Access access, Object lock) {
         Map<Code, Commands.Handler> h = common.table(authority::cluster, GlobalPart.NONE);
         h.put(Code.MODEL_DEF, (c, session) -> {
             Commands.noArguments(c);
@@ -51,8 +52,9 @@ final class AuthorityCommands {
         h.put(Code.REGISTER, authority::register);
         h.put(Code.HOST_EVENT, (c, session) -> authority.event(c));
         h.put(Code.RECONCILE, (c, session) -> authority.reconcile(c));
-        h.put(Code.PLACE, (c, session) -> authority.placing.place(c));
-        return new Commands.Table(h, session -> {
+        PlaceLane lane = new PlaceLane(authority.placing, access, lock);
+        Map<Code, Commands.Handler> outsideLock = Map.of(Code.PLACE, (c, session) -> lane.place(c, session.peer()));
+        return new Commands.Table(h, outsideLock, session -> {
             common.closed(session);
             authority.closed(session);
         });

@@ -27,10 +27,15 @@ final class Commands {
         List<Frame> handle(Frame command, Session session) throws Session.CommandException;
     }
 
-    /** A role's commands: a handler per code, and what the role forgets of a session that ended. */
-    record Table(Map<Code, Handler> handlers, Consumer<Session> closed) {
+    /**
+     * A role's commands: a handler per code, run under the daemon's lock; those of {@code outsideLock} take
+     * only what they need of it themselves (the authority's PLACE lane); and what the role forgets of a
+     * session that ended.
+     */
+    record Table(Map<Code, Handler> handlers, Map<Code, Handler> outsideLock, Consumer<Session> closed) {
         Table {
             handlers = Map.copyOf(new EnumMap<>(handlers));
+            outsideLock = Map.copyOf(outsideLock);
         }
     }
 
@@ -61,12 +66,16 @@ final class Commands {
                 && global.cacheable()) { // a link's state changes without the host's: never cached
             return List.of(Frame.of(command.tid(), Code.STATE.value(), cached));
         }
-        Handler h = table.handlers().get(code);
+        Handler unlocked = table.outsideLock().get(code);
+        Handler h = unlocked != null ? unlocked : table.handlers().get(code);
         if (h == null) {
             throw new Session.CommandException(Category.REFUSED, code + " is not a command of this daemon");
         }
         try {
             access.authorise(code, session.peer());
+            if (unlocked != null) {
+                return unlocked.handle(command, session); // never holds up a grant; it writes nothing
+            }
             List<Frame> answer;
             synchronized (lock) {
                 answer = h.handle(command, session);

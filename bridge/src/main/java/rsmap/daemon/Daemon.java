@@ -111,6 +111,7 @@ public final class Daemon implements AutoCloseable {
                 tcpConnector(config, auth), state, lock, log, access, this::resolvePending);
         this.events = new EventHub(global);
         // Before the journal and the socket: a second daemon on this state must touch neither.
+        StateDirTrust.check(config.stateDir(), config.daemonUser());
         this.stateLock = StateLock.acquire(config.stateDir());
         Journal opened = null;
         try {
@@ -122,7 +123,7 @@ public final class Daemon implements AutoCloseable {
             this.lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation);
             Commands.Table handlers = authorityRole
-                    ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log))
+                    ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log), access, lock)
                     : HostCommands.table(common, state, lifecycle, global);
             this.commands = new Commands(handlers, state, access, global, records, lock);
             this.reconciliation = new Reconciliation(state, lifecycle, log);

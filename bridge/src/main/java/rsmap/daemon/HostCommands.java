@@ -43,6 +43,6 @@ final class HostCommands {
             throw new Session.CommandException(Category.REFUSED, "PLACE is the authority's (role = authority), which sees every "
                     + "registered host; " + s.host() + " is an execution host");
         });
-        return new Commands.Table(h, common::closed);
+        return new Commands.Table(h, Map.of(), common::closed);
     }
 }

@@ -47,6 +47,8 @@ final class HostState {
      * JOB_END still removes the policy by the job's name.
      */
     private final Map<String, Job> bare = new LinkedHashMap<>();
+    /** Ended jobs with processes left in their cgroup, under a closed policy until they exit ({@link Leftovers}). */
+    private final Map<String, java.util.List<Long>> leftovers = new LinkedHashMap<>();
     private Cluster cluster;
     /** Reallocation over {@link #cluster} (issue 13): a new one with every new cluster ({@link #install}). */
     private rsmap.realloc.Reallocs reallocs;
@@ -185,7 +187,26 @@ final class HostState {
         return slots;
     }
 
-    // --- jobs that entered holding nothing, and starts whose global part is not on disk ---
+    // --- ended jobs' processes left behind, jobs that entered holding nothing, starts not confirmed ---
+
+    /** The processes left in ended jobs' cgroups, by the name their closed policy goes on under. */
+    Map<String, java.util.List<Long>> leftovers() {
+        return java.util.Collections.unmodifiableMap(new LinkedHashMap<>(leftovers));
+    }
+
+    /** {@code name}'s left processes are {@code pids} now. */
+    void leftover(String name, java.util.List<Long> pids) {
+        if (!java.util.List.copyOf(pids).equals(leftovers.put(name, java.util.List.copyOf(pids)))) {
+            changed();
+        }
+    }
+
+    /** {@code name} has no process left (or a job of that name started again). */
+    void leftoverGone(String name) {
+        if (leftovers.remove(name) != null) {
+            changed();
+        }
+    }
 
     /** A job that holds nothing here but whose processes entered (under a closed policy). */
     Optional<Job> bareJob(String id) {
@@ -245,6 +266,11 @@ final class HostState {
         return jobs.containsKey(id);
     }
 
+    /** The ids of the jobs holding grants (a view: read it under the lock). */
+    Set<String> jobIds() {
+        return java.util.Collections.unmodifiableSet(jobs.keySet());
+    }
+
     /** The jobs holding grants, in the order they were granted (a view: read it under the lock). */
     java.util.Collection<Job> jobs() {
         return java.util.Collections.unmodifiableCollection(jobs.values());
@@ -255,7 +281,7 @@ final class HostState {
         Job before = jobs.put(job.id(), job);
         changed();
         if (before == null || !before.env().equals(job.env())) {
-            envFiles.write(job.id(), job.env());
+            envFiles.write(job.id(), job.user(), job.env());
         }
     }
 

@@ -35,6 +35,8 @@ final class JobLifecycle {
     private final Reallocation reallocation;
     /** The host's global part: none, or the link to its authority (docs/cluster.md). */
     private final GlobalPart global;
+    /** What a job's policy becomes at its end: removed, or closed while processes are left in it. */
+    final Leftovers leftovers;
 
     JobLifecycle(HostState s, Records journal, Isolation isolation, EventHub events, LogBook log, Access access,
                  Reallocation reallocation, GlobalPart global) {
@@ -46,6 +48,7 @@ final class JobLifecycle {
         this.access = access;
         this.reallocation = reallocation;
         this.global = global;
+        this.leftovers = new Leftovers(s, isolation, log);
     }
 
     /**
@@ -253,14 +256,13 @@ final class JobLifecycle {
         events.publish(kind, job.maps(), job.id(), job.user(), diff, stream -> access.mayQuery(stream.peer(), job));
     }
 
-    /** Drops the device policy of a job, held or bare; a failure is logged (a cgroup left behind matters). */
+    /**
+     * Drops the device policy of a job, held or bare; processes left in its cgroup keep a closed policy that
+     * grants no device until they exit ({@link Leftovers}). A failure is logged (a cgroup left behind matters).
+     */
     void removePolicy(String id) {
         s.dropBare(id);
-        try {
-            isolation.remove(id);
-        } catch (DevicePolicyException e) {
-            log.note(Log.Level.ERROR, "job " + id + ": removing its device policy: " + e.getMessage());
-        }
+        leftovers.ended(id);
     }
 
     /**

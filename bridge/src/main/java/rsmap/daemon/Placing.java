@@ -18,6 +18,7 @@ import rsmap.ParseException;
 import rsmap.alloc.Cluster;
 import rsmap.alloc.Grant;
 import rsmap.alloc.JobSpec;
+import rsmap.map.ComplexValues;
 import rsmap.node.AttributeTypes;
 import rsmap.node.Filter;
 import rsmap.node.Filters;
@@ -41,7 +42,9 @@ import rsmap.wire.Session;
  * grants, so that it is exactly what the hosts last told. A filter alone (no request, slots, hosts or
  * alternatives) is evaluated against every registered host: {@code pass} and {@code fail} with the
  * failing attribute, what a submission filter (job_submit.lua, the JSV) needs. With an option or
- * alternatives the core's {@link Placement} chooses (docs/alternatives.md), over the hosts in name order. Called under the daemon's lock.
+ * alternatives the core's {@link Placement} chooses (docs/alternatives.md), over the hosts in name order.
+ * Only {@link #snapshot} runs under the daemon's lock (a copy of the registrations and the global jobs);
+ * the model is built and the choice made outside it ({@link PlaceLane}), so PLACE never holds up a grant.
  */
 final class Placing {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -55,6 +58,31 @@ final class Placing {
     private final HostState s;
     private final ClusterView view;
     private final LogBook log;
+    /** complex_values parsed outside the lock, by text; the few of late (hosts share a handful of texts). */
+    private final Map<String, ComplexValues> parsed = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * What PLACE reads, copied under the daemon's lock: the registered hosts in name order (each a copy of
+     * its view: later events change the view, never this), the global maps and the authority's jobs.
+     */
+    record Snapshot(Map<String, ClusterView.HostView> hosts, ComplexValues global, List<Job> jobs) {
+    }
+
+    /** The model and the nodes PLACE chooses over, built from a {@link Snapshot} at {@code at} (nanoTime). */
+    record Built(long at, Cluster model, Map<String, Node> nodes) {
+    }
+
+    /** Builds what PLACE chooses over from {@code in}: outside the daemon's lock, the costly part. */
+    Built build(Snapshot in) {
+        return new Built(System.nanoTime(), model(in), nodes(s.config.attributeTypes(), in));
+    }
+
+    /** The copy PLACE works on; under the daemon's lock, O(hosts + jobs) reference copies. */
+    Snapshot snapshot() {
+        Map<String, ClusterView.HostView> hosts = new java.util.TreeMap<>();
+        view.hosts().forEach((name, v) -> hosts.put(name, v.copy()));
+        return new Snapshot(hosts, s.cluster().hosts().get(Cluster.GLOBAL), List.copyOf(s.jobs()));
+    }
 
     Placing(HostState s, ClusterView view, LogBook log) {
         this.s = s;
@@ -62,11 +90,11 @@ final class Placing {
         this.log = log;
     }
 
-    /** PLACE JSON: STATE with the verdicts and/or the choice, then OK. */
-    List<Frame> place(Frame c) throws Session.CommandException {
+    /** PLACE JSON: STATE with the verdicts and/or the choice, then OK; reads {@code in} only, never changes it. */
+    List<Frame> place(Frame c, Built in) throws Session.CommandException {
         Args a = Args.of(Code.PLACE.name(), c, KEYS);
         AttributeTypes types = s.config.attributeTypes();
-        Map<String, Node> nodes = nodes(types);
+        Map<String, Node> nodes = in.nodes();
         Optional<Filter> admin = s.config.filter(); // the admin limit (rsmapd.conf filter) every job passes
         ObjectNode answer = JSON.createObjectNode();
         boolean placing = a.has("request") || a.has("slots") || a.has("hosts") || a.has("alternatives")
@@ -92,7 +120,7 @@ final class Placing {
         if (!placing) {
             return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
         }
-        Cluster model = model();
+        Cluster model = in.model();
         List<Option> options = new ArrayList<>();
         boolean alternatives = a.has("alternatives");
         if (alternatives) {
@@ -125,11 +153,6 @@ final class Placing {
         return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
     }
 
-    /** The registered hosts in name order: the order hosts registered in is the network's, not the admin's. */
-    private Map<String, ClusterView.HostView> sorted() {
-        return new java.util.TreeMap<>(view.hosts());
-    }
-
     private static void hosts(ObjectNode answer, Map<String, Integer> hosts) {
         ObjectNode h = answer.putObject("hosts");
         hosts.forEach(h::put);
@@ -142,9 +165,9 @@ final class Placing {
     }
 
     /** Every registered host as a node: its slots and attributes (as the host typed them, re-read here). */
-    private Map<String, Node> nodes(AttributeTypes types) {
+    private Map<String, Node> nodes(AttributeTypes types, Snapshot in) {
         Map<String, Node> out = new LinkedHashMap<>();
-        sorted().forEach((name, h) -> out.put(name, view.node(name, types, s.limits).orElseGet(() -> {
+        in.hosts().forEach((name, h) -> out.put(name, ClusterView.node(name, h, types, s.limits).orElseGet(() -> {
             // No attributes told, or ones the declared types do not read: only "host" is known of it.
             OptionalInt slots = h.slots != null && h.slots.isIntegralNumber() ? OptionalInt.of(h.slots.asInt())
                     : OptionalInt.empty();
@@ -158,14 +181,14 @@ final class Placing {
      * and the global maps with the authority's own grants. A host whose registration cannot be read again
      * is in it without maps, and that is logged.
      */
-    private Cluster model() {
+    private Cluster model(Snapshot in) {
         Cluster m = new Cluster(s.table);
-        m.configure(Cluster.GLOBAL, s.cluster().hosts().get(Cluster.GLOBAL), 0);
+        m.configure(Cluster.GLOBAL, in.global(), 0);
         Map<String, Grant> held = new LinkedHashMap<>();
         Map<String, Map<String, Integer>> where = new LinkedHashMap<>();
-        sorted().forEach((name, h) -> {
+        in.hosts().forEach((name, h) -> {
             try {
-                m.configure(name, s.values(h.complexValues.isEmpty() ? "NONE" : h.complexValues), 0);
+                m.configure(name, values(h.complexValues.isEmpty() ? "NONE" : h.complexValues), 0);
             } catch (ParseException e) {
                 log.note(Log.Level.WARNING, "host " + name + ": its complex_values do not read here: " + e.getMessage());
                 return;
@@ -186,7 +209,7 @@ final class Placing {
                 where.put(id, Map.of(name, Math.max(1, j.path("slots").asInt(1))));
             }
         });
-        for (Job j : s.jobs()) { // HOST:JOB holding global instances
+        for (Job j : in.jobs()) { // HOST:JOB holding global instances
             held.merge(j.id(), j.grant(), Grant::plus);
             where.putIfAbsent(j.id(), Map.of(s.hostOf(j.id()), j.slots()));
         }
@@ -201,6 +224,19 @@ final class Placing {
             m.restore(spec, grant, 0);
         });
         return m;
+    }
+
+    /** A host's complex_values, parsed once per text (thread-safe: PLACE runs outside the lock). */
+    private ComplexValues values(String text) throws ParseException {
+        ComplexValues v = parsed.get(text);
+        if (v == null) {
+            v = ComplexValues.parse(text, s.table, s.limits);
+            if (parsed.size() >= 64) {
+                parsed.clear(); // registrations come and go: keep the few of late
+            }
+            parsed.put(text, v);
+        }
+        return v;
     }
 
     private Option option(JsonNode n, String where, Cluster model, AttributeTypes types)

@@ -51,6 +51,8 @@ final class Reallocation {
     private final EventHub events;
     private final LogBook log;
     private final Access access;
+    /** How far each job may grow (realloc_max_grow). */
+    private final GrowthLimit growth = new GrowthLimit();
     /** REALLOC commands left open by a waiting realloc, by job and tag. */
     private final Map<Key, Open> open = new LinkedHashMap<>();
 
@@ -94,6 +96,14 @@ final class Reallocation {
             return List.of(alloc(tid, idsOnDisk(a)));
         }
         Realloc r = read.realloc().get();
+        growth.retain(s.jobIds());
+        Optional<String> over = s.holds(job)
+                ? growth.refusal(s.job(job).orElse(null), r, s.config.reallocMaxGrow(), s.host()) : Optional.empty();
+        if (over.isPresent()) {
+            Answer a = s.reallocs().refuse(job, tag, over.get());
+            log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " " + a.type() + ": " + a.error());
+            return List.of(alloc(tid, idsOnDisk(a)));
+        }
         Key key = new Key(job, tag);
         if (open.containsKey(key)) {
             Answer a = s.reallocs().refuse(job, tag, "job " + job + " has a waiting realloc tagged " + tag);
@@ -146,18 +156,34 @@ final class Reallocation {
         Grant left = job.releasing().minus(ids);
         List<Instance> kept = instances(job.grant().plus(left));
         List<DeviceRule> givenUp = OpenDevices.givenUp(instances(ids), kept);
-        Optional<String> holder = OpenDevices.holder(job.pids().keySet(), givenUp);
-        if (holder.isPresent()) {
-            throw new Session.CommandException(Category.BUSY, "job " + id + " cannot release " + ids.byHost() + ": " + holder.get()
-                    + "; close it first");
-        }
-        // Narrow first: from here on the job cannot open what it gives back, then it goes to others.
+        // Narrow first, then look: from the narrowing on no process of the job can open what it gives back,
+        // so a descriptor it holds was opened before and is seen (closing and reopening in between no longer
+        // slips through). A holder widens the policy back and refuses, changing nothing.
+        boolean narrowed = false;
         if (!job.pids().isEmpty()) {
             try {
                 isolation.update(id, DevicePolicy.of(kept, s.devicesListed())).ifPresent(w -> log.note(Log.Level.WARNING, w));
+                narrowed = true;
             } catch (DevicePolicyException e) {
+                widenBack(id, job);
                 throw new Session.CommandException(Category.UNAVAILABLE, "job " + id + ": its device policy cannot be narrowed: " + e.getMessage());
             }
+        }
+        Optional<String> holder;
+        try {
+            Optional<List<Long>> listed = isolation.processes(id);
+            holder = listed.isPresent()
+                    ? OpenDevices.holderIn(() -> isolation.processes(id).orElse(List.of()), givenUp)
+                    : OpenDevices.holder(job.pids().keySet(), givenUp);
+        } catch (DevicePolicyException e) {
+            holder = Optional.of("its processes cannot be listed: " + e.getMessage());
+        }
+        if (holder.isPresent()) {
+            if (narrowed) {
+                widenBack(id, job);
+            }
+            throw new Session.CommandException(Category.BUSY, "job " + id + " cannot release " + ids.byHost() + ": " + holder.get()
+                    + "; close it first");
         }
         Outcome o = s.reallocs().release(id, ids, s.cluster().now());
         if (!o.ok()) {
@@ -171,6 +197,18 @@ final class Reallocation {
         publish("free", now, () -> event("free", now).<ObjectNode>set("ids", Views.grant(ids)));
         dispatch(o.events());
         return List.of(JobLifecycle.answer(tid, now));
+    }
+
+    /** A refused RELEASE: the job's policy goes back to everything it still holds, releasing included. */
+    private void widenBack(String id, Job job) {
+        try {
+            isolation.update(id, DevicePolicy.of(s.grantedInstances(job), s.devicesListed()))
+                    .ifPresent(w -> log.note(Log.Level.WARNING, w));
+        } catch (DevicePolicyException e) {
+            // Failing closed: the job keeps the instances but cannot open what it was to give back.
+            log.note(Log.Level.ERROR, "job " + id + ": its device policy could not be widened back after a refused"
+                    + " RELEASE: " + e.getMessage());
+        }
     }
 
     /** A session ended: its waiting reallocs are cancelled (nobody is left to answer). */

@@ -70,6 +70,10 @@ final class Views {
             }
         }
         q.putArray("reservations");
+        if (!d.leftovers().isEmpty() && access.privileged(peer)) {
+            ObjectNode left = q.putObject("leftovers"); // ended jobs' processes, under a closed policy
+            d.leftovers().forEach((job, pids) -> pids.forEach(left.putArray(job)::add));
+        }
         return q;
     }
 

@@ -168,12 +168,15 @@ final class Admission {
 
     /**
      * A TCP peer holds one of {@link ServerLimits#maxUnauthenticated} places until its login ends (or the
-     * login timeout); with none left it gets one ERROR and is closed.
+     * login timeout), at most a sixteenth of them per source address ({@link LoginPlaces}); with none left
+     * it gets one ERROR and is closed.
      */
     private void admitTcp(SocketChannel ch, ByteBuffer out) {
-        if (!budget.awaitLogin()) {
+        java.net.InetAddress source = LoginPlaces.sourceOf(ch);
+        String full = budget.awaitLogin(source);
+        if (full != null) {
             refused.incrementAndGet();
-            tell(ch, Session.error(0, budget.tooManyAwaitingLogin(), Category.BUSY), out);
+            tell(ch, Session.error(0, full, Category.BUSY), out);
             closeQuietly(ch);
             return;
         }
@@ -182,11 +185,11 @@ final class Admission {
             ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true); // a host gone without a FIN is found out
             ch.configureBlocking(false);
         } catch (IOException e) {
-            budget.loginEnded();
+            budget.loginEnded(source);
             closeQuietly(ch);
             return;
         }
-        Connection c = new Connection(server, ch, handlers.get(), tcp, server.limits().maxFrame());
+        Connection c = new Connection(server, ch, handlers.get(), tcp, server.limits().maxFrame(), source);
         accepted.incrementAndGet();
         loop.register(c);
     }

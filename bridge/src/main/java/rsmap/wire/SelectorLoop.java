@@ -184,7 +184,7 @@ final class SelectorLoop {
             budget.release(user);
         }
         if (c.stopAwaitingLogin()) {
-            budget.loginEnded();
+            budget.loginEnded(c.loginSource());
         }
         if (c.key != null) {
             c.key.cancel();

@@ -50,7 +50,7 @@ final class TcpLogin {
             throw e;
         } finally {
             if (c.stopAwaitingLogin()) {
-                budget.loginEnded();
+                budget.loginEnded(c.loginSource());
             }
         }
     }

@@ -341,7 +341,7 @@ class ServerBudgetTest {
                 .hasMessageContaining("maxFrame 4");
         assertThat(d.perUserConnections()).isEqualTo(32);
         assertThat(d.maxUnauthenticated()).isEqualTo(1024);
-        assertThat(d.loginTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(d.loginTimeout()).isEqualTo(Duration.ofSeconds(5));
         assertThat(d.maxFrame()).isEqualTo(FrameDecoder.DEFAULT_MAX_FRAME);
     }
 }
