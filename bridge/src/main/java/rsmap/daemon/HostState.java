@@ -2,7 +2,6 @@
 // configuration generation, the jobs holding grants, and what is parsed once and reused.
 package rsmap.daemon;
 
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -72,9 +71,8 @@ final class HostState {
     private rsmap.node.Node node;
     /** QUERY's answer for root and the admin, null after any change (see {@link Commands}). */
     private volatile String stateCache;
-    /** Requests already parsed against this table (immutable values), by their text. */
-    private final Map<String, rsmap.request.RequestList> parsedRequests = new HashMap<>();
-    private final Map<String, ComplexValues> parsedValues = new HashMap<>();
+    /** Requests and complex_values already parsed against this table (immutable values), by their text. */
+    private final ParseCache parsing;
 
     HostState(Config config, ComplexTable table, EnvFiles envFiles, Scope scope) {
         this.config = config;
@@ -82,6 +80,7 @@ final class HostState {
         this.envFiles = envFiles;
         this.scope = scope;
         this.limits = Limits.DEFAULT.withMaxRsmapIds(config.maxRsmapIds());
+        this.parsing = new ParseCache(table, limits);
         this.reallocOn = config.realloc();
         this.reallocPolicy = rsmap.realloc.Policy.named(config.reallocPolicy()).orElseThrow();
     }
@@ -305,15 +304,7 @@ final class HostState {
 
     /** complex_values parsed once per text: start-up checks the file's, then replays the journal's, the same. */
     ComplexValues values(String text) throws ParseException {
-        ComplexValues v = parsedValues.get(text);
-        if (v == null) {
-            v = ComplexValues.parse(text, table, limits);
-            if (parsedValues.size() >= 8) {
-                parsedValues.clear(); // generations come and go: keep the few of late
-            }
-            parsedValues.put(text, v);
-        }
-        return v;
+        return parsing.values(text);
     }
 
     /** A core for this host (and the global host, where it has maps) configured with these values. */
@@ -348,14 +339,7 @@ final class HostState {
 
     /** {@code request} read against the complex table, each text once (many jobs ask the same; a replay too). */
     private rsmap.request.RequestList parsed(String request) throws ParseException {
-        rsmap.request.RequestList parsed = parsedRequests.get(request);
-        if (parsed == null) {
-            parsed = rsmap.request.RequestList.parse(request, table, limits);
-            if (parsedRequests.size() < 1024) {
-                parsedRequests.put(request, parsed);
-            }
-        }
-        return parsed;
+        return parsing.request(request);
     }
 
     /** The part of {@code request} this daemon decides (global false) or its authority does (true). */

@@ -4,7 +4,6 @@ package rsmap.daemon;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -23,7 +22,6 @@ import rsmap.map.ResourceMap;
 import rsmap.realloc.Answer;
 import rsmap.realloc.Event;
 import rsmap.realloc.Outcome;
-import rsmap.realloc.RDelta;
 import rsmap.realloc.Realloc;
 import rsmap.realloc.Reallocs;
 import rsmap.realloc.Waiting;
@@ -327,39 +325,8 @@ final class Reallocation {
         o.session().post(Session.ok(o.tid()), true);
     }
 
-    /**
-     * ALLOC: the answer as JSON, the type's number, the reason, then the job's SGE_HGR_* lines (the C
-     * client reads no JSON).
-     */
     private Frame alloc(long tid, Answer a) {
-        ObjectNode n = JSON.createObjectNode().put("job", a.job()).put("tag", a.tag()).put("alloc_id", a.allocId())
-                .put("type", a.type().code());
-        List<String> hosts = new ArrayList<>(s.cluster().hosts().keySet());
-        if (!a.added().isEmpty()) {
-            n.set("added", Views.grant(a.added()));
-            n.set("R_delta_add", RDelta.of(a.added(), a.addedAt(), hosts).toJson());
-        }
-        if (!a.removed().isEmpty()) {
-            n.set("removed", Views.grant(a.removed()));
-            n.set("R_delta_sub", RDelta.of(a.removed(), a.removedAt(), hosts).toJson());
-        }
-        if (a.type() != Answer.Type.SUCCESS) {
-            n.put("error", a.error());
-        }
-        Job job = s.job(a.job()).orElse(null);
-        Map<String, String> env = job == null ? Map.of() : job.env();
-        if (job != null) {
-            n.set("grants", Views.grant(job.grant()));
-            n.set("releasing", Views.grant(job.releasing()));
-            ObjectNode e = n.putObject("env");
-            env.forEach(e::put);
-        }
-        List<String> args = new ArrayList<>();
-        args.add(n.toString());
-        args.add(Integer.toString(a.type().code()));
-        args.add(Args.oneLine(a.error(), Commands.MAX_REASON));
-        env.forEach((k, v) -> args.add(k + "=" + v));
-        return Frame.of(tid, Code.ALLOC.value(), args.toArray(new String[0]));
+        return AllocFrame.of(tid, a, s);
     }
 
     /**
