@@ -203,6 +203,28 @@ class ArchitectureTest {
         assertThat(reached).as("rooms of one role (or shared) naming rooms of another role").isEmpty();
     }
 
+    /**
+     * The role is read where the rooms are chosen and nowhere else: {@code isAuthority()}, and whether
+     * {@code authority()} is set, are asked in the daemon's code only in Daemon and Scope (Config defines
+     * them, Preflight checks the settings each role needs).
+     */
+    @Test
+    void daemonRoles_areReadOnlyWhereTheRoomsAreChosen() throws IOException {
+        Path dir = ROOT.resolve("bridge/src/main/java/rsmap/daemon");
+        Set<String> readers = new TreeSet<>();
+        Pattern role = Pattern.compile("\\.isAuthority\\(\\)|\\.authority\\(\\)\\s*[!=]=");
+        try (Stream<Path> s = Files.list(dir)) {
+            for (Path f : s.filter(p -> p.toString().endsWith(".java")).collect(Collectors.toList())) {
+                if (role.matcher(codeOnly(Files.readString(f))).find()) {
+                    readers.add(f.getFileName().toString().replaceFirst("\\.java$", ""));
+                }
+            }
+        }
+        readers.removeAll(Set.of("Config", "Preflight"));
+        assertThat(readers).as("rooms that ask which role they are in").containsExactlyInAnyOrder(COMPOSITION_ROOT,
+                "Scope");
+    }
+
     @Test
     void named_table_findsCodeUsesOnly() {
         Set<String> rooms = Set.of("Authority", "AuthorityLink");
