@@ -52,7 +52,8 @@ public final class Daemon implements AutoCloseable {
     private final StateLock stateLock;
     private final Journal journal;
     private final Commands commands;
-    private final JobLifecycle lifecycle;
+    /** A host's starts whose global part was not on disk: settled by what its authority says at a connect. */
+    private final PendingStarts pending;
     private final Reconciliation reconciliation;
     private final Preflight preflight;
     private SocketServer server;
@@ -120,7 +121,8 @@ public final class Daemon implements AutoCloseable {
             Reallocation reallocation = new Reallocation(state, records, isolation, events, log, access);
             Generations generations = new Generations(state, records, events, log, configFile, reallocation);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log);
-            this.lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
+            JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
+            this.pending = new PendingStarts(state, records, lifecycle, log);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation);
             Commands.Table handlers = authorityRole
                     ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log), access, lock)
@@ -139,7 +141,7 @@ public final class Daemon implements AutoCloseable {
 
     /** What the authority said of this host's pending starts at a connect; its link calls it under the lock. */
     private void resolvePending(Map<String, Optional<Grant>> said) {
-        lifecycle.resolvePending(said);
+        pending.resolve(said);
     }
 
     /** Starts serving on the configured socket, and reconciling every {@code reconcile_interval}. */

@@ -137,7 +137,7 @@ final class JobLifecycle {
      * global part is asked of the authority and, while it decides, this host forces its record: the two
      * forced writes overlap. Only when both are granted is the job answered; the authority's answer is
      * recorded without a force of its own (the authority holds it durably; a host that lost it learns it
-     * at its next connect, {@link #resolvePending}). Refused by the authority: this host's part is freed,
+     * at its next connect, {@link PendingStarts}). Refused by the authority: this host's part is freed,
      * so that a job never holds half a grant.
      */
     private List<Frame> startWithGlobalPart(long tid, JobId jobId, String user, String request, int slots, JobSpec spec,
@@ -183,39 +183,6 @@ final class JobLifecycle {
             s.cluster().finish(r.job(), s.cluster().now());
             throw e;
         }
-    }
-
-    /**
-     * What the authority said of the jobs whose global part this host did not have on disk (issue 14):
-     * a grant it holds is the job's (recorded, forced, its environment rewritten); none means the job's
-     * start never completed (its JOB_START was not answered OK), and the job ends here. Under the daemon's lock.
-     */
-    void resolvePending(Map<String, Optional<Grant>> said) {
-        said.forEach((id, grant) -> {
-            Job job = s.job(id).orElse(null);
-            if (job == null || !s.isPending(id)) {
-                return;
-            }
-            try {
-                if (grant.isPresent()) {
-                    Job now = job.withRemote(grant.get(), s.host());
-                    journal.write(new JournalRecord.Remote(id, grant.get()));
-                    forced();
-                    s.confirmed(id);
-                    s.hold(now);
-                    log.note(Log.Level.INFO, "job " + id + ": the authority holds its global part " + grant.get().byHost()
-                            + ": restored");
-                } else {
-                    s.confirmed(id);
-                    end(id, "its global part was never granted");
-                    forced();
-                    log.note(Log.Level.WARNING, "job " + id + ": the authority holds no global part for it: its start"
-                            + " never completed, its grant here is freed");
-                }
-            } catch (Session.CommandException e) {
-                log.note(Log.Level.ERROR, "job " + id + ": cannot resolve its global part now: " + e.getMessage());
-            }
-        });
     }
 
     /** STATE {job, user, grants, env}, then the environment again as NAME=value (the C hook reads no JSON). */
