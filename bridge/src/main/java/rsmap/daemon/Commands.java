@@ -124,8 +124,9 @@ final class Commands {
             boolean fresh = !s.jobs.containsKey(id); // a retry answered with a held grant is never undone here
             List<Frame> granted = alternatives.isEmpty() ? lifecycle.start(c.tid(), id, user, request, slots)
                     : StartAlternatives.start(lifecycle, s, c.tid(), id, user, slots, alternatives);
-            if (fresh && session.gone()) { // it left while this start was decided: undone before the force
+            if (fresh && session.gone()) { // it left while this start was decided: undone with its grant
                 lifecycle.end(id, CLIENT_GONE);
+                lifecycle.forced(); // the refusal below skips the group commit
                 present(session, Code.JOB_START, id);
             }
             return granted;
