@@ -45,7 +45,7 @@ import rsmap.wire.FrameDecoder;
  * frame_timeout         = 10                            # seconds a begun frame may take to arrive
  * realloc               = on                            # on | off: running jobs may grow and shrink (RFC 51)
  * realloc_policy        = fifo                          # fifo | smallest: the order waiting reallocs are served
- * realloc_max_grow      = 0                             # N or map=N,...: instances a job may grow beyond its start
+ * realloc_max_grow      = start                         # N, start or map=N,...: how far a job may grow beyond its start
  * alternatives_policy   = user                          # user | fewest | ranking L1,L2: order of alternatives
  * role                  = host                          # host | authority (issue 14)
  * authority             = node00:7321                   # a host's authority of the global maps
@@ -194,7 +194,7 @@ public record Config(Path complexes, String host, String complexValues, String g
         }
         GrowthLimit.Setting maxGrow;
         try {
-            maxGrow = GrowthLimit.Setting.parse(values.getOrDefault("realloc_max_grow", "0"));
+            maxGrow = GrowthLimit.Setting.parse(values.getOrDefault("realloc_max_grow", "start"));
         } catch (IllegalArgumentException e) {
             throw lines.error("realloc_max_grow: " + e.getMessage(), where.get("realloc_max_grow"));
         }

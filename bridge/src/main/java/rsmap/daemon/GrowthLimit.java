@@ -1,5 +1,5 @@
 // How far a running job may grow by REALLOC beyond what it held at start, per map (realloc_max_grow):
-// the scheduler never sees a grow, so by default a job grows back only what was taken away from it.
+// the scheduler never sees a grow, so by default a job may at most double what it started with.
 package rsmap.daemon;
 
 import java.util.HashMap;
@@ -18,19 +18,33 @@ import rsmap.request.ResourceRequest;
  * grant, or after a restart of rsmapd what it held then. Called under the daemon's lock.
  */
 final class GrowthLimit {
-    /** The setting's value: {@code N} for every map, or {@code map=N,...} with an optional {@code *=N}. */
+    /**
+     * The setting's value: {@code N} or {@code start} for every map, or {@code map=N,...} with an optional
+     * {@code *=N}. {@link #START} (-1) stands for "as many as the job held of the map at start".
+     */
     record Setting(Map<String, Integer> perMap, int otherwise) {
+        static final int START = -1;
         static final Setting NONE = new Setting(Map.of(), 0);
+        /** The default: a job may grow each map by what it held of it at start (at most double). */
+        static final Setting DEFAULT = new Setting(Map.of(), START);
 
         Setting {
             perMap = Map.copyOf(perMap);
         }
 
-        int of(String map) {
-            return perMap.getOrDefault(map, otherwise);
+        /** The instances of {@code map} a job that held {@code atStart} of it at start may grow by. */
+        int of(String map, int atStart) {
+            int n = perMap.getOrDefault(map, otherwise);
+            return n == START ? atStart : n;
         }
 
-        /** Parses {@code 2}, {@code gpu=2,lic=0} or {@code gpu=2,*=1}; the message names what is wrong. */
+        /** How the limit of {@code map} is written in a refusal. */
+        String describe(String map) {
+            int n = perMap.getOrDefault(map, otherwise);
+            return n == START ? "start" : Integer.toString(n);
+        }
+
+        /** Parses {@code 2}, {@code start}, {@code gpu=2,lic=0} or {@code gpu=start,*=1}; the message names what is wrong. */
         static Setting parse(String text) {
             Map<String, Integer> per = new LinkedHashMap<>();
             int otherwise = 0;
@@ -39,13 +53,14 @@ final class GrowthLimit {
                 int eq = t.indexOf('=');
                 String name = eq < 0 ? "*" : t.substring(0, eq).strip();
                 String n = eq < 0 ? t : t.substring(eq + 1).strip();
-                if (!n.matches("[0-9]{1,6}") || !name.matches("\\*|[A-Za-z_][A-Za-z0-9_.-]*")) {
-                    throw new IllegalArgumentException("'" + t + "' is not N or MAP=N (N from 0 to 999999)");
+                if (!n.matches("[0-9]{1,6}|start") || !name.matches("\\*|[A-Za-z_][A-Za-z0-9_.-]*")) {
+                    throw new IllegalArgumentException("'" + t + "' is not N, start or MAP=N|start (N from 0 to 999999)");
                 }
+                int value = n.equals("start") ? START : Integer.parseInt(n);
                 if (name.equals("*")) {
-                    otherwise = Integer.parseInt(n);
+                    otherwise = value;
                 } else {
-                    per.put(name, Integer.parseInt(n));
+                    per.put(name, value);
                 }
             }
             return new Setting(per, otherwise);
@@ -68,11 +83,12 @@ final class GrowthLimit {
         }
         for (Map.Entry<String, Integer> e : asked.entrySet()) {
             String map = e.getKey();
-            int ceiling = start.getOrDefault(map, 0) + limit.of(map);
+            int held = start.getOrDefault(map, 0);
+            int ceiling = held + limit.of(map, held);
             int after = holds.getOrDefault(map, 0) + e.getValue();
             if (after > ceiling) {
                 return Optional.of("job " + job.id() + " would hold " + after + " " + map + " instances, over its limit of "
-                        + ceiling + " (" + start.getOrDefault(map, 0) + " at start + realloc_max_grow " + limit.of(map)
+                        + ceiling + " (" + held + " at start + realloc_max_grow " + limit.describe(map)
                         + " for " + map + "): the scheduler does not see a grow");
             }
         }

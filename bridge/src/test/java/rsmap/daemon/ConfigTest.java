@@ -86,7 +86,7 @@ class ConfigTest {
         assertThat(refused("complexes = c\nsocket_mode = 0777\n").problem()).startsWith("socket_mode is an octal mode");
         assertThat(refused("complexes = c\nsocket_mode = 0460\n").problem()).startsWith("socket_mode is an octal mode");
         assertThat(refused("complexes = c\nrealloc_max_grow = gpu=-1\n").problem())
-                .isEqualTo("realloc_max_grow: 'gpu=-1' is not N or MAP=N (N from 0 to 999999)");
+                .isEqualTo("realloc_max_grow: 'gpu=-1' is not N, start or MAP=N|start (N from 0 to 999999)");
         ParseException cont = refused("complexes = c\ncomplex_values = a \\\nb\nbogus\n");
         assertThat(cont.line()).isEqualTo(4);
     }

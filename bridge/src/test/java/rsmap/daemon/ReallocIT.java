@@ -248,7 +248,7 @@ class ReallocIT {
 
     @Test
     void aGrowOverRealloc_max_grow_isDenied_namingTheLimit_andAJobGrowsBackWhatWasTakenAway() throws Exception {
-        Config config = config("realloc_max_grow = 0"); // the default, said here: TestDaemon's own is larger
+        Config config = config("realloc_max_grow = 0"); // the strict setting: TestDaemon's own is larger
         String a = prefix + "6";
         try (Daemon daemon = TestDaemon.start(config)) {
             String out = finish(job(config, a, "gpu=1", "rsmap-shell realloc --add gpu=7; echo \"seven=$?\"; "
@@ -259,6 +259,16 @@ class ReallocIT {
                     + "over its limit of 1 (1 at start + realloc_max_grow 0 for gpu)").contains("seven=3\n")
                     .contains("would hold 2 gpu instances, over its limit of 1").contains("one=3\n")
                     .contains("card1: " + EPERM + "\n").contains("back=0\n").endsWith("exit=0");
+        }
+        Config byDefault = config("realloc_max_grow = start"); // the default, said here: TestDaemon's own is larger
+        String c = prefix + "8";
+        try (Daemon daemon = TestDaemon.start(byDefault)) {
+            String out = finish(job(byDefault, c, "gpu=1", "rsmap-shell realloc --add gpu=7; echo \"seven=$?\"; "
+                    + "rsmap-shell realloc --add gpu=1 >/dev/null; echo \"one=$?\"; "
+                    + "rsmap-shell realloc --add gpu=1; echo \"again=$?\""));
+            assertThat(out).contains(": DENY: job " + c + " would hold 8 gpu instances, over its limit of 2 "
+                    + "(1 at start + realloc_max_grow start for gpu)").contains("seven=3\n").contains("one=0\n")
+                    .contains("would hold 3 gpu instances, over its limit of 2").contains("again=3\n").endsWith("exit=0");
         }
         Config one = config("realloc_max_grow = gpu=1");
         String b = prefix + "7";
