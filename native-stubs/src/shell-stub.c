@@ -1,4 +1,4 @@
-/* shell-stub: plays a Flux-style job shell for rsmapd's integration tests (issue 13; Flux RFC 51): it sends a
+/* shell-stub: plays a Flux-style job shell for rsmapd's integration tests (Flux RFC 51): it sends a
  * realloc in the jobspec form (spec_add / spec_sub) or a release of an R, as the shell's alloc plugin would
  * forward them, and prints rsmapd's answer whole. Usage:
  *   shell-stub realloc [--spec-add FILE] [--spec-sub FILE] [--tag T] [--job J]   (at least one --spec-*)

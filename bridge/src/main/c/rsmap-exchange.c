@@ -43,7 +43,7 @@ static int once(const struct rsmap_request *r, long long deadline, struct rsmap_
         return RSMAP_UNREACHABLE;
     }
     /* INIT sent with the command, without waiting: one round trip less in the job path (frames are
-     * answered in order; seed 004 lets a client send commands before earlier ones are answered). */
+     * answered in order; the PTP proxy protocol lets a client send commands before earlier ones are answered). */
     const char *version[] = { "1" }, *argv[] = { r->arg };
     const char *during = "INIT";
     char refused[1024] = "";

@@ -78,7 +78,7 @@ static int starter_exit(const struct rsmap_outcome *o) {
 }
 
 /* s as the body of a JSON string in out; -1 and one line on stderr when it does not fit: a cut value would
- * name another job, user or request (issue 12), so it is refused, never sent cut. */
+ * name another job, user or request, so it is refused, never sent cut. */
 static int quoted(char *out, size_t cap, const char *what, const char *s) {
     if (rsmap_json_string(out, cap, s) == 0) return 0;
     fprintf(stderr, "rsmap-hook: %s is too long (%zu bytes; it must fit in %zu once quoted for JSON): refused\n",
@@ -177,7 +177,7 @@ static int exec_job(char **cmd, char **env) {
  * starter_method). Every job enters first, whether or not it requested a map: JOB_ENTER makes rsmapd put
  * this pid (SO_PEERCRED) under the job's device policy - with no devices for a job that holds nothing here,
  * as Flux's gpubind hides every GPU from a job granted none - and answer with the grant. Every SGE_HGR_* the
- * job brought is dropped (seed 002: set by the execution daemon alone) and the granted ones are set from
+ * job brought is dropped (Grid Engine's RSMAP manual: set by the execution daemon alone) and the granted ones are set from
  * that answer - never from a file or variable the job's owner could have written. Fail closed: no answer
  * from a trusted rsmapd, no job. */
 static int starter(char **cmd) {

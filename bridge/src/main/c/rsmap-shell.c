@@ -1,4 +1,4 @@
-/* rsmap-shell: what a running job runs to grow or shrink its resource-map grant (issue 13; Flux RFC 51's
+/* rsmap-shell: what a running job runs to grow or shrink its resource-map grant (Flux RFC 51's
  * realloc, release and realloc_cancel, as a job shell would send them) - a small static client of rsmapd's
  * agent protocol (docs/protocol.md, "Dynamic reallocation"), so that no JVM starts in a job.
  *

@@ -1,5 +1,5 @@
 /* spank_rsmap: resource maps for Slurm jobs. Adds --rsmap=REQUEST to sbatch, salloc and srun (its form
- * checked before the job is queued) and --rsmap-filter=EXPR (the hosts the job accepts, issue 15: checked
+ * checked before the job is queued) and --rsmap-filter=EXPR (the hosts the job accepts, node filters and alternatives: checked
  * at submission by job_submit.lua, and again by rsmapd at job start), asks rsmapd for the grant in the job's prolog, puts every task
  * under the grant's device policy with exactly its SGE_HGR_<name> variables, and gives the grant back in
  * the epilog. docs/integration-slurm.md says why a SPANK plugin and how to configure it.
@@ -40,7 +40,7 @@ static char allocation[REQUEST_MAX] = ""; /* srun inside an allocation: the allo
 static char other[REQUEST_MAX] = "";      /* srun inside an allocation: a --rsmap unlike the allocation's */
 static char filter[FILTER_MAX + 1] = "";  /* --rsmap-filter as given, in this process */
 
-/* Alternatives (issue 15): 'gpu=4 || gpu=2' - requests in the user's order, the node grants the first
+/* Alternatives: 'gpu=4 || gpu=2' - requests in the user's order, the node grants the first
  * that can be granted now (JOB_START "alternatives"). Each part of req, trimmed, into part; the next one
  * after *at, or NULL when none is left. */
 const char *spank_next_alternative(const char *at, char *part, size_t cap) {

@@ -165,7 +165,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av) {
     return 0;
 }
 
-/* Removes every SGE_HGR_* the task brought along: the grant alone sets them (seed 002). */
+/* Removes every SGE_HGR_* the task brought along: the grant alone sets them (Grid Engine's RSMAP manual). */
 static void drop_brought(spank_t sp) {
     char **env = NULL;
     if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env) return;

@@ -1,4 +1,4 @@
--- job_submit.lua: rsmap at Slurm submission (issue 15, docs/integration-slurm.md "At submission").
+-- job_submit.lua: rsmap at Slurm submission (docs/integration-slurm.md "At submission").
 -- slurmctld runs slurm_job_submit for every sbatch, salloc and srun job (JobSubmitPlugins=lua; the file
 -- lives next to slurm.conf). For a job with --rsmap it adds the GRES counts the request implies, so that
 -- slurmctld places it only where enough instances exist; for a job with --rsmap-filter it asks rsmap

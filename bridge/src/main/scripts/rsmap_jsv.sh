@@ -10,7 +10,7 @@
 #     (and isolates) every map request, not only those with parameters;
 #   - checks RSMAP_REQUEST with "rsmap check-request" (a malformed one is rejected with the parser's
 #     message) and that it names the same maps with the same amounts as -l (what the scheduler books).
-#   - (issue 15) with RSMAP_ALTERNATIVES="gpu=4 || gpu=2 || gpu=1" (requests in the user's order of
+#   - with RSMAP_ALTERNATIVES="gpu=4 || gpu=2 || gpu=1" (requests in the user's order of
 #     preference) asks the authority (rsmap place) which one can start first and makes it the job's
 #     request (-l and RSMAP_REQUEST) with the hosts chosen as -l h=...; none can start now: the first one;
 #   - with RSMAP_FILTER="cpu_speed > 2GHz" (docs/filters.md) asks the authority which hosts pass and adds

@@ -1,5 +1,5 @@
 /* fake-rsmapd: a stand-in for rsmapd that any user can run - tests run it as nobody, a job owner's own
- * daemon behind RSMAP_SOCKET (issue 11, hole 1) - speaking the frames of rsmap-client.c.
+ * daemon behind RSMAP_SOCKET - speaking the frames of rsmap-client.c.
  *
  * Usage: fake-rsmapd SOCKET LOG grant [NAME=value...] | refuse REASON [CATEGORY] | hangup N [NAME=value...]
  *   Binds SOCKET (mode 0666), prints "ready" and serves one connection after another: INIT is answered OK;

@@ -1,4 +1,4 @@
-/* A hostile local peer for FloodIT (issue 11, hole 8): holds N connections to rsmapd's socket for SECONDS
+/* A hostile local peer for FloodIT: holds N connections to rsmapd's socket for SECONDS
  * and opens a new one for each the daemon closes, as fast as the socket takes them.
  *   idle    connect, send nothing
  *   frames  send the LENGTH of a maximum-size frame and all of its bytes but the last, then hold

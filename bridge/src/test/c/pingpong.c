@@ -1,4 +1,4 @@
-/* Issue 5's round-trip benchmark in C: protocol clients timing INIT-then-QUERY round trips, and the
+/* the daemon and its protocol's round-trip benchmark in C: protocol clients timing INIT-then-QUERY round trips, and the
  * baseline server they are compared with, a raw Unix-socket ping-pong answering every frame at once.
  *
  *   pingpong serve SOCKET REPLY_BYTES

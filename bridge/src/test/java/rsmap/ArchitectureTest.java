@@ -24,7 +24,7 @@ class ArchitectureTest {
     /** The project root: surefire runs each module's tests in the module's folder. */
     private static final Path ROOT = Path.of("..");
 
-    /** Module (folder name) -> packages its main code may not import or name fully qualified (issue 12). */
+    /** Module (folder name) -> packages its main code may not import or name fully qualified. */
     static final Map<String, List<String>> FORBIDDEN = Map.of(
             "plugin", List.of("rsmap.device", "rsmap.daemon", "rsmap.wire", "rsmap.journal", "rsmap.cli"),
             "cgroup", List.of("rsmap.daemon", "rsmap.wire", "rsmap.journal", "rsmap.cli"));

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Boots a real systemd (252 tested) as PID 1 of new PID/mount/UTS/IPC/net namespaces, for tests of the
-# systemd device backend on hosts where PID 1 is not systemd (issue 4, "Tests that use real components").
+# systemd device backend on hosts where PID 1 is not systemd ("Tests that use real components").
 #
 #   boot.sh start NAME   prints the host PID of the namespace's systemd once /run/systemd/private answers;
 #                        the socket is reachable from the host as /proc/<PID>/root/run/systemd/private

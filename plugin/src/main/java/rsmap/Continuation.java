@@ -4,7 +4,7 @@ package rsmap;
 
 /**
  * The text with every {@code \}+LF (or {@code \}+CR+LF) removed, and for each index of the joined text
- * its index in the original (seed 002: "a long definition can be continued with \").
+ * its index in the original (Grid Engine's RSMAP manual: "a long definition can be continued with \").
  */
 public final class Continuation {
     private final String original;

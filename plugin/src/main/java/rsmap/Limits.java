@@ -11,14 +11,14 @@ package rsmap;
  * @param maxExpressionDepth  deepest nesting of brackets and {@code !} in an expression (a filter's
  *                            parentheses and {@code !} too)
  * @param maxTokenChars       longest identifier, name or value (a filter's literal too)
- * @param maxFilterChars      longest node filter (issue 15): a filter travels with every job
+ * @param maxFilterChars      longest node filter: a filter travels with every job
  * @param maxFilterTerms      most comparisons and list items in one node filter, so that evaluating
  *                            it on every host of a cluster stays bounded
  */
 public record Limits(int maxInputChars, int maxInstances, int maxRsmapIds, int maxExpressionDepth,
                      int maxTokenChars, int maxFilterChars, int maxFilterTerms) {
 
-    /** MAX_RSMAP_IDS when qmaster_params does not set it (seed 002, "The short form"). */
+    /** MAX_RSMAP_IDS when qmaster_params does not set it (Grid Engine's RSMAP manual, "The short form"). */
     public static final int DEFAULT_MAX_RSMAP_IDS = 512;
     /** 64 KiB of filter: far beyond any hand-written one, small enough to evaluate per host. */
     public static final int DEFAULT_MAX_FILTER_CHARS = 65_536;

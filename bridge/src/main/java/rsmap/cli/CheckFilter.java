@@ -1,4 +1,4 @@
-// rsmap check-filter: validates a node filter (issue 15) and prints its canonical form.
+// rsmap check-filter: validates a node filter and prints its canonical form.
 package rsmap.cli;
 
 import java.nio.file.Path;

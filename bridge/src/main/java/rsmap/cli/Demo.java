@@ -31,7 +31,7 @@ import rsmap.wire.Client;
 import rsmap.wire.Code;
 
 /**
- * Issue 6, "First run": starts rsmapd in this process as the current user on a temporary socket with the
+ * "First run": starts rsmapd in this process as the current user on a temporary socket with the
  * example host (examples/ in the source tree, bundled in the jar), runs jobs through execd-stub with the
  * real rsmap-hook (prolog, starter, epilog) - a whole card, a share, a characteristic match, one that
  * cannot start until another ends, one refused - and prints what each job saw and its device policy

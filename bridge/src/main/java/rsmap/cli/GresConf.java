@@ -1,4 +1,4 @@
-// rsmap gres-conf: Slurm's gres.conf lines for this host's resource maps (issue 15), so that slurmctld
+// rsmap gres-conf: Slurm's gres.conf lines for this host's resource maps, so that slurmctld
 // places a job only on a node with as many instances as its --rsmap asks (job_submit.lua adds the GRES).
 package rsmap.cli;
 

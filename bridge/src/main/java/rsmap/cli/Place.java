@@ -1,4 +1,4 @@
-// rsmap place: asks the authority (PLACE, issue 15) where a job's options can run now, or which hosts pass
+// rsmap place: asks the authority (PLACE) where a job's options can run now, or which hosts pass
 // a filter - what the OCS JSV and Slurm's job_submit.lua call at submission.
 package rsmap.cli;
 

@@ -1,4 +1,4 @@
-// rsmap simulate: runs the allocation core over a JSON Lines script (see issue 3 and docs/allocation.md).
+// rsmap simulate: runs the allocation core over a JSON Lines script (see the allocation core and docs/allocation.md).
 package rsmap.cli;
 
 import java.io.BufferedReader;

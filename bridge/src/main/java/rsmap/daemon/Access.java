@@ -8,7 +8,7 @@ import rsmap.wire.Session;
 
 /**
  * One table: JOB_START, JOB_END and RELOAD (the commands of execd's hooks and of the admin), and a host's
- * REGISTER, HOST_EVENT and RECONCILE to its authority (issue 14), are for root and {@code admin_user}; every other command is for anyone, and what it shows or touches of a job is for
+ * REGISTER, HOST_EVENT and RECONCILE to its authority, are for root and {@code admin_user}; every other command is for anyone, and what it shows or touches of a job is for
  * its owner, root and the admin ({@link #mayQuery}). JOB_ENTER of a job that holds nothing is for anyone:
  * it only narrows what the caller reaches. The server's budget exempts the same privileged peers.
  */
@@ -25,7 +25,7 @@ final class Access {
     }
 
     /**
-     * With the daemon's own user: a host daemon proves it to its authority with MUNGE (issue 14), and on
+     * With the daemon's own user: a host daemon proves it to its authority with MUNGE, and on
      * a host it is the user the hooks already trust.
      */
     Access(String adminUser, String daemonUser) {

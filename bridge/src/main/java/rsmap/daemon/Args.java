@@ -12,7 +12,7 @@ import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
- * Issue 11, hole 9: a misspelt key ({@code "jobb"}) or a value of the wrong form ({@code "slots":1.5},
+ * a misspelt key ({@code "jobb"}) or a value of the wrong form ({@code "slots":1.5},
  * {@code true}, {@code 4294967297}, {@code 1e400}) is an ERROR, never read as something else. What an
  * ERROR echoes of the input is quoted and cut ({@link #quote}), so a reason stays one short line.
  */

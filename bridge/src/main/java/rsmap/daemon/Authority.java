@@ -1,4 +1,4 @@
-// The authority's commands from the hosts (issue 14): REGISTER, HOST_EVENT and RECONCILE, and the
+// The authority's commands from the hosts: REGISTER, HOST_EVENT and RECONCILE, and the
 // cluster's state for `rsmap status --cluster`. Grants of the global maps are JOB_START/JOB_END with "host".
 package rsmap.daemon;
 
@@ -37,7 +37,7 @@ final class Authority {
     private final JobLifecycle lifecycle;
     private final LogBook log;
     final ClusterView view = new ClusterView();
-    /** PLACE (issue 15): placement over the view. */
+    /** PLACE: placement over the view. */
     final Placing placing;
     /** Which host each registered connection speaks for. */
     private final Map<Session, String> sessions = new IdentityHashMap<>();

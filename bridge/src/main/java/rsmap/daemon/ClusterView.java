@@ -1,5 +1,5 @@
 // The authority's read-only view of every registered host: its maps and instances, and the jobs holding
-// them, kept from the host's registration and its grant and release events (issue 14).
+// them, kept from the host's registration and its grant and release events.
 package rsmap.daemon;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -28,7 +28,7 @@ final class ClusterView {
         ObjectNode maps = JSON.createObjectNode();
         /** The host's complex_values as it registered them ("" unknown; PLACE rebuilds its maps from them). */
         String complexValues = "";
-        /** The host's attributes, name to value as written, and its slot capacity (issue 15); null: none told. */
+        /** The host's attributes, name to value as written, and its slot capacity; null: none told. */
         JsonNode attributes;
         JsonNode slots;
         final Map<String, JsonNode> jobs = new LinkedHashMap<>();
@@ -90,7 +90,7 @@ final class ClusterView {
     }
 
     /**
-     * The host as filters see it, from its registration (issue 15); empty when it is not registered, told
+     * The host as filters see it, from its registration; empty when it is not registered, told
      * no attributes, or told values the authority's declared types do not read: then filters are not
      * checked here (the host checks them itself at its JOB_START).
      */
@@ -179,7 +179,7 @@ final class ClusterView {
     }
 
     /**
-     * MODEL_DEF on the authority describes the cluster (issue 14): after the global host's elements, one
+     * MODEL_DEF on the authority describes the cluster: after the global host's elements, one
      * ELEMENT_DEF per registered host ({@code "element":"cluster-host"}), per map of it and per instance, their
      * values by name (the registered hosts' maps have no ATTR_DEF of the authority's: they are theirs).
      */

@@ -12,7 +12,7 @@ import rsmap.wire.Frame;
 import rsmap.wire.Session;
 
 /**
- * Seed 004's commands as docs/protocol.md lists them. Access is judged by {@link Access} before a
+ * the PTP proxy protocol's commands as docs/protocol.md lists them. Access is judged by {@link Access} before a
  * handler runs; a handler's failure is an ERROR whose reason is one line of at most {@link #MAX_REASON}
  * characters, and changes nothing.
  */

@@ -47,12 +47,12 @@ import rsmap.wire.FrameDecoder;
  * realloc_policy        = fifo                          # fifo | smallest: the order waiting reallocs are served
  * realloc_max_grow      = start                         # N, start or map=N,...: how far a job may grow beyond its start
  * alternatives_policy   = user                          # user | fewest | ranking L1,L2: order of alternatives
- * role                  = host                          # host | authority (issue 14)
+ * role                  = host                          # host | authority
  * authority             = node00:7321                   # a host's authority of the global maps
  * listen                = 0.0.0.0:7321                  # an authority's TCP address
  * munge_socket          = /run/munge/munge.socket.2     # munged's socket (hosts and authority)
  * attributes            = cpu_speed=2.4GHz,fabric=hdr   # host attributes, added to or over the discovered
- * attribute_types       = fabric:string,gpu_arch:version # string | number | version | boolean (issue 15)
+ * attribute_types       = fabric:string,gpu_arch:version # string | number | version | boolean
  * slots                 = 64                            # the host's slot capacity (default: cpus)
  * filter                = arch != "ppc64le"             # the admin limit every job must pass
  * discover              = on                            # on | off: read arch, kernel, os, cpus, ... (Discovery)

@@ -29,13 +29,13 @@ import rsmap.wire.ServerLimits;
 import rsmap.wire.SocketServer;
 
 /**
- * The daemon of one execution host (issue 5), in rooms (docs/architecture.md):
+ * The daemon of one execution host, in rooms (docs/architecture.md):
  * <ul>
  *   <li>{@link Preflight} checks the configuration before anything is touched;</li>
  *   <li>{@link Recovery} replays the journal ({@link JournalRecord}) into the {@link HostState};</li>
  *   <li>{@link Commands} dispatches each command to its handler, {@link Access} judges the peer;</li>
  *   <li>{@link JobLifecycle} starts, enters and ends jobs; {@link Reallocation} grows and shrinks running
- *   jobs (issue 13); {@link Generations} reloads the configuration;</li>
+ *   jobs; {@link Generations} reloads the configuration;</li>
  *   <li>{@link Reconciliation} frees what jobs that ended without an epilog hold.</li>
  * </ul>
  * Every grant and release is in the journal, forced to disk, before the answer goes out. Commands run
@@ -180,7 +180,7 @@ public final class Daemon implements AutoCloseable {
         return this;
     }
 
-    /** The server's budget against a flood from job owners (hole 8), from rsmapd.conf. */
+    /** The server's budget against a flood from job owners, from rsmapd.conf. */
     private ServerLimits limits() {
         // An authority's commands mostly wait for the journal's force: more workers, larger commit groups.
         return ServerLimits.defaults(config.maxFrame()).withWorkers(authenticator.isPresent() ? AUTHORITY_WORKERS

@@ -1,4 +1,4 @@
-// The host attributes rsmapd reads from the machine itself (issue 15): arch, kernel, os, cpus, cpu_speed,
+// The host attributes rsmapd reads from the machine itself: arch, kernel, os, cpus, cpu_speed,
 // memory, each from one file of /proc, /sys or /etc, under a root that tests point at fake files.
 package rsmap.daemon;
 

@@ -1,4 +1,4 @@
-// A TCP endpoint as rsmapd.conf writes it: HOST:PORT, [IPv6]:PORT (listen, authority; issue 14).
+// A TCP endpoint as rsmapd.conf writes it: HOST:PORT, [IPv6]:PORT (listen, authority).
 package rsmap.daemon;
 
 import java.net.InetSocketAddress;

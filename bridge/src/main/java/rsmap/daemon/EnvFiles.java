@@ -1,5 +1,5 @@
 // The job's environment file: the SGE_HGR_* a job may use now, rewritten whenever a realloc or a release
-// changes them (issue 13), for a job that was started before the change.
+// changes them, for a job that was started before the change.
 package rsmap.daemon;
 
 import java.io.IOException;

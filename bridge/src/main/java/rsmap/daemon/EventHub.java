@@ -17,7 +17,7 @@ import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
- * Seed 004, "Start events": full state first, then only changes (DIFF events), all with the TID of the
+ * the PTP proxy protocol, "Start events": full state first, then only changes (DIFF events), all with the TID of the
  * START_EVENTS command, until STOP_EVENTS (OK for the stream, then OK for the stop) or QUIT. "Set event
  * filters" limits a session's stream by {@code map}, {@code job}, {@code user} and {@code event} kind.
  * Not thread-safe: the daemon calls it under its own lock, which also orders the events.

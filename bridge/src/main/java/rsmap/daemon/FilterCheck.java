@@ -1,4 +1,4 @@
-// JOB_START's node filter (issue 15): the admin limit of rsmapd.conf and the job's "filter", checked against
+// JOB_START's node filter: the admin limit of rsmapd.conf and the job's "filter", checked against
 // this host's attributes before anything is granted.
 package rsmap.daemon;
 

@@ -21,7 +21,7 @@ import rsmap.wire.Session;
  * re-reads the configuration file: only complex_values and global_complex_values may change (and the
  * realloc settings, which are no generation); anything
  * else (host, complex table, socket, state, backend) needs a restart, and an execd spool without
- * {@code active_jobs} is refused as at start (issue 11, hole 4).
+ * {@code active_jobs} is refused as at start.
  */
 final class Generations {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -1,4 +1,4 @@
-// How a host daemon proves who it is to its authority, and how the authority checks it (issue 14): MUNGE,
+// How a host daemon proves who it is to its authority, and how the authority checks it: MUNGE,
 // the credential service HPC sites already run for Slurm. One place, so that tests can put another way.
 package rsmap.daemon;
 

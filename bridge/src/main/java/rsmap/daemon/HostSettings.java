@@ -18,7 +18,7 @@ final class HostSettings {
     }
 
     /**
-     * {@code alternatives_policy = user | fewest | ranking LABEL,LABEL...} (issue 15): how PLACE orders a job's
+     * {@code alternatives_policy = user | fewest | ranking LABEL,LABEL...}: how PLACE orders a job's
      * options before the user's order (docs/alternatives.md, "Admin policy").
      */
     static rsmap.place.Policy alternativesPolicy(Continuation lines, Map<String, String> values,

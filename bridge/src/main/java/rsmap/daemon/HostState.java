@@ -37,11 +37,11 @@ final class HostState {
     private final Scope scope;
     /**
      * Jobs whose global part was being asked of the authority when their start was forced, and whose
-     * answer is not on disk (issue 14): the authority says at the next connect (JournalRecord.PENDING).
+     * answer is not on disk: the authority says at the next connect (JournalRecord.PENDING).
      */
     private final java.util.Set<String> remotePending = new java.util.LinkedHashSet<>();
     /**
-     * Jobs that hold nothing here but entered (the starter enters every job, issue 11): under a closed
+     * Jobs that hold nothing here but entered (the starter enters every job): under a closed
      * policy with no granted device until JOB_END or reconciliation. Not journaled: after a restart a
      * JOB_END still removes the policy by the job's name.
      */
@@ -49,7 +49,7 @@ final class HostState {
     /** Ended jobs with processes left in their cgroup, under a closed policy until they exit ({@link Leftovers}). */
     private final Map<String, java.util.List<Long>> leftovers = new LinkedHashMap<>();
     private Cluster cluster;
-    /** Reallocation over {@link #cluster} (issue 13): a new one with every new cluster ({@link #install}). */
+    /** Reallocation over {@link #cluster}: a new one with every new cluster ({@link #install}). */
     private rsmap.realloc.Reallocs reallocs;
     /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
     private boolean reallocOn;
@@ -61,7 +61,7 @@ final class HostState {
     /** The configuration generation: 1 at the first start, one more per accepted change. */
     private long generation;
     /**
-     * This host's attributes (issue 15): the discovered ones with rsmapd.conf's attributes over them, read
+     * This host's attributes: the discovered ones with rsmapd.conf's attributes over them, read
      * with the declared types; fixed from start to stop. NONE on an authority.
      */
     private rsmap.node.NodeAttributes attributes = rsmap.node.NodeAttributes.NONE;

@@ -13,10 +13,10 @@ import rsmap.alloc.Grant;
 /**
  * A job as the daemon keeps it: its grant and the SGE_HGR_* it renders, what a realloc took away that it
  * has not released yet ({@code releasing}: still in its device policy, not in its SGE_HGR_*, not
- * grantable to anyone; issue 13), and the processes its starter entered (pid to start time, so that a
+ * grantable to anyone), and the processes its starter entered (pid to start time, so that a
  * reused pid is not taken for the job's). A job that holds nothing here but entered has an empty grant
- * and request (issue 11: the starter enters every job). {@code remote}: the instances of the cluster's global
- * maps the authority granted the job (issue 14; under host {@value rsmap.alloc.Cluster#GLOBAL}), never in
+ * and request (the starter enters every job). {@code remote}: the instances of the cluster's global
+ * maps the authority granted the job (under host {@value rsmap.alloc.Cluster#GLOBAL}), never in
  * this host's core.
  */
 record Job(String id, String user, String request, int slots, Grant grant, Grant releasing, Grant remote,

@@ -132,7 +132,7 @@ final class JobLifecycle {
     }
 
     /**
-     * A start whose request names global maps (issue 14): this host's part is decided first (a job that
+     * A start whose request names global maps: this host's part is decided first (a job that
      * cannot start here costs the authority nothing), its start record written marked PENDING, then the
      * global part is asked of the authority and, while it decides, this host forces its record: the two
      * forced writes overlap. Only when both are granted is the job answered; the authority's answer is
@@ -195,7 +195,7 @@ final class JobLifecycle {
 
     /**
      * Frees the job's grant and removes its policy. A job that holds nothing here ends too (idempotent,
-     * hole 6: a retry after a lost answer, or a job that requested no map); its policy goes by name, also
+     * a retry after a lost answer, or a job that requested no map); its policy goes by name, also
      * one applied before a restart.
      */
     void end(String id, String why) throws Session.CommandException {
@@ -237,7 +237,7 @@ final class JobLifecycle {
      * job's device policy, and answers the job's environment like JOB_START. Only root, the admin or the
      * job's owner may, and never for a process inside another job's cgroup: that could widen what the
      * other job reaches. A job that holds nothing here is entered too, under a closed policy that grants
-     * no device (hole 2: the starter fails closed, as flux-core's gpubind hides every GPU from a job
+     * no device (the starter fails closed, as flux-core's gpubind hides every GPU from a job
      * granted none); only hosts whose maps list no devices, or isolation = off, leave it unrestricted.
      */
     List<Frame> enter(long tid, JobId jobId, Session.Peer peer) throws Session.CommandException {

@@ -30,7 +30,7 @@ import rsmap.alloc.Grant;
  * {"v":1,"op":"alloc_ids","up_to":1024}
  * {"v":1,"op":"end","job":"7","why":"epilog"}
  * </pre>
- * A {@code change} (issue 13) records what a job holds after a realloc's SUCCESS ({@code why} realloc,
+ * A {@code change} records what a job holds after a realloc's SUCCESS ({@code why} realloc,
  * with its {@code alloc_id}) or a RELEASE ({@code why} release): {@code grant} it may use, {@code
  * releasing} taken away and not given back yet. A {@code start} written by compaction carries {@code
  * releasing} too, and the configuration record the last {@code alloc_id} handed out.
@@ -99,7 +99,7 @@ sealed interface JournalRecord {
         }
     }
 
-    /** What a job holds changed: a realloc's SUCCESS or a RELEASE (issue 13). */
+    /** What a job holds changed: a realloc's SUCCESS or a RELEASE. */
     record Changed(String job, String why, long allocId, Grant grant, Grant releasing) implements JournalRecord {
         @Override
         public String line() {
@@ -126,7 +126,7 @@ sealed interface JournalRecord {
     }
 
     /**
-     * The global part the authority granted a job (issue 14), written after the job's start record without
+     * The global part the authority granted a job, written after the job's start record without
      * being forced before the answer: the authority holds it durably, and a host that lost it asks the
      * authority at its next connect ({@link #PENDING}).
      */

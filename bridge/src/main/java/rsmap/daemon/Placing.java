@@ -1,4 +1,4 @@
-// The authority's PLACE (issue 15): where a job's options can run in the cluster now, from every registered
+// The authority's PLACE: where a job's options can run in the cluster now, from every registered
 // host's maps, slots and attributes and what their jobs hold; or only which hosts pass a filter.
 package rsmap.daemon;
 
@@ -52,7 +52,7 @@ final class Placing {
             "group_values", "whole_hosts", "label", "alternatives", "reserve", "runtime");
     private static final Set<String> OPTION_KEYS = Set.of("request", "hosts", "candidates", "slots", "filter",
             "group", "group_values", "whole_hosts", "label");
-    /** Seed 003: "the usual number is less than 10"; the core takes up to 64. */
+    /** PBS's alternatives design: "the usual number is less than 10"; the core takes up to 64. */
     static final int MAX_ALTERNATIVES = 64;
 
     private final HostState s;

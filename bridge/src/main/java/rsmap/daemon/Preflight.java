@@ -12,7 +12,7 @@ import rsmap.device.DevicePolicyException;
 import rsmap.device.DryRunBackend;
 import rsmap.device.Isolation;
 
-/** The checks of issue 11 for a careless admin, in the order the daemon runs them. */
+/** The checks of the fail-closed job path for a careless admin, in the order the daemon runs them. */
 final class Preflight {
     private final Config config;
     private final Path file;
@@ -34,7 +34,7 @@ final class Preflight {
     }
 
     /**
-     * The hooks trust a server of root or of {@code daemon_user} only (hole 1): a daemon run as another
+     * The hooks trust a server of root or of {@code daemon_user} only: a daemon run as another
      * user would be refused by every hook, so it does not start.
      */
     void daemonUser() throws IOException {
@@ -59,7 +59,7 @@ final class Preflight {
     }
 
     /**
-     * An authority checks every host's credential (issue 14): without munged's library or a daemon_user
+     * An authority checks every host's credential: without munged's library or a daemon_user
      * it can resolve, it does not start, rather than serve TCP with no way to tell who connects.
      */
     rsmap.wire.Authenticator authenticator(HostAuth auth) throws IOException {
@@ -75,7 +75,7 @@ final class Preflight {
     }
 
     /**
-     * The backend proves at start that it can enforce (hole 3): with {@code isolation = required} a
+     * The backend proves at start that it can enforce: with {@code isolation = required} a
      * backend that cannot stops the daemon; with {@code optional} jobs run unrestricted and that is said.
      * {@code dry-run} is the admin's explicit choice not to enforce (rsmapd.conf(5)).
      */

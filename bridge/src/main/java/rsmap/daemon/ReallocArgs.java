@@ -53,7 +53,7 @@ final class ReallocArgs {
 
     /** REALLOC's request of {@code job} tagged {@code tag}: its form is checked first (ERROR), then its content. */
     static Read realloc(Args a, String job, String tag, HostState s) throws Session.CommandException {
-        if (a.has("filter")) { // issue 15: a grow may carry a node filter this host must pass (else DENY)
+        if (a.has("filter")) { // a grow may carry a node filter this host must pass (else DENY)
             try {
                 FilterCheck.admit(s.config.filter(), FilterCheck.parse(a.string("filter", ""),
                         s.config.attributeTypes(), s.limits), s.node());
@@ -73,7 +73,7 @@ final class ReallocArgs {
             Realloc r = request.resolve(job, tag, s.cluster(), s.limits);
             for (Optional<rsmap.request.RequestList> part : java.util.List.of(r.add(), r.sub())) {
                 if (part.isPresent() && !s.split(part.get(), true).requests().isEmpty()) {
-                    // TODO(issue 14): forward a realloc's global part to the authority, as JOB_START's is.
+                    // TODO: forward a realloc's global part to the authority, as JOB_START's is.
                     return new Read(Optional.empty(), "global maps (" + s.split(part.get(), true) + ") are granted by "
                             + "the authority " + s.config.authority() + ": a running job cannot grow or shrink them yet"
                             + " (docs/cluster.md)");

@@ -1,4 +1,4 @@
-// Dynamic reallocation on this host (issue 13, Flux RFC 51): REALLOC, RELEASE and REALLOC_CANCEL, and
+// Dynamic reallocation on this host (Flux RFC 51): REALLOC, RELEASE and REALLOC_CANCEL, and
 // what a decision does here - journal, device policy, environment file, events, the open command's answer.
 package rsmap.daemon;
 

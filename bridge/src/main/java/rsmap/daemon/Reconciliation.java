@@ -16,7 +16,7 @@ import rsmap.wire.Session;
 /**
  * With {@code execd_spool} set, a job whose {@code active_jobs/<job>.<task>} directory execd has removed
  * is gone; without it, a job all of whose entered processes (checked with their start times against pid
- * reuse) have exited. Reconciliation never frees more than the jobs it positively saw end (hole 4): a
+ * reuse) have exited. Reconciliation never frees more than the jobs it positively saw end: a
  * spool it cannot read releases nothing, and says so each time.
  */
 final class Reconciliation {

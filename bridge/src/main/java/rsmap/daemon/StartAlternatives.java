@@ -1,4 +1,4 @@
-// JOB_START with alternatives (issue 15, "on each host as a last check"): the scheduler placed the job
+// JOB_START with alternatives ("on each host as a last check"): the scheduler placed the job
 // here; of its requests, in the user's order, the first that can be granted now is, and only that one.
 package rsmap.daemon;
 
@@ -24,7 +24,7 @@ import rsmap.wire.Session;
  */
 final class StartAlternatives {
     private static final ObjectMapper JSON = new ObjectMapper();
-    /** Seed 003: "the usual number is less than 10". */
+    /** PBS's alternatives design: "the usual number is less than 10". */
     static final int MAX = 64;
 
     private StartAlternatives() {

@@ -11,7 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * Issue 11, hole 5: a second daemon started on the same configuration used to take over the socket,
+ * a second daemon started on the same configuration used to take over the socket,
  * and stopping the first deleted the socket the second served. The lock (fcntl, released by the kernel
  * when the process dies, so a SIGKILL leaves no stale lock) is taken before the journal is opened or the
  * socket bound; the file holds the owner's pid, so the refusal can name it.

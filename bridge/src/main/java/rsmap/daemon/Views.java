@@ -36,7 +36,7 @@ final class Views {
                 .put("slots", j.slots());
         n.set("grants", grant(j.grant()));
         if (!j.releasing().isEmpty()) {
-            n.set("releasing", grant(j.releasing())); // taken away by a realloc, not released yet (issue 13)
+            n.set("releasing", grant(j.releasing())); // taken away by a realloc, not released yet
         }
         ObjectNode env = n.putObject("env");
         j.env().forEach(env::put);
@@ -78,7 +78,7 @@ final class Views {
     }
 
     /**
-     * Issue 15: the host's attributes as written ({@code "attributes":{"arch":"x86_64",...}}) and its slot
+     * the host's attributes as written ({@code "attributes":{"arch":"x86_64",...}}) and its slot
      * capacity ({@code "slots":64}); each left out when there is none, so that a host without attributes
      * answers as before. REGISTER carries them to the authority's cluster view.
      */
@@ -122,7 +122,7 @@ final class Views {
     }
 
     /**
-     * Seed 004, "Attributes": self-describing metadata of the data rsmapd sends, one ATTR_DEF event each:
+     * the PTP proxy protocol, "Attributes": self-describing metadata of the data rsmapd sends, one ATTR_DEF event each:
      * {@code id} (unique, numbered in this order), {@code name} (stable across runs), {@code type},
      * {@code short} and {@code long} name, {@code min}, {@code max}, {@code default} (null where none),
      * {@code values} (the allowed values where they are a closed set). Host, then per map its amount,
@@ -157,7 +157,7 @@ final class Views {
         attrs.add(attr("job.grants", "GRANT", "grants", "Granted identifiers: host -> map -> ids, one per instance",
                 null, null, null, List.of()));
         attrs.add(attr("job.env", "ENV", "env", "The SGE_HGR_<map> variables the job sees", null, null, null, List.of()));
-        // Issue 15, after the job fields so that the ids above stay what they were: the slot capacity and
+        // after the job fields so that the ids above stay what they were: the slot capacity and
         // each host attribute, typed as filters read it (STRING, NUMBER, VERSION, BOOLEAN).
         if (d.slots().isPresent()) {
             attrs.add(attr("host.slots", "INT", "slots", "Slot capacity of this host", 0L, null, null, List.of()));
@@ -172,7 +172,7 @@ final class Views {
             ids.put(a.path("name").asText(), i + 1);
             out.add(Frame.of(tid, Code.ATTR_DEF.value(), a.toString()));
         }
-        // Seed 004, LAUNCH_DEF: the attributes needed to launch (here: to start) a job.
+        // the PTP proxy protocol, LAUNCH_DEF: the attributes needed to launch (here: to start) a job.
         ObjectNode launch = JSON.createObjectNode().put("command", "JOB_START");
         for (String name : List.of("job.id", "job.user", "job.slots", "job.request")) {
             launch.withArray("attrs").add(ids.get(name));
@@ -229,7 +229,7 @@ final class Views {
         ObjectNode a = attr(name, type.name(), key, "Characteristic " + key + " of the instances of " + map, null, null,
                 null, type.isNumeric() ? List.of() : List.copyOf(texts));
         if (min != null && type == ValueType.INT) {
-            a.put("min", (long) min.number()).put("max", (long) max.number()); // issue 11: an INT travels as a number
+            a.put("min", (long) min.number()).put("max", (long) max.number()); // an INT travels as a number
         } else if (min != null) {
             a.put("min", min.text()).put("max", max.text());
         }
@@ -251,7 +251,7 @@ final class Views {
             a.put("max", max);
         }
         if (dflt != null && type.equals("INT") && dflt.matches("-?[0-9]{1,18}")) {
-            a.put("default", Long.parseLong(dflt)); // issue 11: an INT travels as a number
+            a.put("default", Long.parseLong(dflt)); // an INT travels as a number
         } else {
             a.put("default", dflt == null || dflt.isEmpty() ? null : dflt);
         }

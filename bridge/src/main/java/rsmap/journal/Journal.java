@@ -29,7 +29,7 @@ import java.util.zip.CRC32;
  * by a snapshot through a forced temporary file and an atomic rename (the Kubernetes DRA checkpoint
  * habit), so a crash leaves either the old or the new journal. Records must not contain a line feed.
  *
- * <p>Group commit (issue 14: an authority grants a thousand a second): {@link #write} puts a record in the
+ * <p>Group commit (an authority grants a thousand a second): {@link #write} puts a record in the
  * file without forcing it, {@link #sync} forces everything written so far, once for all the threads that
  * wait for it. The file is written in order, so a forced record has every earlier one on disk too: a
  * caller answers only after its {@code sync}, and a crash loses only what was never answered.

@@ -1,4 +1,4 @@
-// MUNGE credentials (issue 14): encode and decode through libmunge.so.2 and a munged on its Unix socket.
+// MUNGE credentials: encode and decode through libmunge.so.2 and a munged on its Unix socket.
 package rsmap.munge;
 
 import com.sun.jna.Library;

@@ -1,4 +1,4 @@
-// The authority's check of a TCP peer (issue 14): a munge credential of root or the daemon user, for this purpose.
+// The authority's check of a TCP peer: a munge credential of root or the daemon user, for this purpose.
 package rsmap.munge;
 
 import java.nio.charset.StandardCharsets;

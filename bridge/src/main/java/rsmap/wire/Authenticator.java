@@ -1,7 +1,7 @@
 // Who is on the other end of a TCP connection: a credential from INIT turned into the session's peer.
 package rsmap.wire;
 
-/** Proves a TCP peer's identity (issue 14): the kernel cannot say, as SO_PEERCRED does on the Unix socket. */
+/** Proves a TCP peer's identity: the kernel cannot say, as SO_PEERCRED does on the Unix socket. */
 public interface Authenticator {
     /** The peer {@code credential} proves; refused with a one-line reason otherwise. */
     Session.Peer authenticate(String credential) throws Authenticator.Refused;

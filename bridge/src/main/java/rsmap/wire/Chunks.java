@@ -1,5 +1,5 @@
 // Fixed-size byte chunks that frame decoders hold their bytes in, recycled: a flood of partial frames
-// then costs copies, not garbage (issue 11, hole 8: 1 MiB buffers of shed connections ran the 64 MiB
+// then costs copies, not garbage (1 MiB buffers of shed connections ran the 64 MiB
 // heap into a full collection every 60 ms).
 package rsmap.wire;
 

@@ -191,7 +191,7 @@ public final class Client implements AutoCloseable {
 
     /**
      * Sends a command without waiting for its answer (read it with {@link #receive}): the caller does other
-     * work meanwhile, as a host daemon forces its journal while the authority decides (issue 14). Nothing
+     * work meanwhile, as a host daemon forces its journal while the authority decides. Nothing
      * else may be sent on this connection before the answer is read.
      */
     public long send(Code code, String... args) throws IOException {
@@ -212,7 +212,7 @@ public final class Client implements AutoCloseable {
         while (true) {
             Frame f = next();
             if (f.tid() != t) {
-                continue; // a finished transaction's late event: dropped (seed 004)
+                continue; // a finished transaction's late event: dropped (the PTP proxy protocol)
             }
             if (f.code() == Code.OK.value()) {
                 return;

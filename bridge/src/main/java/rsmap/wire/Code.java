@@ -1,4 +1,4 @@
-// The codes of the agent protocol's commands and events (issue 5; docs/protocol.md lists them).
+// The codes of the agent protocol's commands and events (docs/protocol.md lists them).
 package rsmap.wire;
 
 import java.util.Optional;

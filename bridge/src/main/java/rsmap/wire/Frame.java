@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A command or an event of the agent protocol (seed 004, "Wire protocol for a command"; issue 5):
+ * A command or an event of the agent protocol (the PTP proxy protocol, "Wire protocol for a command"):
  *
  * <pre>
  * +----------+----------+------+-------------------------------------------+

@@ -19,13 +19,13 @@ import java.util.Optional;
  *            |&lt;----------------- LENGTH bytes --------------------&gt;|
  * </pre>
  *
- * <p>Memory follows the bytes that arrived, never a declared LENGTH (issue 11, hole 8): they are held in
+ * <p>Memory follows the bytes that arrived, never a declared LENGTH: they are held in
  * fixed-size {@link Chunks}, taken as bytes come and given back as frames are taken, so that a decoder
  * with nothing pending holds nothing and a partial frame never costs a copy to grow. A server gives
  * all its decoders one pool.
  */
 public final class FrameDecoder {
-    /** The default maximum: 1 MiB (issue 5). */
+    /** The default maximum: 1 MiB. */
     public static final int DEFAULT_MAX_FRAME = 1 << 20;
 
     private final int maxFrame;

@@ -15,7 +15,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * No thread or buffer belongs to a connection (issue 11, hole 8): this thread reads into its one direct
+ * No thread or buffer belongs to a connection: this thread reads into its one direct
  * buffer (heap buffers given to a channel take a temporary direct buffer per thread) and copies into the
  * connection's decoder. Other threads never touch a key: they hand work here through the methods of the
  * "any thread" section.
@@ -26,7 +26,7 @@ final class SelectorLoop {
     private static final long TRIM_NANOS = TimeUnit.SECONDS.toNanos(10);
     /**
      * Connections whose timeouts one tick checks. Checking all of 10,000 took this thread 4 to 9 ms of
-     * every 100 (C1, a 2-core machine): the p99 of every command, waiting behind it (issue 14). A slice
+     * every 100 (C1, a 2-core machine): the p99 of every command, waiting behind it. A slice
      * bounds that to well under a millisecond; a timeout is then noticed within ceil(open / SWEEP_SLICE)
      * ticks, one with up to 1,024 connections open, a second with 10,000.
      */

@@ -1,4 +1,4 @@
-// The budget of the socket server (issue 11, hole 8): what any peer, local or over TCP (issue 14), may hold
+// The budget of the socket server: what any peer, local or over TCP, may hold
 // of the daemon's memory, connections and time before it is refused, shed or timed out.
 package rsmap.wire;
 
@@ -9,7 +9,7 @@ import java.time.Duration;
  * bounded by every field; privileged peers are exempt from {@code perUserConnections} and are never shed,
  * but their bytes count towards the totals.
  *
- * @param maxFrame           largest frame accepted, LENGTH excluded (issue 5: 1 MiB)
+ * @param maxFrame           largest frame accepted, LENGTH excluded (1 MiB)
  * @param perUserConnections open connections one unprivileged uid may hold; the next is answered one ERROR
  *                           (TID 0) and closed
  * @param maxBufferedInput   bytes of partly received frames held for all connections together; beyond it
@@ -24,7 +24,7 @@ import java.time.Duration;
  * @param workers            threads that execute commands (the selector thread never does)
  * @param maxUnauthenticated TCP connections whose INIT has not been accepted yet, all peers together, and a
  *                           sixteenth of it from one source address ({@link LoginPlaces}); the next connect
- *                           over either is answered one ERROR (TID 0) and closed (issue 14)
+ *                           over either is answered one ERROR (TID 0) and closed
  * @param loginTimeout       a TCP connection must have its INIT accepted within this of its connect, or it is
  *                           closed; never off, or {@code maxUnauthenticated} silent connects would shut out
  *                           every host
@@ -75,7 +75,7 @@ public record ServerLimits(int maxFrame, int perUserConnections, long maxBuffere
         }
     }
 
-    /** The limits of a server without TCP (before issue 14): the TCP fields at their defaults. */
+    /** The limits of a server without TCP (before the authority): the TCP fields at their defaults. */
     public ServerLimits(int maxFrame, int perUserConnections, long maxBufferedInput, long maxQueuedOutput,
                         long maxEventBacklog, Duration idleTimeout, Duration frameTimeout, int workers) {
         this(maxFrame, perUserConnections, maxBufferedInput, maxQueuedOutput, maxEventBacklog, idleTimeout,

@@ -6,13 +6,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Seed 004, "Proxy Protocol": one command may cause several events; all carry the command's TID; the
+ * the PTP proxy protocol, "Proxy Protocol": one command may cause several events; all carry the command's TID; the
  * last is exactly one OK or ERROR. INIT carries the protocol version and must come first; a mismatch is
  * an ERROR naming both versions. QUIT is answered OK and ends the session. Commands other than these
  * go to the {@link Handler}, whose failures become ERROR events. A handler may leave its command open
  * ({@link #keepOpen}, START_EVENTS) and send events for it later through {@link #post}.
  *
- * <p>Over TCP (issue 14) the kernel does not say who the peer is: INIT carries the version and a
+ * <p>Over TCP the kernel does not say who the peer is: INIT carries the version and a
  * credential, which the server's {@link Login} turns into the peer. Until then the peer is
  * {@link Peer#UNKNOWN}, and anything but an accepted INIT - a command, a bad frame, a refused or missing
  * credential, another version - is answered by one ERROR and ends the session.

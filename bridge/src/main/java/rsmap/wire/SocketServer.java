@@ -17,11 +17,11 @@ import java.util.function.Supplier;
 
 /**
  * Listens on a Unix socket, on TCP, or on both (an authority: hosts over TCP, local tools on its socket;
- * issue 14), with one selector, one set of workers and one budget for all. A connection ends on QUIT, on
+ * the authority), with one selector, one set of workers and one budget for all. A connection ends on QUIT, on
  * a frame that cannot be delimited (after its ERROR), when the client goes away, or when it breaks the
  * budget of {@link ServerLimits}; a slow client never blocks another.
  *
- * <p>Issue 11, hole 8: a thread and a 64 KiB buffer per connection let any local user end the daemon.
+ * <p>a thread and a 64 KiB buffer per connection let any local user end the daemon.
  * Here no thread or buffer belongs to a connection: the selector thread reads into its one direct
  * buffer (heap buffers given to a channel take a temporary direct buffer per thread, which is how
  * "Cannot reserve 65536 bytes of direct buffer memory" came about) and copies into the connection's

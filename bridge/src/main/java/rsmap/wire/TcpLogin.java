@@ -1,4 +1,4 @@
-// The second half of admitting a TCP peer (issue 14): INIT's credential proven by the Authenticator on a
+// The second half of admitting a TCP peer: INIT's credential proven by the Authenticator on a
 // worker, then the peer judged as Admission judges a Unix one at accept - privilege, the per-user limit.
 package rsmap.wire;
 

@@ -1,6 +1,6 @@
 // Whom a client of rsmapd believes: the server the kernel says runs as root, as daemon_user of the root-owned
 // installed rsmapd.conf, or - where none is installed (the README's tour, all as one user) - as this user.
-// The hooks' rule (rsmap-client.c, rsmap_check_server) for the rsmap command: issue 11, hole 1.
+// The hooks' rule (rsmap-client.c, rsmap_check_server) for the rsmap command: .
 package rsmap.wire;
 
 import java.io.IOException;

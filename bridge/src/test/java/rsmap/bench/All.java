@@ -1,4 +1,4 @@
-// The daemon benchmarks of issue 5 in one run: round trips, RSS with 10,000 grants, start-up to READY.
+// The daemon benchmarks of the daemon and its protocol in one run: round trips, RSS with 10,000 grants, start-up to READY.
 package rsmap.bench;
 
 public final class All {

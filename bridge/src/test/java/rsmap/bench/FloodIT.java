@@ -1,4 +1,4 @@
-// Issue 11, hole 8, "Done when": the real rsmapd (bin/rsmapd, 64 MiB heap) under floods from user nobody
+// "Done when": the real rsmapd (bin/rsmapd, 64 MiB heap) under floods from user nobody
 // - 10,000 idle connections, 500 holding unfinished maximum-size frames, 500 sending garbage - stays up,
 // stays under 128 MiB resident, and answers root's JOB_START during each; the latencies are printed.
 package rsmap.bench;

@@ -1,4 +1,4 @@
-// Issue 14's benchmark of a job start on a host with an authority: JOB_START whose request names a global
+// the authority's benchmark of a job start on a host with an authority: JOB_START whose request names a global
 // map (the global part granted by the authority over TCP, MUNGE-authenticated) against one that names none,
 // in the same run, both daemons the packaged bin/rsmapd.
 package rsmap.bench;

@@ -1,4 +1,4 @@
-// Issue 5's benchmark: the resident memory of rsmapd holding 10,000 active grants, beside the same JVM
+// the daemon and its protocol's benchmark: the resident memory of rsmapd holding 10,000 active grants, beside the same JVM
 // idle and the daemon before its first grant, all measured in the same run (target: under 128 MiB).
 package rsmap.bench;
 

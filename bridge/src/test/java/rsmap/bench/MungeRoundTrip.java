@@ -1,4 +1,4 @@
-// Issue 14's cost of a munge credential: encode plus decode against a local munged (MungeD), one after another.
+// the authority's cost of a munge credential: encode plus decode against a local munged (MungeD), one after another.
 package rsmap.bench;
 
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-// Issue 13's daemon benchmark: the REALLOC round trip through rsmapd (a grow, a take-away, a RELEASE)
+// dynamic reallocation's daemon benchmark: the REALLOC round trip through rsmapd (a grow, a take-away, a RELEASE)
 // beside JOB_START's, measured in the same run against the packaged bin/rsmapd.
 package rsmap.bench;
 

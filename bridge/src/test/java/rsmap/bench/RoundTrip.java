@@ -1,4 +1,4 @@
-// Issue 5's benchmark: protocol round trips (connect, INIT, then QUERY after QUERY) at 1, 16 and 256
+// the daemon and its protocol's benchmark: protocol round trips (connect, INIT, then QUERY after QUERY) at 1, 16 and 256
 // concurrent clients against rsmapd, beside a raw Unix-socket ping-pong in C measured in the same run
 // (target: rsmapd's p99 under 10x the ping-pong's).
 package rsmap.bench;

@@ -46,7 +46,7 @@ final class Rsmapd implements AutoCloseable {
         return Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", lines) + "\n");
     }
 
-    /** Writes {@code dir/rsmapd.conf} for an authority (issue 14) of {@code global} on 127.0.0.1:{@code port}. */
+    /** Writes {@code dir/rsmapd.conf} for an authority of {@code global} on 127.0.0.1:{@code port}. */
     static Path configureAuthority(Path dir, String global, int port, String... more) throws IOException {
         Files.createDirectories(dir);
         Files.copy(ROOT.resolve("examples/complexes"), dir.resolve("complexes"),

@@ -1,4 +1,4 @@
-// Issue 5's benchmark: from the exec of bin/rsmapd to READY=1 on the NOTIFY_SOCKET the harness listens
+// the daemon and its protocol's benchmark: from the exec of bin/rsmapd to READY=1 on the NOTIFY_SOCKET the harness listens
 // on, with an empty journal and with journals of 10,000 records to replay, beside the start of an idle
 // JVM with the same options measured in the same run (target: under 1 s).
 package rsmap.bench;

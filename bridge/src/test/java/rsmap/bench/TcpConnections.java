@@ -1,4 +1,4 @@
-// Issue 14's benchmark of the TCP server: 10,000 logged-in host connections (a child JVM, TcpHosts) to a
+// the authority's benchmark of the TCP server: 10,000 logged-in host connections (a child JVM, TcpHosts) to a
 // server in a JVM with bin/rsmapd's options (TcpServer), a trivial command at 1,000 a second spread over
 // them: its p99 latency (the issue's target for a global grant: under 20 ms), and the server's RSS.
 package rsmap.bench;

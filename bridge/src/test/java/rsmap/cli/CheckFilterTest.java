@@ -1,4 +1,4 @@
-// rsmap check-filter (issue 15): the canonical form, or one error line with a caret and exit 2.
+// rsmap check-filter: the canonical form, or one error line with a caret and exit 2.
 package rsmap.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,4 +1,4 @@
-// rsmap check-jobspec and check-r (issue 13): exit 0 with the canonical JSON, or exit 2 with one error line
+// rsmap check-jobspec and check-r: exit 0 with the canonical JSON, or exit 2 with one error line
 // naming the file, the line and column, and the JSON path of the problem.
 package rsmap.cli;
 

@@ -1,4 +1,4 @@
-// rsmap device-policy (issue 4): the policy a grant gets, as systemd and cgroup v1 lines.
+// rsmap device-policy: the policy a grant gets, as systemd and cgroup v1 lines.
 package rsmap.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -43,7 +43,7 @@ class DevicePolicyCommandTest {
 
     @Test
     void devicePolicy_aGrantWithoutDevices_onAHostThatListsDevices_isClosedToTheBasics() {
-        // Issue 11: where maps list devices, every job runs under a closed policy.
+        // where maps list devices, every job runs under a closed policy.
         MainTest.Run r = run("device-policy", "--complexes", COMPLEXES, "--host-values", HOST, "--map", "nic",
                 "--grant", "ib0");
         assertThat(r.out()).startsWith(String.join("\n", "# systemd (unit properties)", "DevicePolicy=closed",

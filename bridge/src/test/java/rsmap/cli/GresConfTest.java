@@ -1,4 +1,4 @@
-// rsmap gres-conf (issue 15): gres.conf lines from a host's maps, the slurm.conf lines in comments.
+// rsmap gres-conf: gres.conf lines from a host's maps, the slurm.conf lines in comments.
 package rsmap.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,4 +1,4 @@
-// The CLI contract of issue 2: check-complexes, check-host, check-request; exit codes and one error line.
+// The CLI contract of the resource-map language: check-complexes, check-host, check-request; exit codes and one error line.
 package rsmap.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;

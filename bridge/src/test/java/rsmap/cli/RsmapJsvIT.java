@@ -171,7 +171,7 @@ class RsmapJsvIT {
     }
 
     /**
-     * Issue 15: RSMAP_FILTER and RSMAP_ALTERNATIVES, asked of a real authority (in this JVM) to which two
+     * RSMAP_FILTER and RSMAP_ALTERNATIVES, asked of a real authority (in this JVM) to which two
      * hosts registered: node01 (x86_64, 2.4GHz, gpu=2) and node02 (aarch64, 1.8GHz, gpu=1).
      */
     @Test

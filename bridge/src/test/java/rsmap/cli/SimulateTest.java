@@ -1,4 +1,4 @@
-// The rsmap simulate contract of issue 3: JSON Lines in and out, exit 0 unless the script is unreadable.
+// The rsmap simulate contract of the allocation core: JSON Lines in and out, exit 0 unless the script is unreadable.
 package rsmap.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,4 +1,4 @@
-// Issue 14, "Done when", on one machine with a real munged: an authority (bin/rsmapd's Main, a process of its
+// "Done when", on one machine with a real munged: an authority (bin/rsmapd's Main, a process of its
 // own so that it can be SIGKILLed) and two host daemons on loopback TCP, jobs through execd-stub and the real
 // hooks on both hosts. A seat is granted once; the second job is rescheduled and starts after the first
 // ends; SIGKILL of the authority during 200 starts loses and doubles nothing; without the authority, jobs

@@ -1,4 +1,4 @@
-// Issue 14 in one JVM: an authority and two host daemons, each with its own socket and state directory,
+// the authority in one JVM: an authority and two host daemons, each with its own socket and state directory,
 // the hosts reaching the authority through its local socket (the TCP and MUNGE path: AuthorityIT).
 package rsmap.daemon;
 
@@ -178,7 +178,7 @@ class AuthorityTest {
                         + "\"values\":{\"id\":\"1\",\"holder\":\"\"}}");
     }
 
-    /** Issue 15: REGISTER is the host's QUERY answer, so its attributes and slots reach the cluster view. */
+    /** REGISTER is the host's QUERY answer, so its attributes and slots reach the cluster view. */
     @Test
     void register_carriesTheHostsAttributesAndSlots_intoTheClusterView_andTheAuthorityChecksFiltersWithThem()
             throws Exception {

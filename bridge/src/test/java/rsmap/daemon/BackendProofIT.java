@@ -1,4 +1,4 @@
-// Issue 11, hole 3, on the real path: a real rsmapd process whose named cgroup-v1 backend sits on a tmpfs
+// on the real path: a real rsmapd process whose named cgroup-v1 backend sits on a tmpfs
 // mounted over /sys/fs/cgroup/devices (look-alike devices.allow, devices.deny and cgroup.procs files, in a
 // private mount namespace) refuses to start under isolation = required and warns under optional.
 package rsmap.daemon;

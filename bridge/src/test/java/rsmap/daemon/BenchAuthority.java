@@ -1,4 +1,4 @@
-// The server side of the TcpConnections benchmark in its "grant" mode (issue 14): a real authority (the
+// The server side of the TcpConnections benchmark in its "grant" mode: a real authority (the
 // Daemon with role = authority, its journal forced per grant) on an ephemeral loopback port.
 package rsmap.daemon;
 

@@ -20,11 +20,11 @@ class CommandFuzzTest {
     private static final Code[] CODES = {Code.JOB_START, Code.JOB_END, Code.JOB_ENTER, Code.QUERY, Code.SET_FILTERS,
         Code.LIST_FILTERS, Code.MODEL_DEF, Code.START_EVENTS, Code.STOP_EVENTS, Code.RELOAD, Code.REALLOC, Code.RELEASE,
         Code.REALLOC_CANCEL};
-    /** Pieces a REALLOC's JSON is put together from, beside the raw bytes (issue 13). */
+    /** Pieces a REALLOC's JSON is put together from, beside the raw bytes. */
     private static final String[] PIECES = {"\"job\":\"7\"", "\"task\":\"1\"", "\"tag\":\"t\"", "\"add\":\"gpu=1\"",
         "\"sub\":\"gpu=1\"", "\"ids\":{\"node01\":{\"gpu\":[\"0\"]}}", "\"spec_add\":{\"version\":1}", "\"R\":{}",
         "\"add\":\"gpu=1[same=id]\"", "\"ids\":{\"node01\":{\"gpu\":[\"1\"]}}", "\"x\":1",
-        // JOB_START's node filter (issue 15): one this host passes, one it fails, one that does not parse
+        // JOB_START's node filter: one this host passes, one it fails, one that does not parse
         "\"request\":\"gpu=1\"", "\"filter\":\"cpu_speed > 2GHz\"", "\"filter\":\"arch == \\\"ppc64le\\\"\"",
         "\"filter\":\"((kernel >\""};
     private static Daemon daemon;
@@ -105,7 +105,7 @@ class CommandFuzzTest {
         assertThat(d.waitingReallocs()).isZero();
     }
 
-    /** The authority's commands (issues 14 and 15), pieces of their JSON beside raw bytes. */
+    /** The authority's commands, pieces of their JSON beside raw bytes. */
     private static final Code[] AUTHORITY_CODES = {Code.PLACE, Code.REGISTER, Code.HOST_EVENT, Code.RECONCILE,
         Code.JOB_START, Code.JOB_END, Code.QUERY, Code.MODEL_DEF};
     private static final String[] AUTHORITY_PIECES = {"\"host\":\"node01\"", "\"job\":\"7\"", "\"request\":\"lic=1\"",

@@ -91,7 +91,7 @@ class ConfigTest {
         assertThat(cont.line()).isEqualTo(4);
     }
 
-    /** Issue 15's keys: attributes, attribute_types, slots, filter, discover, and their defaults. */
+    /** node filters and alternatives's keys: attributes, attribute_types, slots, filter, discover, and their defaults. */
     @Test
     void nodeAttributeKeys_areRead_andDeclaredTypesGoOverTheDiscoveredOnes() throws ParseException {
         Config c = Config.parse(String.join("\n", "complexes = c",

@@ -1,4 +1,4 @@
-// Issue 15 on the host: the discovered and configured attributes in QUERY and MODEL_DEF, and JOB_START's
+// node filters and alternatives on the host: the discovered and configured attributes in QUERY and MODEL_DEF, and JOB_START's
 // node filter (the admin limit of rsmapd.conf and the job's "filter") checked before anything is granted.
 package rsmap.daemon;
 
@@ -117,7 +117,7 @@ class DaemonNodeFilterTest {
                 .isEqualTo("filter: job filter fails on node01: cpu_speed=1800MHz does not satisfy cpu_speed > 2GHz");
         assertThat(refusal("{\"job\":\"7\",\"request\":\"gpu=1\",\"filter\":\"memory >= 64G\"}"))
                 .isEqualTo("filter: job filter fails on node01: memory is not set, which does not satisfy memory >= 64G");
-        // seed 003, use case 2: none of the allocated nodes will be node01
+        // PBS's alternatives design, use case 2: none of the allocated nodes will be node01
         assertThat(refusal("{\"job\":\"7\",\"request\":\"gpu=1\",\"filter\":\"!(host in [\\\"node01\\\"])\"}"))
                 .startsWith("filter: job filter fails on node01: host=node01 satisfies host in [\"node01\"]");
     }

@@ -1,4 +1,4 @@
-// rsmapd over its real socket: every command of the agent protocol (issue 5, seed 004) - JOB_START and
+// rsmapd over its real socket: every command of the agent protocol (the PTP proxy protocol) - JOB_START and
 // JOB_END with the journal, QUERY, MODEL_DEF, START_EVENTS / STOP_EVENTS, LIST_FILTERS / SET_FILTERS,
 // QUIT, RELOAD - and reconciliation against execd's active_jobs.
 package rsmap.daemon;
@@ -77,7 +77,7 @@ class DaemonTest {
                     .containsExactly(Session.error(3, "job 7.1 already holds {node01={gpu=[0, 0, 0, 0]}, global={lic=[la]}};"
                             + " a second JOB_START is refused (no doubled grants)", Category.BUSY));
             assertThat(c.call(json(4, Code.JOB_END, "{\"job\":\"7\",\"task\":\"1\"}"))).containsExactly(Session.ok(4));
-            // Issue 11, hole 6: a JOB_END retried after a lost answer succeeds (nothing left to free).
+            // a JOB_END retried after a lost answer succeeds (nothing left to free).
             assertThat(c.call(json(5, Code.JOB_END, "{\"job\":\"7\",\"task\":\"1\"}"))).containsExactly(
                     Session.ok(5));
         }
@@ -187,7 +187,7 @@ class DaemonTest {
             List<Frame> attrs = defs.stream().filter(f -> f.code() == Code.ATTR_DEF.value()).toList();
             List<Frame> launch = defs.stream().filter(f -> f.code() == Code.LAUNCH_DEF.value()).toList();
             List<Frame> elements = defs.stream().filter(f -> f.code() == Code.ELEMENT_DEF.value()).toList();
-            // seed 004: a series of ATTR_DEF, LAUNCH_DEF and ELEMENT_DEF events, terminated by OK
+            // the PTP proxy protocol: a series of ATTR_DEF, LAUNCH_DEF and ELEMENT_DEF events, terminated by OK
             assertThat(defs).hasSize(attrs.size() + launch.size() + elements.size() + 1);
             assertThat(defs.subList(0, attrs.size())).isEqualTo(attrs);
             assertThat(launch).hasSize(1);

@@ -1,5 +1,5 @@
 // Jobs started through the execd stand-in against a real rsmapd and the real C hook: what each job saw,
-// as which user, and what the daemon holds afterwards (issue 5 "Done when"). The hook is configured as in
+// as which user, and what the daemon holds afterwards (the daemon and its protocol "Done when"). The hook is configured as in
 // docs/integration-ocs.md: prolog and epilog as root@, the starter_method a link named rsmap-starter.
 package rsmap.daemon;
 
@@ -97,7 +97,7 @@ class ExecdStubIT {
         }
         String second = finish(job("2", "gpu=1", "echo \"second=$SGE_HGR_gpu\""));
         Files.writeString(go, "");
-        // seed 002: shares of one card; the policy puts a single share onto the partly used card
+        // Grid Engine's RSMAP manual: shares of one card; the policy puts a single share onto the partly used card
         assertThat(finish(first)).contains("first=0\n").endsWith("exit=0");
         assertThat(second).contains("second=0\n").endsWith("exit=0");
         assertThat(daemon.cluster().runningJobs()).isEmpty();

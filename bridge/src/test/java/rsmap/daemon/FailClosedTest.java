@@ -1,6 +1,6 @@
-// Issue 11 on the daemon's side, over its real socket and state directory: idempotent JOB_START and
-// JOB_END (hole 6), explain hides other users' jobs (hole 7), strict arguments and one-line bounded ERRORs
-// (hole 9), the execd spool checked (hole 4), one daemon per state directory (hole 5), and configuration
+// the fail-closed job path on the daemon's side, over its real socket and state directory: idempotent JOB_START and
+// JOB_END, explain hides other users' jobs, strict arguments and one-line bounded ERRORs
+//, the execd spool checked, one daemon per state directory, and configuration
 // errors that name the file and line.
 package rsmap.daemon;
 
@@ -65,7 +65,7 @@ class FailClosedTest {
         return "{\"job\":\"" + job + "\",\"user\":\"" + user + "\",\"slots\":1,\"request\":\"" + request + "\"}";
     }
 
-    // --- hole 6: ambiguous answers ---------------------------------------------------------------------
+    // --- ambiguous answers ---------------------------------------------------------------------
 
     @Test
     void jobStart_retriedAfterALostAnswer_answersTheSameGrant_notASecond() throws Exception {
@@ -122,7 +122,7 @@ class FailClosedTest {
         assertThat(daemon.cluster().runningJobs()).isEmpty();
     }
 
-    // --- hole 2: the starter enters every job ------------------------------------------------------------
+    // --- the starter enters every job ------------------------------------------------------------
 
     @Test
     void jobEnter_ofAJobHoldingNothing_answersNoGrant_andJobEndForgetsIt() throws Exception {
@@ -146,7 +146,7 @@ class FailClosedTest {
         assertThat(daemon.log()).anyMatch(l -> l.contains("entered before its JOB_START"));
     }
 
-    // --- hole 7: explain shows other users' jobs as * ----------------------------------------------------
+    // --- explain shows other users' jobs as * ----------------------------------------------------
 
     @Test
     void explain_asAJobOwner_showsOtherUsersJobsAsStar_andItsOwnById() throws Exception {
@@ -166,12 +166,12 @@ class FailClosedTest {
         assertThat(all).contains("by job 41", "by job 42");
     }
 
-    // --- hole 9: loose arguments -------------------------------------------------------------------------
+    // --- loose arguments -------------------------------------------------------------------------
 
     @Test
     void arguments_ofTheWrongFormOrUnknownKeys_areErrors_andChangeNothing() throws Exception {
         String before = query();
-        // Each row: the command, its argument, what the ERROR says (hole 9's examples).
+        // Each row: the command, its argument, what the ERROR says ('s examples).
         Object[][] rows = {
             {Code.JOB_START, "{\"job\":\"7\",\"slots\":4294967297,\"request\":\"gpu=1\"}", "\"slots\" is a whole number"},
             {Code.JOB_START, "{\"job\":\"7\",\"slots\":1.5,\"request\":\"gpu=1\"}", "\"slots\" is a whole number"},
@@ -222,7 +222,7 @@ class FailClosedTest {
         }
     }
 
-    // --- hole 4: the execd spool -------------------------------------------------------------------------
+    // --- the execd spool -------------------------------------------------------------------------
 
     @Test
     void execdSpool_withoutActiveJobs_stopsTheDaemonAtStart_namingFileAndLine() throws Exception {
@@ -273,7 +273,7 @@ class FailClosedTest {
         assertThat(daemon.cluster().runningJobs()).containsExactly("7");
     }
 
-    // --- hole 5: one daemon per state directory ----------------------------------------------------------
+    // --- one daemon per state directory ----------------------------------------------------------
 
     @Test
     void aSecondDaemon_onTheSameStateDirectory_isRefusedNamingThePid_andTheFirstServesOn() throws Exception {

@@ -1,7 +1,7 @@
-// Issue 11 on the hooks' side, each through the real rsmap-hook: the starter enters every job, with or without
-// a request (hole 2); a lost answer to JOB_START or JOB_END is asked again, a refusal never (hole 6); an
-// epilog whose JOB_END is refused fails (hole 7); a value that does not fit is refused, never sent cut
-// (issue 12). Against fake-rsmapd (a real second process), the real daemon, and cgroup v1 with fake nodes.
+// the fail-closed job path on the hooks' side, each through the real rsmap-hook: the starter enters every job, with or without
+// a request; a lost answer to JOB_START or JOB_END is asked again, a refusal never; an
+// epilog whose JOB_END is refused fails; a value that does not fit is refused, never sent cut
+//. Against fake-rsmapd (a real second process), the real daemon, and cgroup v1 with fake nodes.
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -80,7 +80,7 @@ class HookFailClosedIT {
         return m;
     }
 
-    // --- hole 2: no request, still entered and ended ------------------------------------------------------
+    // --- no request, still entered and ended ------------------------------------------------------
 
     @Test
     void starter_withoutRequest_entersTheJob_andRunsItWithNoSgeHgr() throws Exception {
@@ -127,7 +127,7 @@ class HookFailClosedIT {
         assertThat(build.log(f)).isEmpty();
     }
 
-    // --- hole 7: a refused JOB_END fails the epilog -------------------------------------------------------
+    // --- a refused JOB_END fails the epilog -------------------------------------------------------
 
     @Test
     void epilog_refused_exits1WithTheReason_andIsNotRetried() throws Exception {
@@ -154,7 +154,7 @@ class HookFailClosedIT {
         }
     }
 
-    // --- hole 6: a lost answer is asked again -------------------------------------------------------------
+    // --- a lost answer is asked again -------------------------------------------------------------
 
     @Test
     void prolog_answerLostOnce_asksAgain_andWritesTheGrantOnce() throws Exception {
@@ -196,7 +196,7 @@ class HookFailClosedIT {
         assertThat(build.log(f)).hasSize(1);
     }
 
-    // --- issue 12: what does not fit is refused, never sent cut -------------------------------------------
+    // --- the split into rooms: what does not fit is refused, never sent cut -------------------------------------------
 
     @Test
     void prolog_requestThatDoesNotFit_isRefused_notSentCut() throws Exception {
@@ -231,9 +231,9 @@ class HookFailClosedIT {
         assertThat(build.log(f)).isEmpty();
     }
 
-    // --- hole 2 on the real path: a job without a request runs under a policy with no devices ---------------
+    // --- on the real path: a job without a request runs under a policy with no devices ---------------
 
-    /** Needs rsmapd to answer JOB_ENTER of a job that holds nothing (issue 11, hole 2; daemon side). */
+    /** Needs rsmapd to answer JOB_ENTER of a job that holds nothing (daemon side). */
     @Test
     void aJobWithoutRequest_throughExecd_isDeniedEveryCard_realDaemonCgroupV1() throws Exception {
         Path devices = Path.of("/sys/fs/cgroup/devices");

@@ -1,4 +1,4 @@
-// Issue 5's benchmark: what rsmap-hook prolog + epilog add to a job start, beside the time to exec a
+// the daemon and its protocol's benchmark: what rsmap-hook prolog + epilog add to a job start, beside the time to exec a
 // no-op C program, both measured here in the same run (target: the hook adds under 1 ms).
 package rsmap.daemon;
 

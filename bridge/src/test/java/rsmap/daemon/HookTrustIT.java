@@ -1,4 +1,4 @@
-// Issue 11, hole 1: the hooks and the rsmap command believe only a server the kernel says is root or rsmapd's
+// the hooks and the rsmap command believe only a server the kernel says is root or rsmapd's
 // daemon_user - never a socket that RSMAP_SOCKET or --socket points at because a job's owner said so. Real
 // hooks built with their installed configuration in a test directory, a real fake daemon run as the job
 // user, the real starter run as that user, the real bin/rsmap.

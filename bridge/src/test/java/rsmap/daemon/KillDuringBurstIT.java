@@ -1,5 +1,5 @@
-// Issue 5: SIGKILL of rsmapd during a burst of 200 job starts through rsmap-hook, then a restart: every
-// grant a hook saw answered is still held, and no instance is held twice. Issue 11, hole 6: the prolog of
+// SIGKILL of rsmapd during a burst of 200 job starts through rsmap-hook, then a restart: every
+// grant a hook saw answered is still held, and no instance is held twice. the prolog of
 // every ambiguous job (no answer seen) is retried, as execd retries on the same host, then every epilog
 // runs (some twice): each job ends held exactly once, then freed; nothing leaks.
 package rsmap.daemon;
@@ -175,7 +175,7 @@ class KillDuringBurstIT {
             // Jobs granted and journaled whose answer the kill cut off may be held too: never more than were asked.
             assertThat(held.size()).isBetween(answered.size(), JOBS);
 
-            // Hole 6: the ambiguous ones retry their prolog; a kept grant is answered again, not refused.
+            // the ambiguous ones retry their prolog; a kept grant is answered again, not refused.
             int ambiguous = 0;
             int keptAndAnsweredAgain = 0;
             int grantedOnRetry = 0;

@@ -1,4 +1,4 @@
-// Jobs with RSMAP_FILTER through the execd stand-in, the real C hook and a real rsmapd (issue 15): a host
+// Jobs with RSMAP_FILTER through the execd stand-in, the real C hook and a real rsmapd: a host
 // that fails the filter reschedules the job (prolog 99, the attribute named), a filter that does not parse
 // is the job's error (100), and a job whose filter this host passes runs.
 package rsmap.daemon;
@@ -76,7 +76,7 @@ class NodeFilterIT {
                 .contains("rsmap-hook: filter: job filter fails on node01: cpu_speed=1.8GHz does not satisfy "
                         + "cpu_speed > 2GHz")
                 .contains("prolog asked to reschedule").endsWith("exit=99");
-        // seed 003, use case 4: "Linux version 6.5 or higher, but none will be running 6.5.2"
+        // PBS's alternatives design, use case 4: "Linux version 6.5 or higher, but none will be running 6.5.2"
         assertThat(job("2", null, "kernel >= 6.5 && kernel != 6.5.2", "echo job-ran")).doesNotContain("job-ran")
                 .contains("kernel=6.5.2 does not satisfy kernel != 6.5.2").endsWith("exit=99");
         assertThat(daemon.cluster().runningJobs()).isEmpty();

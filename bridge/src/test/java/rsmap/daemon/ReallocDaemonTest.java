@@ -1,4 +1,4 @@
-// Issue 13 on the daemon's side: REALLOC, RELEASE and REALLOC_CANCEL against a real daemon (its journal,
+// dynamic reallocation on the daemon's side: REALLOC, RELEASE and REALLOC_CANCEL against a real daemon (its journal,
 // state directory and environment files), in sessions of the peers the kernel would name.
 package rsmap.daemon;
 

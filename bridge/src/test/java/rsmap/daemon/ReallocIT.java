@@ -1,4 +1,4 @@
-// Issue 13, "Done when", through execd-stub, the real hooks, rsmap-shell inside the job and cgroup v1 with
+// "Done when", through execd-stub, the real hooks, rsmap-shell inside the job and cgroup v1 with
 // fake device nodes: a job grows by card 1 and opens it (ENXIO, not EPERM); it shrinks, and after its
 // RELEASE card 1 is EPERM again and only then goes to another job's waiting realloc; a waiting realloc is
 // cancelled; reallocation off answers UNSUPPORTED; another user is refused; SIGKILL between SUCCESS and

@@ -95,7 +95,7 @@ class RsmapHookIT {
     void prolog_withoutRequest_isANoOp_andWithoutDaemon_reschedules() throws Exception {
         assertThat(hook("prolog", Map.of("JOB_ID", "4")).code()).isZero();
         daemon.close();
-        // The epilog asks whether or not there was a request (issue 11, hole 2): JOB_END names the job.
+        // The epilog asks whether or not there was a request: JOB_END names the job.
         assertThat(hook("epilog", Map.of("JOB_ID", "4"))).as("unanswered: the grant may still be held")
                 .isEqualTo(new Run(1, "", "rsmap-hook: cannot reach rsmapd at " + config.socket() + ": No such file or directory\n"));
         Run r = hook("prolog", Map.of("JOB_ID", "5", "RSMAP_REQUEST", "gpu=1"));
@@ -223,7 +223,7 @@ class RsmapHookIT {
         }
     }
 
-    /** rsmapd as it answers JOB_ENTER of a job that holds nothing here (issue 11, hole 2): no SGE_HGR_ lines. */
+    /** rsmapd as it answers JOB_ENTER of a job that holds nothing here: no SGE_HGR_ lines. */
     private FakeDaemon grantingNothing(Path sock) throws Exception {
         FakeDaemon fake = new FakeDaemon(sock, c -> FakeDaemon.granting(c, "{\"job\":\"7\",\"grants\":{}}"));
         Files.setPosixFilePermissions(sock, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-rw-"));

@@ -1,4 +1,4 @@
-// Issue 11, hole 5, with real processes: a second bin/rsmapd on the same configuration is refused with
+// with real processes: a second bin/rsmapd on the same configuration is refused with
 // exit 2 naming the first's pid, and the first keeps its socket; after a SIGKILL the lock is gone with
 // the process and a new daemon starts.
 package rsmap.daemon;

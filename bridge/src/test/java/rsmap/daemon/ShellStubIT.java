@@ -1,4 +1,4 @@
-// native-stubs' shell-stub, the Flux-style job shell of issue 13's tests, against a scripted stand-in for rsmapd
+// native-stubs' shell-stub, the Flux-style job shell of dynamic reallocation's tests, against a scripted stand-in for rsmapd
 // (FakeDaemon): the RFC 51 jobspec and R files arrive verbatim as raw JSON, the ALLOC's JSON and type come back.
 package rsmap.daemon;
 

@@ -1,4 +1,4 @@
-// Issue 11, hole 4, with a real bin/rsmapd and the real hooks: an execd_spool without active_jobs stops
+// with a real bin/rsmapd and the real hooks: an execd_spool without active_jobs stops
 // the daemon at start with the file and line; active_jobs vanishing at run time releases nothing over
 // several reconcile intervals (each logged), and a job that positively ended is released once it is back.
 package rsmap.daemon;

@@ -1,4 +1,4 @@
-// Issue 5 "Done when", through execd-stub, the real hooks and a real rsmapd with the cgroup v1 backend: a
+// the daemon and its protocol "Done when", through execd-stub, the real hooks and a real rsmapd with the cgroup v1 backend: a
 // job granted gpu0 opens its fake node (ENXIO: no driver) and is denied gpu1's (EPERM); a job killed
 // without its epilog is freed by reconciliation, its cgroup removed.
 package rsmap.daemon;

@@ -30,7 +30,7 @@ final class TestDaemon {
         return Config.parse(Files.readString(conf), conf, "node01");
     }
 
-    /** A daemon serving {@code config} with the attributes {@code discovery} finds (issue 15). */
+    /** A daemon serving {@code config} with the attributes {@code discovery} finds. */
     static Daemon start(Config config, Discovery discovery) throws Exception {
         return new Daemon(config, ComplexTable.parse(Files.readString(config.complexes())),
                 config.complexes().resolveSibling("rsmapd.conf"), discovery).serve();

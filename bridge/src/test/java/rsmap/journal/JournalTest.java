@@ -146,7 +146,7 @@ class JournalTest {
         }
     }
 
-    /** Group commit (issue 14): written records, forced once for all who sync; close forces what is left. */
+    /** Group commit: written records, forced once for all who sync; close forces what is left. */
     @Test
     void write_thenSyncFromManyThreads_allReplayed_andCloseForcesWhatWasNotSynced() throws Exception {
         Path f = tmp.resolve("journal");

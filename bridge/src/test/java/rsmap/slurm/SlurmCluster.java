@@ -26,7 +26,7 @@ import rsmap.wire.Session;
 import rsmap.wire.TestClient;
 
 /**
- * The cluster of issue 7's integration test: node {@code hostname -s} (address 127.0.0.1) with 4 CPUs,
+ * The cluster of the Slurm integration's integration test: node {@code hostname -s} (address 127.0.0.1) with 4 CPUs,
  * {@code PrologFlags=Contain}, proctrack and task cgroup v1 ({@code ConstrainDevices=no}: rsmapd owns the
  * devices controller), private munge socket and free ports, job ids from a random {@code FirstJobId} so
  * that the device cgroups {@code rsmap/<job>} of this run name no one else's. rsmapd serves two fake GPUs
@@ -110,7 +110,7 @@ final class SlurmCluster implements AutoCloseable {
 
     private void startAll() throws IOException, InterruptedException {
         // rsmap-spool/active_jobs exists before rsmapd starts, as the tmpfiles.d line of
-        // docs/integration-slurm.md makes it at boot (an execd_spool without it stops rsmapd, issue 11).
+        // docs/integration-slurm.md makes it at boot (an execd_spool without it stops rsmapd).
         for (String d : new String[] {"munge", "state", "spool", "log", "rsmap-spool/active_jobs", "dev"}) {
             Files.createDirectories(dir.resolve(d));
         }
@@ -130,7 +130,7 @@ final class SlurmCluster implements AutoCloseable {
                 "--seed-file=" + munge.resolve("seed"), "--log-file=" + dir.resolve("log/munged.log")));
         awaitFile(mungeSocket, "munged");
 
-        // Issue 15: the cluster's authority (issue 14), to which the node's rsmapd registers its attributes;
+        // the cluster's authority, to which the node's rsmapd registers its attributes;
         // job_submit.lua's rsmap place asks it.
         int port = Ports.free();
         Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"));
@@ -213,7 +213,7 @@ final class SlurmCluster implements AutoCloseable {
                 "complex_values = " + gpu + ",nic=2(ib0 ib1)",
                 "socket = rsmapd.sock",
                 "socket_group = root", // the plugin talks to rsmapd as root (prolog, task, epilog), and
-                "socket_mode = 0666", // rsmap-shell inside the jobs as their owner (issue 13)
+                "socket_mode = 0666", // rsmap-shell inside the jobs as their owner
                 "state_dir = rsmap-state", "realloc_max_grow = 8",
                 "device_backend = cgroup-v1",
                 "execd_spool = rsmap-spool", // the plugin's job marks: rsmap-spool/active_jobs/<job>.1
@@ -310,7 +310,7 @@ final class SlurmCluster implements AutoCloseable {
                 "SchedulerParameters=sched_interval=1",
                 "SlurmdParameters=config_overrides",
                 "MpiDefault=none",
-                "JobSubmitPlugins=lua", // job_submit.lua beside this file: GRES from --rsmap, --rsmap-filter (issue 15)
+                "JobSubmitPlugins=lua", // job_submit.lua beside this file: GRES from --rsmap, --rsmap-filter
                 "GresTypes=" + gres.get("GresTypes"),
                 "NodeName=" + node + " NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN Gres=" + gres.get("Gres"),
                 "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP") + "\n");

@@ -1,4 +1,4 @@
-// Issue 7: resource maps for real Slurm jobs, end to end - munged, slurmctld, slurmd with the SPANK
+// resource maps for real Slurm jobs, end to end - munged, slurmctld, slurmd with the SPANK
 // plugin, rsmapd with the cgroup v1 device backend; jobs through real srun and sbatch, run as nobody.
 package rsmap.slurm;
 
@@ -219,7 +219,7 @@ class SlurmIT {
                 + "(gpu=1[model=H100]); its steps share them").doesNotContain("rc=0");
     }
 
-    /** Issue 13: a batch job grows by card 1 with rsmap-shell, opens it, gives it back, and is denied it again. */
+    /** a batch job grows by card 1 with rsmap-shell, opens it, gives it back, and is denied it again. */
     @Test
     @Order(10)
     void aBatchJob_growsAndShrinks_withRsmapShell() throws Exception {
@@ -247,7 +247,7 @@ class SlurmIT {
                         + "released: Operation not permitted\n");
     }
 
-    // Issue 15: job_submit.lua at submission. GRES from --rsmap, --rsmap-filter through (a fake) rsmap place.
+    // job_submit.lua at submission. GRES from --rsmap, --rsmap-filter through (a fake) rsmap place.
 
     private Run sbatch(String... args) throws Exception {
         String[] cmd = new String[args.length + 6];
@@ -352,7 +352,7 @@ class SlurmIT {
     }
 
     /**
-     * Issue 15: --rsmap alternatives, in the user's order: the node grants the first that can be granted now
+     * --rsmap alternatives, in the user's order: the node grants the first that can be granted now
      * (JOB_START "alternatives"), exactly one; each alternative's form is checked at submission.
      */
     @Test

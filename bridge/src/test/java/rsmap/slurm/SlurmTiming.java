@@ -1,4 +1,4 @@
-// Issue 7's benchmark: srun job start to finish with and without --rsmap, on the same cluster in the same
+// the Slurm integration's benchmark: srun job start to finish with and without --rsmap, on the same cluster in the same
 // run (target: ratio under 1.1). A harness, not a test: it prints, and never runs in verify.
 package rsmap.slurm;
 

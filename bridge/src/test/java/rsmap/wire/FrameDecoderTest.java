@@ -1,4 +1,4 @@
-// The agent protocol's framing (seed 004 "Wire protocol for a command", issue 5): exact bytes, streams
+// The agent protocol's framing (the PTP proxy protocol "Wire protocol for a command"): exact bytes, streams
 // split at every byte, the next frame after a bad one, and the mandatory maximum length.
 package rsmap.wire;
 
@@ -143,7 +143,7 @@ class FrameDecoderTest {
         }
     }
 
-    /** Issue 11, hole 8: 53 connections declaring 1 MiB frames must not cost 53 MiB before the bytes come. */
+    /** 53 connections declaring 1 MiB frames must not cost 53 MiB before the bytes come. */
     @Test
     void memory_followsTheBytesThatArrived_notTheDeclaredLength_andIsGivenBackAfterTheFrame() throws FrameException {
         Chunks pool = new Chunks(1000);

@@ -1,4 +1,4 @@
-// The budget of the socket server over real Unix sockets (issue 11, hole 8): the per-uid connection
+// The budget of the socket server over real Unix sockets: the per-uid connection
 // limit and the privileged exemption, idle and slow-frame timeouts, shedding of input and output beyond
 // the totals (never a privileged peer), answers in order, and event streams as before.
 package rsmap.wire;

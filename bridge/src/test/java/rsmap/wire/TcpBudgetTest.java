@@ -1,4 +1,4 @@
-// The budget over TCP (issue 14), on real sockets on 127.0.0.1: a connection must log in within the login
+// The budget over TCP, on real sockets on 127.0.0.1: a connection must log in within the login
 // timeout, at most maxUnauthenticated may wait for theirs, and privilege and the per-user limit are judged
 // on the peer a login proved.
 package rsmap.wire;

@@ -1,4 +1,4 @@
-// TCP beside the Unix socket (issue 14), on real sockets: Client.connect over TCP with a credential, frames
+// TCP beside the Unix socket, on real sockets: Client.connect over TCP with a credential, frames
 // cut at every byte still decode, and the Unix socket of the same server serves as it always did.
 package rsmap.wire;
 

@@ -1,4 +1,4 @@
-// Issue 14: "10,000 host connections must not need 10,000 threads". A server in this JVM holds 10,000
+// "10,000 host connections must not need 10,000 threads". A server in this JVM holds 10,000
 // logged-in TCP connections from a child JVM (TcpHosts: one process cannot hold both ends under ulimit -n
 // 20,000), serves a command on every one of them, and keeps its thread count small throughout.
 package rsmap.wire;

@@ -1,4 +1,4 @@
-// Simulated host daemons for the TCP tests and benchmark (issue 14): a child JVM that holds N logged-in TCP
+// Simulated host daemons for the TCP tests and benchmark: a child JVM that holds N logged-in TCP
 // connections to one server on two threads, then sends a trivial command at a steady rate over all of them.
 package rsmap.wire;
 
@@ -26,7 +26,7 @@ import java.util.concurrent.locks.LockSupport;
  * machine's {@code ulimit -n} of 20,000. Args: {@code HOST PORT CONNECTIONS RATE SECONDS CREDENTIAL [MODE]};
  * each connection logs in with {@code INIT 1 "CREDENTIAL <i>"}. MODE {@code query} (the default) sends
  * QUERY; {@code grant} sends an authority's global grant, JOB_START {@code {"host":"h<c>","job":"<i>",
- * "request":"lic=1"}} (issue 14), and once it is answered its JOB_END (not timed). Protocol on stdout/stdin, one line each:
+ * "request":"lic=1"}}, and once it is answered its JOB_END (not timed). Protocol on stdout/stdin, one line each:
  * {@code ready connections=N ms=M} once all are logged in (or {@code failed REASON}, exit 1); on a stdin
  * line {@code go}, RATE QUERY commands per second for SECONDS, round robin over the connections, then
  * {@code done sent= answered= errors= closed= p50_us= p99_us= p999_us= max_us= late=}; stdin closed:

@@ -1,4 +1,4 @@
-// Logging in over TCP (issue 14) on real sockets on 127.0.0.1: INIT VERSION CREDENTIAL, the Authenticator's
+// Logging in over TCP on real sockets on 127.0.0.1: INIT VERSION CREDENTIAL, the Authenticator's
 // peer as the session's, and every other first frame answered by one ERROR and the connection closed.
 package rsmap.wire;
 
@@ -88,7 +88,7 @@ class TcpLoginTest {
     }
 
     /**
-     * INIT arguments | the ERROR | logins refused (counted): every row ends the connection (issue 14: "a
+     * INIT arguments | the ERROR | logins refused (counted): every row ends the connection ("a
      * refused or missing credential is an ERROR naming why, and the connection is closed").
      */
     static Stream<Arguments> refusedInits() {

@@ -1,4 +1,4 @@
-// The rsmap command's trust rule (issue 11, hole 1): daemon_user as rsmapd reads rsmapd.conf, and which
+// The rsmap command's trust rule: daemon_user as rsmapd reads rsmapd.conf, and which
 // configuration files may say it. The same vectors as the hooks' (HookTrustIT runs them through rsmap-hook).
 package rsmap.wire;
 

@@ -62,7 +62,7 @@ public final class Backends {
     }
 
     /**
-     * A backend named explicitly proves it can enforce, as one chosen by auto does (issue 11, hole 3): a
+     * A backend named explicitly proves it can enforce, as one chosen by auto does: a
      * cgroup-v1 backend on plain files would report every policy applied while the job reaches every
      * device. dry-run needs no proof: it is the admin's own choice not to enforce.
      */

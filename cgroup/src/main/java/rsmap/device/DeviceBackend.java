@@ -4,7 +4,7 @@ package rsmap.device;
 /**
  * Enforces device policies for jobs. Every {@link #apply} has a {@link #remove}; remove is idempotent
  * and leaves nothing behind. An open policy restricts nothing, so applying it only records the job.
- * {@link #update} changes the policy of a running job (issue 13, dynamic reallocation).
+ * {@link #update} changes the policy of a running job (dynamic reallocation).
  */
 public interface DeviceBackend {
     /** The backend's configuration name: systemd, cgroup-v1, dry-run. */
@@ -22,7 +22,7 @@ public interface DeviceBackend {
     void apply(String job, DevicePolicy policy, long... pids) throws DevicePolicyException;
 
     /**
-     * Replaces the policy of {@code job}, which must have one applied, by {@code policy} exactly (issue 13):
+     * Replaces the policy of {@code job}, which must have one applied, by {@code policy} exactly:
      * devices it adds become reachable, devices it no longer lists are denied, for the processes already
      * under the job's policy and those they start later. It never creates a policy: a job with none applied
      * (never applied, removed, or forgotten by the backend) is an error. A device in both the old and the

@@ -16,10 +16,10 @@ import rsmap.map.DeviceList;
 import rsmap.map.Instance;
 
 /**
- * Seed 002, "DEVICE ISOLATION": as soon as any device is allowed for a job the policy is closed: the
+ * Grid Engine's RSMAP manual, "DEVICE ISOLATION": as soon as any device is allowed for a job the policy is closed: the
  * job reaches the devices of the instances it was granted on the host (the widest mode where a path is
  * granted twice) plus /dev/null, /dev/zero, /dev/full, /dev/random and /dev/urandom, and nothing else.
- * Issue 11 (which wins over the seed's "a job that does not request the resource map is not restricted
+ * the fail-closed job path (which wins over the seed's "a job that does not request the resource map is not restricted
  * by it"): on a host whose maps list devices at all, every job runs under a closed policy, also one
  * granted nothing here ({@link #of(List, boolean)}), as flux-core's gpubind hides every GPU from a job
  * granted none; only hosts whose maps list no devices leave jobs unrestricted ({@link #isOpen()}).
@@ -27,7 +27,7 @@ import rsmap.map.Instance;
  * reported in {@link #missing()} and left out, never widened to a wildcard.
  */
 public record DevicePolicy(boolean closed, List<DeviceRule> rules, List<String> missing) {
-    /** The devices every closed policy allows (seed 002), read and write as systemd's closed policy does. */
+    /** The devices every closed policy allows (Grid Engine's RSMAP manual), read and write as systemd's closed policy does. */
     public static final List<String> BASICS = List.of("/dev/null", "/dev/zero", "/dev/full", "/dev/random",
             "/dev/urandom");
 
@@ -88,7 +88,7 @@ public record DevicePolicy(boolean closed, List<DeviceRule> rules, List<String> 
         return new DevicePolicy(true, rules, missing);
     }
 
-    /** Whether any instance of these hosts' maps lists devices: then every job's policy is closed (issue 11). */
+    /** Whether any instance of these hosts' maps lists devices: then every job's policy is closed. */
     public static boolean listsDevices(java.util.Collection<rsmap.map.ComplexValues> hosts) {
         for (rsmap.map.ComplexValues v : hosts) {
             for (rsmap.map.ResourceMap rm : v.resourceMaps()) {

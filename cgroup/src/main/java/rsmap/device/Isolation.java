@@ -5,7 +5,7 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A backend plus the admin's choice of what a failure means (issue 4): with {@link Mode#REQUIRED}
+ * A backend plus the admin's choice of what a failure means: with {@link Mode#REQUIRED}
  * (the default) a policy that cannot be applied is an error, and the starter must refuse to exec the
  * job, since it would otherwise reach devices it was not granted; with {@link Mode#OPTIONAL} the job
  * runs anyway and the caller gets a warning saying exactly what is unenforced.
@@ -13,7 +13,7 @@ import java.util.Optional;
 public final class Isolation {
     /**
      * What a failure to enforce means; {@code OFF}: the admin runs jobs without any device policy (the only
-     * way, besides maps that list no devices, that a job runs unrestricted; issue 11).
+     * way, besides maps that list no devices, that a job runs unrestricted).
      */
     public enum Mode { REQUIRED, OPTIONAL, OFF }
 
@@ -55,7 +55,7 @@ public final class Isolation {
     }
 
     /**
-     * Replaces the policy of a job that has one (issue 13, {@link DeviceBackend#update}), with the modes of
+     * Replaces the policy of a job that has one ({@link DeviceBackend#update}), with the modes of
      * {@link #apply}: required throws, optional returns a warning saying what is unenforced, off does nothing.
      */
     public Optional<String> update(String job, DevicePolicy policy) throws DevicePolicyException {

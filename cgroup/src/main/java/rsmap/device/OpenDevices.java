@@ -15,7 +15,7 @@ import java.util.Set;
 import rsmap.map.Instance;
 
 /**
- * Issue 13: a job gives back instances with RELEASE; a process of the job that still has one of their
+ * a job gives back instances with RELEASE; a process of the job that still has one of their
  * device nodes open would keep using a device that is about to go to another job (a closed device
  * policy checks {@code open(2)}, not file descriptors opened before). How it tells: every process of the
  * job it can see - the processes the starter entered and their descendants ({@link ProcessHandle}) -

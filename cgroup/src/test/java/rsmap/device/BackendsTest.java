@@ -73,7 +73,7 @@ class BackendsTest {
 
     @Test
     void choose_namedBackendThatCannotEnforce_isAnErrorWithItsReason() {
-        // issue 11, hole 3: device_backend = cgroup-v1 on plain files started and enforced nothing
+        // device_backend = cgroup-v1 on plain files started and enforced nothing
         assertThatThrownBy(() -> named("cgroup-v1", true, false)).isInstanceOf(DevicePolicyException.class)
                 .hasMessage("cgroup-v1 cannot enforce device isolation here: cgroup-v1 unreachable");
         assertThatThrownBy(() -> named("systemd", false, true)).isInstanceOf(DevicePolicyException.class)

@@ -1,4 +1,4 @@
-// The closed device policy of seed 002 "DEVICE ISOLATION", computed from the devices characteristic.
+// The closed device policy of Grid Engine's RSMAP manual "DEVICE ISOLATION", computed from the devices characteristic.
 package rsmap.device;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -49,7 +49,7 @@ public final class FakeDevices {
     }
 
     /**
-     * The closed policy of a job that holds nothing on the host (issue 11, hole 2: the starter enters every
+     * The closed policy of a job that holds nothing on the host (the starter enters every
      * job): only /dev/null, /dev/zero, /dev/full, /dev/random and /dev/urandom, read and write, their device
      * numbers read from this machine's nodes.
      */

@@ -1,5 +1,5 @@
 // Isolation modes: required turns a backend failure into an error, optional into a precise warning, for
-// applying a policy and for updating a running job's policy (issue 13).
+// applying a policy and for updating a running job's policy.
 package rsmap.device;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -63,7 +63,7 @@ class IsolationTest {
                 .hasValue("job 7: device paths missing on this host were left out: [/dev/nvidia9]");
     }
 
-    // Issue 13: updating a running job's policy, with the modes of apply.
+    // updating a running job's policy, with the modes of apply.
 
     /** mode | whether the backend's update fails | the warning returned, or the message thrown (REQUIRED). */
     static Stream<Arguments> updates() {

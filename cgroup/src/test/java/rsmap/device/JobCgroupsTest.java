@@ -1,5 +1,5 @@
 // Which job a process belongs to by its cgroups: rsmapd's JOB_ENTER never moves a process that sits in
-// another job's cgroup (issue 5: never widen another job's devices).
+// another job's cgroup (never widen another job's devices).
 package rsmap.device;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,5 +1,5 @@
 // What the .deb and the .rpm hold, read back with dpkg-deb and rpm: the layout of packaging/README.md, and
-// the same files, versions and dependencies in both (issue 6: "rpm -qpl / rpm -qpR of the .rpm list the
+// the same files, versions and dependencies in both ("rpm -qpl / rpm -qpR of the .rpm list the
 // same files and dependencies").
 package rsmap.packaging;
 

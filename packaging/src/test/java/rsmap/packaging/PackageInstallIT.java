@@ -1,4 +1,4 @@
-// The .deb installed for real on this machine (issue 6, "Tested for real in CI"): dpkg -i, rsmapd started
+// The .deb installed for real on this machine ("Tested for real in CI"): dpkg -i, rsmapd started
 // with its unit's ExecStart and environment (no systemd here), jobs through the installed execd-stub and
 // hooks as another user, the installed rsmap, an upgrade, dpkg -r and dpkg -P - and what each leaves.
 package rsmap.packaging;

@@ -1,5 +1,5 @@
 // The files the packages carry, checked as sources: the default rsmapd.conf against the daemon's own
-// parser, the unit against what issue 6 asks of it, the man pages against the keys and commands that
+// parser, the unit against what packaging asks of it, the man pages against the keys and commands that
 // exist, the launchers and maintainer scripts against the shell.
 package rsmap.packaging;
 
@@ -66,7 +66,7 @@ class PackagedFilesTest {
     @Test
     void defaultConfig_everyCommentedLine_parsesWhenUncommented() throws Exception {
         // what the admin gets by deleting the '#' of a key line: the daemon must take it. One line at a time:
-        // some exclude each other (authority and global_complex_values, issue 14); an authority's own key
+        // some exclude each other (authority and global_complex_values); an authority's own key
         // (listen) is read as the authority's configuration.
         List<String> lines = Files.readAllLines(CONF);
         StringBuilder base = new StringBuilder();
@@ -145,7 +145,7 @@ class PackagedFilesTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', textBlock = """
-            # key                  | value: what issue 6 asks of the unit
+            # key                  | value: what packaging asks of the unit
             Type                   | notify
             NotifyAccess           | main
             ExecStart              | /usr/sbin/rsmapd --config /etc/rsmap/rsmapd.conf
@@ -186,7 +186,7 @@ class PackagedFilesTest {
     @ParameterizedTest
     @CsvSource({"rsmapd, RSMAPD_JAVA_OPTS", "rsmap, RSMAP_JAVA_OPTS"})
     void launcher_defaultJvmOptions_areTheRepositoryLaunchers(String launcher, String variable) throws Exception {
-        // bin/rsmapd's options were chosen by measurement (issue 5): the packaged programs run with the same
+        // bin/rsmapd's options were chosen by measurement: the packaged programs run with the same
         Pattern opts = Pattern.compile("\\$\\{" + variable + ":-([^}]*)}");
         Matcher repo = opts.matcher(Files.readString(Path.of("..", "bin", launcher)));
         Matcher packaged = opts.matcher(Files.readString(MAIN.resolve("bin").resolve(launcher)));

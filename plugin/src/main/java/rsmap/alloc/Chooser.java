@@ -1,4 +1,4 @@
-// A waiting job that decides how to run each time it is tried (issue 15: placement and alternatives).
+// A waiting job that decides how to run each time it is tried (placement and alternatives).
 package rsmap.alloc;
 
 import java.util.Optional;

@@ -14,7 +14,7 @@ import rsmap.map.ComplexValues;
 import rsmap.request.RequestList;
 
 /**
- * The state of a set of hosts (seed 002, "REQUESTING A RESOURCE MAP", "Inside an advance
+ * The state of a set of hosts (Grid Engine's RSMAP manual, "REQUESTING A RESOURCE MAP", "Inside an advance
  * reservation", "WHAT A JOB SEES"). Operations check everything before they change anything, so a
  * refusal leaves the state as it was. Not thread-safe: callers serialise operations.
  */
@@ -29,7 +29,7 @@ public final class Cluster {
     private final Map<String, Running> running = new LinkedHashMap<>();
     private final Queue queue;
     private final Reservations reservations;
-    /** Host slots (issue 15): every running job takes its slots on each of its hosts. */
+    /** Host slots: every running job takes its slots on each of its hosts. */
     private final Slots slots;
     private long now;
 
@@ -99,7 +99,7 @@ public final class Cluster {
         return Decision.ok(queue.pass());
     }
 
-    /** Seed 002: a job is granted now, waits (with a reserved start under -R y), or is refused. */
+    /** Grid Engine's RSMAP manual: a job is granted now, waits (with a reserved start under -R y), or is refused. */
     public Decision submit(JobSpec job, long time) {
         return start(job, time, true);
     }
@@ -258,7 +258,7 @@ public final class Cluster {
         return reservations.get(id);
     }
 
-    // --- issue 15: host slots and choosing jobs ---
+    // --- node filters and alternatives: host slots and choosing jobs ---
 
     /**
      * Sets a host's slot capacity (empty: no slot limit). Running jobs keep their slots even beyond a
@@ -313,7 +313,7 @@ public final class Cluster {
     }
 
     /**
-     * Submits a job that chooses how to run (issue 15): it starts now as {@code chooser} decides, or
+     * Submits a job that chooses how to run: it starts now as {@code chooser} decides, or
      * waits, and is asked again at every queue pass; with {@code reserve} its earliest way is planned.
      */
     public Decision submit(String id, Chooser chooser, long runtime, boolean reserve, long time) {

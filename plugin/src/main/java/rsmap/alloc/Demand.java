@@ -17,7 +17,7 @@ record Demand(ResourceRequest request, Map<Pool, Integer> perPool) {
 
     /**
      * How many instances {@code r} takes on {@code host}, where the job has {@code slots}: YES the
-     * amount per slot, HOST the amount once, JOB the amount once on the master host only (seed 002,
+     * amount per slot, HOST the amount once, JOB the amount once on the master host only (Grid Engine's RSMAP manual,
      * "How often the amount is taken").
      */
     static long takenOn(ResourceRequest r, JobSpec job, String host, int slots) {

@@ -125,7 +125,7 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
         return String.join(" ", pool.idsOf(idx));
     }
 
-    /** Why a map cannot be served on a host at all (seed 002: the job is refused). */
+    /** Why a map cannot be served on a host at all (Grid Engine's RSMAP manual: the job is refused). */
     static String unserved(String host, String map) {
         return "host " + host + " has no resource map " + map + ", and neither has the global host";
     }

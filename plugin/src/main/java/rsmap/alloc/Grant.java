@@ -56,7 +56,7 @@ public record Grant(Map<String, Map<String, List<String>>> byHost) {
     }
 
     /**
-     * Seed 002, "WHAT A JOB SEES": SGE_HGR_&lt;name&gt; per map granted on {@code host}, identifiers
+     * Grid Engine's RSMAP manual, "WHAT A JOB SEES": SGE_HGR_&lt;name&gt; per map granted on {@code host}, identifiers
      * separated by one space, one entry per instance, plus the maps of the global host (where both
      * serve one map, their identifiers are joined in the grant's order). In the grant's order.
      */

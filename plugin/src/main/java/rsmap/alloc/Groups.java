@@ -10,7 +10,7 @@ import rsmap.request.Same;
 
 /**
  * The groups of a pool under one same= name: {@code groupOf[i]} is the group of instance i, or -1
- * where the instance does not carry the characteristic and so cannot take part (seed 002, "Requiring
+ * where the instance does not carry the characteristic and so cannot take part (Grid Engine's RSMAP manual, "Requiring
  * that the granted instances agree"). Groups are numbered in configured order of first occurrence.
  */
 final class Groups {

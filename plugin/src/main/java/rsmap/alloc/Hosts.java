@@ -13,7 +13,7 @@ import rsmap.map.ComplexValues;
 /** Hosts in the order they were first configured; a reconfigured host keeps its place. */
 final class Hosts {
     private final Map<String, Host> byName = new LinkedHashMap<>();
-    /** The hosts that have a map, in order: an authority knows thousands of hosts with none (issue 14). */
+    /** The hosts that have a map, in order: an authority knows thousands of hosts with none. */
     private final Map<String, Host> withMaps = new LinkedHashMap<>();
 
     Optional<Host> get(String name) {
@@ -53,7 +53,7 @@ final class Hosts {
         return Optional.ofNullable(pools(host).get(map));
     }
 
-    /** The pool serving {@code map} on {@code host}: the host's own, else the global host's (seed 002). */
+    /** The pool serving {@code map} on {@code host}: the host's own, else the global host's (Grid Engine's RSMAP manual). */
     Optional<Pool> serving(String host, String map) {
         return pool(host, map).or(() -> pool(Cluster.GLOBAL, map));
     }

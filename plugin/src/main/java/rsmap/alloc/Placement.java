@@ -18,7 +18,7 @@ import rsmap.request.Scope;
  * <li>Without same=, identifiers already partly used by running jobs come first, then the one with
  *     the fewest qualifying free shares, ties by configured order. A single share so goes onto an
  *     already partly used card rather than opening a fresh one, which keeps whole cards free for
- *     same=id requests (issue 3).
+ *     same=id requests.
  * <li>With same=, the group is chosen best fit: the smallest group that is large enough, ties by
  *     configured order; within it identifiers are again used fullest first.
  * <li>With scope=job over several pools, one group key is chosen for all of them: the key large

@@ -231,7 +231,7 @@ final class Pool {
     }
 
     /**
-     * Which instances {@code job} may take over {@code [from, to)}. Seed 002: "A job running inside a
+     * Which instances {@code job} may take over {@code [from, to)}. Grid Engine's RSMAP manual: "A job running inside a
      * reservation is granted from that set, and a job running outside one is not granted an instance a
      * reservation holds for the time it runs." The reserved starts of other waiting jobs are respected
      * the same way, so backfilling never delays them.

@@ -13,7 +13,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * The queue of one {@link Cluster} (seed 002, resource reservation). Invariant: a job is in
+ * The queue of one {@link Cluster} (Grid Engine's RSMAP manual, resource reservation). Invariant: a job is in
  * {@code plannedStart} only while it waits, and then holds JOB {@link Hold}s over its planned run.
  */
 final class Queue {
@@ -35,7 +35,7 @@ final class Queue {
     private Claims claims;
     /** The demands of waiting and running jobs; pools change only on configure, which forgets them. */
     private final Map<JobSpec, Demands> demands = new IdentityHashMap<>();
-    /** The waiting jobs that choose how to run (issue 15), by id; their queue entry is a stand-in. */
+    /** The waiting jobs that choose how to run, by id; their queue entry is a stand-in. */
     private final Map<String, Chooser> choosers = new java.util.HashMap<>();
 
     Queue(Cluster cluster) {
@@ -315,7 +315,7 @@ final class Queue {
     }
 
     /**
-     * Seed 002, resource reservation: the earliest time at which the whole request - one group, not
+     * Grid Engine's RSMAP manual, resource reservation: the earliest time at which the whole request - one group, not
      * merely the amount - is free, given when running jobs end; its instances are then held for it.
      */
     private OptionalLong plan(JobSpec job) {

@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import rsmap.request.RequestList;
 
-/** An advance reservation (seed 002, "Inside an advance reservation") over {@code [start, end)}. */
+/** An advance reservation (Grid Engine's RSMAP manual, "Inside an advance reservation") over {@code [start, end)}. */
 public record ReservationSpec(String id, RequestList request, Map<String, Integer> hosts, long start, long end) {
     public ReservationSpec {
         Objects.requireNonNull(id);

@@ -8,7 +8,7 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Advance reservations by id (seed 002, "Inside an advance reservation"). A reservation holds its
+ * Advance reservations by id (Grid Engine's RSMAP manual, "Inside an advance reservation"). A reservation holds its
  * instances over {@code [start, end)} through an AR {@link Hold} on each pool; an ended one stays
  * known until its id is reused or its host is reconfigured.
  */
@@ -66,7 +66,7 @@ final class Reservations {
         if (ar.end() <= time) {
             return Optional.of("advance reservation " + ar.id() + " has ended");
         }
-        // Seed 002: "A job whose request cannot be met from the reserved instances is refused when it is
+        // Grid Engine's RSMAP manual: "A job whose request cannot be met from the reserved instances is refused when it is
         // submitted." Whoever uses them now.
         if (demands.place(p -> p.reservedFor(ar.id())).isEmpty()) {
             return Optional.of("the request cannot be met from the instances of advance reservation " + ar.id());

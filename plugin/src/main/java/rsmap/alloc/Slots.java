@@ -1,4 +1,4 @@
-// Host slots (issue 15): each host's slot capacity, and the slots running jobs and planned starts take.
+// Host slots: each host's slot capacity, and the slots running jobs and planned starts take.
 package rsmap.alloc;
 
 import java.util.ArrayList;
@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.OptionalInt;
 
 /**
- * A host without a capacity has no slot limit (issue 15). Every job takes its slots on each of its
+ * A host without a capacity has no slot limit. Every job takes its slots on each of its
  * hosts while it runs; a waiting job with a reserved start takes them over its planned run, like the
  * JOB {@link Hold}s on instances. Invariant: {@code uses} holds exactly the running jobs' slots and the
  * plans of the last queue pass. Advance reservations hold instances, not slots.

@@ -173,7 +173,7 @@ public final class ComplexTable {
         return new Complex(name, shortcut, type, relop, requestable, consumable, dflt, field(text, f, 7));
     }
 
-    /** Seed 002, "DEFINING THE COMPLEX"; string and boolean rules of complex(5). */
+    /** Grid Engine's RSMAP manual, "DEFINING THE COMPLEX"; string and boolean rules of complex(5). */
     private static void checkRelop(String text, List<int[]> f, ValueType type, Relop relop) throws ParseException {
         if (type == ValueType.RSMAP && relop != Relop.LE) {
             throw error(text, f, 3, "a resource map must have relop <= (EXCL is for booleans), not "
@@ -188,7 +188,7 @@ public final class ComplexTable {
         }
     }
 
-    /** Seed 002: a resource map is YES, JOB or HOST, never NO; a consumable must be <= or EXCL. */
+    /** Grid Engine's RSMAP manual: a resource map is YES, JOB or HOST, never NO; a consumable must be <= or EXCL. */
     private static void checkConsumable(String text, List<int[]> f, ValueType type, Relop relop,
                                         Consumable consumable) throws ParseException {
         if (type == ValueType.RSMAP) {

@@ -5,7 +5,7 @@ import java.util.Optional;
 import rsmap.Chars;
 
 /**
- * How a consumable is booked (seed 002, "How often the amount is taken"): YES per slot, JOB once for
+ * How a consumable is booked (Grid Engine's RSMAP manual, "How often the amount is taken"): YES per slot, JOB once for
  * the whole job on the master host, HOST once per host the job runs on; NO is not a consumable.
  */
 public enum Consumable {

@@ -6,7 +6,7 @@ import rsmap.Chars;
 
 /**
  * A relation operator. As in an ordinary resource request the requested value stands on the left
- * and the configured value on the right (seed 002, "Matching against the characteristics of an
+ * and the configured value on the right (Grid Engine's RSMAP manual, "Matching against the characteristics of an
  * instance"): {@code memory <=} reads "requested <= configured", i.e. at least the requested amount.
  */
 public enum Relop {

@@ -13,7 +13,7 @@ import rsmap.ParseException;
  * RESTRING exactly.
  */
 public final class Value {
-    /** MEMORY suffixes (seed 002 via the issue: k/m/g/t powers of 1000, K/M/G/T powers of 1024). */
+    /** MEMORY suffixes (Grid Engine's RSMAP manual via the issue: k/m/g/t powers of 1000, K/M/G/T powers of 1024). */
     private static final String SUFFIXES = "kKmMgGtT";
 
     private final ValueType type;

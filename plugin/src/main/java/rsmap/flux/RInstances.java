@@ -1,4 +1,4 @@
-// rsmapd's instance form of R read back (issue 13): the identifiers of the resource-map instances an R
+// rsmapd's instance form of R read back: the identifiers of the resource-map instances an R
 // names by host, map and instance index, checked against what the hosts have configured.
 package rsmap.flux;
 

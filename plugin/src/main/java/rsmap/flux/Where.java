@@ -1,5 +1,5 @@
 // A place in a JSON document ("$.resources[0].with[1].count") and the checks made there: every refusal
-// of a jobspec or an R names the place it was found (issue 13).
+// of a jobspec or an R names the place it was found.
 package rsmap.flux;
 
 import com.fasterxml.jackson.core.JsonPointer;

@@ -11,7 +11,7 @@ import rsmap.complex.Value;
 
 /**
  * The characteristics block of an instance, {@code [devices=/dev/nvidia0:rw,memory=80G]}. Names are
- * full complex names; a characteristic is metadata and is never booked (seed 002, "CHARACTERISTICS").
+ * full complex names; a characteristic is metadata and is never booked (Grid Engine's RSMAP manual, "CHARACTERISTICS").
  * Immutable, held as two sorted arrays because a host may carry thousands of them.
  */
 public final class Characteristics {
@@ -65,7 +65,7 @@ public final class Characteristics {
         return Collections.unmodifiableSortedMap(m);
     }
 
-    /** Whether both carry the same names with the same values as written (seed 002: "the same set"). */
+    /** Whether both carry the same names with the same values as written (Grid Engine's RSMAP manual: "the same set"). */
     public boolean sameText(Characteristics other) {
         if (!Arrays.equals(names, other.names)) {
             return false;

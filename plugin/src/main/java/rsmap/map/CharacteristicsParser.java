@@ -13,7 +13,7 @@ import rsmap.complex.ComplexTable;
 import rsmap.complex.Value;
 
 /**
- * The blocks of one complex_values text (seed 002, "CHARACTERISTICS"). Equal values and blocks are
+ * The blocks of one complex_values text (Grid Engine's RSMAP manual, "CHARACTERISTICS"). Equal values and blocks are
  * stored once: a host lists the same characteristics on many instances, and the daemon keeps every
  * host's configuration in memory. Errors are made by the caller's {@code error}, which places an
  * offset of the joined text where it was written.

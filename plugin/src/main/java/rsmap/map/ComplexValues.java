@@ -9,7 +9,7 @@ import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
 
 /**
- * A host's {@code complex_values} (seed 002, "CONFIGURING A RESOURCE MAP ON A HOST"), e.g.
+ * A host's {@code complex_values} (Grid Engine's RSMAP manual, "CONFIGURING A RESOURCE MAP ON A HOST"), e.g.
  * {@code gpu=2(gpu0[devices=/dev/nvidia0:rw,memory=80G] gpu1),mem_free=64G}. {@link #toString()}
  * is the canonical form, which {@link #parse} reads back to an equal value; an empty list prints
  * as {@code NONE}.

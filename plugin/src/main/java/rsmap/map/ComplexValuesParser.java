@@ -16,7 +16,7 @@ import rsmap.complex.ComplexTable;
 import rsmap.complex.Value;
 
 /**
- * One pass over the text. A backslash before a line end joins the lines first (seed 002, "CHARACTERISTICS":
+ * One pass over the text. A backslash before a line end joins the lines first (Grid Engine's RSMAP manual, "CHARACTERISTICS":
  * "a long definition can be continued with \"); errors still point into the text as written. Entries
  * are separated by commas, id-specs by whitespace, and whitespace inside a characteristics block is
  * ignored.
@@ -173,7 +173,7 @@ final class ComplexValuesParser {
         return new ResourceMap(complex, instances);
     }
 
-    /** Seed 002, "The short form": gpu=4 is gpu=4(0-3), at most MAX_RSMAP_IDS ids, none when it is 0. */
+    /** Grid Engine's RSMAP manual, "The short form": gpu=4 is gpu=4(0-3), at most MAX_RSMAP_IDS ids, none when it is 0. */
     private ResourceMap shortForm(Complex complex, int amount, int amountAt) throws ParseException {
         if (limits.maxRsmapIds() == 0) {
             throw error("the short form '" + complex.name() + "=" + amount + "' is disabled (MAX_RSMAP_IDS is 0);"
@@ -250,7 +250,7 @@ final class ComplexValuesParser {
             first = new Instance(id, chars);
             seen.put(id, first);
         } else {
-            // Seed 002, "Repeated identifiers": every occurrence carries the same set, order ignored;
+            // Grid Engine's RSMAP manual, "Repeated identifiers": every occurrence carries the same set, order ignored;
             // a bare and an annotated occurrence are rejected; an identical annotation is kept once.
             Characteristics known = first.characteristics();
             if (known.isEmpty() != chars.isEmpty()) {
@@ -327,7 +327,7 @@ final class ComplexValuesParser {
         }
     }
 
-    /** Seed 002: an identifier contains anything but whitespace, ',', '=', '(', ')', '[' and ']'. */
+    /** Grid Engine's RSMAP manual: an identifier contains anything but whitespace, ',', '=', '(', ')', '[' and ']'. */
     private static boolean isIdChar(char c) {
         return !Chars.isSpace(c) && c != ',' && c != '=' && c != '(' && c != ')' && c != '[' && c != ']';
     }

@@ -1,4 +1,4 @@
-// The value of the devices characteristic: device paths with access modes (seed 002, DEVICE ISOLATION).
+// The value of the devices characteristic: device paths with access modes (Grid Engine's RSMAP manual, DEVICE ISOLATION).
 package rsmap.map;
 
 import java.util.ArrayList;
@@ -10,7 +10,7 @@ import rsmap.ParseException;
 /**
  * {@code <path>[:<mode>];<path>[:<mode>];...} with mode r, w or rw; a path without a mode is granted
  * read access. Paths must be absolute, without {@code ..} components; bad values are refused when the
- * host configuration is read, not when a job starts (issue 4).
+ * host configuration is read, not when a job starts.
  */
 public record DeviceList(List<Device> devices) {
     /** The characteristic that carries device files. */

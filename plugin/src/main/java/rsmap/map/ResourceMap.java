@@ -9,7 +9,7 @@ import rsmap.complex.Complex;
 
 /**
  * {@code gpu=4(0-3)}: the instances of one RSMAP complex on one host. The amount is the number of
- * instances; repeated identifiers are shares of one physical resource (seed 002, "Repeated
+ * instances; repeated identifiers are shares of one physical resource (Grid Engine's RSMAP manual, "Repeated
  * identifiers").
  */
 public record ResourceMap(Complex complex, List<Instance> instances) implements ComplexValues.Entry {

@@ -1,4 +1,4 @@
-// The declared types of host attributes (issue 15): what a value is read as and how two compare.
+// The declared types of host attributes: what a value is read as and how two compare.
 package rsmap.node;
 
 import java.util.Locale;

@@ -1,4 +1,4 @@
-// The declared types of host attributes (issue 15: {"kernel":"version","cpu_speed":"number"}), declared once.
+// The declared types of host attributes ({"kernel":"version","cpu_speed":"number"}), declared once.
 package rsmap.node;
 
 import com.fasterxml.jackson.core.JsonLocation;
@@ -96,7 +96,7 @@ public record AttributeTypes(Map<String, AttributeType> types) {
     }
 
     /**
-     * These declarations and {@code more}. A type is declared once (issue 15): declaring a name again
+     * These declarations and {@code more}. A type is declared once: declaring a name again
      * with the same type is allowed, with another type refused, so that a value read under one type is
      * never silently compared under another.
      */

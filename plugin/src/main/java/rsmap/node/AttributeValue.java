@@ -6,7 +6,7 @@ import rsmap.Chars;
 import rsmap.ParseException;
 
 /**
- * A value read with a declared type, or inferred (issue 15: an undeclared attribute is a number when
+ * A value read with a declared type, or inferred (an undeclared attribute is a number when
  * its value parses as one, with an optional unit, else a string). {@link #toString()} is the value as
  * written.
  */

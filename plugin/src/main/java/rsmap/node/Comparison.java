@@ -8,7 +8,7 @@ import rsmap.complex.Value;
 /**
  * {@code cpu_speed > 2GHz}, {@code host in ["x", "y"]}.
  *
- * <p>The rule for a host lacking the attribute, or holding a value of another type or unit (issue 15
+ * <p>The rule for a host lacking the attribute, or holding a value of another type or unit (node filters and alternatives
  * asks to decide it; docs/filters.md "Missing attributes"): the comparison cannot be made, and a
  * comparison that cannot be made is false, whatever the operator, except {@code !=}, which is always
  * the negation of {@code ==}. So {@code arch != "ppc64le"} and {@code !(arch in [...])} let a host

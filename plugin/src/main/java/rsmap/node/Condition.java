@@ -1,4 +1,4 @@
-// The tree of a node filter: comparisons joined by && and ||, negated by ! (issue 15).
+// The tree of a node filter: comparisons joined by && and ||, negated by !.
 package rsmap.node;
 
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-// A node filter (issue 15): which hosts a job may run on, by their attributes and name.
+// A node filter: which hosts a job may run on, by their attributes and name.
 package rsmap.node;
 
 import java.util.ArrayList;
@@ -36,7 +36,7 @@ public final class Filter {
 
     /**
      * Reads a filter; with declared types, a literal that cannot be a value of its attribute's type,
-     * or an ordering of a string or boolean attribute, is refused at its column (issue 15: a typed
+     * or an ordering of a string or boolean attribute, is refused at its column (a typed
      * error at check time when types are declared).
      */
     public static Filter parse(String text, AttributeTypes types, Limits limits) throws ParseException {

@@ -1,4 +1,4 @@
-// Reads a node filter (issue 15): a small recursive-descent parser, bounded in length, terms and depth.
+// Reads a node filter: a small recursive-descent parser, bounded in length, terms and depth.
 package rsmap.node;
 
 import java.util.ArrayList;

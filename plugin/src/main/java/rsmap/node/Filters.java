@@ -8,9 +8,9 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Seed 003: "The filter concept can also be extended to be used as queue/server limits". A host
+ * PBS's alternatives design: "The filter concept can also be extended to be used as queue/server limits". A host
  * passes when it passes every filter, checked in order; a failure names the filter it came from, so
- * a job refused by the admin limit is told so. The daemon wiring comes later (issue 15).
+ * a job refused by the admin limit is told so. The daemon wiring comes later.
  */
 public record Filters(List<Entry> entries) {
     /** The source of the admin limit, configured for every job. */

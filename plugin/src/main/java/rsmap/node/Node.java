@@ -1,10 +1,10 @@
-// A host as filters see it: its name, its slot capacity and its attributes (issue 15).
+// A host as filters see it: its name, its slot capacity and its attributes.
 package rsmap.node;
 
 import java.util.Objects;
 import java.util.OptionalInt;
 
-/** {@code slots} empty: no slot limit (issue 15, "a host without slots has no slot limit"). */
+/** {@code slots} empty: no slot limit ("a host without slots has no slot limit"). */
 public record Node(String name, OptionalInt slots, NodeAttributes attributes) {
     public Node {
         Objects.requireNonNull(name);

@@ -1,4 +1,4 @@
-// A host's non-consumable attributes, name to typed value (issue 15), for filters and, later, the daemon.
+// A host's non-consumable attributes, name to typed value, for filters and, later, the daemon.
 package rsmap.node;
 
 import java.util.Collections;

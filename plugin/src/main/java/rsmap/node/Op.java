@@ -1,4 +1,4 @@
-// The comparison operators of a node filter (issue 15).
+// The comparison operators of a node filter.
 package rsmap.node;
 
 /** {@code == != < <= > >=} and {@code in [...]}. */

@@ -10,7 +10,7 @@ import rsmap.ParseException;
  * scale  := k | K | m | M | g | G | t | T
  * unit   := Hz (any case) | B
  * </pre>
- * Scales (issue 15 asks to decide and document them; docs/filters.md "Units"):
+ * Scales (node filters and alternatives asks to decide and document them; docs/filters.md "Units"):
  * <ul>
  * <li>with {@code Hz}: powers of 1000 whatever the case ({@code 2.4GHz} is 2.4e9 Hz);</li>
  * <li>with {@code B} or no unit: {@code K M G T} and {@code Ki Mi Gi Ti} are powers of 1024, {@code k m g t}

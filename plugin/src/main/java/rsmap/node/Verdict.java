@@ -1,4 +1,4 @@
-// Whether one host passes a filter and, if not, which comparison of which filter failed (issue 15).
+// Whether one host passes a filter and, if not, which comparison of which filter failed.
 package rsmap.node;
 
 import java.util.Objects;

@@ -12,7 +12,7 @@ import rsmap.ParseException;
  * Components compare as whole numbers ({@code 6.10 > 6.9}, {@code 6.5.2 < 6.5.10}); a missing component
  * counts as 0 ({@code 6.5 == 6.5.0}). The suffix a distribution adds ({@code -14-generic}) is kept as
  * written but does not take part: {@code 6.5.2-1-generic == 6.5.2}, so "not 6.5.2" also keeps a host
- * running a distribution's build of 6.5.2 away (issue 15, use case 4). Equal when written alike;
+ * running a distribution's build of 6.5.2 away (use case 4). Equal when written alike;
  * {@link #compare} compares versions.
  */
 public final class Version implements AttributeValue {

@@ -1,4 +1,4 @@
-// A waiting job with options, as the queue sees it (issue 15): asked again at every pass.
+// A waiting job with options, as the queue sees it: asked again at every pass.
 package rsmap.place;
 
 import java.util.Optional;

@@ -1,4 +1,4 @@
-// What placement decided for a job with options (issue 15): start now, a planned start, or neither.
+// What placement decided for a job with options: start now, a planned start, or neither.
 package rsmap.place;
 
 import java.util.Collections;

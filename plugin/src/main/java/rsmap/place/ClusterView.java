@@ -1,4 +1,4 @@
-// What placement reads (issue 15): the cluster's state and the hosts' attributes, with the admin limit.
+// What placement reads: the cluster's state and the hosts' attributes, with the admin limit.
 package rsmap.place;
 
 import java.util.ArrayList;

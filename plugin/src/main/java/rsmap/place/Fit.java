@@ -1,4 +1,4 @@
-// Where one option would run at one time (issue 15): its hosts and slots, or why it cannot run then.
+// Where one option would run at one time: its hosts and slots, or why it cannot run then.
 package rsmap.place;
 
 import java.util.ArrayList;
@@ -24,7 +24,7 @@ import rsmap.node.Filters;
  *     only breaks ties.
  * <li>Spread: hosts in order, each taking as many of the remaining slots as its free slots allow and
  *     as it can grant the request for (the largest such count); until all slots are placed.
- * <li>Whole hosts (seed 003 use case 3, "like nodes"): only hosts with a slot capacity, entirely free,
+ * <li>Whole hosts (PBS's alternatives design use case 3, "like nodes"): only hosts with a slot capacity, entirely free,
  *     that can grant the request on all their slots, all of one capacity c dividing {@code slots}; the
  *     largest such c with enough hosts wins (fewest hosts), the first slots/c of them in order.
  * <li>The chosen hosts are checked once more together (a map served by the global host is shared).

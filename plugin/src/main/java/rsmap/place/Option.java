@@ -1,4 +1,4 @@
-// One way a job may run (issue 15): its requests, and fixed hosts or the slots to place on candidates.
+// One way a job may run: its requests, and fixed hosts or the slots to place on candidates.
 package rsmap.place;
 
 import java.util.Collections;

@@ -1,4 +1,4 @@
-// A job with its ways to run, as submitted (issue 15): one or more options, its run time and -R y.
+// A job with its ways to run, as submitted: one or more options, its run time and -R y.
 package rsmap.place;
 
 import java.util.List;

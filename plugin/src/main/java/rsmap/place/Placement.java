@@ -1,4 +1,4 @@
-// The allocation core's choice among a job's options (issue 15): which starts now, or which is planned.
+// The allocation core's choice among a job's options: which starts now, or which is planned.
 package rsmap.place;
 
 import java.util.ArrayList;
@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.SortedSet;
 
 /**
- * Seed 003: "If any resource request option can be started (based on site-policy and available
+ * PBS's alternatives design: "If any resource request option can be started (based on site-policy and available
  * resources), the highest priority option is started." Options are tried in the {@link Policy}'s order
  * (ties by the user's); the first that can start now starts. If none can, a job asking for resource
  * reservation gets the option with the earliest planned start (ties by order) reserved, tried at now

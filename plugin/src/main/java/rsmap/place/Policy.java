@@ -1,4 +1,4 @@
-// The admin policy that orders a job's alternatives before the user's order does (issue 15).
+// The admin policy that orders a job's alternatives before the user's order does.
 package rsmap.place;
 
 import java.util.ArrayList;
@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Seed 003: "The resource request options are prioritized first by site-policy, then by the order
+ * PBS's alternatives design: "The resource request options are prioritized first by site-policy, then by the order
  * provided by the user." USER keeps the user's order; FEWEST puts the options asking for the fewest
  * slots in all first; RANKING puts options by the position of their {@code label} in {@code ranking},
  * options without a listed label after all listed ones. Ties always go by the user's order.

@@ -1,5 +1,5 @@
 // The exact instances a take-away (realloc) or a give-back (release) names: by identifier ("ids") or as
-// an R version 1 in rsmapd's instance form ("R"), the form R_delta_sub names them in (issue 13).
+// an R version 1 in rsmapd's instance form ("R"), the form R_delta_sub names them in.
 package rsmap.realloc;
 
 import com.fasterxml.jackson.databind.JsonNode;

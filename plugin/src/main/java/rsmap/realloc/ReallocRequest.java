@@ -1,5 +1,5 @@
 // The fields of a realloc as a client sends them (RFC 51 and rsmapd's own), read from JSON and resolved
-// against a cluster into a Realloc: shared by rsmap simulate and the daemon's REALLOC (issue 13).
+// against a cluster into a Realloc: shared by rsmap simulate and the daemon's REALLOC.
 package rsmap.realloc;
 
 import com.fasterxml.jackson.databind.JsonNode;

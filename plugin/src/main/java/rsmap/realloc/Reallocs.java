@@ -16,7 +16,7 @@ import rsmap.alloc.JobSpec;
 import rsmap.alloc.Positions;
 
 /**
- * Reallocation of running jobs over a {@link Cluster} (issue 13, RFC 51). A realloc is answered at once
+ * Reallocation of running jobs over a {@link Cluster} (RFC 51). A realloc is answered at once
  * when it can be met (SUCCESS) or never can (DENY: unknown job, more than the pool holds, filtered to
  * nothing, a take-away of more than the job uses), and otherwise waits; waiting reallocs are served in
  * their {@link Policy}'s order, and against queued jobs in the one order of

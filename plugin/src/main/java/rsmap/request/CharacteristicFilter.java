@@ -10,7 +10,7 @@ import rsmap.complex.ValueType;
 import rsmap.map.Characteristics;
 
 /**
- * Seed 002, "Matching against the characteristics of an instance": the complex's relop with the
+ * Grid Engine's RSMAP manual, "Matching against the characteristics of an instance": the complex's relop with the
  * requested value on the left and the configured one on the right; RESTRING as an expression,
  * CSTRING without regard to case, STRING exactly, HOST by host name rules, numbers by value. An
  * instance without the characteristic never matches.

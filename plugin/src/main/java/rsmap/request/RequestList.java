@@ -43,7 +43,7 @@ public record RequestList(List<Request> requests) {
     }
 
     /**
-     * Seed 002, "How far the agreement reaches": a job which names one map in the master scope and in
+     * Grid Engine's RSMAP manual, "How far the agreement reaches": a job which names one map in the master scope and in
      * the slave scope has to give the same scope= in both. Returns the problem, if any.
      */
     public static Optional<String> scopeConflict(RequestList master, RequestList slave) {

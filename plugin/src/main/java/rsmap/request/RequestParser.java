@@ -17,7 +17,7 @@ import rsmap.complex.ValueType;
 
 /**
  * One pass with offsets into the original text. Entries are separated by commas; blanks around
- * commas, brackets and '=' are allowed. Parameters (seed 002, "Parameters in a request"): id, same,
+ * commas, brackets and '=' are allowed. Parameters (Grid Engine's RSMAP manual, "Parameters in a request"): id, same,
  * scope, distinct and bind are reserved; any other name is a characteristic.
  */
 final class RequestParser {
@@ -108,7 +108,7 @@ final class RequestParser {
         checkLength(vstart, vend);
         Value value;
         if (complex.type().isString()) {
-            // An ordinary request for a string complex is matched as a pattern (seed 002 contrasts it with
+            // An ordinary request for a string complex is matched as a pattern (Grid Engine's RSMAP manual contrasts it with
             // a bracket parameter): it must parse as an expression, and is kept as written.
             Expression.parse(in, vstart, vend, limits);
             value = Value.pattern(complex.type(), in.substring(vstart, vend));
@@ -236,7 +236,7 @@ final class RequestParser {
         return new ResourceRequest(complex, amount, id, same, scope, filters);
     }
 
-    /** Seed 002: same= takes id or the name of a configured complex. */
+    /** Grid Engine's RSMAP manual: same= takes id or the name of a configured complex. */
     private Same same(String value, int at) throws ParseException {
         if (value.equals(Same.ID)) {
             return new Same(Same.ID);
@@ -250,7 +250,7 @@ final class RequestParser {
         return new Same(c.name());
     }
 
-    /** Seed 002: defined, requestable, neither a consumable nor a resource map; value read with its type. */
+    /** Grid Engine's RSMAP manual: defined, requestable, neither a consumable nor a resource map; value read with its type. */
     private CharacteristicFilter filter(String name, int nameAt, int vstart, int vend) throws ParseException {
         Complex c = table.find(name).orElseThrow(() -> error("unknown parameter '" + name
                 + "' (neither id, same, scope nor a defined complex)", nameAt));
@@ -267,7 +267,7 @@ final class RequestParser {
         for (int i = vstart; i < vend && c.type() != ValueType.RESTRING; i++) {
             char x = in.charAt(i);
             if (x == '(' || x == ')' || x == '=') {
-                // seed 002: a char-value never holds these, so a request naming one could never match
+                // Grid Engine's RSMAP manual: a char-value never holds these, so a request naming one could never match
                 throw error("'" + x + "' cannot appear in a characteristic value", i);
             }
         }

@@ -11,7 +11,7 @@ import rsmap.map.Instance;
 
 /**
  * {@code gpu=4[id=gpu*,same=id,scope=job,memory=40G]}. Parameters combine: an instance must satisfy
- * all of them (seed 002, "Parameters in a request").
+ * all of them (Grid Engine's RSMAP manual, "Parameters in a request").
  *
  * @param scope empty where the request leaves it out (then {@link #effectiveScope()} is HOST)
  */

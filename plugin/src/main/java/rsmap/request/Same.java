@@ -6,7 +6,7 @@ import java.util.Optional;
 import rsmap.map.Instance;
 
 /**
- * Seed 002, "Requiring that the granted instances agree": {@code id} (shares of one identifier) or
+ * Grid Engine's RSMAP manual, "Requiring that the granted instances agree": {@code id} (shares of one identifier) or
  * the name of a characteristic (instances whose value of it is the same).
  */
 public record Same(String name) {

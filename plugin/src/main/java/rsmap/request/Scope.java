@@ -4,7 +4,7 @@ package rsmap.request;
 import java.util.Locale;
 
 /**
- * Seed 002, "How far the agreement reaches": HOST (the default) keeps agreement per host, JOB holds
+ * Grid Engine's RSMAP manual, "How far the agreement reaches": HOST (the default) keeps agreement per host, JOB holds
  * every host of the job to one group.
  */
 public enum Scope {

@@ -18,7 +18,7 @@ final class Lines {
     private final ObjectMapper json;
     /** The configured hosts, in order: the ranks of R deltas ({@link RDelta}). */
     private final Supplier<List<String>> hosts;
-    /** Adds to a start line what placement chose (issue 15: hosts, alternative, why); nothing by default. */
+    /** Adds to a start line what placement chose (hosts, alternative, why); nothing by default. */
     private java.util.function.BiConsumer<String, ObjectNode> onStart = (job, line) -> { };
 
     Lines(ObjectMapper json, Supplier<List<String>> hosts) {

@@ -1,4 +1,4 @@
-// The simulate ops of host attributes and node filters (issue 15): attribute-types, filter, and the
+// The simulate ops of host attributes and node filters: attribute-types, filter, and the
 // slots and attributes of the host op.
 package rsmap.sim;
 
@@ -166,7 +166,7 @@ final class NodeOps {
         return List.of(lines.write(o));
     }
 
-    /** The hosts by name, as placement reads them (issue 15); a live view, not a copy. */
+    /** The hosts by name, as placement reads them; a live view, not a copy. */
     Map<String, Node> byName() {
         return java.util.Collections.unmodifiableMap(nodes);
     }

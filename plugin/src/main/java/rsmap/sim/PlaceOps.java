@@ -1,4 +1,4 @@
-// The simulate ops of placement and alternatives (issue 15): placed submits, alternatives, the policy op.
+// The simulate ops of placement and alternatives: placed submits, alternatives, the policy op.
 package rsmap.sim;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -34,7 +34,7 @@ final class PlaceOps {
     /** The fields of one option, at the top of a placed submit or in each element of alternatives. */
     static final Set<String> OPTION_FIELDS = Set.of("request", "hosts", "candidates", "slots", "filter", "group",
             "group_values", "whole_hosts", "label");
-    /** At most this many alternatives: seed 003, "the usual number is less than 10". */
+    /** At most this many alternatives: PBS's alternatives design, "the usual number is less than 10". */
     static final int MAX_ALTERNATIVES = 64;
 
     private final Cluster cluster;

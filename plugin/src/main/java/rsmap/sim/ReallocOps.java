@@ -1,4 +1,4 @@
-// The realloc operations of rsmap simulate: realloc, release, realloc_cancel and settings (issue 13).
+// The realloc operations of rsmap simulate: realloc, release, realloc_cancel and settings.
 package rsmap.sim;
 
 import com.fasterxml.jackson.databind.JsonNode;

@@ -130,7 +130,7 @@ public final class Simulation {
 
     /**
      * Configures a host: its complex_values (required for a new host unless it has only slots or
-     * attributes, when it is NONE; kept when left out), its slots and attributes (issue 15; kept when left
+     * attributes, when it is NONE; kept when left out), its slots and attributes (kept when left
      * out). A refusal changes none of them.
      */
     private List<String> host(JsonNode n, long time) throws Malformed {
@@ -159,7 +159,7 @@ public final class Simulation {
         }
         List<String> out = new ArrayList<>(okAnswer(o, d));
         if (d != null && !d.isRefused()) {
-            // Issue 15: the host's slots limit every submit; a raised capacity may let waiting jobs start.
+            // the host's slots limit every submit; a raised capacity may let waiting jobs start.
             lines.events(reallocs.events(cluster.setSlots(host, nodeOps.byName().get(host).slots(), time)), out);
         }
         return out;
@@ -175,7 +175,7 @@ public final class Simulation {
                 throw new Malformed("'" + f + "' goes with 'slots' (placement), not with fixed 'hosts'");
             }
         }
-        // Issue 15: a job may ask for slots only; without hosts the request is still asked for first.
+        // a job may ask for slots only; without hosts the request is still asked for first.
         String request = n.has("hosts") && !n.has("request") ? null : Fields.text(n, "request", true);
         Map<String, Integer> hosts = Fields.hosts(n);
         String master = n.has("master") ? Fields.text(n, "master", true) : hosts.keySet().iterator().next();
@@ -196,7 +196,7 @@ public final class Simulation {
         return resultAnswer(o, d);
     }
 
-    /** Issue 15: a submit with slots or alternatives, placed by rsmap.place. */
+    /** a submit with slots or alternatives, placed by rsmap.place. */
     private List<String> placed(JsonNode n, String job, long time) throws Malformed {
         if (n.has("master")) {
             throw new Malformed("'master' goes with fixed 'hosts'; a placed job's master is its first host");

@@ -1,5 +1,5 @@
 // Property test of the allocation core: random hosts, requests, reservations and finish orders, with
-// the invariants of issue 3 checked after every step.
+// the invariants of the allocation core checked after every step.
 package rsmap.alloc;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -180,7 +180,7 @@ class AllocatorPropertyTest {
                 runtime, ar, rnd.nextBoolean());
     }
 
-    /** The invariants of issue 3, checked on the whole state. */
+    /** The invariants of the allocation core, checked on the whole state. */
     static void checkInvariants(Cluster c, String context) {
         Map<Pool, Set<Integer>> held = new HashMap<>();
         for (Running r : c.running().values()) {

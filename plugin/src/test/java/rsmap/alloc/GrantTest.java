@@ -1,4 +1,4 @@
-// Grant.environment: what a job sees on a host (seed 002, "WHAT A JOB SEES"), rendered by the grant itself.
+// Grant.environment: what a job sees on a host (Grid Engine's RSMAP manual, "WHAT A JOB SEES"), rendered by the grant itself.
 package rsmap.alloc;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,7 +29,7 @@ class GrantTest {
         byHost.put("node02", maps("gpu", "1"));
         byHost.put(Cluster.GLOBAL, maps("lic", "la", "gpu", "g0"));
         Grant g = new Grant(byHost);
-        // seed 002: one variable per map on the host, ids separated by one space, shares repeat, plus the global maps
+        // Grid Engine's RSMAP manual: one variable per map on the host, ids separated by one space, shares repeat, plus the global maps
         assertThat(g.environment("node01")).containsExactly(Map.entry("SGE_HGR_gpu", "0 0 0 0 g0"),
                 Map.entry("SGE_HGR_nic", "ib0"), Map.entry("SGE_HGR_lic", "la"));
         // another host sees its own maps and the global ones, never node01's

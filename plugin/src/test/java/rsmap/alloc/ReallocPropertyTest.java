@@ -1,4 +1,4 @@
-// Property test of reallocation (issue 13): random submits, grows, take-aways, releases, cancels and job
+// Property test of reallocation: random submits, grows, take-aways, releases, cancels and job
 // ends, with the invariants checked after every step, and a journal-style restore of every job's state.
 package rsmap.alloc;
 
@@ -166,7 +166,7 @@ class ReallocPropertyTest {
         assertThat(List.of(Answer.Type.values())).extracting(Answer.Type::code).containsExactly(0, 1, 2, 3);
     }
 
-    /** Issue 13's invariants of reallocation, on the whole state. */
+    /** dynamic reallocation's invariants of reallocation, on the whole state. */
     static void checkInvariants(Cluster c, Reallocs re, String context) {
         Map<Pool, Set<Integer>> held = new LinkedHashMap<>();
         Map<Pool, Set<Integer>> releasing = new LinkedHashMap<>();

@@ -1,4 +1,4 @@
-// JMH benchmarks of the allocation core (issue 3): one grant on a 512-instance host, scope=job over
+// JMH benchmarks of the allocation core: one grant on a 512-instance host, scope=job over
 // 1,000 hosts, and replaying a 100,000-operation simulate script.
 package rsmap.bench;
 

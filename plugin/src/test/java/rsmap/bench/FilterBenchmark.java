@@ -1,4 +1,4 @@
-// JMH benchmark of node filters (issue 15): a 10-clause filter evaluated on 10,000 hosts.
+// JMH benchmark of node filters: a 10-clause filter evaluated on 10,000 hosts.
 // Target: under 5 ms for all 10,000 hosts.
 // Run: mvn -B -o -q -Pbench -pl plugin test-compile exec:exec -Dbench.args='FilterBenchmark -f 1 -i 5'
 package rsmap.bench;

@@ -1,4 +1,4 @@
-// Measures the heap the allocation state takes per configured instance (issue 3 target: < 200 bytes).
+// Measures the heap the allocation state takes per configured instance (the allocation core target: < 200 bytes).
 package rsmap.bench;
 
 import java.lang.management.ManagementFactory;

@@ -1,4 +1,4 @@
-// JMH benchmark of alternatives (issue 15): choosing among 8 alternatives on 1,000 hosts with a filter.
+// JMH benchmark of alternatives: choosing among 8 alternatives on 1,000 hosts with a filter.
 // Target: under 10 ms per choice.
 // Run: mvn -B -o -q -Pbench -pl plugin test-compile exec:exec -Dbench.args='PlacementBenchmark -f 1 -i 5'
 package rsmap.bench;

@@ -1,4 +1,4 @@
-// JMH benchmark of reallocation (issue 13): a realloc decision on a host of 64 instances with 100
+// JMH benchmark of reallocation: a realloc decision on a host of 64 instances with 100
 // waiting reallocs: a new realloc arriving, and a RELEASE whose pass tries every waiting one; each also
 // as the daemon will run it from JSON, the instances named in R form (read, resolved, decided).
 package rsmap.bench;

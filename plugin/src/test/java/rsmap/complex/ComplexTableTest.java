@@ -1,4 +1,4 @@
-// The complex table: the qconf -sc format and the rules seed 002 adds for resource maps.
+// The complex table: the qconf -sc format and the rules Grid Engine's RSMAP manual adds for resource maps.
 package rsmap.complex;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -64,7 +64,7 @@ class ComplexTableTest {
 
     @Test
     void parse_duplicateName_isRefused() {
-        // issue 2: "Duplicate names or shortcuts are refused."
+        // "Duplicate names or shortcuts are refused."
         ParseException e = assertRefused(() -> ComplexTable.parse("a a INT <= YES NO 0 0\na b INT <= YES NO 0 0\n"),
                 1, "already defined by complex 'a'");
         assertThat(e.line()).isEqualTo(2);

@@ -17,7 +17,7 @@ class ValueTest {
     static Stream<Arguments> numbers() {
         double k = 1024;
         return Stream.of(
-                // issue 2: "memory=80G as MEMORY, with the Grid Engine suffix rules: k/m/g/t powers of 1000,
+                // "memory=80G as MEMORY, with the Grid Engine suffix rules: k/m/g/t powers of 1000,
                 // K/M/G/T powers of 1024"
                 Arguments.of(ValueType.MEMORY, "80G", 80 * k * k * k),
                 Arguments.of(ValueType.MEMORY, "80g", 80e9),
@@ -80,14 +80,14 @@ class ValueTest {
 
     @Test
     void equals_cstring_ignoresCase_stringDoesNot() throws ParseException {
-        // seed 002: "CSTRING without regard to case, STRING exactly"
+        // Grid Engine's RSMAP manual: "CSTRING without regard to case, STRING exactly"
         assertThat(Value.parse(ValueType.CSTRING, "A100")).isEqualTo(Value.parse(ValueType.CSTRING, "a100"));
         assertThat(Value.parse(ValueType.STRING, "A100")).isNotEqualTo(Value.parse(ValueType.STRING, "a100"));
     }
 
     @Test
     void hostsEqual_followsHostNameRules() {
-        // seed 002: "HOST by the host name rules"
+        // Grid Engine's RSMAP manual: "HOST by the host name rules"
         assertThat(Value.hostsEqual("Node01", "node01")).isTrue();
         assertThat(Value.hostsEqual("node01", "node01.example.org")).isTrue();
         assertThat(Value.hostsEqual("node01.a.org", "node01.b.org")).isFalse();

@@ -1,5 +1,5 @@
 // Flux's own jobspec and R test data (../shared/flux-testdata, see its README) as a conformance suite:
-// every valid file is accepted and re-encodes, every invalid one is refused naming a JSON path (issue 13).
+// every valid file is accepted and re-encodes, every invalid one is refused naming a JSON path.
 package rsmap.flux;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,5 +1,5 @@
 // Property tests with seeded random generators: idsets, hostlists and R round-trip through their
-// canonical forms; set operations obey the set laws against a BitSet oracle (issue 13, STYLE: Tests).
+// canonical forms; set operations obey the set laws against a BitSet oracle (STYLE: Tests).
 package rsmap.flux;
 
 import static org.assertj.core.api.Assertions.assertThat;

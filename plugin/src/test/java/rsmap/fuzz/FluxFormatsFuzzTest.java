@@ -1,4 +1,4 @@
-// Jazzer fuzz tests for the Flux formats (issue 13): Idset, Hostlist, Jobspec and R parsers throw only
+// Jazzer fuzz tests for the Flux formats: Idset, Hostlist, Jobspec and R parsers throw only
 // ParseException, and what parses re-encodes to an equal value; an R read back as a grant
 // (RDelta.grantOf) also throws only ParseException. Regression mode over
 // FluxFormatsFuzzTestInputs/<method>/ in the test resources unless JAZZER_FUZZ is set.

@@ -189,7 +189,7 @@ class ParserFuzzTest {
         }
     }
 
-    /** Node filters (issue 15): only ParseException escapes; the canonical form reads back; evaluation never throws. */
+    /** Node filters: only ParseException escapes; the canonical form reads back; evaluation never throws. */
     @FuzzTest
     void parseFilter_anyText_roundTripsOrThrowsParseException(byte[] data) {
         String text = text(data);

@@ -1,4 +1,4 @@
-// A host's complex_values: every rule of seed 002 "CONFIGURING A RESOURCE MAP ON A HOST" and
+// A host's complex_values: every rule of Grid Engine's RSMAP manual "CONFIGURING A RESOURCE MAP ON A HOST" and
 // "CHARACTERISTICS", as a table of accepted inputs (with their canonical form) and refusals.
 package rsmap.map;
 

@@ -1,4 +1,4 @@
-// Host attribute values (issue 15): units and their scales, versions component-wise, inference, declarations.
+// Host attribute values: units and their scales, versions component-wise, inference, declarations.
 package rsmap.node;
 
 import static org.assertj.core.api.Assertions.assertThat;

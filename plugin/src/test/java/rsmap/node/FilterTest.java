@@ -1,4 +1,4 @@
-// Node filters (issue 15): the seed's four use cases, the syntax with its refusals, the canonical form,
+// Node filters: the seed's four use cases, the syntax with its refusals, the canonical form,
 // missing attributes, type mismatches and the admin limit. Table-driven; rows cite the seed or the issue.
 package rsmap.node;
 

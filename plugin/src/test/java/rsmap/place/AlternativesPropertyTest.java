@@ -1,4 +1,4 @@
-// Property test of alternatives (issue 15): exactly one option is allocated, never a lower-ordered one
+// Property test of alternatives: exactly one option is allocated, never a lower-ordered one
 // when a higher-ordered one could start at the same time; slots never exceed a host's capacity.
 package rsmap.place;
 

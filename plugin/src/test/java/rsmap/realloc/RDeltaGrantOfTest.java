@@ -1,4 +1,4 @@
-// RDelta.grantOf, the inverse of RDelta.of (issue 13, the R form of a take-away or a release): it
+// RDelta.grantOf, the inverse of RDelta.of (the R form of a take-away or a release): it
 // round-trips every grant, reads hosts by R's own nodelist, and refuses each misfit at its JSON path.
 package rsmap.realloc;
 

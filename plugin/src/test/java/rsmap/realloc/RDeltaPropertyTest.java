@@ -1,4 +1,4 @@
-// Property test of RFC 51's R deltas (issue 13): every SUCCESS's R_delta_add / R_delta_sub round-trips
+// Property test of RFC 51's R deltas: every SUCCESS's R_delta_add / R_delta_sub round-trips
 // through R.parse and RDelta.grantOf and names exactly the instances the answer added or took away, at
 // their positions.
 package rsmap.realloc;

@@ -1,5 +1,5 @@
 // ReallocRequest and InstanceNames: the daemon's and rsmap simulate's one reader of a realloc's and a
-// release's fields (issue 13). Form faults are refused by read, content faults by resolve.
+// release's fields. Form faults are refused by read, content faults by resolve.
 package rsmap.realloc;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,4 +1,4 @@
-// Reallocs.continueAfter (issue 13): after a restart the next alloc_id is above the last one a journal
+// Reallocs.continueAfter: after a restart the next alloc_id is above the last one a journal
 // recorded, and never goes back.
 package rsmap.realloc;
 

@@ -1,4 +1,4 @@
-// Requests: the rules of seed 002 "REQUESTING A RESOURCE MAP" as a table of canonical forms and refusals.
+// Requests: the rules of Grid Engine's RSMAP manual "REQUESTING A RESOURCE MAP" as a table of canonical forms and refusals.
 package rsmap.request;
 
 import static org.assertj.core.api.Assertions.assertThat;

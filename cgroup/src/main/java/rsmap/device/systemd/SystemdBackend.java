@@ -23,7 +23,7 @@ import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
 
 /**
- * Issue 4, backend 1 (cgroup v2 hosts, where systemd owns the BPF device programs). A closed policy is
+ * backend 1 (cgroup v2 hosts, where systemd owns the BPF device programs). A closed policy is
  * set on a systemd unit as {@code DevicePolicy=closed} plus one {@code DeviceAllow=} entry per device:
  * <ul>
  *   <li>where execd already runs the job in a scope of its own (Open Cluster Scheduler:
@@ -36,7 +36,7 @@ import rsmap.device.DevicePolicyException;
  *       tasks entering at once). Joining sets the scope's device properties again first when the
  *       policy differs from the one known to be applied.</li>
  * </ul>
- * {@link #update} sets the new policy on the job's unit (issue 13). Removing stops the transient scope,
+ * {@link #update} sets the new policy on the job's unit. Removing stops the transient scope,
  * or resets the execd scope to {@code DevicePolicy=auto} with an empty {@code DeviceAllow}. Every D-Bus
  * failure becomes a {@link DevicePolicyException} naming the unit and the D-Bus error name
  * ({@link SystemdBus}).
@@ -116,7 +116,7 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
             if (!applied.containsKey(job)) {
                 openJobs.add(job);
             }
-            return; // seed 002: a job that does not request the map is not restricted by it
+            return; // Grid Engine's RSMAP manual: a job that does not request the map is not restricted by it
         }
         Optional<String> existing = existingScope.apply(job);
         List<UnitProperty> properties = new ArrayList<>();
@@ -239,7 +239,7 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
     }
 
     /**
-     * Issue 13: one {@code SetUnitProperties} on the job's unit ({@link UnitProperty#devices}), runtime only,
+     * one {@code SetUnitProperties} on the job's unit ({@link UnitProperty#devices}), runtime only,
      * so systemd never realises the list half-reset; the processes in the unit and those they start get
      * the new policy. On a cgroup v2 host systemd replaces the unit's BPF device program whole; on a v1 host
      * it rewrites the unit's devices cgroup ({@code a} denied, then the allows), a moment of less that

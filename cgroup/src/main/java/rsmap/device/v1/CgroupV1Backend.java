@@ -62,7 +62,7 @@ public final class CgroupV1Backend implements DeviceBackend {
     }
 
     /**
-     * The root must be a mounted cgroup v1 hierarchy that binds the devices controller (issue 11, hole 3):
+     * The root must be a mounted cgroup v1 hierarchy that binds the devices controller:
      * the kernel enforces nothing written to plain files, so a tmpfs over the root, a hierarchy of other
      * controllers, or cgroup v2 cannot enforce a policy, whatever files they hold. The mount the kernel
      * resolves the root to decides (the innermost visible one), then cgroup.procs must be writable.
@@ -116,7 +116,7 @@ public final class CgroupV1Backend implements DeviceBackend {
     public void apply(String job, DevicePolicy policy, long... pids) throws DevicePolicyException {
         if (policy.isOpen()) {
             openJobs.add(job);
-            return; // seed 002: a job that does not request the map is not restricted by it
+            return; // Grid Engine's RSMAP manual: a job that does not request the map is not restricted by it
         }
         Path dir = cgroupOf(job);
         boolean created = false;
@@ -148,7 +148,7 @@ public final class CgroupV1Backend implements DeviceBackend {
     }
 
     /**
-     * Issue 13: the job's cgroup, with the processes in it and those they start, goes to {@code policy}
+     * the job's cgroup, with the processes in it and those they start, goes to {@code policy}
      * through the writes of {@link DevicesList#towards}, which read what the cgroup allows now; a job
      * applied an open policy (no cgroup) stays open, and is refused a closed one.
      */

@@ -1,5 +1,5 @@
 // What a job's v1 devices cgroup allows now (its devices.list), and the writes that bring it to a device
-// policy while the job's tasks run: a later task joining (issue 12) and an update (issue 13).
+// policy while the job's tasks run: a later task joining and an update.
 package rsmap.device.v1;
 
 import java.io.IOException;

@@ -1,5 +1,5 @@
 // Which mount a path is on, read from /proc/self/mountinfo: the proof that a cgroup v1 root is a real
-// hierarchy of the devices controller and not plain files (issue 11, hole 3).
+// hierarchy of the devices controller and not plain files.
 package rsmap.device.v1;
 
 import java.io.IOException;

@@ -16,7 +16,7 @@ import rsmap.device.FakeDevices;
 /**
  * One command a line on stdin, one answer a line on stdout ({@code ok ...} or {@code error ...}):
  * {@code availability}, {@code apply <job> <pid> <complex_values>}, {@code apply-basics <job> <pid>} (the
- * closed policy of a job holding nothing), {@code update <job> <complex_values>} (issue 13),
+ * closed policy of a job holding nothing), {@code update <job> <complex_values>},
  * {@code remove <job>}; EOF ends it.
  */
 public final class RealSystemdClient {

@@ -1,7 +1,7 @@
 // The systemd backend against a real systemd 252, booted as PID 1 of new namespaces by
-// src/test/resources/systemd-ns/boot.sh (issue 4, "Tests that use real components"): a real closed policy
+// src/test/resources/systemd-ns/boot.sh ("Tests that use real components"): a real closed policy
 // on a real transient scope shows up in the scope's v1 devices cgroup and is enforced, and remove() ends
-// the scope; an update widens and narrows it for the task running in the scope (issue 13). Opt-in
+// the scope; an update widens and narrows it for the task running in the scope. Opt-in
 // (RSMAP_REAL_SYSTEMD=1): it boots an init system, needs root, the cgroup v1 devices controller and the
 // name=systemd hierarchy.
 package rsmap.device.systemd;
@@ -173,7 +173,7 @@ class RealSystemdIT {
 
     @Test
     void apply_secondTaskOfTheJob_joinsTheRealScope() throws Exception {
-        // issue 12: the Slurm plugin enters each task; the second must join the job's scope, not fail
+        // the Slurm plugin enters each task; the second must join the job's scope, not fail
         String job = "join" + ProcessHandle.current().pid();
         String scope = "rsmap-" + job + ".scope";
         String granted = "gpu=1(g[devices=/dev/null:rw;" + nodes.resolve("gpu0") + ":rw])";
@@ -208,7 +208,7 @@ class RealSystemdIT {
 
     @Test
     void apply_jobHoldingNothing_reachesOnlyTheBasics() throws Exception {
-        // issue 11, hole 2: the closed policy of a job granted nothing here (only /dev/null, zero, full,
+        // the closed policy of a job granted nothing here (only /dev/null, zero, full,
         // random, urandom)
         String job = "none" + ProcessHandle.current().pid();
         String scope = "rsmap-" + job + ".scope";
@@ -249,7 +249,7 @@ class RealSystemdIT {
 
     @Test
     void update_realScope_widensThenNarrows_aRunningTaskFollows() throws Exception {
-        // issue 13: the job's process stays in its scope while SetUnitProperties widens and narrows its policy
+        // the job's process stays in its scope while SetUnitProperties widens and narrows its policy
         String job = "upd" + ProcessHandle.current().pid();
         String scope = "rsmap-" + job + ".scope";
         Path gpu0 = nodes.resolve("gpu0");

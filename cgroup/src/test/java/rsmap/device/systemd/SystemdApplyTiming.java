@@ -1,4 +1,4 @@
-// Issue 4 benchmark, systemd path: time to apply and to remove an 8-device policy through the D-Bus stand-in.
+// device isolation benchmark, systemd path: time to apply and to remove an 8-device policy through the D-Bus stand-in.
 package rsmap.device.systemd;
 
 import java.util.ArrayList;
@@ -11,7 +11,7 @@ import rsmap.map.DeviceList.Mode;
 /**
  * Not a test (a plain {@code main}): starts a private dbus-daemon and the manager stand-in, then applies
  * and removes a closed policy of 8 devices 1,000 times (after 200 warm-up rounds) and prints the median
- * and 99th percentile in microseconds. Target (issue 4): under 20 ms. Each apply is one
+ * and 99th percentile in microseconds. Target: under 20 ms. Each apply is one
  * StartTransientUnit round trip through the bus daemon, each remove one StopUnit.
  * <pre>
  *   mvn -q -o -pl cgroup test-compile exec:java -Dexec.classpathScope=test \

@@ -1,5 +1,5 @@
 // The systemd backend against a real private dbus-daemon and a stand-in for systemd's manager: the exact
-// methods, signatures and properties sent (issue 4, "Tests that use real components", systemd path).
+// methods, signatures and properties sent ("Tests that use real components", systemd path).
 package rsmap.device.systemd;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -108,7 +108,7 @@ class SystemdBackendIT {
         assertThat(new ArrayList<Object>((List<?>) p.get("PIDs").getValue())).containsExactly(new UInt32(1234), new UInt32(5678));
         assertThat(p.get("DevicePolicy").getSig()).isEqualTo("s");
         assertThat(p.get("DevicePolicy").getValue()).isEqualTo("closed");
-        // seed 002: the listed devices (widest mode) plus the five basics, read and write
+        // Grid Engine's RSMAP manual: the listed devices (widest mode) plus the five basics, read and write
         assertThat(deviceAllow(p.get("DeviceAllow"))).containsExactly("/dev/null rw", "/dev/ptmx r",
                 "/dev/zero rw", "/dev/full rw", "/dev/random rw", "/dev/urandom rw");
         assertThat(backend.unitOf("42.1")).contains("rsmap-42.1.scope");
@@ -246,7 +246,7 @@ class SystemdBackendIT {
         assertThat(systemd.calls()).isEmpty();
     }
 
-    // Issue 12: a second JOB_ENTER of the same job (the Slurm plugin sends one per task) joins its scope.
+    // a second JOB_ENTER of the same job (the Slurm plugin sends one per task) joins its scope.
 
     static SystemdStandIn.Call attach(String unit, long... pids) {
         List<UInt32> list = new ArrayList<>();
@@ -345,7 +345,7 @@ class SystemdBackendIT {
 
     @Test
     void apply_closedPolicyOfAJobHoldingNothing_allowsOnlyTheBasics() throws Exception {
-        // issue 11, hole 2: the starter enters a job granted nothing here under the closed policy
+        // the starter enters a job granted nothing here under the closed policy
         backend.apply("43", FakeDevices.basicsOnly(), 1234);
 
         SystemdStandIn.Call call = systemd.calls().get(0);

@@ -1,4 +1,4 @@
-// Issue 13 (dynamic reallocation): updating the device policy of a running job through the systemd backend,
+// dynamic reallocation (dynamic reallocation): updating the device policy of a running job through the systemd backend,
 // against a real private dbus-daemon and the stand-in for systemd's manager: the one SetUnitProperties call.
 package rsmap.device.systemd;
 

@@ -1,4 +1,4 @@
-// Issue 4's benchmark for cgroup v1: time to apply and to remove a policy of 8 devices (target < 5 ms).
+// device isolation's benchmark for cgroup v1: time to apply and to remove a policy of 8 devices (target < 5 ms).
 package rsmap.device.v1;
 
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-// Issue 11, hole 3: the cgroup v1 backend proves its root is a mounted hierarchy of the devices controller,
+// the cgroup v1 backend proves its root is a mounted hierarchy of the devices controller,
 // read from crafted mount tables (proc(5) mountinfo), so a tmpfs with look-alike files never passes.
 package rsmap.device.v1;
 

@@ -1,6 +1,6 @@
 // The cgroup v1 backend against the real devices controller: a child process under a job's policy opens
 // /dev/null, reaches its granted fake GPU (ENXIO: no driver) and is denied the other one (EPERM), also
-// as an update widens and narrows the policy of the running job (issue 13).
+// as an update widens and narrows the policy of the running job.
 package rsmap.device.v1;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -148,7 +148,7 @@ class CgroupV1BackendIT {
         return Files.readAllLines(backend.cgroupOf(job).resolve("devices.list"));
     }
 
-    // Issue 12: a later task of the job (the Slurm plugin enters each task) joins the job's cgroup.
+    // a later task of the job (the Slurm plugin enters each task) joins the job's cgroup.
 
     @Test
     void apply_secondTaskOfTheJob_joinsTheCgroup() throws Exception {
@@ -217,7 +217,7 @@ class CgroupV1BackendIT {
 
     @Test
     void apply_jobHoldingNothing_reachesOnlyTheBasics() throws Exception {
-        // issue 11, hole 2: the starter enters a job granted nothing here under the closed policy
+        // the starter enters a job granted nothing here under the closed policy
         backend.apply(job, FakeDevices.basicsOnly());
         assertThat(devicesList()).containsExactlyInAnyOrder("c 1:3 rw", "c 1:5 rw", "c 1:7 rw", "c 1:8 rw", "c 1:9 rw");
         assertThat(openInJob(Path.of("/dev/null"))).isEqualTo("exit=0");
@@ -231,7 +231,7 @@ class CgroupV1BackendIT {
         assertThat(devicesList()).isEmpty();
     }
 
-    // Issue 13: a running job's policy widens and narrows (dynamic reallocation).
+    // a running job's policy widens and narrows (dynamic reallocation).
 
     /**
      * A task already in the job's cgroup: for each path written to its stdin it opens the path and answers

@@ -1,4 +1,4 @@
-// The writes that take a running job's v1 devices cgroup to a policy (issue 12 join, issue 13 update): a
+// The writes that take a running job's v1 devices cgroup to a policy (the split into rooms join, dynamic reallocation update): a
 // table of devices.list states and policies, and a seeded property test against a model of the kernel.
 package rsmap.device.v1;
 
@@ -42,10 +42,10 @@ class DevicesListTest {
                 // the same policy again (a later task of the job): allows only, nothing denied
                 Arguments.of("c 195:0 rw\nc 1:3 rw\n", closed(GPU0, NULL),
                         List.of("devices.allow c 195:0 rw", "devices.allow c 1:3 rw")),
-                // issue 13, widen: the new device is allowed, nothing is denied
+                // widen: the new device is allowed, nothing is denied
                 Arguments.of("c 1:3 rw\nc 195:0 rw\n", closed(NULL, GPU0, GPU1),
                         List.of("devices.allow c 1:3 rw", "devices.allow c 195:0 rw", "devices.allow c 195:1 rw")),
-                // issue 13, narrow: what stays is allowed again first, then the device dropped is denied
+                // narrow: what stays is allowed again first, then the device dropped is denied
                 Arguments.of("c 1:3 rw\nc 195:0 rw\nc 195:1 rw\n", closed(NULL, GPU0),
                         List.of("devices.allow c 1:3 rw", "devices.allow c 195:0 rw", "devices.deny c 195:1 rw")),
                 // a mode narrowed: the access dropped only
@@ -61,7 +61,7 @@ class DevicesListTest {
                 // closed with every basic missing: nothing allowed
                 Arguments.of("c 1:3 rw\n", closed(), List.of("devices.deny c 1:3 rw")),
                 Arguments.of("", closed(), List.of()),
-                // issue 13, closed to open: default allow; already open: nothing
+                // closed to open: default allow; already open: nothing
                 Arguments.of("c 1:3 rw\nc 195:0 rw\n", DevicePolicy.OPEN, List.of("devices.allow a")),
                 Arguments.of("", DevicePolicy.OPEN, List.of("devices.allow a")),
                 Arguments.of("a *:* rwm\n", DevicePolicy.OPEN, List.of()));
