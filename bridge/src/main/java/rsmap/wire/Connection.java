@@ -114,13 +114,9 @@ final class Connection implements Session.Output, Session.Login {
         return false;
     }
 
-    synchronized long inputHeld() {
-        return inputAccounted;
-    }
+    synchronized long inputHeld() { return inputAccounted; }
 
-    synchronized long outputHeld() {
-        return queued;
-    }
+    synchronized long outputHeld() { return queued; }
 
     /** What the timeout sweep should do now: null, or the reason to close the connection. */
     synchronized String expired(long now, long idleNanos, long frameNanos, long loginNanos) {
