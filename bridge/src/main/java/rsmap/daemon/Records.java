@@ -36,7 +36,7 @@ final class Records {
         try {
             journal.write(r.line());
         } catch (IOException e) {
-            throw new Session.CommandException(rsmap.wire.Category.UNAVAILABLE, "journal: " + e.getMessage());
+            throw new JournalRefusal(e);
         }
     }
 
@@ -45,7 +45,7 @@ final class Records {
         try {
             journal.writeLazily(r.line());
         } catch (IOException e) {
-            throw new Session.CommandException(rsmap.wire.Category.UNAVAILABLE, "journal: " + e.getMessage());
+            throw new JournalRefusal(e);
         }
     }
 
@@ -75,5 +75,14 @@ final class Records {
         log.note(Log.Level.ERROR, "journal: " + e.getMessage() + ": rsmapd stops; its restart continues from the"
                 + " journal, which may not hold the last changes (none of them was answered)");
         Runtime.getRuntime().halt(HALT);
+    }
+
+    /** A record that could not be written: the command is refused (unavailable), and nothing else can be written. */
+    static final class JournalRefusal extends Session.CommandException {
+        private static final long serialVersionUID = 1L;
+
+        JournalRefusal(IOException e) {
+            super(rsmap.wire.Category.UNAVAILABLE, "journal: " + e.getMessage());
+        }
     }
 }

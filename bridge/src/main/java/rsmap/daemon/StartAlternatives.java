@@ -71,10 +71,9 @@ final class StartAlternatives {
         for (int i : s.config.alternativesPolicy().order(options)) {
             try {
                 return with(lifecycle.start(tid, id, user, requests.get(i), slots), i);
+            } catch (Records.JournalRefusal e) {
+                throw e; // the disk, not the alternative: no other alternative can be written either
             } catch (Session.CommandException e) {
-                if (e.getMessage() != null && e.getMessage().startsWith("journal:")) {
-                    throw e; // the disk, not the alternative
-                }
                 why.add(i + ": " + e.getMessage());
             }
         }

@@ -68,8 +68,11 @@ public final class Session {
         }
     }
 
-    /** A command refused with a reason and its {@link Category}: answered by ERROR, state unchanged. */
-    public static final class CommandException extends Exception {
+    /**
+     * A command refused with a reason and its {@link Category}: answered by ERROR, state unchanged. Open to
+     * subclasses that let the daemon's own rooms tell one cause from another by type, never by the text.
+     */
+    public static class CommandException extends Exception {
         private static final long serialVersionUID = 1L;
         private final Category category;
 
