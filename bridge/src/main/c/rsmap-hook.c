@@ -168,6 +168,21 @@ static int exec_job(char **cmd, char **env) {
         fprintf(stderr, "rsmap-hook: cannot exec %s: %s\n", shell, strerror(errno));
         return EXIT_CANNOT_EXEC;
     }
+    /* A pe task of qrsh -inherit under Son of Grid Engine 8.1's builtin rsh: the shepherd hands the starter
+     * the task's command line as one argument (the same text as QRSH_COMMAND) and no shell
+     * (SGE_STARTER_SHELL_PATH empty); execd's own starter runs it as rshd would, with the owner's login
+     * shell (SHELL, from the passwd entry) and -c. Open Cluster Scheduler hands qrsh_starter and its
+     * arguments instead, which run as given below. */
+    const char *qrsh = getenv("QRSH_COMMAND");
+    if (shell && !*shell && qrsh && cmd[0] && !cmd[1] && !strcmp(cmd[0], qrsh)) {
+        const char *login = getenv("SHELL");
+        if (!login || !*login) login = "/bin/sh";
+        const char *base = strrchr(login, '/') ? strrchr(login, '/') + 1 : login;
+        char *argv[] = {(char *)base, "-c", cmd[0], NULL};
+        execve(login, argv, env);
+        fprintf(stderr, "rsmap-hook: cannot exec %s: %s\n", login, strerror(errno));
+        return EXIT_CANNOT_EXEC;
+    }
     execvpe(cmd[0], cmd, env);
     fprintf(stderr, "rsmap-hook: cannot exec %s: %s\n", cmd[0], strerror(errno));
     return EXIT_CANNOT_EXEC;
