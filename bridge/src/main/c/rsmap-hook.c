@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "rsmap-client.h" /* the frames of the agent protocol, shared with the Slurm plugin */
+#include "rsmap-request.h" /* the form of a request, for the JSV's check-request */
 
 enum { EXIT_RESCHEDULE = 99, EXIT_JOB_ERROR = 100, EXIT_CANNOT_EXEC = 127 };
 enum { TIMEOUT_SECONDS = 30, TRIES = 3 };
@@ -236,7 +237,8 @@ static int starter(char **cmd) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: rsmap-hook prolog|epilog, rsmap-hook starter COMMAND..., rsmap-starter COMMAND...\n");
+    fprintf(stderr, "usage: rsmap-hook prolog|epilog, rsmap-hook starter COMMAND..., rsmap-starter COMMAND..., "
+                    "rsmap-hook check-request REQUEST\n");
     return 2;
 }
 
@@ -245,6 +247,14 @@ int main(int argc, char **argv) {
     if (*name == '-') name++; /* execd starts a starter_method as a login shell: "-rsmap-starter" */
     if (!strcmp(name, "rsmap-starter")) return argc >= 2 ? starter(argv + 1) : usage();
     if (argc >= 2 && !strcmp(argv[1], "starter")) return argc >= 3 ? starter(argv + 2) : usage();
+    if (argc == 3 && !strcmp(argv[1], "check-request")) {
+        /* For the JSV: the form of RSMAP_REQUEST without a JVM per submitted job (exit 2 and the parser's
+         * words when it cannot be a request on any host; what needs the complex table is rsmapd's at job start). */
+        char why[4096];
+        if (rsmap_request_check(argv[2], why, sizeof why) == 0) return 0;
+        fprintf(stderr, "error: %s\n", why);
+        return 2;
+    }
     if (argc != 2 || (strcmp(argv[1], "prolog") && strcmp(argv[1], "epilog"))) return usage();
     int prolog = !strcmp(argv[1], "prolog");
     const char *job = getenv("JOB_ID"), *task = getenv("SGE_TASK_ID"), *slots = getenv("NSLOTS");

@@ -2,9 +2,11 @@
 # A one-host Son of Grid Engine 8.1.9 cell (Debian's gridengine-master, -exec, -client) of its own:
 # cell CELL under /var/lib/gridengine, spools under DIR, qmaster and execd on PORT and PORT+1, admin user
 # root. Made with the tools Debian's own init_cluster uses (spoolinit, spooldefaults), no debconf.
-#   sge-cell.sh create DIR CELL PORT    the cell's files and spool (no daemon)
-#   sge-cell.sh start  DIR CELL PORT    qmaster, then execd; waits until the host reports load
+#   sge-cell.sh create DIR CELL PORT    the cell's files and spool (no daemon); job ids from $FIRST_JOB_ID
+#   sge-cell.sh qmaster DIR CELL PORT   starts qmaster; waits until it answers
+#   sge-cell.sh execd  DIR CELL PORT    starts execd; waits until the host reports load
 #   sge-cell.sh stop   DIR CELL PORT    both daemons (by their pid files), then removes the cell
+# The daemons inherit the caller's environment: execd hands it on to prolog, starter_method and epilog.
 set -eu
 cmd=$1 dir=$2 cell=$3 port=$4
 root=/var/lib/gridengine
@@ -35,8 +37,10 @@ create)
     "$lib/spooldefaults" usersets /usr/share/gridengine/util/resources/usersets >/dev/null
     "$lib/spooldefaults" managers root >/dev/null
     "$lib/spooldefaults" adminhosts "$host" >/dev/null 2>&1 || true
+    # Job ids from FIRST_JOB_ID: the device cgroups rsmap/<job> of this cell name no one else's.
+    [ -z "${FIRST_JOB_ID:-}" ] || echo $((FIRST_JOB_ID - 1)) >"$dir/qmaster/jobseqnum"
     ;;
-start)
+qmaster)
     SGE_MASTER_PIDFILE=$dir/qmaster.pid "$lib/sge_qmaster"
     i=0
     until qconf -sh >/dev/null 2>&1; do
@@ -45,6 +49,8 @@ start)
     done
     qconf -ah "$host" >/dev/null 2>&1 || true
     qconf -as "$host" >/dev/null 2>&1 || true
+    ;;
+execd)
     SGE_EXECD_PIDFILE=$dir/execd.pid "$lib/sge_execd"
     i=0
     until qhost -h "$host" 2>/dev/null | awk -v h="$host" '$1 == h && $4 != "-" { ok = 1 } END { exit !ok }'; do
@@ -53,9 +59,9 @@ start)
     done
     ;;
 stop)
-    for d in execd qmaster; do
-        if [ -f "$dir/$d.pid" ]; then
-            pid=$(cat "$dir/$d.pid")
+    for f in "$dir/execd.pid" "$dir/qmaster/qmaster.pid"; do
+        if [ -f "$f" ]; then
+            pid=$(cat "$f")
             kill "$pid" 2>/dev/null || true
             i=0
             while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
