@@ -208,7 +208,7 @@ abstract class GridEngineIT {
 
     @Test
     void aQrshJob_isGrantedAndConfined() throws Exception {
-        Run r = cluster.asUser(Map.of("RSMAP_REQUEST", "gpu=1"), "qrsh", "-l", "gpu=1", "-v", "RSMAP_REQUEST",
+        Run r = cluster.asUser(Map.of("RSMAP_REQUEST", "gpu=1"), "qrsh", "-cwd", "-l", "gpu=1", "-v", "RSMAP_REQUEST",
                 show().toString(), cluster.device(0).toString(), cluster.device(1).toString());
         assertThat(r.code()).as("%s\n%s", r, cluster.logs()).isZero();
         assertThat(r.out()).containsPattern("(?m)^SGE_HGR_gpu=gpu[01]$").contains("CG devices:/rsmap/")
@@ -237,5 +237,19 @@ abstract class GridEngineIT {
         assertThat(r.code()).as("%s\n%s", r, cluster.logs()).isZero();
         assertThat(output("realloc")).containsPattern("before=gpu[01]\n").containsPattern("SGE_HGR_gpu=gpu[01] gpu[01]")
                 .contains("rc=0");
+    }
+
+    @Test
+    void qalterOfTheRequest_isRefusedUnderTheServerJsv() throws Exception {
+        // jsv_allowed_mod (ac,h,i,e,o,j,M,N,p,w by default) allows neither -v nor -l once a server JSV is set.
+        String job = jobId(qsub(Map.of("RSMAP_REQUEST", "gpu=1"), "held", "-h", "-l", "gpu=1", "-v", "RSMAP_REQUEST",
+                show().toString()));
+        Run v = cluster.asUser(Map.of(), "qalter", "-v", "RSMAP_REQUEST=gpu=2", job);
+        Run l = cluster.asUser(Map.of(), "qalter", "-l", "gpu=2", job);
+        cluster.run("qdel", job);
+        assertThat(v.code()).isNotZero();
+        assertThat(v.out() + v.err()).contains("jsv_allowed_mod").contains("v");
+        assertThat(l.code()).isNotZero();
+        assertThat(l.out() + l.err()).contains("jsv_allowed_mod");
     }
 }
