@@ -16,9 +16,10 @@
  * PE_HOSTFILE, then the SGE_ ones: SGE_CELL, SGE_TASK_ID/FIRST/LAST/STEPSIZE ("undefined" for a non-array
  * job; --task N stands for an array job of the one task N), SGE_ACCOUNT, SGE_JOB_SPOOL_DIR - one NAME=value a line, a newline in a value written as \n. A
  * variable execd sets replaces the user's of the same name in place. Each step starts with exactly that
- * environment (execd_params INHERIT_ENV=false); the starter_method additionally sees
- * SGE_STARTER_SHELL_PATH, SGE_STARTER_SHELL_START_MODE (posix_compliant) and, never here,
- * SGE_STARTER_USE_LOGIN_SHELL.
+ * environment, which holds the stub's own: the real execd keeps its start-up environment under the file's
+ * (execd_params INHERIT_ENV, true by default on both releases), and the stub's environment stands for both. The starter_method additionally
+ * sees SGE_STARTER_SHELL_PATH, SGE_STARTER_SHELL_START_MODE (posix_compliant) and
+ * SGE_STARTER_USE_LOGIN_SHELL (true for a shell among the default login_shells, as both releases set it).
  *
  * Users: the job belongs to --user (default: whoever runs the stub; another user needs root). Prolog and
  * epilog run as the job's owner, or as USER with a "USER@" prefix (root@/path, as in qconf); the
@@ -114,6 +115,12 @@ static int run(const struct step *s) {
         if (s->starter_shell) { /* what the shepherd tells a starter_method */
             setenv("SGE_STARTER_SHELL_PATH", s->starter_shell, 1);
             setenv("SGE_STARTER_SHELL_START_MODE", s->starter_mode ? s->starter_mode : "posix_compliant", 1);
+            /* true where the shell is one of the default login_shells (sh,bash,ksh,csh,tcsh), as both real
+             * releases set it for a job script; false for a pe task (no shell) */
+            const char *b = strrchr(s->starter_shell, '/') ? strrchr(s->starter_shell, '/') + 1 : s->starter_shell;
+            int login = !strcmp(b, "sh") || !strcmp(b, "bash") || !strcmp(b, "ksh") || !strcmp(b, "csh") ||
+                        !strcmp(b, "tcsh");
+            setenv("SGE_STARTER_USE_LOGIN_SHELL", login ? "true" : "false", 1);
         }
         if (chdir(s->cwd) < 0) {
             fprintf(stderr, "execd-stub: %s: cannot chdir to %s: %s\n", s->what, s->cwd, strerror(errno));

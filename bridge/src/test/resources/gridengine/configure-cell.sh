@@ -18,21 +18,28 @@ if [ "$phase" = host ]; then
 fi
 hooks=$4 slots=$5
 
+# qconf's output, one attribute a line: a line ending in a backslash goes on in the next; a list's blank
+# after a comma (OCS 9.1's binding_params) goes, a blank between values (SGE 8.1's reporting_params) stays.
+unfold() {
+    awk '
+        /^[a-z_]+[ \t]/ { if (line != "") print line; line = $0; next }
+        { sub(/^[ \t]+/, ""); line = line $0 }
+        END { if (line != "") print line }' | sed -e 's/\\//g' -e 's/, */,/g'
+}
+
 # The map as the scheduler books it: a plain consumable (rsmapd assigns the instances).
 qconf -sc | grep -v '^#' | awk '$1 != "gpu"' >complexes
 echo "gpu gpu INT <= YES YES 0 0" >>complexes
 qconf -Mc complexes >/dev/null
 
-# Global configuration: the hooks, the server JSV; job owners from uid 100 (the test's job user is a
-# system user). The file's name is the configuration's name.
-qconf -sconf global | grep -v '^#' | sed -e 's/\\$//' | awk '
-    /^[a-z_]+[ \t]/ { if (line != "") print line; line = $0; next }
-    { sub(/^[ \t]+/, ""); line = line $0 }
-    END { if (line != "") print line }' | sed \
+# Global configuration: the hooks, the server JSV. min_uid and min_gid 0: OCS 9.1 holds the user of a
+# "root@" prolog or epilog against them too (job "failed before prolog: gid of user root (0) less than
+# minimum allowed"), SGE 8.1 only the job's owner. The file's name is the configuration's name.
+qconf -sconf global | grep -v '^#' | unfold | sed \
     -e "s|^prolog .*|prolog root@$hooks/rsmap-hook prolog|" \
     -e "s|^epilog .*|epilog root@$hooks/rsmap-hook epilog|" \
     -e "s|^jsv_url .*|jsv_url script:$hooks/jsv|" \
-    -e "s|^min_uid .*|min_uid 100|" -e "s|^min_gid .*|min_gid 100|" >global
+    -e "s|^min_uid .*|min_uid 0|" -e "s|^min_gid .*|min_gid 0|" >global
 qconf -Mconf global >/dev/null
 
 cat >pe <<PE
@@ -48,10 +55,11 @@ job_is_first_task  TRUE
 urgency_slots      min
 accounting_summary FALSE
 PE
-# Son of Grid Engine 8.1 requires qsort_args; a release without it is given the file without.
-cp pe pe.plain
+# Son of Grid Engine 8.1 requires qsort_args, Open Cluster Scheduler 9.1 ign_sreq_on_mhost.
+cp pe pe.ocs
 echo "qsort_args         NONE" >>pe
-qconf -sp rsmap >/dev/null 2>&1 || qconf -Ap pe >/dev/null 2>&1 || qconf -Ap pe.plain >/dev/null
+printf "ign_sreq_on_mhost FALSE\nmaster_forks_slaves FALSE\ndaemon_forks_slaves FALSE\n" >>pe.ocs
+qconf -sp rsmap >/dev/null 2>&1 || qconf -Ap pe >/dev/null 2>&1 || qconf -Ap pe.ocs >/dev/null
 
 # The scheduler every second (a test waits for it; the default is 15 s).
 qconf -ssconf | sed -e 's|^schedule_interval .*|schedule_interval 0:0:1|' >sched
@@ -64,10 +72,7 @@ set_queue() {
         -e "s|^starter_method .*|starter_method $hooks/rsmap-starter|" -e 's|^rerun .*|rerun FALSE|'
 }
 if qconf -sq all.q >/dev/null 2>&1; then
-    qconf -sq all.q | sed -e 's/\\$//' | awk '
-        /^[a-z_]+[ \t]/ { if (line != "") print line; line = $0; next }
-        { sub(/^[ \t]+/, ""); line = line $0 }
-        END { if (line != "") print line }' | set_queue >all.q
+    qconf -sq all.q | unfold | set_queue >all.q
     qconf -Mq all.q >/dev/null
 else
     set_queue >all.q <<'Q'

@@ -196,9 +196,11 @@ final class GridEngineCluster implements AutoCloseable {
 
     /** A command as root in the cell's environment. */
     Run run(String... command) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder(command).directory(work.toFile());
+        List<String> cmd = new ArrayList<>(List.of("env")); // the release's PATH finds the command, not this JVM's
+        cmd.addAll(List.of(command));
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile());
         pb.environment().putAll(cellEnv());
-        return finish(pb, List.of(command));
+        return finish(pb, cmd);
     }
 
     /** A command as the job user, in a clean environment (qsub -V would hand it to the job) plus {@code env}. */

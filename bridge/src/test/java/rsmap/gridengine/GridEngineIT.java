@@ -218,9 +218,9 @@ abstract class GridEngineIT {
     @Test
     void theSlaveTaskOfAParallelJob_runsUnderTheJobsDevicePolicy() throws Exception {
         Path pe = script("pe.sh", "echo \"MASTER $(" + "grep :devices: /proc/self/cgroup | sed 's/^[0-9]*://') $SGE_HGR_gpu\"; "
-                + "qrsh -inherit $(hostname) " + show() + " " + devices() + " | sed 's/^/SLAVE /'");
-        Run r = qsub(Map.of("RSMAP_REQUEST", "gpu=1[same=id]", "PATH", Release.pathOf(cluster)), "parallel", "-sync", "y",
-                "-pe", "rsmap", "2", "-l", "gpu=1", "-v", "RSMAP_REQUEST,PATH", pe.toString());
+                + release().client("qrsh") + " -inherit $(hostname) " + show() + " " + devices() + " | sed 's/^/SLAVE /'");
+        Run r = qsub(Map.of("RSMAP_REQUEST", "gpu=1[same=id]"), "parallel", "-sync", "y",
+                "-pe", "rsmap", "2", "-l", "gpu=1", "-v", "RSMAP_REQUEST", pe.toString());
         assertThat(r.code()).as("%s\n%s", r, cluster.logs()).isZero();
         String out = output("parallel");
         String job = jobId(r);

@@ -63,9 +63,17 @@ enum Release {
     /** The cell script's command line: create, qmaster, execd, stop. */
     abstract List<String> cellCommand(Path resources, String command, Path dir, String cell, int port);
 
-    /** PATH for a job that calls the release's clients (qrsh -inherit). */
-    static String pathOf(GridEngineCluster c) {
-        return c.release.env().get("PATH");
+    /**
+     * The release's own client {@code name} by its absolute path: a job's login shell (the starter runs one
+     * where the queue's shell is in login_shells) resets PATH from /etc/profile, where SGE's are.
+     */
+    String client(String name) {
+        for (String d : env().get("PATH").split(":")) {
+            if (Files.isExecutable(Path.of(d, name))) {
+                return Path.of(d, name).toString();
+            }
+        }
+        throw new IllegalStateException(this + ": no " + name + " on " + env().get("PATH"));
     }
 
     static Path root() {
