@@ -14,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,6 +46,7 @@ final class GridEngineCluster implements AutoCloseable {
     final int port;
     private final List<Process> started = new ArrayList<>();
     private final Thread onExit = new Thread(this::stopAll, "gridengine-cluster-stop");
+    private Authority.Link authority;
     private boolean cellUp;
     private boolean closed;
 
@@ -68,6 +68,11 @@ final class GridEngineCluster implements AutoCloseable {
             missing.add("root");
         }
         missing.addAll(release.missing());
+        for (String c : new String[] {"munged", "mungekey"}) { // the authority's link (RSMAP_FILTER, alternatives)
+            if (Stream.of("/usr/sbin", "/usr/bin").noneMatch(d -> Files.isExecutable(Path.of(d, c)))) {
+                missing.add(c + " (apt-get install munge)");
+            }
+        }
         if (!Files.isRegularFile(Path.of("/sys/fs/cgroup/devices/devices.allow"))) {
             missing.add("the cgroup v1 devices controller under /sys/fs/cgroup");
         }
@@ -118,6 +123,7 @@ final class GridEngineCluster implements AutoCloseable {
                 "export RSMAP_CLI=" + Path.of("..", "bin", "rsmap").toAbsolutePath().normalize(),
                 "export RSMAP_HOOK=" + hooks.resolve("rsmap-hook"),
                 "export RSMAP_COMPLEXES=" + dir.resolve("complexes"),
+                "export RSMAP_AUTHORITY_SOCKET=" + dir.resolve("authority.sock"),
                 "exec " + hooks.resolve("rsmap_jsv.sh")) + "\n");
         Files.setPosixFilePermissions(hooks.resolve("jsv"), PosixFilePermissions.fromString("rwxr-xr-x"));
         // rsmapd's complex table: the map as RSMAP (the scheduler's own table has no such type, or books
@@ -128,6 +134,7 @@ final class GridEngineCluster implements AutoCloseable {
                 "devices  dev      STRING  ==    YES         NO         NONE    0",
                 "model    model    CSTRING ==    YES         NO         NONE    0") + "\n");
 
+        authority = Authority.start(dir, this);
         cell("create");
         cell("qmaster");
         cellUp = true;
@@ -144,11 +151,16 @@ final class GridEngineCluster implements AutoCloseable {
                     "execd made no spool directory under " + dir.resolve("cell/execd")));
         }
         writeRsmapd(spool);
-        spawn("rsmapd", List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), "rsmap.daemon.Main", "--config",
-                dir.resolve("rsmapd.conf").toString()));
+        spawn("rsmapd", rsmapd(dir.resolve("rsmapd.conf")));
         awaitFile(socket(), "rsmapd");
+        Authority.awaitRegistered(authority, host, this);
+    }
+
+    /** rsmapd's Main on {@code conf}, in a JVM of its own (this test's class path). */
+    static List<String> rsmapd(Path conf) {
+        return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-cp", System.getProperty("java.class.path"), "rsmap.daemon.Main", "--config", conf.toString());
     }
 
     private void cell(String command) throws IOException, InterruptedException {
@@ -172,6 +184,8 @@ final class GridEngineCluster implements AutoCloseable {
                 "state_dir = rsmap-state",
                 "device_backend = cgroup-v1",
                 "execd_spool = " + spool,
+                "attributes = cpu_speed=2.4GHz", // what RSMAP_FILTER is tested against, through the authority
+                String.join("\n", authority.hostLines()),
                 "reconcile_interval = 5") + "\n");
     }
 
@@ -228,7 +242,7 @@ final class GridEngineCluster implements AutoCloseable {
         }
     }
 
-    private void mustRun(List<String> command) throws IOException, InterruptedException {
+    void mustRun(List<String> command) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile());
         pb.environment().putAll(cellEnv());
         Run r = finish(pb, command);
@@ -237,13 +251,13 @@ final class GridEngineCluster implements AutoCloseable {
         }
     }
 
-    private void spawn(String name, List<String> command) throws IOException {
+    void spawn(String name, List<String> command) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).directory(dir.toFile())
                 .redirectOutput(dir.resolve("log").resolve(name + ".out").toFile());
         started.add(pb.start());
     }
 
-    private void awaitFile(Path file, String who) throws IOException, InterruptedException {
+    void awaitFile(Path file, String who) throws IOException, InterruptedException {
         for (int i = 0; i < 600 && !Files.exists(file); i++) {
             for (Process p : started) {
                 if (!p.isAlive()) {
@@ -345,40 +359,9 @@ final class GridEngineCluster implements AutoCloseable {
             }
         }
         for (int id = firstJobId; id < firstJobId + 200; id++) {
-            removeCgroup(Path.of("/sys/fs/cgroup/devices/rsmap", Integer.toString(id)));
+            Leftovers.removeCgroup(Path.of("/sys/fs/cgroup/devices/rsmap", Integer.toString(id)));
         }
-        deleteTree(dir);
-    }
-
-    private static void removeCgroup(Path top) {
-        if (!Files.isDirectory(top)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(top)) {
-            for (Path d : s.filter(Files::isDirectory).sorted(Comparator.reverseOrder()).toList()) {
-                for (String pid : Files.readAllLines(d.resolve("cgroup.procs"))) {
-                    if (!pid.isBlank()) {
-                        ProcessHandle.of(Long.parseLong(pid.strip())).ifPresent(ProcessHandle::destroyForcibly);
-                    }
-                }
-                Thread.sleep(100);
-                Files.deleteIfExists(d);
-            }
-        } catch (IOException | RuntimeException e) {
-            System.err.println("gridengine cluster: could not remove cgroup " + top + ": " + e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            System.err.println("gridengine cluster: removing " + dir + ": " + e);
-        }
+        Leftovers.deleteTree(dir);
     }
 
     private static int freePort() throws IOException {

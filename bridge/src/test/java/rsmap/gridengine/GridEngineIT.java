@@ -252,4 +252,24 @@ abstract class GridEngineIT {
         assertThat(l.code()).isNotZero();
         assertThat(l.out() + l.err()).contains("jsv_allowed_mod");
     }
+
+    @Test
+    void aFilterAndAlternatives_areDecidedByTheAuthority_throughTheServerJsv() throws Exception {
+        // The host registered cpu_speed=2.4GHz with the authority (docs/filters.md).
+        Run none = qsub(Map.of("RSMAP_FILTER", "cpu_speed > 9GHz"), "nohost", "-l", "gpu=1", "-v", "RSMAP_FILTER",
+                show().toString());
+        assertThat(none.code()).isNotZero();
+        assertThat(none.out() + none.err()).contains("no host passes RSMAP_FILTER=cpu_speed > 9GHz");
+        Run passes = qsub(Map.of("RSMAP_FILTER", "cpu_speed > 2GHz", "RSMAP_REQUEST", "gpu=1"), "filtered", "-sync", "y",
+                "-l", "gpu=1", "-v", "RSMAP_REQUEST,RSMAP_FILTER", show().toString(), cluster.device(0).toString(),
+                cluster.device(1).toString());
+        assertThat(passes.code()).as("%s\n%s", passes, cluster.logs()).isZero();
+        assertThat(output("filtered")).containsPattern("(?m)^SGE_HGR_gpu=gpu[01]$");
+        // The first alternative cannot start on this host (8 instances); the authority chooses the second.
+        Run alt = qsub(Map.of("RSMAP_ALTERNATIVES", "gpu=16 || gpu=2[same=id]"), "alternative", "-sync", "y", "-v",
+                "RSMAP_ALTERNATIVES", script("alt.sh", "echo alt=$RSMAP_ALTERNATIVE; " + SHOW).toString(),
+                cluster.device(0).toString(), cluster.device(1).toString());
+        assertThat(alt.code()).as("%s\n%s", alt, cluster.logs()).isZero();
+        assertThat(output("alternative")).contains("alt=1\n").containsPattern("(?m)^SGE_HGR_gpu=(gpu0 gpu0|gpu1 gpu1)$");
+    }
 }
