@@ -52,7 +52,8 @@ public final class Daemon implements AutoCloseable {
     private final StateLock stateLock;
     private final Journal journal;
     private final Commands commands;
-    private final JobLifecycle lifecycle;
+    /** A host's starts whose global part was not on disk: settled by what its authority says at a connect. */
+    private final PendingStarts pending;
     private final Reconciliation reconciliation;
     private final Preflight preflight;
     private SocketServer server;
@@ -111,6 +112,7 @@ public final class Daemon implements AutoCloseable {
                 tcpConnector(config, auth), state, lock, log, access, this::resolvePending);
         this.events = new EventHub(global);
         // Before the journal and the socket: a second daemon on this state must touch neither.
+        StateDirTrust.check(config.stateDir(), config.daemonUser());
         this.stateLock = StateLock.acquire(config.stateDir());
         Journal opened = null;
         try {
@@ -119,12 +121,13 @@ public final class Daemon implements AutoCloseable {
             Reallocation reallocation = new Reallocation(state, records, isolation, events, log, access);
             Generations generations = new Generations(state, records, events, log, configFile, reallocation);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log);
-            this.lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
+            JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
+            this.pending = new PendingStarts(state, records, lifecycle, log);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation);
             Commands.Table handlers = authorityRole
-                    ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log))
+                    ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log), access, lock)
                     : HostCommands.table(common, state, lifecycle, global);
-            this.commands = new Commands(handlers, state, access, global, lifecycle, lock);
+            this.commands = new Commands(handlers, state, access, global, records, lock);
             this.reconciliation = new Reconciliation(state, lifecycle, log);
             this.journal = opened;
         } catch (IOException | ParseException | RuntimeException e) {
@@ -138,7 +141,7 @@ public final class Daemon implements AutoCloseable {
 
     /** What the authority said of this host's pending starts at a connect; its link calls it under the lock. */
     private void resolvePending(Map<String, Optional<Grant>> said) {
-        lifecycle.resolvePending(said);
+        pending.resolve(said);
     }
 
     /** Starts serving on the configured socket, and reconciling every {@code reconcile_interval}. */
@@ -223,7 +226,7 @@ public final class Daemon implements AutoCloseable {
 
     public Cluster cluster() {
         synchronized (lock) {
-            return state.cluster;
+            return state.cluster();
         }
     }
 
@@ -240,7 +243,7 @@ public final class Daemon implements AutoCloseable {
     /** How many reallocs wait now (tests). */
     int waitingReallocs() {
         synchronized (lock) {
-            return state.reallocs.waiting().size();
+            return state.reallocs().waiting().size();
         }
     }
 
@@ -269,7 +272,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     long generation() {
-        return state.generation;
+        return state.generation();
     }
 
     /** The socket's path, once serving. */
