@@ -24,7 +24,7 @@
 # Configuration (environment of the JSV, or the defaults where the packages install things):
 #   RSMAP_CLI        the rsmap command, for RSMAP_FILTER and RSMAP_ALTERNATIVES (/usr/bin/rsmap)
 #   RSMAP_HOOK       rsmap-hook, for the request's form (/usr/libexec/rsmap/rsmap-hook)
-#   RSMAP_COMPLEXES  the complex table, as "qconf -sc" prints it (/etc/rsmap/complexes)
+#   RSMAP_COMPLEXES  rsmapd's complex table, with the maps as RSMAP - not "qconf -sc"'s (/etc/rsmap/complexes)
 #   RSMAP_AUTHORITY_SOCKET  the authority's socket (/run/rsmap/rsmapd.sock: the JSV runs beside it)
 # Install: qconf -mconf global, jsv_url script:/usr/libexec/rsmap/rsmap_jsv.sh (server JSV); optionally
 # "-jsv /usr/libexec/rsmap/rsmap_jsv.sh" in $SGE_ROOT/$SGE_CELL/common/sge_request (client JSV: the
