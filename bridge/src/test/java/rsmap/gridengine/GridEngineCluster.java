@@ -185,6 +185,7 @@ final class GridEngineCluster implements AutoCloseable {
                 "device_backend = cgroup-v1",
                 "execd_spool = " + spool,
                 "attributes = cpu_speed=2.4GHz", // what RSMAP_FILTER is tested against, through the authority
+                "realloc_max_grow = gpu=1", // a job may grow by one gpu instance through rsmap-shell (docs/realloc.md)
                 String.join("\n", authority.hostLines()),
                 "reconcile_interval = 5") + "\n");
     }
