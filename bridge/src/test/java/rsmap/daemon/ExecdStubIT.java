@@ -166,6 +166,23 @@ class ExecdStubIT {
     }
 
     @Test
+    void aPeTaskOnAHostWhereNoPrologRan_runsWithNoDevicesAndNoSgeHgr() throws Exception {
+        // Another host's rsmapd: the job's prolog ran elsewhere, so this one holds nothing for job 13.
+        Path other = Files.createDirectory(shared.resolve("other"));
+        Config otherConfig = TestDaemon.config(other, "gpu=4(0 0 1 1)", "socket_mode = 0666");
+        try (Daemon ignored = TestDaemon.start(otherConfig)) {
+            ProcessBuilder pb = new ProcessBuilder(STUB.toString(), "--spool", shared.resolve("spool").toString(), "--host",
+                    "node02", "--job", "13", "--pe", "mpi", "--slots", "2", "--pe-task", "1", "--cwd", "/", "--tmpdir",
+                    shared.toString(), "--starter", starter.toString(), "--", "echo", "slave=[$SGE_HGR_gpu]")
+                    .redirectErrorStream(true);
+            pb.environment().put("RSMAP_SOCKET", otherConfig.socket().toString());
+            pb.environment().put("RSMAP_REQUEST", "gpu=1");
+            pb.environment().put("SGE_HGR_gpu", "0");
+            assertThat(finish(pb.start())).isEqualTo("slave=[]\nexit=0");
+        }
+    }
+
+    @Test
     void aJobRunAsAnotherUser_getsThatUsersIdentityAndEnvironment_noMapRequested() throws Exception {
         String user = jobUser();
         String uid = sh("id -u " + user).strip();
