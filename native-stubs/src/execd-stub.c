@@ -4,7 +4,7 @@
  * meaning of their exit codes (sge_conf(5)). Usage:
  *   execd-stub --spool DIR --job ID [--host NAME] [--task N] [--slots N] [--user NAME] [--queue NAME]
  *              [--pe NAME] [--cwd DIR] [--tmpdir DIR] [--shell PATH] [--script] [--prolog [USER@]CMD]
- *              [--starter PATH] [--epilog [USER@]CMD] [--keep] -- COMMAND [ARG...]
+ *              [--starter PATH] [--epilog [USER@]CMD] [--pe-task ID] [--keep] -- COMMAND [ARG...]
  *
  * Layout, as execd writes it (source/daemons/execd/exec_job.cc):
  *   DIR/HOST/active_jobs/JOB.TASK/   (TASK 1 for a non-array job) config, environment, pe_hostfile
@@ -16,9 +16,10 @@
  * PE_HOSTFILE, then the SGE_ ones: SGE_CELL, SGE_TASK_ID/FIRST/LAST/STEPSIZE ("undefined" for a non-array
  * job; --task N stands for an array job of the one task N), SGE_ACCOUNT, SGE_JOB_SPOOL_DIR - one NAME=value a line, a newline in a value written as \n. A
  * variable execd sets replaces the user's of the same name in place. Each step starts with exactly that
- * environment (execd_params INHERIT_ENV=false); the starter_method additionally sees
- * SGE_STARTER_SHELL_PATH, SGE_STARTER_SHELL_START_MODE (posix_compliant) and, never here,
- * SGE_STARTER_USE_LOGIN_SHELL.
+ * environment, which holds the stub's own: the real execd keeps its start-up environment under the file's
+ * (execd_params INHERIT_ENV, true by default on both releases), and the stub's environment stands for both. The starter_method additionally
+ * sees SGE_STARTER_SHELL_PATH, SGE_STARTER_SHELL_START_MODE (posix_compliant) and
+ * SGE_STARTER_USE_LOGIN_SHELL (true for a shell among the default login_shells, as both releases set it).
  *
  * Users: the job belongs to --user (default: whoever runs the stub; another user needs root). Prolog and
  * epilog run as the job's owner, or as USER with a "USER@" prefix (root@/path, as in qconf); the
@@ -30,6 +31,13 @@
  * arguments. Without --script the job is a binary run as given (qsub -b y -shell no); with --script
  * COMMAND is a script file copied into job_scripts and run by --shell (default /bin/sh), as with
  * shell_start_mode posix_compliant.
+ *
+ * --pe-task ID: a task of a running parallel job, as Son of Grid Engine 8.1.9's execd starts one for
+ * "qrsh -inherit" with the builtin rsh (tried on the real release): its spool directory is
+ * JOB.TASK/ID.HOST inside the job's, no prolog and no epilog run, and the starter_method gets the task's
+ * command line as ONE argument (COMMAND and its arguments joined by blanks, also in QRSH_COMMAND) with
+ * SGE_STARTER_SHELL_PATH empty and SGE_STARTER_SHELL_START_MODE unix_behavior; without a starter_method
+ * the owner's login shell runs it with -c.
  *
  * Exit: 99 / 100 when the prolog asks to reschedule / to put the job in error state (the job and the
  * epilog do not run); 1 when a prolog or epilog exits with anything else (execd puts the queue in error
@@ -85,6 +93,7 @@ struct step {
     const char *path;      /* what is executed (PATH searched) */
     char **argv;
     const char *environment, *cwd, *starter_shell;
+    const char *starter_mode; /* SGE_STARTER_SHELL_START_MODE; NULL: posix_compliant */
 };
 
 static int run(const struct step *s) {
@@ -105,7 +114,13 @@ static int run(const struct step *s) {
         }
         if (s->starter_shell) { /* what the shepherd tells a starter_method */
             setenv("SGE_STARTER_SHELL_PATH", s->starter_shell, 1);
-            setenv("SGE_STARTER_SHELL_START_MODE", "posix_compliant", 1);
+            setenv("SGE_STARTER_SHELL_START_MODE", s->starter_mode ? s->starter_mode : "posix_compliant", 1);
+            /* true where the shell is one of the default login_shells (sh,bash,ksh,csh,tcsh), as both real
+             * releases set it for a job script; false for a pe task (no shell) */
+            const char *b = strrchr(s->starter_shell, '/') ? strrchr(s->starter_shell, '/') + 1 : s->starter_shell;
+            int login = !strcmp(b, "sh") || !strcmp(b, "bash") || !strcmp(b, "ksh") || !strcmp(b, "csh") ||
+                        !strcmp(b, "tcsh");
+            setenv("SGE_STARTER_USE_LOGIN_SHELL", login ? "true" : "false", 1);
         }
         if (chdir(s->cwd) < 0) {
             fprintf(stderr, "execd-stub: %s: cannot chdir to %s: %s\n", s->what, s->cwd, strerror(errno));
@@ -157,6 +172,7 @@ int main(int argc, char **argv) {
     const char *spool = NULL, *host = "localhost", *job = NULL, *task = "undefined", *slots = "1";
     const char *user = NULL, *queue = "all.q", *pe = NULL, *cwd = NULL, *tmpbase = "/tmp", *shell = "/bin/sh";
     char *prolog = NULL, *starter = NULL, *epilog = NULL;
+    const char *pe_task = NULL;
     int keep = 0, script = 0, i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (!strcmp(argv[i], "--keep")) { keep = 1; continue; }
@@ -177,6 +193,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(o, "--prolog")) prolog = argv[i];
         else if (!strcmp(o, "--starter")) starter = argv[i];
         else if (!strcmp(o, "--epilog")) epilog = argv[i];
+        else if (!strcmp(o, "--pe-task")) pe_task = argv[i];
         else { fprintf(stderr, "execd-stub: unknown option %s\n", o); return 2; }
     }
     if (!spool || !job || i + 1 >= argc) {
@@ -204,6 +221,16 @@ int main(int argc, char **argv) {
     char hostdir[4096], dir[4200], tmpdir[4200], scripts[4200], script_file[4300], file[4400];
     snprintf(hostdir, sizeof hostdir, "%s/%s", spool, host);
     snprintf(dir, sizeof dir, "%s/active_jobs/%s.%s", hostdir, job, task_dir);
+    if (pe_task) { /* inside the job's own directory, named after the task and the host */
+        size_t used = strlen(dir);
+        snprintf(dir + used, sizeof dir - used, "/%s.%s", pe_task, host);
+        prolog = epilog = NULL; /* execd runs neither for a pe task */
+    }
+    char line[8192] = ""; /* a pe task's command line: COMMAND and its arguments joined by blanks */
+    for (char **a = argv + i + 1; pe_task && *a; a++) {
+        size_t used = strlen(line);
+        snprintf(line + used, sizeof line - used, "%s%s", used ? " " : "", *a);
+    }
     snprintf(scripts, sizeof scripts, "%s/job_scripts", hostdir);
     snprintf(tmpdir, sizeof tmpdir, "%s/%s.%s.%s", tmpbase, job, task_dir, queue);
     if (mkdirs(dir, 0755) < 0 || mkdirs(tmpdir, 0755) < 0 || chown(tmpdir, owner.uid, owner.gid) < 0) {
@@ -272,6 +299,7 @@ int main(int argc, char **argv) {
     set("SGE_TASK_STEPSIZE", array ? "1" : "undefined");
     set("SGE_ACCOUNT", "sge");
     set("SGE_JOB_SPOOL_DIR", dir);
+    if (pe_task) set("QRSH_COMMAND", line);
     char environment[4400];
     snprintf(environment, sizeof environment, "%s/environment", dir);
     if (write_environment(environment) != 0) {
@@ -303,7 +331,7 @@ int main(int argc, char **argv) {
     if (prolog) {
         char *who = split_procedure(prolog, args, 256);
         if (procedure_owner("prolog", who, &owner, &as) < 0) return 1;
-        struct step s = { "prolog", &as, args[0], args, environment, cwd, NULL };
+        struct step s = { "prolog", &as, args[0], args, environment, cwd, NULL, NULL };
         if ((verdict = procedure_verdict("prolog", run(&s))) != 0) {
             if (!keep) { remove_tree(dir); remove_tree(tmpdir); if (script) unlink(script_file); }
             return verdict;
@@ -314,19 +342,24 @@ int main(int argc, char **argv) {
     int n = 0;
     const char *exe = starter ? starter : script ? shell : script_file;
     if (starter) job_argv[n++] = strrchr(starter, '/') ? strrchr(starter, '/') + 1 : starter;
+    else if (pe_task) { exe = owner.shell; job_argv[n++] = owner.shell; job_argv[n++] = (char *)"-c"; }
     else if (script) job_argv[n++] = (char *)shell;
-    job_argv[n++] = script_file;
-    for (char **a = command + 1; *a && n < 259; a++) job_argv[n++] = *a;
+    if (pe_task) {
+        job_argv[n++] = line;
+    } else {
+        job_argv[n++] = script_file;
+        for (char **a = command + 1; *a && n < 259; a++) job_argv[n++] = *a;
+    }
     job_argv[n] = NULL;
     struct step j = { starter ? "starter_method" : "job", &owner, exe, job_argv, environment, cwd,
-                      starter ? shell : NULL };
+                      starter ? pe_task ? "" : shell : NULL, pe_task ? "unix_behavior" : NULL };
     status = run(&j);
     if (status == 99) fprintf(stderr, "execd-stub: the job exited 99: execd reschedules it\n");
     if (status == 100) fprintf(stderr, "execd-stub: the job exited 100: execd puts it in error state\n");
     if (epilog) {
         char *who = split_procedure(epilog, args, 256);
         if (procedure_owner("epilog", who, &owner, &as) < 0) return 1;
-        struct step s = { "epilog", &as, args[0], args, environment, cwd, NULL };
+        struct step s = { "epilog", &as, args[0], args, environment, cwd, NULL, NULL };
         verdict = procedure_verdict("epilog", run(&s));
         if (status == 0) status = verdict;
     }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "rsmap-client.h" /* the one exchange of the C clients (rsmap-exchange.c), shared with the Slurm plugin */
+#include "rsmap-request.h" /* the form of a request, for the JSV's check-request */
 
 enum { EXIT_RESCHEDULE = 99, EXIT_JOB_ERROR = 100, EXIT_CANNOT_EXEC = 127 };
 enum { TIMEOUT_SECONDS = 30 };
@@ -168,6 +169,21 @@ static int exec_job(char **cmd, char **env) {
         fprintf(stderr, "rsmap-hook: cannot exec %s: %s\n", shell, strerror(errno));
         return EXIT_CANNOT_EXEC;
     }
+    /* A pe task of qrsh -inherit under Son of Grid Engine 8.1's builtin rsh: the shepherd hands the starter
+     * the task's command line as one argument (the same text as QRSH_COMMAND) and no shell
+     * (SGE_STARTER_SHELL_PATH empty); execd's own starter runs it as rshd would, with the owner's login
+     * shell (SHELL, from the passwd entry) and -c. Open Cluster Scheduler hands qrsh_starter and its
+     * arguments instead, which run as given below. */
+    const char *qrsh = getenv("QRSH_COMMAND");
+    if (shell && !*shell && qrsh && cmd[0] && !cmd[1] && !strcmp(cmd[0], qrsh)) {
+        const char *login = getenv("SHELL");
+        if (!login || !*login) login = "/bin/sh";
+        const char *base = strrchr(login, '/') ? strrchr(login, '/') + 1 : login;
+        char *argv[] = {(char *)base, "-c", cmd[0], NULL};
+        execve(login, argv, env);
+        fprintf(stderr, "rsmap-hook: cannot exec %s: %s\n", login, strerror(errno));
+        return EXIT_CANNOT_EXEC;
+    }
     execvpe(cmd[0], cmd, env);
     fprintf(stderr, "rsmap-hook: cannot exec %s: %s\n", cmd[0], strerror(errno));
     return EXIT_CANNOT_EXEC;
@@ -222,7 +238,18 @@ static int starter(char **cmd) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: rsmap-hook prolog|epilog, rsmap-hook starter COMMAND..., rsmap-starter COMMAND...\n");
+    fprintf(stderr, "usage: rsmap-hook prolog|epilog, rsmap-hook starter COMMAND..., rsmap-starter COMMAND..., "
+                    "rsmap-hook check-request REQUEST\n");
+    return 2;
+}
+
+/* check-request REQUEST, for the JSV: the form of RSMAP_REQUEST without a JVM per submitted job (exit 2
+ * and the parser's words when it cannot be a request on any host; what needs the complex table is
+ * rsmapd's at job start). */
+static int check_request(char **args) {
+    char why[4096];
+    if (rsmap_request_check(args[0], why, sizeof why) == 0) return 0;
+    fprintf(stderr, "error: %s\n", why);
     return 2;
 }
 
@@ -321,6 +348,7 @@ static const struct mode {
     { "prolog", prolog, 0, 0 },
     { "epilog", epilog, 0, 0 },
     { "starter", starter, 1, -1 },
+    { "check-request", check_request, 1, 1 },
 };
 
 int main(int argc, char **argv) {

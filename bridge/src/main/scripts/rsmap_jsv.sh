@@ -8,8 +8,9 @@
 #     such a -l; qmaster refuses it before a server JSV would);
 #   - gives a job that requests a map with a plain "-l gpu=2" RSMAP_REQUEST=gpu=2, so that rsmapd grants
 #     (and isolates) every map request, not only those with parameters;
-#   - checks RSMAP_REQUEST with "rsmap check-request" (a malformed one is rejected with the parser's
-#     message) and that it names the same maps with the same amounts as -l (what the scheduler books).
+#   - checks the form of RSMAP_REQUEST with "rsmap-hook check-request" (C: no JVM per job; a malformed
+#     one is rejected with the parser's message) and that it names the same maps with the same amounts
+#     as -l (what the scheduler books); parameter names are checked by rsmapd at job start.
 #   - with RSMAP_ALTERNATIVES="gpu=4 || gpu=2 || gpu=1" (requests in the user's order of
 #     preference) asks the authority (rsmap place) which one can start first and makes it the job's
 #     request (-l and RSMAP_REQUEST) with the hosts chosen as -l h=...; none can start now: the first one;
@@ -21,14 +22,16 @@
 #     words): the job is accepted as it is and that is logged (the host's check still refuses a wrong
 #     placement, prolog exit 99).
 # Configuration (environment of the JSV, or the defaults where the packages install things):
-#   RSMAP_CLI        the rsmap command       (/usr/bin/rsmap)
-#   RSMAP_COMPLEXES  the complex table, as "qconf -sc" prints it (/etc/rsmap/complexes)
+#   RSMAP_CLI        the rsmap command, for RSMAP_FILTER and RSMAP_ALTERNATIVES (/usr/bin/rsmap)
+#   RSMAP_HOOK       rsmap-hook, for the request's form (/usr/libexec/rsmap/rsmap-hook)
+#   RSMAP_COMPLEXES  rsmapd's complex table, with the maps as RSMAP - not "qconf -sc"'s (/etc/rsmap/complexes)
 #   RSMAP_AUTHORITY_SOCKET  the authority's socket (/run/rsmap/rsmapd.sock: the JSV runs beside it)
 # Install: qconf -mconf global, jsv_url script:/usr/libexec/rsmap/rsmap_jsv.sh (server JSV); optionally
 # "-jsv /usr/libexec/rsmap/rsmap_jsv.sh" in $SGE_ROOT/$SGE_CELL/common/sge_request (client JSV: the
 # rewrite of a bracketed -l).
 
 RSMAP=${RSMAP_CLI:-/usr/bin/rsmap}
+HOOK=${RSMAP_HOOK:-/usr/libexec/rsmap/rsmap-hook}
 COMPLEXES=${RSMAP_COMPLEXES:-/etc/rsmap/complexes}
 AUTHORITY=${RSMAP_AUTHORITY_SOCKET:-/run/rsmap/rsmapd.sock}
 TAB=$(printf '\t')
@@ -158,7 +161,11 @@ EOF
         return
     fi
 
-    canonical=$("$RSMAP" check-request --complexes "$COMPLEXES" "$request" 2>"$errors")
+    # The form of the request, in C (rsmap-hook check-request): no JVM starts per submitted job. Which
+    # parameters the host's table defines is checked by rsmapd at job start (a refusal there: exit 100 of
+    # the prolog, the job in error state).
+    canonical=$request
+    "$HOOK" check-request "$request" 2>"$errors"
     status=$?
     if [ "$status" -eq 2 ]; then
         why=$(head -n 1 "$errors")
@@ -170,7 +177,7 @@ EOF
         result REJECT "rsmap: RSMAP_REQUEST=$request: $why$hint"
         return
     elif [ "$status" -ne 0 ]; then
-        send "LOG ERROR rsmap JSV: $RSMAP check-request exited $status: $(head -n 1 "$errors")"
+        send "LOG ERROR rsmap JSV: $HOOK check-request exited $status: $(head -n 1 "$errors")"
         result REJECT_WAIT "rsmap: the resource-map check failed on this cluster, try again later"
         return
     fi

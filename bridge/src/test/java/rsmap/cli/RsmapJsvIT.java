@@ -46,6 +46,7 @@ class RsmapJsvIT {
                 pb.environment().put("RSMAP_AUTHORITY_SOCKET", authority.toString());
             }
             pb.environment().put("RSMAP_CLI", cli.toString());
+            pb.environment().put("RSMAP_HOOK", ROOT.resolve("bridge/target/rsmap-hook").toString());
             pb.environment().put("RSMAP_COMPLEXES", complexes.toString());
             jsv = pb.redirectError(ProcessBuilder.Redirect.INHERIT).start();
             in = new OutputStreamWriter(jsv.getOutputStream(), StandardCharsets.UTF_8);
@@ -119,7 +120,7 @@ class RsmapJsvIT {
             row("a bracketed -l (seen by a client JSV) becomes a numeric -l plus RSMAP_REQUEST",
                     List.of("PARAM global_l_hard gpu=1[model=a100,memory=64G],nic=1,h_vmem=2G"),
                     "PARAM global_l_hard gpu=1,nic=1,h_vmem=2G",
-                    "ENV ADD RSMAP_REQUEST gpu=1[memory=64G,model=a100],nic=1",
+                    "ENV ADD RSMAP_REQUEST gpu=1[model=a100,memory=64G],nic=1",
                     "RESULT STATE CORRECT"),
             row("the same for the pre-9.0 parameter name l_hard",
                     List.of("PARAM l_hard gpu=2[same=id]"),

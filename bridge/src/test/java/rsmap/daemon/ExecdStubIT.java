@@ -141,6 +141,48 @@ class ExecdStubIT {
     }
 
     @Test
+    void aPeTaskOfARunningJob_isEnteredByTheStarter_withTheJobsGrant() throws Exception {
+        Path go = shared.resolve("go-pe");
+        Process master = job("12", "gpu=1", "echo master=$SGE_HGR_gpu; while [ ! -e " + go + " ]; do sleep 0.05; done",
+                List.of("--pe", "mpi", "--slots", "2"));
+        for (int i = 0; i < 200 && daemon.cluster().runningJobs().isEmpty() && master.isAlive(); i++) {
+            Thread.sleep(50);
+        }
+        // qrsh -inherit under Son of Grid Engine 8.1's builtin rsh: no prolog; the starter gets the task's
+        // command line as one argument and no shell, and runs it with the owner's shell -c.
+        ProcessBuilder pb = new ProcessBuilder(STUB.toString(), "--spool", shared.resolve("spool").toString(), "--host",
+                "node01", "--job", "12", "--pe", "mpi", "--slots", "2", "--pe-task", "1", "--cwd", "/", "--tmpdir",
+                shared.toString(), "--prolog", "root@" + hook + " prolog", "--starter", starter.toString(), "--epilog",
+                "root@" + hook + " epilog", "--", "echo", "slave=$SGE_HGR_gpu", "mode=$SGE_STARTER_SHELL_START_MODE",
+                "dir=$SGE_JOB_SPOOL_DIR").redirectErrorStream(true);
+        pb.environment().put("RSMAP_SOCKET", config.socket().toString());
+        pb.environment().put("RSMAP_REQUEST", "gpu=1");
+        String slave = finish(pb.start());
+        Files.writeString(go, "");
+        assertThat(slave).isEqualTo("slave=0 mode=unix_behavior dir=" + shared.resolve("spool/node01/active_jobs/12.1/1.node01")
+                + "\nexit=0");
+        assertThat(finish(master)).contains("master=0\n").endsWith("exit=0");
+        assertThat(daemon.cluster().runningJobs()).as("the pe task ran no epilog; the master's gave the grant back").isEmpty();
+    }
+
+    @Test
+    void aPeTaskOnAHostWhereNoPrologRan_runsWithNoDevicesAndNoSgeHgr() throws Exception {
+        // Another host's rsmapd: the job's prolog ran elsewhere, so this one holds nothing for job 13.
+        Path other = Files.createDirectory(shared.resolve("other"));
+        Config otherConfig = TestDaemon.config(other, "gpu=4(0 0 1 1)", "socket_mode = 0666");
+        try (Daemon ignored = TestDaemon.start(otherConfig)) {
+            ProcessBuilder pb = new ProcessBuilder(STUB.toString(), "--spool", shared.resolve("spool").toString(), "--host",
+                    "node02", "--job", "13", "--pe", "mpi", "--slots", "2", "--pe-task", "1", "--cwd", "/", "--tmpdir",
+                    shared.toString(), "--starter", starter.toString(), "--", "echo", "slave=[$SGE_HGR_gpu]")
+                    .redirectErrorStream(true);
+            pb.environment().put("RSMAP_SOCKET", otherConfig.socket().toString());
+            pb.environment().put("RSMAP_REQUEST", "gpu=1");
+            pb.environment().put("SGE_HGR_gpu", "0");
+            assertThat(finish(pb.start())).isEqualTo("slave=[]\nexit=0");
+        }
+    }
+
+    @Test
     void aJobRunAsAnotherUser_getsThatUsersIdentityAndEnvironment_noMapRequested() throws Exception {
         String user = jobUser();
         String uid = sh("id -u " + user).strip();

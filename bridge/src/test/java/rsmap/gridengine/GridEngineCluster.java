@@ -1,0 +1,396 @@
+// A real one-host Grid Engine cell for tests: qmaster and execd of a release (Son of Grid Engine 8.1 from
+// the distribution, Open Cluster Scheduler 9.1 built by .ci/build-ocs.sh), configured for rsmapd with qconf
+// from files (src/test/resources/gridengine), and rsmapd with the cgroup v1 device backend.
+package rsmap.gridengine;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+import rsmap.wire.TestClient;
+
+/**
+ * Host {@code hostname}, 4 slots, a pe {@code rsmap} ({@code control_slaves TRUE}), {@code gpu} a plain
+ * consumable of 8 in the scheduler and a resource map in rsmapd: two fake cards (mknod c 195 0 and 1, no
+ * driver: opening one gives ENXIO), each shared four ways, {@code gpu0} an A100, {@code gpu1} an H100. Jobs run
+ * as {@code rsmap-job}, a system user with a shell (a pe task runs through the owner's shell). Job ids start
+ * at a random number, so that the device cgroups {@code rsmap/<job>} of this run name no one else's.
+ */
+final class GridEngineCluster implements AutoCloseable {
+    static final String USER = "rsmap-job";
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Path RESOURCES = Path.of("src", "test", "resources", "gridengine").toAbsolutePath();
+
+    final Release release;
+    final Path dir;
+    final Path work;
+    final String host = hostName();
+    final int firstJobId = 100_000 + new Random().nextInt(800_000);
+    final String cell = "rsmapit" + firstJobId;
+    final int port;
+    private final List<Process> started = new ArrayList<>();
+    private final Thread onExit = new Thread(this::stopAll, "gridengine-cluster-stop");
+    private Authority.Link authority;
+    private boolean cellUp;
+    private boolean closed;
+
+    /** What a command said. */
+    record Run(int code, String out, String err) {
+    }
+
+    private GridEngineCluster(Release release, Path dir, int port) {
+        this.release = release;
+        this.dir = dir;
+        this.work = dir.resolve("work");
+        this.port = port;
+    }
+
+    /** Skips where the release or root or cgroup v1 is missing; under CI=true fails instead (.ci/run provides them). */
+    static void requirePrerequisites(Release release) {
+        List<String> missing = new ArrayList<>();
+        if (!"root".equals(System.getProperty("user.name"))) {
+            missing.add("root");
+        }
+        missing.addAll(release.missing());
+        for (String c : new String[] {"munged", "mungekey"}) { // the authority's link (RSMAP_FILTER, alternatives)
+            if (Stream.of("/usr/sbin", "/usr/bin").noneMatch(d -> Files.isExecutable(Path.of(d, c)))) {
+                missing.add(c + " (apt-get install munge)");
+            }
+        }
+        if (!Files.isRegularFile(Path.of("/sys/fs/cgroup/devices/devices.allow"))) {
+            missing.add("the cgroup v1 devices controller under /sys/fs/cgroup");
+        }
+        String why = release + " needs " + String.join(", ", missing);
+        if (!missing.isEmpty() && "true".equals(System.getenv("CI"))) {
+            throw new AssertionError("CI=true: " + why);
+        }
+        assumeTrue(missing.isEmpty(), why);
+    }
+
+    /** The cell up and configured, rsmapd serving it. */
+    static GridEngineCluster start(Release release) throws IOException, InterruptedException {
+        requirePrerequisites(release);
+        Path dir = Files.createTempDirectory("rsmap-ge");
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x")); // the job user's hooks
+        GridEngineCluster c = new GridEngineCluster(release, dir, freePort());
+        Runtime.getRuntime().addShutdownHook(c.onExit);
+        try {
+            c.startAll();
+            return c;
+        } catch (IOException | InterruptedException | RuntimeException | Error e) {
+            c.close();
+            throw e;
+        }
+    }
+
+    private void startAll() throws IOException, InterruptedException {
+        mustRun(List.of("sh", "-c", "id -u " + USER + " >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh "
+                + USER));
+        for (String d : new String[] {"hooks", "dev", "log", "cell"}) {
+            Files.createDirectories(dir.resolve(d));
+        }
+        Files.createDirectories(work);
+        Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwxrwxrwx"));
+        for (int i = 0; i < 2; i++) {
+            Path n = device(i);
+            mustRun(List.of("mknod", n.toString(), "c", "195", Integer.toString(i)));
+            Files.setPosixFilePermissions(n, PosixFilePermissions.fromString("rw-rw-rw-"));
+        }
+        Path hooks = dir.resolve("hooks");
+        for (String f : new String[] {"rsmap-hook", "rsmap-shell"}) {
+            Files.copy(Path.of("target", f), hooks.resolve(f));
+        }
+        Files.createSymbolicLink(hooks.resolve("rsmap-starter"), Path.of("rsmap-hook"));
+        Files.copy(Path.of("src", "main", "scripts", "rsmap_jsv.sh"), hooks.resolve("rsmap_jsv.sh"));
+        // qmaster runs a JSV in an environment of its own: the settings go in through a wrapper.
+        Files.writeString(hooks.resolve("jsv"), String.join("\n", "#!/bin/sh",
+                "export RSMAP_CLI=" + Path.of("..", "bin", "rsmap").toAbsolutePath().normalize(),
+                "export RSMAP_HOOK=" + hooks.resolve("rsmap-hook"),
+                "export RSMAP_COMPLEXES=" + dir.resolve("complexes"),
+                "export RSMAP_AUTHORITY_SOCKET=" + dir.resolve("authority.sock"),
+                "exec " + hooks.resolve("rsmap_jsv.sh")) + "\n");
+        Files.setPosixFilePermissions(hooks.resolve("jsv"), PosixFilePermissions.fromString("rwxr-xr-x"));
+        // rsmapd's complex table: the map as RSMAP (the scheduler's own table has no such type, or books
+        // the map as a plain consumable), and the instances' characteristics.
+        Files.writeString(dir.resolve("complexes"), String.join("\n",
+                "#name    shortcut type    relop requestable consumable default urgency",
+                "gpu      gpu      RSMAP   <=    YES         HOST       0       0",
+                "devices  dev      STRING  ==    YES         NO         NONE    0",
+                "model    model    CSTRING ==    YES         NO         NONE    0") + "\n");
+
+        authority = Authority.start(dir, this);
+        cell("create");
+        cell("qmaster");
+        cellUp = true;
+        // Before execd starts: execd picks up a changed global configuration (prolog, epilog) only seconds
+        // later, and a job started meanwhile would run without them.
+        mustRun(List.of(RESOURCES.resolve("configure-cell.sh").toString(), "cell", dir.resolve("cell").toString(), host,
+                hooks.toString(), "4"));
+        cell("execd");
+        mustRun(List.of(RESOURCES.resolve("configure-cell.sh").toString(), "host", dir.resolve("cell").toString(), host));
+        // execd's spool is under the name execd resolved for itself (localhost here), not the configured host.
+        Path spool;
+        try (Stream<Path> s = Files.list(dir.resolve("cell").resolve("execd"))) {
+            spool = s.filter(Files::isDirectory).findFirst().orElseThrow(() -> new IllegalStateException(
+                    "execd made no spool directory under " + dir.resolve("cell/execd")));
+        }
+        writeRsmapd(spool);
+        spawn("rsmapd", rsmapd(dir.resolve("rsmapd.conf")));
+        awaitFile(socket(), "rsmapd");
+        Authority.awaitRegistered(authority, host, this);
+    }
+
+    /** rsmapd's Main on {@code conf}, in a JVM of its own (this test's class path). */
+    static List<String> rsmapd(Path conf) {
+        return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-cp", System.getProperty("java.class.path"), "rsmap.daemon.Main", "--config", conf.toString());
+    }
+
+    private void cell(String command) throws IOException, InterruptedException {
+        mustRun(release.cellCommand(RESOURCES, command, dir.resolve("cell"), cell, port));
+    }
+
+    private void writeRsmapd(Path spool) throws IOException {
+        StringBuilder gpu = new StringBuilder("gpu=8(");
+        for (int i = 0; i < 8; i++) {
+            int card = i / 4;
+            gpu.append(i == 0 ? "" : " ").append("gpu").append(card).append("[devices=").append(device(card))
+                    .append(":rw,model=").append(card == 0 ? "A100" : "H100").append(']');
+        }
+        Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n",
+                "complexes = complexes",
+                "host = " + host,
+                "complex_values = " + gpu + ")",
+                "socket = rsmapd.sock",
+                "socket_group = root",
+                "socket_mode = 0666", // the starter and rsmap-shell connect as the job's owner
+                "state_dir = rsmap-state",
+                "device_backend = cgroup-v1",
+                "execd_spool = " + spool,
+                "attributes = cpu_speed=2.4GHz", // what RSMAP_FILTER is tested against, through the authority
+                "realloc_max_grow = gpu=1", // a job may grow by one gpu instance through rsmap-shell (docs/realloc.md)
+                String.join("\n", authority.hostLines()),
+                "reconcile_interval = 5") + "\n");
+    }
+
+    Path socket() {
+        return dir.resolve("rsmapd.sock");
+    }
+
+    Path device(int i) {
+        return dir.resolve("dev").resolve("nvidia" + i);
+    }
+
+    /** The environment of the cell's commands: SGE_ROOT, SGE_CELL, the ports, PATH with the release's binaries. */
+    Map<String, String> cellEnv() {
+        Map<String, String> env = new LinkedHashMap<>(release.env());
+        env.put("SGE_CELL", cell);
+        env.put("SGE_QMASTER_PORT", Integer.toString(port));
+        env.put("SGE_EXECD_PORT", Integer.toString(port + 1));
+        env.put("RSMAP_SOCKET", socket().toString()); // execd hands its own environment on to the hooks
+        env.put("FIRST_JOB_ID", Integer.toString(firstJobId));
+        return env;
+    }
+
+    /** A command as root in the cell's environment. */
+    Run run(String... command) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("env")); // the release's PATH finds the command, not this JVM's
+        cmd.addAll(List.of(command));
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile());
+        pb.environment().putAll(cellEnv());
+        return finish(pb, cmd);
+    }
+
+    /** A command as the job user, in a clean environment (qsub -V would hand it to the job) plus {@code env}. */
+    Run asUser(Map<String, String> env, String... command) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("runuser", "-u", USER, "--", "env", "-i", "HOME=" + work));
+        cellEnv().forEach((k, v) -> cmd.add(k + "=" + v));
+        env.forEach((k, v) -> cmd.add(k + "=" + v));
+        cmd.addAll(List.of(command));
+        return finish(new ProcessBuilder(cmd).directory(work.toFile()), cmd);
+    }
+
+    private static Run finish(ProcessBuilder pb, List<String> command) throws IOException, InterruptedException {
+        Path out = Files.createTempFile("rsmap-run", ".out");
+        Path err = Files.createTempFile("rsmap-run", ".err");
+        try {
+            Process p = pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+            if (!p.waitFor(150, TimeUnit.SECONDS)) {
+                p.destroyForcibly().waitFor();
+                throw new IllegalStateException(command + " did not end in 150 s");
+            }
+            return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
+        } finally {
+            Files.deleteIfExists(out);
+            Files.deleteIfExists(err);
+        }
+    }
+
+    void mustRun(List<String> command) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile());
+        pb.environment().putAll(cellEnv());
+        Run r = finish(pb, command);
+        if (r.code() != 0) {
+            throw new IllegalStateException(command + " exited " + r.code() + ": " + r.out() + r.err());
+        }
+    }
+
+    void spawn(String name, List<String> command) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).directory(dir.toFile())
+                .redirectOutput(dir.resolve("log").resolve(name + ".out").toFile());
+        started.add(pb.start());
+    }
+
+    void awaitFile(Path file, String who) throws IOException, InterruptedException {
+        for (int i = 0; i < 600 && !Files.exists(file); i++) {
+            for (Process p : started) {
+                if (!p.isAlive()) {
+                    throw new IllegalStateException(who + " is not running (exit " + p.exitValue() + "):\n" + logs());
+                }
+            }
+            Thread.sleep(50);
+        }
+        if (!Files.exists(file)) {
+            throw new IllegalStateException(who + " did not create " + file + " in 30 s:\n" + logs());
+        }
+    }
+
+    /** rsmapd's log and the tail of qmaster's and execd's messages, for a failure message. */
+    String logs() throws IOException {
+        StringBuilder b = new StringBuilder();
+        List<Path> files = new ArrayList<>(List.of(dir.resolve("log/rsmapd.out")));
+        for (String m : new String[] {"cell/qmaster/messages", "cell/execd"}) {
+            Path p = dir.resolve(m);
+            if (Files.isDirectory(p)) {
+                try (Stream<Path> s = Files.walk(p, 2)) {
+                    s.filter(f -> f.getFileName().toString().equals("messages")).forEach(files::add);
+                }
+            } else {
+                files.add(p);
+            }
+        }
+        for (Path p : files) {
+            if (Files.isRegularFile(p)) {
+                List<String> lines = Files.readAllLines(p, StandardCharsets.ISO_8859_1);
+                b.append("==> ").append(p).append(" <==\n");
+                lines.subList(Math.max(0, lines.size() - 30), lines.size()).forEach(l -> b.append(l).append('\n'));
+            }
+        }
+        return b.toString();
+    }
+
+    /** What rsmapd holds: job (job.task for an array task) -> its gpu identifiers on this host (QUERY as root). */
+    Map<String, List<String>> held() throws Exception {
+        try (TestClient c = new TestClient(socket())) {
+            c.call(Frame.of(1, Code.INIT.value(), Session.VERSION));
+            JsonNode q = JSON.readTree(c.call(Frame.of(2, Code.QUERY.value())).get(0).text(0));
+            Map<String, List<String>> out = new LinkedHashMap<>();
+            for (JsonNode j : q.path("jobs")) {
+                List<String> ids = new ArrayList<>();
+                j.path("grants").path(host).path("gpu").forEach(i -> ids.add(i.asText()));
+                String task = j.path("task").asText("");
+                out.put(j.path("job").asText() + (task.isEmpty() || task.equals("undefined") ? "" : "." + task), ids);
+            }
+            return out;
+        }
+    }
+
+    /** Waits until rsmapd holds nothing for {@code job} (null: for any job); returns what it still holds. */
+    Map<String, List<String>> awaitReleased(String job) throws Exception {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        Map<String, List<String>> h = held();
+        while ((job == null ? !h.isEmpty() : h.containsKey(job)) && System.nanoTime() < end) {
+            Thread.sleep(100);
+            h = held();
+        }
+        return h;
+    }
+
+    /** Deletes every job, stops execd and qmaster and rsmapd by pid, removes the cell, cgroups and files. */
+    @Override
+    public void close() {
+        stopAll();
+        try {
+            Runtime.getRuntime().removeShutdownHook(onExit);
+        } catch (IllegalStateException shuttingDown) {
+            // the hook runs (or ran) anyway
+        }
+    }
+
+    private synchronized void stopAll() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            if (cellUp) {
+                run("qdel", "-f", "-u", USER);
+                Thread.sleep(1000);
+            }
+            cell("stop");
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            System.err.println("gridengine cluster: stopping the cell: " + e);
+        }
+        for (Process p : started) {
+            p.destroy();
+            try {
+                if (!p.waitFor(15, TimeUnit.SECONDS)) {
+                    p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+        for (int id = firstJobId; id < firstJobId + 200; id++) {
+            Leftovers.removeCgroup(Path.of("/sys/fs/cgroup/devices/rsmap", Integer.toString(id)));
+        }
+        Leftovers.deleteTree(dir);
+    }
+
+    private static int freePort() throws IOException {
+        for (int tries = 0; tries < 20; tries++) {
+            int p;
+            try (ServerSocket s = new ServerSocket(0)) {
+                p = s.getLocalPort();
+            }
+            try (ServerSocket next = new ServerSocket(p + 1)) {
+                return p; // qmaster on p, execd on p + 1
+            } catch (IOException taken) {
+                // try another pair
+            }
+        }
+        throw new IOException("no two free neighbouring ports");
+    }
+
+    private static String hostName() {
+        try {
+            Process p = new ProcessBuilder("hostname").redirectErrorStream(true).start();
+            String h = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            p.waitFor();
+            return h.isEmpty() ? "localhost" : h;
+        } catch (IOException e) {
+            return "localhost";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "localhost";
+        }
+    }
+}
