@@ -91,6 +91,17 @@ final class Generations {
         } catch (IOException e) {
             throw new Session.CommandException(e.getMessage());
         }
+        // A host reads its GPUs again: a lost card leaves a built gpu_map, which a job holding it refuses.
+        GpuHost gpus = GpuHost.NONE;
+        if (!config.isAuthority()) {
+            try {
+                GpuHost.Filled filled = GpuHost.discover(next, log).fill(next, s.table, configFile, log);
+                next = filled.config();
+                gpus = filled.gpus();
+            } catch (IOException e) {
+                throw new Session.CommandException(e.getMessage());
+            }
+        }
         List<String> unchangeable = new ArrayList<>();
         if (!next.host().equals(config.host())) {
             unchangeable.add("host");
@@ -117,6 +128,7 @@ final class Generations {
             reconfigure(next.complexValues(), next.globalComplexValues());
             log.note(Log.Level.INFO, "RELOAD: configuration generation " + s.generation);
         }
+        s.gpus = gpus;
         rsmap.realloc.Policy policy = rsmap.realloc.Policy.named(next.reallocPolicy()).orElseThrow();
         if (next.realloc() != s.reallocOn || !policy.name().equals(s.reallocPolicy.name())) {
             // Not a generation: what may be granted is the same; off answers every waiting realloc UNSUPPORTED.

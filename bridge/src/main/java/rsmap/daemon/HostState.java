@@ -48,6 +48,8 @@ final class HostState {
      */
     final Map<String, Job> bare = new LinkedHashMap<>();
     Cluster cluster;
+    /** The host's GPUs (NVML, gpu_map): set at start and by each accepted RELOAD; NONE on an authority. */
+    GpuHost gpus = GpuHost.NONE;
     /** Reallocation over {@link #cluster} (issue 13): a new one with every new cluster ({@link #install}). */
     rsmap.realloc.Reallocs reallocs;
     /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
@@ -116,6 +118,11 @@ final class HostState {
             log.note(Log.Level.INFO, "host " + config.host() + " attributes " + attributes.text() + (slots.isPresent()
                     ? " slots=" + slots.getAsInt() : ""));
         }
+    }
+
+    /** A job's environment when it holds {@code grant}: its SGE_HGR_*, and the variable naming its cards. */
+    Map<String, String> environment(rsmap.alloc.Grant grant) {
+        return gpus.environment(grant.environment(host()));
     }
 
     /** This host as filters see it. */

@@ -67,7 +67,8 @@ public final class Nvml {
         try {
             return new Nvml(library, Native.load(library, NvmlLibrary.class), pciDevices);
         } catch (UnsatisfiedLinkError e) {
-            String why = e.getMessage() == null ? "" : e.getMessage().lines().findFirst().orElse("");
+            String why = e.getMessage() == null ? "" : e.getMessage().lines().findFirst().orElse("").strip()
+                    .replaceAll(":$", "");
             throw new NvmlException("dlopen " + library, LIBRARY_NOT_FOUND, "cannot be loaded"
                     + (why.isEmpty() ? "" : ": " + (why.length() > 200 ? why.substring(0, 200) + "..." : why)));
         }
