@@ -9,9 +9,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-final class GpuStub {
+public final class GpuStub {
     /** Built by the native-stubs module. */
-    static final Path LIBRARY = Path.of("..", "native-stubs", "target", "libnvidia-ml.so.1").toAbsolutePath()
+    public static final Path LIBRARY = Path.of("..", "native-stubs", "target", "libnvidia-ml.so.1").toAbsolutePath()
             .normalize();
 
     private interface LibC extends Library {
@@ -24,7 +24,7 @@ final class GpuStub {
     }
 
     /** Writes {@code description} to {@code file} and points NVML (of this process and its children) at it. */
-    static Path use(Path file, String description) throws Exception {
+    public static Path use(Path file, String description) throws Exception {
         Files.createDirectories(file.getParent());
         Files.writeString(file, description);
         LIBC.setenv("RSMAP_NVML_STUB", file.toString(), 1);
@@ -32,19 +32,19 @@ final class GpuStub {
     }
 
     /** The UUID of card {@code i}. */
-    static String uuid(int i) {
+    public static String uuid(int i) {
         return String.format("GPU-%08x-1111-2222-3333-444455556666", i);
     }
 
     /** Card {@code i}: {@code model}, minor i, 80 GiB, PCI bus 0x3B + i, NUMA node i / 4. */
-    static String card(int i, String model, boolean lost) {
+    public static String card(int i, String model, boolean lost) {
         return String.format("{\"uuid\":\"%s\",\"name\":\"%s\",\"minor\":%d,\"memory_mib\":81920,"
                 + "\"pci_bus_id\":\"00000000:%02X:00.0\",\"numa_node\":%d,\"compute_capability\":\"8.0\"%s}",
                 uuid(i), model, i, 0x3B + i, i / 4, lost ? ",\"lost\":true" : "");
     }
 
     /** {@code n} A100 cards. */
-    static String cards(int n) {
+    public static String cards(int n) {
         List<String> gpus = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             gpus.add(card(i, "NVIDIA A100-SXM4-80GB", false));
@@ -52,12 +52,12 @@ final class GpuStub {
         return description(gpus);
     }
 
-    static String description(List<String> gpus) {
+    public static String description(List<String> gpus) {
         return "{\"driver\":\"550.54.15\",\"cuda\":\"12.4\",\"gpus\":[" + String.join(",", gpus) + "]}";
     }
 
     /** The complex table lines of the characteristics the example table lacks (uuid, pci, compute_capability). */
-    static void declareAll(Path complexes) throws Exception {
+    public static void declareAll(Path complexes) throws Exception {
         Files.writeString(complexes, Files.readString(complexes)
                 + "uuid                uuid       STRING      ==    YES         NO         NONE     0\n"
                 + "pci                 pci        STRING      ==    YES         NO         NONE     0\n"
