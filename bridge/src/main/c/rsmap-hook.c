@@ -121,12 +121,14 @@ static char granted[RSMAP_MAX_FRAME];
 static size_t granted_used;
 static int granted_count;
 
-/* Whether line is NAME=value with NAME a plain variable name. */
-static int variable_line(const char *line) {
-    const char *p = line;
-    if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_')) return 0;
-    while ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_') p++;
-    return *p == '=';
+/* Whether line sets a variable the answer may set: SGE_HGR_<map>, or one of the GPU variables rsmapd.conf's
+ * gpu_env may name (docs/gpus.md) - never another of the job's environment (LD_PRELOAD, PATH, ...). */
+static int ours(const char *line) {
+    static const char *const gpu[] = {"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=", "GPU_DEVICE_ORDINAL="};
+    if (!strncmp(line, "SGE_HGR_", 8)) return strchr(line, '=') != NULL;
+    for (size_t i = 0; i < sizeof gpu / sizeof *gpu; i++)
+        if (!strncmp(line, gpu[i], strlen(gpu[i]))) return 1;
+    return 0;
 }
 
 /* Whether the answer set the variable of env entry e ("NAME=value"). */
@@ -140,8 +142,8 @@ static int set_by_answer(const char *e) {
 static int keep_granted(void *ctx, const char *line) {
     (void)ctx;
     size_t len = strlen(line);
-    /* The trusted answer's variables only: the grant's, nothing the job's owner could have written. */
-    if (!variable_line(line) || granted_used + len + 1 > sizeof granted) return 0;
+    /* The grant's variables only: the answer sets nothing else of the job's environment. */
+    if (!ours(line) || granted_used + len + 1 > sizeof granted) return 0;
     memcpy(granted + granted_used, line, len + 1);
     granted_used += len + 1;
     granted_count++;

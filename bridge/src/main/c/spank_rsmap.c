@@ -365,13 +365,15 @@ static void drop_brought(spank_t sp) {
     if (n == 64) drop_brought(sp);
 }
 
-/* The answer's NAME=value lines: SGE_HGR_* and, where gpu_map is built from NVML, the variable naming the
- * job's cards (CUDA_VISIBLE_DEVICES, docs/gpus.md), set over the task's own value. */
+/* The answer's SGE_HGR_* and, where gpu_map is built from NVML, the variable naming the job's cards (one
+ * of those gpu_env may name, docs/gpus.md), set over the task's own value; nothing else. */
 static int set_granted(void *ctx, const char *name_value) {
+    static const char *const gpu[] = {"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=", "GPU_DEVICE_ORDINAL="};
     const char *eq = strchr(name_value, '=');
-    if (!eq || eq == name_value || name_value[0] == '{') return 0; /* the STATE JSON, or not a variable */
-    for (const char *p = name_value; p < eq; p++)
-        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_')) return 0;
+    int gpu_variable = 0;
+    for (size_t i = 0; i < sizeof gpu / sizeof *gpu; i++)
+        if (!strncmp(name_value, gpu[i], strlen(gpu[i]))) gpu_variable = 1;
+    if (!eq || (strncmp(name_value, "SGE_HGR_", 8) != 0 && !gpu_variable)) return 0; /* ours only */
     char name[256];
     if ((size_t)(eq - name_value) >= sizeof name) return -1;
     snprintf(name, sizeof name, "%.*s", (int)(eq - name_value), name_value);

@@ -15,7 +15,8 @@ import rsmap.ParseException;
  * gpu_shares   = 1                   # instances per card of a built map (1 to 64)
  * gpu_id       = index               # index | uuid: the ids of a built map
  * gpu_check    = strict              # strict | warn: a hand-written gpu_map that is not the hardware
- * gpu_env      = CUDA_VISIBLE_DEVICES  # the variable with the granted cards' UUIDs; off: none
+ * gpu_env      = CUDA_VISIBLE_DEVICES  # the variable with the granted cards' UUIDs (or NVIDIA_VISIBLE_DEVICES,
+ *                                    # GPU_DEVICE_ORDINAL); off: none
  * gpu_dev_dir  = /dev                # where /dev/nvidiaN, nvidiactl, nvidia-uvm(-tools) are looked up
  * </pre>
  *
@@ -31,7 +32,13 @@ public record GpuSettings(Optional<String> nvmlLibrary, Optional<String> gpuMap,
     /** The keys, all an execution host's. */
     static final java.util.List<String> KEYS = java.util.List.of("nvml_library", "gpu_map", "gpu_shares", "gpu_id",
             "gpu_check", "gpu_env", "gpu_dev_dir");
-    /** A map's name, and an environment variable's. */
+    /**
+     * The variables gpu_env may name: those the starter and the SPANK plugin take from rsmapd's answer beside
+     * SGE_HGR_* (nothing else of a job's environment is rsmapd's to set).
+     */
+    static final java.util.List<String> ENV_NAMES = java.util.List.of("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+            "GPU_DEVICE_ORDINAL");
+    /** A map's name. */
     private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
 
     /** The defaults: NVML from the loader, no gpu_map. */
@@ -68,8 +75,8 @@ public record GpuSettings(Optional<String> nvmlLibrary, Optional<String> gpuMap,
             throw lines.error("gpu_check is strict or warn, not '" + Config.printable(check) + "'", where.get("gpu_check"));
         }
         String env = values.getOrDefault("gpu_env", "CUDA_VISIBLE_DEVICES");
-        if (!env.equals("off") && (!NAME.matcher(env).matches() || env.startsWith("SGE_HGR_"))) {
-            throw lines.error("gpu_env is off or an environment variable's name (not SGE_HGR_*), not '"
+        if (!env.equals("off") && !ENV_NAMES.contains(env)) {
+            throw lines.error("gpu_env is off or one of " + String.join(", ", ENV_NAMES) + ", not '"
                     + Config.printable(env) + "'", where.get("gpu_env"));
         }
         Path devDir = dir.resolve(values.getOrDefault("gpu_dev_dir", "/dev")).normalize();

@@ -116,8 +116,8 @@ class GpuDaemonTest {
         try (Daemon d = TestDaemon.start(config(GpuStub.cards(1), "NONE", "gpu_env = off"))) {
             assertThat(start(d, "1", "gpu=1").path("env").has("CUDA_VISIBLE_DEVICES")).isFalse();
         }
-        try (Daemon d = TestDaemon.start(config(GpuStub.cards(1), "NONE", "gpu_env = MY_GPUS"))) {
-            assertThat(start(d, "1", "gpu=1").path("env").path("MY_GPUS").asText()).isEqualTo(GpuStub.uuid(0));
+        try (Daemon d = TestDaemon.start(config(GpuStub.cards(1), "NONE", "gpu_env = NVIDIA_VISIBLE_DEVICES"))) {
+            assertThat(start(d, "1", "gpu=1").path("env").path("NVIDIA_VISIBLE_DEVICES").asText()).isEqualTo(GpuStub.uuid(0));
         }
     }
 

@@ -43,8 +43,10 @@ class GpuSettingsTest {
             {"gpu_shares = 65", "gpu_shares is a whole number from 1 to 64, not '65'"},
             {"gpu_id = serial", "gpu_id is index or uuid, not 'serial'"},
             {"gpu_check = maybe", "gpu_check is strict or warn, not 'maybe'"},
-            {"gpu_env = SGE_HGR_gpu", "gpu_env is off or an environment variable's name (not SGE_HGR_*), not 'SGE_HGR_gpu'"},
-            {"gpu_env = A-B", "gpu_env is off or an environment variable's name (not SGE_HGR_*), not 'A-B'"},
+            {"gpu_env = SGE_HGR_gpu", "gpu_env is off or one of CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, "
+                + "GPU_DEVICE_ORDINAL, not 'SGE_HGR_gpu'"},
+            {"gpu_env = LD_PRELOAD", "gpu_env is off or one of CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, "
+                + "GPU_DEVICE_ORDINAL, not 'LD_PRELOAD'"},
             {"gpu_map = g(1)", "gpu_map names a resource map of the complex table, not 'g(1)'"},
         };
         for (String[] row : rows) {
