@@ -30,7 +30,7 @@ public record GpuSettings(Optional<String> nvmlLibrary, Optional<String> gpuMap,
     public enum Id { INDEX, UUID }
 
     /** The keys, all an execution host's. */
-    static final java.util.List<String> KEYS = java.util.List.of("nvml_library", "gpu_map", "gpu_shares", "gpu_id",
+    public static final java.util.List<String> KEYS = java.util.List.of("nvml_library", "gpu_map", "gpu_shares", "gpu_id",
             "gpu_check", "gpu_env", "gpu_dev_dir");
     /**
      * The variables gpu_env may name: those the starter and the SPANK plugin take from rsmapd's answer beside
