@@ -112,6 +112,33 @@ class GpuDaemonTest {
     }
 
     @Test
+    void restart_replaysTheJob_withItsCardsVariable() throws Exception {
+        Config c = config(GpuStub.cards(2), "NONE");
+        try (Daemon d = TestDaemon.start(c)) {
+            start(d, "1", "gpu=1[id=1]");
+        }
+        try (Daemon d = TestDaemon.start(c)) {
+            assertThat(d.jobs().get("1").env()).containsEntry("CUDA_VISIBLE_DEVICES", GpuStub.uuid(1))
+                    .containsEntry("SGE_HGR_gpu", "1");
+            assertThat(query(d).path("generation").asInt()).as("the same cards: the same configuration").isEqualTo(1);
+        }
+    }
+
+    @Test
+    void reload_handWrittenMapNoLongerTheHardware_isRefusedInStrict() throws Exception {
+        String values = "gpu=1(0[devices=" + tmp.resolve("dev/nvidia0") + ":rw,uuid=" + GpuStub.uuid(0) + "])";
+        Config c = config(GpuStub.cards(1), values);
+        try (Daemon d = TestDaemon.start(c)) {
+            GpuStub.use(tmp.resolve("nvml.json"), GpuStub.description(List.of(GpuStub.card(7, "NVIDIA H200", false)
+                    .replace("\"minor\":7", "\"minor\":0"))));
+            List<Frame> refused = call(d, Code.RELOAD, null);
+            assertThat(refused.get(0).code()).isEqualTo(Code.ERROR.value());
+            assertThat(refused.get(0).text(0)).contains("gpu instance 0: uuid=" + GpuStub.uuid(0) + ", but "
+                    + tmp.resolve("dev/nvidia0") + " is card 0 (uuid=" + GpuStub.uuid(7) + ", model=NVIDIA_H200");
+        }
+    }
+
+    @Test
     void gpuEnvOff_orAnotherName() throws Exception {
         try (Daemon d = TestDaemon.start(config(GpuStub.cards(1), "NONE", "gpu_env = off"))) {
             assertThat(start(d, "1", "gpu=1").path("env").has("CUDA_VISIBLE_DEVICES")).isFalse();
