@@ -60,7 +60,8 @@ class GpuDaemonTest {
 
     @Test
     void builtMap_oneInstancePerCard_withTheDeclaredCharacteristics_andTheFactsInQuery() throws Exception {
-        try (Daemon d = TestDaemon.start(config(GpuStub.cards(2), "NONE"))) {
+        Config c = config(GpuStub.cards(2), "NONE");
+        try (Daemon d = TestDaemon.start(c)) {
             JsonNode q = query(d);
             JsonNode gpu = q.path("maps").path("gpu");
             assertThat(gpu.path("amount").asInt()).isEqualTo(2);
@@ -79,6 +80,13 @@ class GpuDaemonTest {
             assertThat(q.path("nvidia").path("gpus").get(1).path("uuid").asText()).isEqualTo(GpuStub.uuid(1));
             List<Frame> model = call(d, Code.MODEL_DEF, null);
             assertThat(model.toString()).contains("host.nvidia").contains(GpuStub.uuid(1));
+            java.io.StringWriter out = new java.io.StringWriter();
+            int code = rsmap.cli.Main.run(new java.io.PrintWriter(out), new java.io.PrintWriter(new java.io.StringWriter()),
+                    "status", "--socket", c.socket().toString());
+            assertThat(code).isZero();
+            assertThat(out.toString()).contains("nvidia driver 550.54.15, cuda 12.4, 2 gpus\n")
+                    .contains("  gpu 1   " + GpuStub.uuid(1) + "  NVIDIA A100-SXM4-80GB  81920M  numa 0  pci "
+                            + "00000000:3C:00.0  cc 8.0\n");
         }
     }
 
