@@ -26,18 +26,20 @@ if [ "$only" = hook ]; then
 fi
 
 # -fPIC once: the same objects go into the static hook and the shared SPANK plugin.
-for c in rsmap-client rsmap-request slurm-slots; do
+for c in rsmap-client rsmap-trust rsmap-exchange rsmap-json rsmap-request slurm-slots; do
     gcc $cflags -fPIC -c -o "$lib/$c.o" "$here/$c.c"
 done
 rm -f "$lib/librsmap-client.a"
-ar rcs "$lib/librsmap-client.a" "$lib/rsmap-client.o" "$lib/rsmap-request.o"
+ar rcs "$lib/librsmap-client.a" "$lib/rsmap-client.o" "$lib/rsmap-trust.o" "$lib/rsmap-exchange.o" \
+    "$lib/rsmap-json.o" "$lib/rsmap-request.o"
 
 # Static: no dynamic loader runs in the job path (a job start pays for every exec).
 gcc $cflags -I"$here" -static -o "$out/rsmap-hook" "$here/rsmap-hook.c" "$lib/librsmap-client.a"
 # execd runs a starter_method without arguments: the hook is the starter by this name.
 ln -sf rsmap-hook "$out/rsmap-starter"
 # Static too: a job may call it in a loop, and it is installed set-group-ID like the hook.
-gcc $cflags -I"$here" -static -o "$out/rsmap-shell" "$here/rsmap-shell.c" "$lib/librsmap-client.a"
+gcc $cflags -I"$here" -static -o "$out/rsmap-shell" "$here/rsmap-shell.c" "$here/rsmap-shell-args.c" \
+    "$lib/librsmap-client.a"
 [ "$only" = hook ] && exit 0
 
 # The test drivers of the table-free parts (request form, slots): RequestCheckIT, SlurmSlotsIT.
@@ -54,4 +56,5 @@ if [ -z "$spank_h" ]; then
     exit 0
 fi
 # A SPANK plugin resolves spank_* and slurm_* from the Slurm process that loads it: no -lslurm.
-gcc $cflags -fPIC -shared -o "$out/spank_rsmap.so" "$here/spank_rsmap.c" "$lib/slurm-slots.o" "$lib/librsmap-client.a"
+gcc $cflags -fPIC -shared -o "$out/spank_rsmap.so" "$here/spank_rsmap.c" "$here/spank_rsmap_node.c" "$lib/slurm-slots.o" \
+    "$lib/librsmap-client.a"

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,13 +12,42 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
-static int write_all(int fd, const void *buf, size_t len) {
+long long rsmap_now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Waits until fd is ready for `events` or the deadline passed (0: no deadline). 0, or -1 with errno EAGAIN
+ * (the deadline: what SO_RCVTIMEO would say) or poll's. */
+static int ready(int fd, short events, long long deadline) {
+    if (deadline <= 0) return 0;
+    for (;;) {
+        long long left = deadline - rsmap_now_ms();
+        if (left <= 0) {
+            errno = EAGAIN;
+            return -1;
+        }
+        struct pollfd p = { .fd = fd, .events = events };
+        int n = poll(&p, 1, left > 60000 ? 60000 : (int)left);
+        if (n > 0) return 0;
+        if (n < 0 && errno != EINTR) return -1;
+    }
+}
+
+static int write_all(int fd, const void *buf, size_t len, long long deadline) {
     const char *p = buf;
     while (len > 0) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL); /* a daemon gone mid-write is EPIPE, not a SIGPIPE death */
+        /* a daemon gone mid-write is EPIPE, not a SIGPIPE death; with a deadline a full buffer waits in poll */
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL | (deadline > 0 ? MSG_DONTWAIT : 0));
         if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && deadline > 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (ready(fd, POLLOUT, deadline) < 0) return -1;
+            continue;
+        }
         if (n <= 0) return -1;
         p += n;
         len -= (size_t)n;
@@ -25,9 +55,10 @@ static int write_all(int fd, const void *buf, size_t len) {
     return 0;
 }
 
-static int read_all(int fd, void *buf, size_t len) {
+static int read_all(int fd, void *buf, size_t len, long long deadline) {
     char *p = buf;
     while (len > 0) {
+        if (ready(fd, POLLIN, deadline) < 0) return -1;
         ssize_t n = read(fd, p, len);
         if (n < 0 && errno == EINTR) continue;
         if (n == 0) errno = ECONNRESET; /* the end came early: lost, not timed out (EAGAIN) */
@@ -38,7 +69,40 @@ static int read_all(int fd, void *buf, size_t len) {
     return 0;
 }
 
+/* connect() that gives up at the deadline: non-blocking, so that a full listen backlog (EAGAIN on a Unix
+ * socket: the server does not accept, e.g. stopped) is tried again every 20 ms instead of blocking. */
+static int connect_by(int fd, const struct sockaddr_un *a, long long deadline) {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) return -1;
+    int r;
+    for (;;) {
+        r = connect(fd, (const struct sockaddr *)a, sizeof *a);
+        if (r == 0 || (errno != EAGAIN && errno != EINTR && errno != EINPROGRESS)) break;
+        if (errno == EINPROGRESS) {
+            int e = 0;
+            socklen_t el = sizeof e;
+            if (ready(fd, POLLOUT, deadline) < 0) {
+                errno = ETIMEDOUT;
+                return -1;
+            }
+            r = getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0 ? -1 : e ? (errno = e, -1) : 0;
+            break;
+        }
+        if (rsmap_now_ms() + 20 >= deadline) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        usleep(20000);
+    }
+    if (r == 0 && fcntl(fd, F_SETFL, flags) < 0) return -1; /* blocking again: every later wait polls */
+    return r;
+}
+
 int rsmap_connect(const char *path, char *why, size_t cap) {
+    return rsmap_connect_by(path, rsmap_now_ms() + RSMAP_CONNECT_MS, why, cap);
+}
+
+int rsmap_connect_by(const char *path, long long deadline, char *why, size_t cap) {
     if (!path || !*path) path = getenv("RSMAP_SOCKET"); /* honoured: the peer check below decides */
     if (!path || !*path) path = "/run/rsmap/rsmapd.sock";
     struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -49,9 +113,10 @@ int rsmap_connect(const char *path, char *why, size_t cap) {
     }
     strcpy(a.sun_path, path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+    if (fd < 0 || connect_by(fd, &a, deadline) < 0) {
         int e = errno;
-        snprintf(why, cap, "cannot reach rsmapd at %s: %s", path, strerror(e));
+        if (e == ETIMEDOUT) snprintf(why, cap, "cannot reach rsmapd at %s: it did not accept the connection in time", path);
+        else snprintf(why, cap, "cannot reach rsmapd at %s: %s", path, strerror(e));
         if (fd >= 0) close(fd);
         errno = e;
         return -1;
@@ -64,141 +129,11 @@ int rsmap_connect(const char *path, char *why, size_t cap) {
     return fd;
 }
 
-/* --- who may answer (rsmap_check_server) --- */
-
-enum { CONF_MAX = 16 << 20 };
-
-/* Java's String.strip() for ASCII, as rsmapd trims keys and values. */
-static int blank(char c) {
-    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
-}
-
-/* daemon_user of the text of rsmapd.conf, read as rsmapd reads it (rsmap.daemon.Config, rsmap.Continuation):
- * first every backslash-newline is removed (also inside a comment: the next line is then comment too, and
- * a `daemon_user =` inside a continued complex_values is a value, not a setting), then per line `#` starts
- * a comment and `key = value` is trimmed, the key in any case. 1 with the value in user, 0 when not set,
- * -1 when set twice or empty (rsmapd would refuse that file: so do we). */
-static int find_daemon_user(char *text, size_t len, char *user, size_t ucap) {
-    size_t o = 0;
-    for (size_t i = 0; i < len;) {
-        if (text[i] == '\\' && i + 1 < len && text[i + 1] == '\n') i += 2;
-        else if (text[i] == '\\' && i + 2 < len && text[i + 1] == '\r' && text[i + 2] == '\n') i += 3;
-        else text[o++] = text[i++];
-    }
-    int found = 0;
-    for (size_t start = 0; start < o;) {
-        size_t end = start;
-        while (end < o && text[end] != '\n') end++;
-        size_t stop = start;
-        while (stop < end && text[stop] != '#') stop++;
-        size_t eq = start;
-        while (eq < stop && text[eq] != '=') eq++;
-        if (eq < stop) {
-            size_t k0 = start, k1 = eq, v0 = eq + 1, v1 = stop;
-            while (k0 < k1 && blank(text[k0])) k0++;
-            while (k1 > k0 && blank(text[k1 - 1])) k1--;
-            while (v0 < v1 && blank(text[v0])) v0++;
-            while (v1 > v0 && blank(text[v1 - 1])) v1--;
-            if (k1 - k0 == 11 && strncasecmp(text + k0, "daemon_user", 11) == 0) {
-                if (found || v1 == v0 || v1 - v0 >= ucap || memchr(text + v0, '\0', v1 - v0)) return -1;
-                memcpy(user, text + v0, v1 - v0);
-                user[v1 - v0] = '\0';
-                found = 1;
-            }
-        }
-        start = end + 1;
-    }
-    return found;
-}
-
-/* The installed configuration's daemon_user: 1 (user set, "root" by default), 0 when conf does not exist,
- * -1 with the reason in why when it cannot be believed: only a regular file of root's that nobody else may
- * write can say who serves root's hooks. fstat on the open file: what is checked is what is read. */
-static int daemon_user(const char *conf, char *user, size_t ucap, char *why, size_t cap) {
-    int fd = open(conf, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK); /* O_NONBLOCK: a FIFO must not hang us */
-    if (fd < 0) {
-        if (errno == ENOENT) return 0;
-        snprintf(why, cap, "cannot read %s (%s), which says who may serve", conf, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    const char *bad = NULL;
-    if (fstat(fd, &st) < 0) bad = strerror(errno);
-    else if (!S_ISREG(st.st_mode)) bad = "it is not a regular file";
-    else if (st.st_uid != 0) bad = "it is not owned by root";
-    else if (st.st_mode & (S_IWGRP | S_IWOTH)) bad = "it is writable by group or others";
-    else if (st.st_size > CONF_MAX) bad = "it is larger than 16 MiB";
-    char *text = bad ? NULL : malloc((size_t)st.st_size + 1);
-    if (!bad && (!text || read_all(fd, text, (size_t)st.st_size) < 0)) bad = "it cannot be read whole";
-    close(fd);
-    int r = bad ? -1 : find_daemon_user(text, (size_t)st.st_size, user, ucap);
-    free(text);
-    if (bad) {
-        snprintf(why, cap, "%s cannot say who may serve: %s", conf, bad);
-        return -1;
-    }
-    if (r < 0) {
-        snprintf(why, cap, "%s sets daemon_user twice, empty or too long", conf);
-        return -1;
-    }
-    if (r == 0) snprintf(user, ucap, "root");
-    return 1;
-}
-
-/* The uid of a user of /etc/passwd. Not getpwnam: rsmap-hook is static, and NSS modules loaded into a static
- * binary crash it (glibc's warning); the daemon's user is a local system account. 0 or -1. */
-static int passwd_uid(const char *name, uid_t *uid) {
-    FILE *f = fopen("/etc/passwd", "re");
-    if (!f) return -1;
-    struct passwd pw, *p;
-    char buf[16384];
-    int r = -1;
-    while (fgetpwent_r(f, &pw, buf, sizeof buf, &p) == 0) {
-        if (!strcmp(p->pw_name, name)) {
-            *uid = p->pw_uid;
-            r = 0;
-            break;
-        }
-    }
-    fclose(f);
-    return r;
-}
-
-int rsmap_check_server(int fd, const char *socket, const char *conf, char *why, size_t cap) {
-    struct ucred cred;
-    socklen_t len = sizeof cred;
-    char user[256], reason[1024];
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || len != sizeof cred) {
-        snprintf(why, cap, "not trusting the server at %s: the kernel does not say who it is (%s)", socket,
-                 strerror(errno));
-        errno = EPERM;
-        return -1;
-    }
-    if (cred.uid == 0) return 0; /* rsmapd runs as root (packaging's unit) */
-    int installed = daemon_user(conf, user, sizeof user, reason, sizeof reason);
-    uid_t trusted;
-    if (installed < 0) {
-        snprintf(why, cap, "not trusting the server at %s (uid %u): %s", socket, (unsigned)cred.uid, reason);
-    } else if (installed == 0) {
-        /* No installed rsmapd: whoever runs the tour as one user runs its daemon too. A job's owner on a real
-         * host cannot use this: there the packages install the configuration. */
-        if (cred.uid == getuid()) return 0;
-        snprintf(why, cap, "not trusting the server at %s: it runs as uid %u, not as root or as this process's "
-                 "user (uid %u; no %s installed)", socket, (unsigned)cred.uid, (unsigned)getuid(), conf);
-    } else if (strcmp(user, "root") != 0 && passwd_uid(user, &trusted) < 0) {
-        snprintf(why, cap, "not trusting the server at %s (uid %u): daemon_user '%s' of %s is not in /etc/passwd",
-                 socket, (unsigned)cred.uid, user, conf);
-    } else if (strcmp(user, "root") != 0 && trusted == cred.uid) {
-        return 0;
-    } else {
-        snprintf(why, cap, "not trusting the server at %s: it runs as uid %u, not as root or daemon_user '%s' of %s",
-                 socket, (unsigned)cred.uid, user, conf);
-    }
-    errno = EPERM;
-    return -1;
-}
-
 int rsmap_send(int fd, unsigned tid, unsigned code, int argc, const char *const *argv) {
+    return rsmap_send_by(fd, 0, tid, code, argc, argv);
+}
+
+int rsmap_send_by(int fd, long long deadline, unsigned tid, unsigned code, int argc, const char *const *argv) {
     size_t body = 12;
     for (int i = 0; i < argc; i++) body += 1 + (size_t)snprintf(NULL, 0, "%zx", strlen(argv[i])) + 1 + strlen(argv[i]);
     if (body > RSMAP_MAX_FRAME) return -1;
@@ -211,7 +146,7 @@ int rsmap_send(int fd, unsigned tid, unsigned code, int argc, const char *const 
         memcpy(frame + p, argv[i], len);
         p += len;
     }
-    int r = write_all(fd, frame, p);
+    int r = write_all(fd, frame, p, deadline);
     free(frame);
     return r;
 }
@@ -230,15 +165,19 @@ static long hex(const char *s, int digits) {
 }
 
 int rsmap_read(int fd, unsigned *tid, int *argc, char **argv, char **buf) {
+    return rsmap_read_by(fd, 0, tid, argc, argv, buf);
+}
+
+int rsmap_read_by(int fd, long long deadline, unsigned *tid, int *argc, char **argv, char **buf) {
     char head[8];
     *buf = NULL;
-    if (read_all(fd, head, 8) < 0) return -1;
+    if (read_all(fd, head, 8, deadline) < 0) return -1;
     long len = hex(head, 8);
     if (len < 12 || len > RSMAP_MAX_FRAME) return -1;
     char *frame = malloc((size_t)len + 1);
     if (!frame) return -1;
     *buf = frame;
-    if (read_all(fd, frame, (size_t)len) < 0) return -1;
+    if (read_all(fd, frame, (size_t)len, deadline) < 0) return -1;
     long t = hex(frame, 8), code = hex(frame + 8, 4);
     if (t < 0 || code < 0) return -1;
     *tid = (unsigned)t;
@@ -266,24 +205,44 @@ int rsmap_call(int fd, unsigned tid, unsigned code, int argc, const char *const 
 }
 
 int rsmap_finish_events(int fd, unsigned tid, rsmap_event_fn event_fn, void *ctx, char *why, size_t cap) {
+    return rsmap_finish_by(fd, 0, tid, event_fn, ctx, why, cap, NULL);
+}
+
+int rsmap_finish_by(int fd, long long deadline, unsigned tid, rsmap_event_fn event_fn, void *ctx, char *why,
+                    size_t cap, enum rsmap_category *category) {
     int failed = 0;
     for (;;) {
         unsigned t;
         int n;
         char *args[RSMAP_MAX_ARGS], *buf;
-        int c = rsmap_read(fd, &t, &n, args, &buf);
+        int c = rsmap_read_by(fd, deadline, &t, &n, args, &buf);
         if (c < 0 || t != tid) {
             free(buf);
+            if (c >= 0) errno = EPROTO; /* another TID: the protocol is not followed */
             return -1;
         }
         if (c == RSMAP_OK || c == RSMAP_ERROR) {
             if (c == RSMAP_ERROR) snprintf(why, cap, "%s", n > 0 ? args[0] : "(no reason given)");
+            if (c == RSMAP_ERROR && category) *category = rsmap_category_of(n > 1 ? args[1] : NULL);
             free(buf);
             return failed && c == RSMAP_OK ? -1 : c;
         }
         if (event_fn && event_fn(ctx, (unsigned)c, n, args) != 0) failed = 1;
         free(buf);
     }
+}
+
+static const char *const CATEGORIES[] = { "none", "busy", "refused", "denied", "malformed", "unavailable", "internal" };
+
+enum rsmap_category rsmap_category_of(const char *word) {
+    for (int i = 1; word && i < (int)(sizeof CATEGORIES / sizeof *CATEGORIES); i++) {
+        if (!strcmp(word, CATEGORIES[i])) return (enum rsmap_category)i;
+    }
+    return RSMAP_CAT_NONE;
+}
+
+const char *rsmap_category_name(enum rsmap_category c) {
+    return (unsigned)c < sizeof CATEGORIES / sizeof *CATEGORIES ? CATEGORIES[c] : "none";
 }
 
 /* rsmap_finish's view of the events: the NAME=value arguments of STATE, one by one. */

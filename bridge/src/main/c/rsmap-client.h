@@ -13,7 +13,7 @@ enum rsmap_code {
     RSMAP_JOB_END = 0x0011,
     RSMAP_QUERY = 0x0012,
     RSMAP_JOB_ENTER = 0x0014,
-    RSMAP_REALLOC = 0x0015, /* issue 13, Flux RFC 51: notes/realloc-protocol.md */
+    RSMAP_REALLOC = 0x0015, /* Flux RFC 51: docs/protocol.md, "Dynamic reallocation" */
     RSMAP_RELEASE = 0x0016,
     RSMAP_REALLOC_CANCEL = 0x0017,
     RSMAP_OK = 0x8000,
@@ -23,6 +23,20 @@ enum rsmap_code {
 };
 
 enum { RSMAP_MAX_FRAME = 1 << 20, RSMAP_MAX_ARGS = 64 };
+
+/* ERROR's second argument (docs/protocol.md, "Error categories"): what a client decides by, never the
+ * reason's words. RSMAP_CAT_NONE: an ERROR without one (a daemon older than the categories), or a word
+ * not in the closed list; the client then falls back to what it did before. */
+enum rsmap_category {
+    RSMAP_CAT_NONE = 0,
+    RSMAP_CAT_BUSY,
+    RSMAP_CAT_REFUSED,
+    RSMAP_CAT_DENIED,
+    RSMAP_CAT_MALFORMED,
+    RSMAP_CAT_UNAVAILABLE,
+    RSMAP_CAT_INTERNAL
+};
+
 
 /* Called with each NAME=value argument of a STATE event after its JSON (the granted SGE_HGR_*). */
 typedef int (*rsmap_env_fn)(void *ctx, const char *name_value);
@@ -38,9 +52,19 @@ typedef int (*rsmap_event_fn)(void *ctx, unsigned code, int argc, char *const *a
 #define RSMAP_SYSCONF "/etc/rsmap/rsmapd.conf"
 #endif
 
+/* How long rsmap_connect waits for a server that does not accept (a full listen backlog). */
+enum { RSMAP_CONNECT_MS = 30000 };
+
 /* Connects to `path`, or $RSMAP_SOCKET, or /run/rsmap/rsmapd.sock, and checks who answers
- * (rsmap_check_server). -1 with errno set and the reason, naming the socket, in why. */
+ * (rsmap_check_server); gives up after RSMAP_CONNECT_MS (errno ETIMEDOUT). -1 with errno set and the
+ * reason, naming the socket, in why. */
 int rsmap_connect(const char *path, char *why, size_t cap);
+
+/* The clock of every deadline below: monotonic milliseconds. */
+long long rsmap_now_ms(void);
+
+/* rsmap_connect that gives up at `deadline` (rsmap_now_ms; non-blocking connect, polled). */
+int rsmap_connect_by(const char *path, long long deadline, char *why, size_t cap);
 
 /* Whether the server on the connected fd may be believed. Anyone can bind a socket where $RSMAP_SOCKET
  * points, and a job's owner sets that variable: so the kernel's word on the server (SO_PEERCRED) decides.
@@ -69,6 +93,84 @@ int rsmap_finish(int fd, unsigned tid, rsmap_env_fn env_fn, void *ctx, char *why
 /* rsmap_finish for every kind of event: each event of `tid` goes whole to event_fn (may be NULL), whose
  * non-zero return is remembered as env_fn's is. The reader of events other than STATE (rsmap-shell's ALLOC). */
 int rsmap_finish_events(int fd, unsigned tid, rsmap_event_fn event_fn, void *ctx, char *why, size_t cap);
+
+/* The category of a word on the wire ("busy", ...); RSMAP_CAT_NONE for NULL or another word. */
+enum rsmap_category rsmap_category_of(const char *word);
+
+/* The word of a category ("busy", ...), "none" for RSMAP_CAT_NONE. */
+const char *rsmap_category_name(enum rsmap_category c);
+
+/* --- one exchange (rsmap-exchange.c): what every C client does, bounded in time --- */
+
+/* What an exchange came to without an answer; else RSMAP_OK or RSMAP_ERROR. */
+enum {
+    RSMAP_UNREACHABLE = -1, /* no connection within the timeout (no socket, refused, a full backlog) */
+    RSMAP_UNTRUSTED = -2,   /* the server is not rsmapd's (rsmap_check_server) */
+    RSMAP_LOST = -3,        /* the connection ended, or a frame did not decode, before the answer */
+    RSMAP_TIMED_OUT = -4,   /* connected, but no whole answer within the timeout (a stopped rsmapd) */
+    RSMAP_INIT_REFUSED = -5 /* INIT answered ERROR: another protocol version, not this host's rsmapd now */
+};
+
+/* One command: connect to `socket` (NULL: $RSMAP_SOCKET, else /run/rsmap/rsmapd.sock) and check who
+ * answers, INIT and the command sent together, then the command's events up to its OK or ERROR, each to
+ * on_event (may be NULL; a non-zero return makes an OK count as RSMAP_LOST). Everything - connect, every
+ * write and read, the retries - ends by one deadline, timeout_ms after the start. An idempotent command
+ * (JOB_START, JOB_END, QUERY) is tried again after a lost connection (rsmapd may have died before it
+ * answered) and, from the second try on, when unreachable (it may be restarting), with reset(ctx) before
+ * each retry; an answer, an untrusted server or the deadline is final. after_connect(ctx) (may be NULL)
+ * runs once connected, before anything is sent: non-zero gives up (RSMAP_UNREACHABLE, the reason in why). */
+struct rsmap_request {
+    const char *socket;
+    unsigned code;
+    const char *arg; /* the one argument: a JSON object */
+    int timeout_ms;
+    int idempotent;
+    rsmap_event_fn on_event;
+    void *ctx;
+    void (*reset)(void *ctx);
+    int (*after_connect)(void *ctx, char *why, size_t cap);
+};
+
+/* The outcome: status RSMAP_OK, RSMAP_ERROR (why: the reason; category) or one of the codes above (why
+ * says what happened, naming the socket or the command). */
+struct rsmap_outcome {
+    int status;
+    enum rsmap_category category;
+    int tries;
+    char why[4096];
+};
+
+void rsmap_exchange(const struct rsmap_request *r, struct rsmap_outcome *out);
+
+/* A timeout in milliseconds: `standard`, or $RSMAP_TIMEOUT seconds when that is a smaller positive whole
+ * number (a test's, or an admin's who wants hooks to give up sooner; never longer than documented). */
+int rsmap_timeout_ms(int standard);
+
+/* --- the JSON argument (rsmap-json.c): one builder for every client --- */
+
+/* A JSON object built member by member; `failed` once memory ran out or a value did not fit. */
+struct rsmap_json {
+    char *s;
+    size_t len, cap;
+    int failed;
+};
+
+void rsmap_json_begin(struct rsmap_json *j);
+/* ,"key":"value" - the value escaped (quotes, backslashes, control characters) */
+void rsmap_json_str(struct rsmap_json *j, const char *key, const char *value);
+/* ,"key":n */
+void rsmap_json_int(struct rsmap_json *j, const char *key, long n);
+/* ,"key":JSON - a value that is JSON already (a list, an object) */
+void rsmap_json_raw(struct rsmap_json *j, const char *key, const char *json);
+/* Closes the object: its text, or NULL (memory ran out); free it with free(). */
+char *rsmap_json_end(struct rsmap_json *j);
+
+/* rsmap_send, rsmap_read and rsmap_finish_events that give up at `deadline` (0: never) with errno EAGAIN;
+ * rsmap_finish_by also says the ERROR's category (may be NULL). */
+int rsmap_send_by(int fd, long long deadline, unsigned tid, unsigned code, int argc, const char *const *argv);
+int rsmap_read_by(int fd, long long deadline, unsigned *tid, int *argc, char **argv, char **buf);
+int rsmap_finish_by(int fd, long long deadline, unsigned tid, rsmap_event_fn event_fn, void *ctx, char *why,
+                    size_t cap, enum rsmap_category *category);
 
 /* INIT with protocol version 1 on a fresh connection: RSMAP_OK, RSMAP_ERROR (why) or -1. */
 int rsmap_init(int fd, char *why, size_t cap);

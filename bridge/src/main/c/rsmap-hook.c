@@ -3,15 +3,22 @@
  * (JOB_ENTER, the granted environment, then exec of the job), epilog (JOB_END). Invoked under the name
  * rsmap-starter (a link; execd passes no arguments to a starter_method) it is the starter.
  *
- * Exit codes as execd reads them (sge_conf(5); docs/integration-ocs.md):
- *   prolog   0 granted (or nothing requested); 99 reschedule the job elsewhere (this host cannot serve it
- *            now, fails the job's RSMAP_FILTER or the admin limit, rsmapd unreachable, or the server is not
- *            trusted); 100 job error (its request or filter is refused, or too long to send whole).
- *   starter  the job's own status once it runs. Before that, fail closed: 99 rsmapd unreachable (execd
- *            reschedules a job that exits 99), 100 rsmapd refused JOB_ENTER, the server is not trusted, or
- *            JOB_ID is missing (job error state), 127 the command cannot be executed.
- *   epilog   0 once the grant is gone (also when there was none); 1 rsmapd unreachable, not trusted, or it
- *            refused JOB_END (execd puts the queue in error state: the grant may still be held).
+ * Exit codes as execd reads them (sge_conf(5); docs/integration-ocs.md), decided by rsmapd's ERROR category
+ * (docs/protocol.md, "Error categories"), never by its wording:
+ *   prolog   0 granted (or nothing requested); 99 reschedule the job elsewhere: ERROR busy, denied,
+ *            unavailable or internal, rsmapd unreachable or not answering within the timeout, or the server
+ *            is not trusted; 100 job error: ERROR refused or malformed (its request or filter), or a value
+ *            too long to send whole. An ERROR without a category (an rsmapd older than the categories):
+ *            100 when its reason starts with "request:" or "filter:" (but not "filter: job filter fails on",
+ *            "filter: admin limit fails on"), else 99.
+ *   starter  the job's own status once it runs. Before that, fail closed: 99 ERROR busy, unavailable or
+ *            internal, rsmapd unreachable or not answering (execd reschedules a job that exits 99); 100
+ *            ERROR refused, denied, malformed or without a category, the server is not trusted, or JOB_ID is
+ *            missing (job error state); 127 the command cannot be executed.
+ *   epilog   0 once the grant is gone (also when there was none); 1 rsmapd unreachable, not answering,
+ *            not trusted, or any ERROR (execd puts the queue in error state: the grant may still be held).
+ * Every wait ends within TIMEOUT_SECONDS (30 s; $RSMAP_TIMEOUT may make it shorter) of the start: connect,
+ * the answer and the retries of JOB_START and JOB_END after a lost connection, all together.
  * Every answer comes from a server the kernel says is root or rsmapd's user (rsmap_check_server): a job's
  * owner sets RSMAP_SOCKET, but cannot make a socket of theirs speak for rsmapd. A job without RSMAP_REQUEST
  * requested no map: the prolog does nothing, but the starter still enters the job (rsmapd puts it under a
@@ -20,74 +27,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include "rsmap-client.h" /* the frames of the agent protocol, shared with the Slurm plugin */
+#include "rsmap-client.h" /* the one exchange of the C clients (rsmap-exchange.c), shared with the Slurm plugin */
 
 enum { EXIT_RESCHEDULE = 99, EXIT_JOB_ERROR = 100, EXIT_CANNOT_EXEC = 127 };
-enum { TIMEOUT_SECONDS = 30, TRIES = 3 };
-/* What an exchange came to when rsmapd gave no answer (else RSMAP_OK or RSMAP_ERROR). */
-enum { UNREACHABLE = -1, UNTRUSTED = -2, LOST = -3, TIMED_OUT = -4 };
+enum { TIMEOUT_SECONDS = 30 };
 
-static const char *command_name(unsigned code) {
-    return code == RSMAP_JOB_START ? "JOB_START" : code == RSMAP_JOB_END ? "JOB_END" : "JOB_ENTER";
+/* One command to rsmapd (rsmap_exchange: connect, peer check, INIT, the answer, all bounded); JOB_START
+ * and JOB_END are idempotent there and tried again after a lost connection. */
+static void call(unsigned code, const char *arg, rsmap_event_fn on_event, void *ctx, void (*reset)(void *),
+                 struct rsmap_outcome *out) {
+    struct rsmap_request r = { .code = code, .arg = arg, .timeout_ms = rsmap_timeout_ms(TIMEOUT_SECONDS * 1000),
+                               .idempotent = code != RSMAP_JOB_ENTER, .on_event = on_event, .ctx = ctx,
+                               .reset = reset };
+    rsmap_exchange(&r, out);
 }
 
-/* One command on a connection of its own: connect (checking who answers), INIT sent with the command
- * without waiting (one round trip less in the job path: frames are answered in order, seed 004 lets a
- * client send commands before earlier ones are answered), then the answer. Each NAME=value line of a STATE
- * event goes to on_line. A daemon that accepts but never answers must not hold a job start forever: after
- * TIMEOUT_SECONDS it counts as gone. RSMAP_OK, RSMAP_ERROR or one of the codes above; why says. */
-static int exchange(unsigned code, const char *arg, rsmap_env_fn on_line, void *ctx, char *why, size_t cap) {
-    int fd = rsmap_connect(NULL, why, cap); /* $RSMAP_SOCKET, else /run/rsmap/rsmapd.sock */
-    if (fd < 0) return errno == EPERM ? UNTRUSTED : UNREACHABLE;
-    struct timeval tv = { .tv_sec = TIMEOUT_SECONDS };
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    const char *version[] = { "1" }, *argv[] = { arg };
-    char refused[1024] = "";
-    const char *during = command_name(code);
-    int r = -1;
-    errno = 0;
-    if (rsmap_send(fd, 1, RSMAP_INIT, 1, version) == 0 && rsmap_send(fd, 2, code, 1, argv) == 0) {
-        r = rsmap_finish(fd, 1, NULL, NULL, refused, sizeof refused);
-        if (r == RSMAP_OK) r = rsmap_finish(fd, 2, on_line, ctx, why, cap);
-        else if (r == RSMAP_ERROR) snprintf(why, cap, "rsmapd refused INIT: %s", refused);
-        else during = "INIT";
+/* The prolog's exit for an answer other than OK (docs/protocol.md, "Error categories"). */
+static int prolog_exit(const struct rsmap_outcome *o) {
+    if (o->status != RSMAP_ERROR) return EXIT_RESCHEDULE; /* no answer: this host cannot serve it now */
+    switch (o->category) {
+    case RSMAP_CAT_REFUSED:
+    case RSMAP_CAT_MALFORMED: return EXIT_JOB_ERROR;
+    case RSMAP_CAT_BUSY:
+    case RSMAP_CAT_DENIED:
+    case RSMAP_CAT_UNAVAILABLE:
+    case RSMAP_CAT_INTERNAL: return EXIT_RESCHEDULE;
+    case RSMAP_CAT_NONE: break;
     }
-    int e = errno;
-    close(fd);
-    if (r == RSMAP_ERROR && *refused) return UNREACHABLE; /* another protocol version: not this host's rsmapd now */
-    if (r >= 0) return r;
-    if (e == EAGAIN || e == EWOULDBLOCK) {
-        snprintf(why, cap, "rsmapd did not answer %s within %d s", during, TIMEOUT_SECONDS);
-        return TIMED_OUT;
-    }
-    snprintf(why, cap, "lost rsmapd during %s", during);
-    return LOST;
+    /* An rsmapd older than the categories: its reasons' first words said it. A request or filter that does
+     * not parse is the job's fault; a host that fails the filter was chosen wrongly by the scheduler. */
+    const char *why = o->why;
+    int job_fault = strncmp(why, "request:", 8) == 0 ||
+        (strncmp(why, "filter:", 7) == 0 && strncmp(why, "filter: job filter fails on ", 28) != 0 &&
+         strncmp(why, "filter: admin limit fails on ", 29) != 0);
+    return job_fault ? EXIT_JOB_ERROR : EXIT_RESCHEDULE;
 }
 
-/* JOB_START and JOB_END once more after a lost answer: rsmapd may have done it and died before it answered,
- * and both are idempotent there (issue 11, hole 6: the same grant again for the same request; OK for a job
- * that holds nothing). Between tries rsmapd may be restarting: unreachable then is tried again too. An
- * answer - OK or ERROR - is final, and so is a server that is not trusted or does not answer in time. */
-static int retried(unsigned code, const char *arg, rsmap_env_fn on_line, void *ctx, void (*reset)(void *),
-                   char *why, size_t cap) {
-    int r = exchange(code, arg, on_line, ctx, why, cap), t = 1;
-    for (; t < TRIES && (r == LOST || (t > 1 && r == UNREACHABLE)); t++) {
-        sleep((unsigned)t); /* 1 s, then 2 s: rsmapd restarts within RestartSec=2s */
-        if (reset) reset(ctx);
-        *why = '\0';
-        r = exchange(code, arg, on_line, ctx, why, cap);
+/* The starter's exit for an answer other than OK: the job does not run here either way. */
+static int starter_exit(const struct rsmap_outcome *o) {
+    switch (o->status) {
+    case RSMAP_ERROR:
+        return o->category == RSMAP_CAT_BUSY || o->category == RSMAP_CAT_UNAVAILABLE ||
+               o->category == RSMAP_CAT_INTERNAL ? EXIT_RESCHEDULE : EXIT_JOB_ERROR;
+    /* A server that is not trusted is most likely the job's own RSMAP_SOCKET: the job's error, not the host's. */
+    case RSMAP_UNTRUSTED: return EXIT_JOB_ERROR;
+    default: return EXIT_RESCHEDULE;
     }
-    if (t > 1 && r < 0) {
-        size_t n = strlen(why);
-        snprintf(why + n, cap - n, " (%d tries)", t);
-    }
-    return r;
 }
 
 /* s as the body of a JSON string in out; -1 and one line on stderr when it does not fit: a cut value would
@@ -99,8 +86,9 @@ static int quoted(char *out, size_t cap, const char *what, const char *s) {
     return -1;
 }
 
-static int write_line(void *ctx, const char *line) {
-    fprintf((FILE *)ctx, "%s\n", line);
+/* Each NAME=value argument of the STATE answer (after its JSON) to the FILE ctx. */
+static int write_lines(void *ctx, unsigned code, int argc, char *const *argv) {
+    for (int i = 1; code == RSMAP_STATE && i < argc; i++) fprintf((FILE *)ctx, "%s\n", argv[i]);
     return 0;
 }
 
@@ -110,6 +98,15 @@ static void restart_file(void *ctx) {
     if (f == stdout) return;
     fflush(f);
     if (ftruncate(fileno(f), 0) == 0) rewind(f);
+}
+
+/* {"job":J,"task":T}: T is SGE_TASK_ID, "undefined" for a job that is not an array. NULL: out of memory. */
+static char *job_task(const char *job, const char *task) {
+    struct rsmap_json j;
+    rsmap_json_begin(&j);
+    rsmap_json_str(&j, "job", job);
+    rsmap_json_str(&j, "task", task && *task ? task : "undefined");
+    return rsmap_json_end(&j);
 }
 
 extern char **environ;
@@ -139,14 +136,17 @@ static int set_by_answer(const char *e) {
     return 0;
 }
 
-static int keep_granted(void *ctx, const char *line) {
+static int keep_granted(void *ctx, unsigned code, int argc, char *const *argv) {
     (void)ctx;
-    size_t len = strlen(line);
-    /* The grant's variables only: the answer sets nothing else of the job's environment. */
-    if (!ours(line) || granted_used + len + 1 > sizeof granted) return 0;
-    memcpy(granted + granted_used, line, len + 1);
-    granted_used += len + 1;
-    granted_count++;
+    for (int i = 1; code == RSMAP_STATE && i < argc; i++) {
+        const char *line = argv[i];
+        size_t len = strlen(line);
+        /* The grant's variables only: the answer sets nothing else of the job's environment. */
+        if (!ours(line) || granted_used + len + 1 > sizeof granted) continue;
+        memcpy(granted + granted_used, line, len + 1);
+        granted_used += len + 1;
+        granted_count++;
+    }
     return 0;
 }
 
@@ -206,18 +206,19 @@ static int starter(char **cmd) {
         fprintf(stderr, "rsmap-hook: JOB_ID is not set: run me from sge_execd\n");
         return EXIT_JOB_ERROR;
     }
-    char why[4096] = "", ej[256], et[256], arg[600];
+    char ej[256], et[256];
     if (quoted(ej, sizeof ej, "JOB_ID", job) < 0 ||
         quoted(et, sizeof et, "SGE_TASK_ID", task && *task ? task : "undefined") < 0)
         return EXIT_JOB_ERROR;
-    snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"%s\"}", ej, et);
-    int r = exchange(RSMAP_JOB_ENTER, arg, keep_granted, NULL, why, sizeof why);
-    if (r != RSMAP_OK) {
-        fprintf(stderr, "rsmap-hook: %s\n", why);
-        /* A server that is not trusted is most likely the job's own RSMAP_SOCKET: the job's error, not the host's. */
-        return r == RSMAP_ERROR || r == UNTRUSTED ? EXIT_JOB_ERROR : EXIT_RESCHEDULE;
+    char *arg = job_task(job, task);
+    struct rsmap_outcome o;
+    call(RSMAP_JOB_ENTER, arg ? arg : "{}", keep_granted, NULL, NULL, &o);
+    free(arg);
+    if (o.status != RSMAP_OK) {
+        fprintf(stderr, "rsmap-hook: %s\n", o.why);
+        return starter_exit(&o);
     }
-    /* Installed set-group-ID rsmap (packaging), the starter can reach a socket of mode 0660; the job must
+    /* Installed set-group-ID rsmap, the starter (packaging) can reach a socket of mode 0660; the job must
      * not keep that group: real, effective and saved group all become the owner's again. */
     gid_t gid = getgid();
     if (getegid() != gid && setresgid(gid, gid, gid) != 0) {
@@ -245,50 +246,68 @@ static int usage(void) {
     return 2;
 }
 
-int main(int argc, char **argv) {
-    const char *name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-    if (*name == '-') name++; /* execd starts a starter_method as a login shell: "-rsmap-starter" */
-    if (!strcmp(name, "rsmap-starter")) return argc >= 2 ? starter(argv + 1) : usage();
-    if (argc >= 2 && !strcmp(argv[1], "starter")) return argc >= 3 ? starter(argv + 2) : usage();
-    if (argc != 2 || (strcmp(argv[1], "prolog") && strcmp(argv[1], "epilog"))) return usage();
-    int prolog = !strcmp(argv[1], "prolog");
-    const char *job = getenv("JOB_ID"), *task = getenv("SGE_TASK_ID"), *slots = getenv("NSLOTS");
-    const char *request = getenv("RSMAP_REQUEST");
-    const char *filter = getenv("RSMAP_FILTER"); /* the job's node filter (issue 15, docs/filters.md) */
+/* epilog: JOB_END. No request needed: JOB_END names the job, and a job that holds nothing here is answered OK. */
+static int epilog(char **args) {
+    (void)args;
+    const char *job = getenv("JOB_ID"), *task = getenv("SGE_TASK_ID");
     if (!job || !*job) {
         fprintf(stderr, "rsmap-hook: JOB_ID is not set: run me from sge_execd\n");
-        return prolog ? EXIT_JOB_ERROR : 1;
-    }
-    char why[4096] = "", ej[256], et[256], eu[256], er[65536];
-    static char ef[65536 + 16], arg[140000];
-    if (quoted(ej, sizeof ej, "JOB_ID", job) < 0 ||
-        quoted(et, sizeof et, "SGE_TASK_ID", task && *task ? task : "undefined") < 0)
-        return prolog ? EXIT_JOB_ERROR : 1;
-    if (!prolog) {
-        /* No request needed: JOB_END names the job, and a job that holds nothing here is answered OK. */
-        snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"%s\"}", ej, et);
-        int r = retried(RSMAP_JOB_END, arg, NULL, NULL, NULL, why, sizeof why);
-        if (r == RSMAP_OK) return 0;
-        /* Refused (not root or the admin, ...) or unanswered: the grant may still be held. execd puts the
-         * queue in error state on a non-zero epilog, so that nothing new starts beside it (issue 11, hole 7). */
-        fprintf(stderr, "rsmap-hook: %s\n", why);
         return 1;
     }
+    char ej[256], et[256];
+    if (quoted(ej, sizeof ej, "JOB_ID", job) < 0 ||
+        quoted(et, sizeof et, "SGE_TASK_ID", task && *task ? task : "undefined") < 0)
+        return 1;
+    char *arg = job_task(job, task);
+    struct rsmap_outcome o;
+    call(RSMAP_JOB_END, arg ? arg : "{}", NULL, NULL, NULL, &o);
+    free(arg);
+    if (o.status == RSMAP_OK) return 0;
+    /* Refused or unanswered: the grant may still be held. execd puts the queue in error state on a non-zero
+     * epilog, so that nothing new starts beside it. */
+    fprintf(stderr, "rsmap-hook: %s\n", o.why);
+    return 1;
+}
+
+/* prolog: JOB_START with the job's request and filter. */
+static int prolog(char **args) {
+    (void)args;
+    const char *job = getenv("JOB_ID"), *task = getenv("SGE_TASK_ID"), *slots = getenv("NSLOTS");
+    const char *request = getenv("RSMAP_REQUEST");
+    const char *filter = getenv("RSMAP_FILTER"); /* the job's node filter (docs/filters.md) */
+    if (!job || !*job) {
+        fprintf(stderr, "rsmap-hook: JOB_ID is not set: run me from sge_execd\n");
+        return EXIT_JOB_ERROR;
+    }
+    char ej[256], et[256], eu[256];
+    static char er[65536], ef[65536 + 16];
+    if (quoted(ej, sizeof ej, "JOB_ID", job) < 0 ||
+        quoted(et, sizeof et, "SGE_TASK_ID", task && *task ? task : "undefined") < 0)
+        return EXIT_JOB_ERROR;
     int filtered = filter && *filter;
     if ((!request || !*request) && !filtered) return 0; /* no map and no filter: nothing to grant or check */
     /* The job's owner, as execd set it in the job's environment (USER, LOGNAME: from the passwd entry of the
      * owner, overriding whatever the job brought): rsmapd admits only this user to JOB_ENTER. */
     const char *user = getenv("USER");
     if (!user || !*user) user = getenv("LOGNAME");
+    /* A cut value would name another job, user or request: too long is refused, never sent cut. */
     if (quoted(eu, sizeof eu, "USER", user ? user : "") < 0 ||
         quoted(er, sizeof er, "RSMAP_REQUEST", request ? request : "") < 0 ||
         (filtered && quoted(ef, sizeof ef, "RSMAP_FILTER", filter) < 0))
         return EXIT_JOB_ERROR;
-    int o = snprintf(arg, sizeof arg, "{\"job\":\"%s\",\"task\":\"%s\"", ej, et);
-    if (*eu) o += snprintf(arg + o, sizeof arg - (size_t)o, ",\"user\":\"%s\"", eu);
-    o += snprintf(arg + o, sizeof arg - (size_t)o, ",\"slots\":%d,\"request\":\"%s\"", slots ? atoi(slots) : 1, er);
-    if (filtered) o += snprintf(arg + o, sizeof arg - (size_t)o, ",\"filter\":\"%s\"", ef);
-    snprintf(arg + o, sizeof arg - (size_t)o, "}");
+    struct rsmap_json j;
+    rsmap_json_begin(&j);
+    rsmap_json_str(&j, "job", job);
+    rsmap_json_str(&j, "task", task && *task ? task : "undefined");
+    if (user && *user) rsmap_json_str(&j, "user", user);
+    rsmap_json_int(&j, "slots", slots ? atoi(slots) : 1);
+    rsmap_json_str(&j, "request", request ? request : "");
+    if (filtered) rsmap_json_str(&j, "filter", filter);
+    char *arg = rsmap_json_end(&j);
+    if (!arg) {
+        fprintf(stderr, "rsmap-hook: out of memory\n");
+        return EXIT_RESCHEDULE;
+    }
     /* For admins: what was granted. The starter does not read it (the job could have written it). */
     const char *dir = getenv("SGE_JOB_SPOOL_DIR");
     char envfile[4096];
@@ -297,22 +316,43 @@ int main(int argc, char **argv) {
         env = fopen(envfile, "w");
         if (!env) {
             fprintf(stderr, "rsmap-hook: cannot write %s: %s\n", envfile, strerror(errno));
+            free(arg);
             return EXIT_RESCHEDULE;
         }
     }
-    int r = retried(RSMAP_JOB_START, arg, write_line, env, restart_file, why, sizeof why);
-    if (env != stdout && fclose(env) != 0 && r == RSMAP_OK) {
+    struct rsmap_outcome o;
+    call(RSMAP_JOB_START, arg, write_lines, env, restart_file, &o);
+    free(arg);
+    if (env != stdout && fclose(env) != 0 && o.status == RSMAP_OK) {
         fprintf(stderr, "rsmap-hook: cannot write %s: %s\n", envfile, strerror(errno));
         return EXIT_RESCHEDULE;
     }
-    if (r == RSMAP_OK) return 0;
-    fprintf(stderr, "rsmap-hook: %s\n", why);
-    /* A request or filter that does not parse is the job's fault; anything else may work on another host:
-     * a host that fails the filter ("filter: job filter fails on ...", "filter: admin limit fails on ...")
-     * was chosen wrongly by the scheduler (FilterCheck.java). */
-    int job_fault = r == RSMAP_ERROR &&
-        (strncmp(why, "request:", 8) == 0 ||
-         (strncmp(why, "filter:", 7) == 0 && strncmp(why, "filter: job filter fails on ", 28) != 0 &&
-          strncmp(why, "filter: admin limit fails on ", 29) != 0));
-    return job_fault ? EXIT_JOB_ERROR : EXIT_RESCHEDULE;
+    if (o.status == RSMAP_OK) return 0;
+    fprintf(stderr, "rsmap-hook: %s\n", o.why);
+    return prolog_exit(&o);
+}
+
+/* The modes: argv[1] (or the name rsmap-starter), and how many arguments each takes after it (-1: any). */
+static const struct mode {
+    const char *name;
+    int (*run)(char **args);
+    int min_args, max_args;
+} MODES[] = {
+    { "prolog", prolog, 0, 0 },
+    { "epilog", epilog, 0, 0 },
+    { "starter", starter, 1, -1 },
+};
+
+int main(int argc, char **argv) {
+    const char *name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    if (*name == '-') name++; /* execd starts a starter_method as a login shell: "-rsmap-starter" */
+    if (!strcmp(name, "rsmap-starter")) return argc >= 2 ? starter(argv + 1) : usage();
+    for (size_t i = 0; argc >= 2 && i < sizeof MODES / sizeof *MODES; i++) {
+        const struct mode *m = &MODES[i];
+        int n = argc - 2;
+        if (strcmp(argv[1], m->name) != 0) continue;
+        if (n < m->min_args || (m->max_args >= 0 && n > m->max_args)) return usage();
+        return m->run(argv + 2);
+    }
+    return usage();
 }

@@ -1,6 +1,6 @@
 /* rsmap-request: the table-free part of rsmap's request grammar (docs/language.md "Requests"), in the
  * order and words of plugin/src/main/java/rsmap/request/RequestParser.java, which stays the authority:
- * a test runs both on the same inputs (RequestCheckTest) and holds this one to never refusing what the
+ * a test runs both on the same inputs (RequestCheckIT) and holds this one to never refusing what the
  * Java parser accepts. */
 #include "rsmap-request.h"
 

@@ -1,8 +1,8 @@
 /* rsmap-shell: what a running job runs to grow or shrink its resource-map grant (issue 13; Flux RFC 51's
  * realloc, release and realloc_cancel, as a job shell would send them) - a small static client of rsmapd's
- * agent protocol (docs/protocol.md; the commands in notes/realloc-protocol.md), so that no JVM starts in a job.
+ * agent protocol (docs/protocol.md, "Dynamic reallocation"), so that no JVM starts in a job.
  *
- *   rsmap-shell realloc [--add REQ] [--sub REQ] [--ids JSON] [--tag TAG] [--job J]
+ *   rsmap-shell realloc [--add REQ] [--sub REQ] [--ids JSON] [--tag TAG] [--timeout S] [--job J]
  *   rsmap-shell release [--ids JSON] [--job J]
  *   rsmap-shell cancel TAG [--job J]
  *   rsmap-shell status [--job J]
@@ -11,32 +11,34 @@
  *   0  done: realloc SUCCESS and release print the job's NAME=value lines (SGE_HGR_<map>=ids) on stdout;
  *      status prints the job's STATE JSON on one line; cancel prints nothing
  *   1  no answer from a trusted rsmapd: unreachable, not trusted (rsmap_check_server), lost, refused INIT
- *      (another protocol version), or an answer that does not follow the protocol
- *   2  bad usage, or rsmapd answered ERROR (malformed, not the job's owner, nothing to release, ...)
+ *      (another protocol version), an answer that does not follow the protocol, no answer within the
+ *      timeout, or ERROR of category unavailable or internal (docs/protocol.md, "Error categories")
+ *   2  bad usage (also a --add or --sub whose form does not parse: checked before anything is sent), or
+ *      rsmapd answered ERROR busy, refused, denied or malformed (not the job's owner, nothing to release, ...)
  *   3  the realloc was decided against: DENY, CANCEL or UNSUPPORTED (RFC 51's types 1-3); also a realloc
  *      interrupted by SIGINT or SIGTERM ("cancelled": the connection closing cancels it in rsmapd)
- * Each failure is one line on stderr. A realloc may wait for minutes until rsmapd can decide: there is no
- * timeout on its answer, only on a lost connection.
+ * Each failure is one line on stderr. Every wait is bounded: status, release and cancel end within 30 s
+ * (connect and answer together; $RSMAP_TIMEOUT may make it shorter), a realloc - which may wait for
+ * minutes until rsmapd can decide - within --timeout S (default 3600 s).
  *
  * Installed set-group-ID rsmap next to rsmap-hook (packaging), it reaches a 0660 socket as the job's owner
  * and drops the group as soon as it is connected: rsmapd authorises every command by the peer's uid. */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "rsmap-client.h"
+#include "rsmap-request.h"
+#include "rsmap-shell.h"
 
-enum { EXIT_DONE = 0, EXIT_NO_DAEMON = 1, EXIT_USAGE = 2, EXIT_DECIDED_AGAINST = 3 };
-enum { TID_INIT = 1, TID_COMMAND = 2 };
+enum { TID_COMMAND = 2, TIMEOUT_SECONDS = 30, REALLOC_TIMEOUT_SECONDS = 3600 };
 /* RFC 51's answer types, in ALLOC's second argument */
 static const char *const TYPES[] = { "SUCCESS", "DENY", "CANCEL", "UNSUPPORTED" };
 
 static const char USAGE[] =
-    "usage: rsmap-shell realloc [--add REQ] [--sub REQ] [--ids JSON] [--tag TAG] [--job J]\n"
+    "usage: rsmap-shell realloc [--add REQ] [--sub REQ] [--ids JSON] [--tag TAG] [--timeout S] [--job J]\n"
     "       rsmap-shell release [--ids JSON] [--job J]\n"
     "       rsmap-shell cancel TAG [--job J]\n"
     "       rsmap-shell status [--job J]\n"
@@ -45,166 +47,17 @@ static const char USAGE[] =
     "  realloc   --add REQ adds what the request REQ asks for (e.g. 'gpu=1[same=id]'); --sub REQ takes\n"
     "            away what it names, --ids the exact instances ({\"host\":{\"map\":[\"id\",...]}}). Waits until\n"
     "            rsmapd decides; on SUCCESS prints the job's SGE_HGR_<map>=ids lines. --tag names the\n"
-    "            realloc for cancel (1-64 of A-Z a-z 0-9 _ . : @ -).\n"
+    "            realloc for cancel (1-64 of A-Z a-z 0-9 _ . : @ -). --timeout S: give up after S seconds\n"
+    "            (default 3600; exit 1).\n"
     "  release   gives back instances taken away by a realloc (--ids: only those; default: all of them)\n"
     "            once the job stopped using them; prints the job's SGE_HGR_<map>=ids lines.\n"
     "  cancel    answers the waiting realloc tagged TAG with CANCEL.\n"
     "  status    prints the job as rsmapd holds it (JSON, one line).\n"
     "The job: --job J, else $JOB_ID (with .$SGE_TASK_ID for an array task), else $SLURM_JOB_ID.\n"
     "The socket: $RSMAP_SOCKET, else /run/rsmap/rsmapd.sock.\n"
-    "Exit: 0 done; 1 rsmapd unreachable, not trusted or lost; 2 usage or rsmapd's ERROR;\n"
+    "Every other command gives up after 30 s ($RSMAP_TIMEOUT: fewer).\n"
+    "Exit: 0 done; 1 rsmapd unreachable, not trusted, lost, silent or unavailable; 2 usage or rsmapd's ERROR;\n"
     "3 realloc DENY, CANCEL, UNSUPPORTED, or interrupted.\n";
-
-/* One line on stderr, exit 2. */
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("rsmap-shell: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(" (rsmap-shell --help)\n", stderr);
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-/* --- the command's JSON argument ------------------------------------------------------------------------- */
-
-/* A growing string; `failed` once memory ran out (checked once, at the end). */
-struct text {
-    char *s;
-    size_t len, cap;
-    int failed;
-};
-
-static void put(struct text *t, const char *s, size_t n) {
-    if (t->failed) return;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = (t->len + n + 1) * 2;
-        char *grown = realloc(t->s, cap);
-        if (!grown) {
-            t->failed = 1;
-            return;
-        }
-        t->s = grown;
-        t->cap = cap;
-    }
-    memcpy(t->s + t->len, s, n);
-    t->len += n;
-    t->s[t->len] = '\0';
-}
-
-static void puts_(struct text *t, const char *s) {
-    put(t, s, strlen(s));
-}
-
-/* ,"key":"value" (the first member without the comma), the value escaped by rsmap_json_string. */
-static void member_string(struct text *t, const char *key, const char *value) {
-    size_t cap = 6 * strlen(value) + 8; /* \u00XX is the longest escape, 6 bytes for one */
-    char *body = malloc(cap);
-    if (!body || rsmap_json_string(body, cap, value) < 0) {
-        t->failed = 1;
-        free(body);
-        return;
-    }
-    puts_(t, t->len > 1 ? ",\"" : "\"");
-    puts_(t, key);
-    puts_(t, "\":\"");
-    puts_(t, body);
-    puts_(t, "\"");
-    free(body);
-}
-
-/* ,"key":JSON - a value that is JSON already (--ids). */
-static void member_raw(struct text *t, const char *key, const char *json) {
-    puts_(t, t->len > 1 ? ",\"" : "\"");
-    puts_(t, key);
-    puts_(t, "\":");
-    puts_(t, json);
-}
-
-/* Whether --ids is one JSON object, as far as its brackets and strings go: rsmapd parses and validates it
- * (host -> map -> ids), this only keeps a stray quote or brace from turning the command's JSON into another
- * object. NULL, or what is wrong. */
-static const char *object_shape(const char *s, char *why, size_t cap) {
-    enum { DEPTH = 32 };
-    char open[DEPTH];
-    int depth = 0, in_string = 0, closed = 0;
-    size_t i = 0;
-    while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') i++;
-    if (s[i] != '{') return "it must start with '{'";
-    for (; s[i]; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (closed && c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-            snprintf(why, cap, "'%c' after its end at byte %zu", c, i + 1);
-            return why;
-        }
-        if (c < 0x20 && (in_string || (c != '\t' && c != '\n' && c != '\r'))) {
-            snprintf(why, cap, "a control character at byte %zu", i + 1);
-            return why;
-        }
-        if (in_string) {
-            if (c == '\\' && s[i + 1]) i++;
-            else if (c == '"') in_string = 0;
-        } else if (c == '"') {
-            in_string = 1;
-        } else if (c == '{' || c == '[') {
-            if (depth == DEPTH) {
-                snprintf(why, cap, "nested deeper than %d at byte %zu", DEPTH, i + 1);
-                return why;
-            }
-            open[depth++] = (char)c;
-        } else if (c == '}' || c == ']') {
-            if (open[depth - 1] != (c == '}' ? '{' : '[')) {
-                snprintf(why, cap, "'%c' closes '%c' at byte %zu", c, open[depth - 1], i + 1);
-                return why;
-            }
-            closed = --depth == 0;
-        }
-    }
-    if (in_string) return "a string is not closed";
-    if (!closed) return "it is not closed";
-    return NULL;
-}
-
-/* The tag's grammar (notes/realloc-protocol.md): 1-64 characters of [A-Za-z0-9_.:@-]. */
-static int valid_tag(const char *tag) {
-    size_t n = strlen(tag);
-    if (n < 1 || n > 64) return 0;
-    return strspn(tag, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:@-") == n;
-}
-
-static int digits(const char *s) {
-    return s && *s && strspn(s, "0123456789") == strlen(s);
-}
-
-/* The job this runs in: $JOB_ID with "." $SGE_TASK_ID when that is a number (execd sets "undefined" for a
- * job that is not an array), else $SLURM_JOB_ID. Written into out; 0, or -1 when there is none. */
-static int job_from_environment(char *out, size_t cap) {
-    const char *job = getenv("JOB_ID"), *task = getenv("SGE_TASK_ID"), *slurm = getenv("SLURM_JOB_ID");
-    int n;
-    if (job && *job) n = digits(task) ? snprintf(out, cap, "%s.%s", job, task) : snprintf(out, cap, "%s", job);
-    else if (slurm && *slurm) n = snprintf(out, cap, "%s", slurm);
-    else return -1;
-    return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
-/* {"job":"7","task":"3" - rsmapd names task 3 of job 7 "7.3" (docs/protocol.md, "Jobs"), and takes the two
- * apart: J is split at its last dot when a task number follows it; otherwise all of J is the job, and
- * rsmapd judges it. */
-static void job_members(struct text *t, const char *job) {
-    const char *dot = strrchr(job, '.');
-    if (dot && dot != job && digits(dot + 1)) {
-        char *name = strndup(job, (size_t)(dot - job));
-        if (!name) {
-            t->failed = 1;
-            return;
-        }
-        member_string(t, "job", name);
-        member_string(t, "task", dot + 1);
-        free(name);
-    } else {
-        member_string(t, "job", job);
-    }
-}
 
 /* --- the exchange ------------------------------------------------------------------------------------------ */
 
@@ -233,15 +86,6 @@ static int keep_answer(void *ctx, unsigned code, int argc, char *const *argv) {
     return 0;
 }
 
-static const char *command_name(unsigned code) {
-    switch (code) {
-    case RSMAP_REALLOC: return "REALLOC";
-    case RSMAP_RELEASE: return "RELEASE";
-    case RSMAP_REALLOC_CANCEL: return "REALLOC_CANCEL";
-    default: return "QUERY";
-    }
-}
-
 /* "cancelled" on SIGINT / SIGTERM while a realloc waits: the exit closes the connection, which cancels the
  * realloc in rsmapd. Only async-signal-safe calls. */
 static char interrupted[160];
@@ -264,47 +108,50 @@ static void exit_on_interrupt(const char *label) {
     sigaction(SIGTERM, &sa, NULL);
 }
 
-/* INIT and the command in one round trip (as rsmap-hook does), then the command's events up to its OK or
- * ERROR. `label` opens every message ("realloc t1"). An exit code, or -1 with *answer filled after OK. */
-static int exchange(unsigned code, const char *arg, const char *label, struct answer *answer) {
-    char why[4096] = "";
-    int fd = rsmap_connect(NULL, why, sizeof why); /* $RSMAP_SOCKET, else /run/rsmap/rsmapd.sock; trust-checked */
-    if (fd < 0) {
-        fprintf(stderr, "rsmap-shell: %s\n", why);
-        return EXIT_NO_DAEMON;
-    }
-    /* Installed set-group-ID rsmap, the group reached the socket; nothing after this needs it. */
+/* Installed set-group-ID rsmap, the group reached the socket; nothing after the connect needs it. */
+static int drop_group(void *ctx, char *why, size_t cap) {
+    (void)ctx;
     gid_t gid = getgid();
     if (getegid() != gid && setresgid(gid, gid, gid) != 0) {
-        fprintf(stderr, "rsmap-shell: cannot drop the rsmap group: %s\n", strerror(errno));
-        close(fd);
+        snprintf(why, cap, "cannot drop the rsmap group: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The exit of an ERROR by its category (docs/protocol.md, "Error categories"): rsmapd's trouble is 1,
+ * like no answer; the command's is 2. */
+static int error_exit(enum rsmap_category c) {
+    return c == RSMAP_CAT_UNAVAILABLE || c == RSMAP_CAT_INTERNAL ? EXIT_NO_DAEMON : EXIT_USAGE;
+}
+
+/* The command through rsmap_exchange (connect, peer check, INIT, the answer, within timeout_s; QUERY is
+ * idempotent and tried again after a lost connection). `label` opens every message ("realloc t1"). An
+ * exit code, or -1 with *answer filled after OK. */
+static int exchange(unsigned code, const char *arg, const char *label, int timeout_s, struct answer *answer) {
+    struct rsmap_request r = { .code = code, .arg = arg, .timeout_ms = timeout_s * 1000,
+                               .idempotent = code == RSMAP_QUERY, .on_event = keep_answer, .ctx = answer,
+                               .after_connect = drop_group };
+    struct rsmap_outcome o;
+    rsmap_exchange(&r, &o);
+    switch (o.status) {
+    case RSMAP_UNREACHABLE:
+    case RSMAP_UNTRUSTED:
+    case RSMAP_INIT_REFUSED:
+        fprintf(stderr, "rsmap-shell: %s\n", o.why);
         return EXIT_NO_DAEMON;
-    }
-    const char *version[] = { "1" }, *argv[] = { arg };
-    int r = -1;
-    const char *during = "INIT";
-    if (rsmap_send(fd, TID_INIT, RSMAP_INIT, 1, version) == 0 && rsmap_send(fd, TID_COMMAND, code, 1, argv) == 0) {
-        r = rsmap_finish(fd, TID_INIT, NULL, NULL, why, sizeof why);
-        if (r == RSMAP_OK) {
-            during = command_name(code);
-            r = rsmap_finish_events(fd, TID_COMMAND, keep_answer, answer, why, sizeof why);
-        } else if (r == RSMAP_ERROR) {
-            close(fd);
-            fprintf(stderr, "rsmap-shell: rsmapd refused INIT: %s\n", why);
-            return EXIT_NO_DAEMON;
-        }
-    }
-    close(fd);
-    if (r == RSMAP_ERROR) {
-        fprintf(stderr, "rsmap-shell: %s: ERROR: %s\n", label, why);
-        return EXIT_USAGE;
+    case RSMAP_ERROR:
+        fprintf(stderr, "rsmap-shell: %s: ERROR: %s\n", label, o.why);
+        return error_exit(o.category);
+    default:
+        break;
     }
     if (answer->unexpected) {
         fprintf(stderr, "rsmap-shell: %s: rsmapd answered with %s\n", label, answer->unexpected);
         return EXIT_NO_DAEMON;
     }
-    if (r != RSMAP_OK) {
-        fprintf(stderr, "rsmap-shell: %s: lost rsmapd during %s\n", label, during);
+    if (o.status != RSMAP_OK) {
+        fprintf(stderr, "rsmap-shell: %s: %s\n", label, o.why);
         return EXIT_NO_DAEMON;
     }
     if (!answer->argv) {
@@ -323,27 +170,87 @@ static int written(void) {
 
 /* --- the commands ------------------------------------------------------------------------------------------ */
 
-struct options {
-    const char *add, *sub, *ids, *tag, *job;
+/* status: the job's STATE JSON on one line. */
+static int print_state(const struct answer *a, const char *label) {
+    (void)label;
+    printf("%s\n", a->argc > 0 ? a->argv[0] : "");
+    return written();
+}
+
+/* release: the job's NAME=value lines after the STATE's JSON. */
+static int print_lines(const struct answer *a, const char *label) {
+    (void)label;
+    for (int i = 1; i < a->argc; i++) printf("%s\n", a->argv[i]);
+    return written();
+}
+
+/* cancel: the ALLOC of type CANCEL is this command's own receipt. */
+static int print_receipt(const struct answer *a, const char *label) {
+    (void)a;
+    (void)label;
+    return EXIT_DONE;
+}
+
+/* realloc: ALLOC's [0] JSON, [1] the type in decimal, [2] the reason, [3..] the job's NAME=value lines. */
+static int print_alloc(const struct answer *a, const char *label) {
+    int type = a->argc >= 3 && strlen(a->argv[1]) == 1 && a->argv[1][0] >= '0' && a->argv[1][0] <= '3'
+        ? a->argv[1][0] - '0' : -1;
+    if (type < 0) {
+        fprintf(stderr, "rsmap-shell: %s: rsmapd answered an ALLOC without a known type ('%s')\n", label,
+                a->argc >= 2 ? a->argv[1] : "");
+        return EXIT_NO_DAEMON;
+    }
+    if (type != 0) {
+        fprintf(stderr, "rsmap-shell: %s: %s%s%s\n", label, TYPES[type], *a->argv[2] ? ": " : "", a->argv[2]);
+        return EXIT_DECIDED_AGAINST;
+    }
+    return print_lines(&(struct answer){ .argc = a->argc - 2, .argv = a->argv + 2 }, label);
+}
+
+/* The modes: the command each sends, the event it waits for, the options it takes (in the order they are
+ * tried), whether its one argument is a tag (cancel), its timeout, and how its answer is printed. */
+static const struct mode {
+    const char *name;
+    unsigned code, want, options;
+    int tag_argument, timeout_s;
+    int (*print)(const struct answer *a, const char *label);
+} MODES[] = {
+    { "realloc", RSMAP_REALLOC, RSMAP_ALLOC, OPT_ADD | OPT_SUB | OPT_TAG | OPT_TIMEOUT | OPT_IDS | OPT_JOB, 0,
+      REALLOC_TIMEOUT_SECONDS, print_alloc },
+    { "release", RSMAP_RELEASE, RSMAP_STATE, OPT_IDS | OPT_JOB, 0, TIMEOUT_SECONDS, print_lines },
+    { "cancel", RSMAP_REALLOC_CANCEL, RSMAP_ALLOC, OPT_JOB, 1, TIMEOUT_SECONDS, print_receipt },
+    { "status", RSMAP_QUERY, RSMAP_STATE, OPT_JOB, 0, TIMEOUT_SECONDS, print_state },
 };
 
-/* --name VALUE or --name=VALUE into *slot; 1 when argv[*i] is that option, -1 (message printed) when misused. */
-static int option(char **argv, int argc, int *i, const char *name, const char **slot) {
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0 || (argv[*i][n] != '\0' && argv[*i][n] != '=')) return 0;
-    if (*slot) {
-        usage_error("%s is given twice", name);
-        return -1;
+/* The options and arguments of mode m into o; an exit code (usage, said on stderr), or -1 when they are good. */
+static int read_options(const struct mode *m, int argc, char **argv, struct options *o) {
+    const char *positional = NULL;
+    for (int i = 2; i < argc; i++) {
+        int r = shell_options(m->options, argc, argv, &i, o);
+        if (r < 0) return EXIT_USAGE;
+        if (r > 0) continue;
+        if (argv[i][0] == '-' && argv[i][1] != '\0') return shell_usage_error("%s takes no option %s", m->name, argv[i]);
+        if (!m->tag_argument || positional) return shell_usage_error("%s takes no argument '%s'", m->name, argv[i]);
+        positional = argv[i];
     }
-    if (argv[*i][n] == '=') {
-        *slot = argv[*i] + n + 1;
-    } else if (*i + 1 < argc) {
-        *slot = argv[++*i];
-    } else {
-        usage_error("%s needs a value", name);
-        return -1;
+    if (m->tag_argument) {
+        if (!positional) return shell_usage_error("%s needs the TAG of the realloc", m->name);
+        o->tag = positional;
     }
-    return 1;
+    if (m->code == RSMAP_REALLOC && !o->add && !o->sub && !o->ids) return shell_usage_error("realloc needs --add, --sub or --ids");
+    if (o->tag && !shell_valid_tag(o->tag)) return shell_usage_error("tag '%s' is not 1-64 characters of A-Z a-z 0-9 _ . : @ -", o->tag);
+    char why[128];
+    const char *bad = o->ids ? shell_object_shape(o->ids, why, sizeof why) : NULL;
+    if (bad) return shell_usage_error("--ids is not a JSON object: %s", bad);
+    /* The request's form here, as the SPANK plugin checks --rsmap: one that cannot parse is a usage error
+     * (exit 2), never sent; what needs this host's maps rsmapd decides (a DENY, exit 3). */
+    const char *forms[][2] = { { "--add", o->add }, { "--sub", o->sub } };
+    for (int i = 0; i < 2; i++) {
+        char bad_form[512];
+        if (forms[i][1] && rsmap_request_check(forms[i][1], bad_form, sizeof bad_form) != 0)
+            return shell_usage_error("%s: %s", forms[i][0], bad_form);
+    }
+    return -1;
 }
 
 int main(int argc, char **argv) {
@@ -353,91 +260,56 @@ int main(int argc, char **argv) {
             return written();
         }
     }
-    if (argc < 2) return usage_error("which command? realloc, release, cancel or status");
-    const char *cmd = argv[1];
-    int realloc_ = !strcmp(cmd, "realloc"), release = !strcmp(cmd, "release"), cancel = !strcmp(cmd, "cancel"),
-        status = !strcmp(cmd, "status");
-    if (!realloc_ && !release && !cancel && !status) return usage_error("unknown command '%s'", cmd);
-
+    if (argc < 2) return shell_usage_error("which command? realloc, release, cancel or status");
+    const struct mode *m = NULL;
+    for (size_t i = 0; i < sizeof MODES / sizeof *MODES; i++) {
+        if (!strcmp(argv[1], MODES[i].name)) m = &MODES[i];
+    }
+    if (!m) return shell_usage_error("unknown command '%s'", argv[1]);
     struct options o = { 0 };
-    const char *positional = NULL;
-    for (int i = 2; i < argc; i++) {
-        int r = 0;
-        if (realloc_ && !r) r = option(argv, argc, &i, "--add", &o.add);
-        if (realloc_ && !r) r = option(argv, argc, &i, "--sub", &o.sub);
-        if (realloc_ && !r) r = option(argv, argc, &i, "--tag", &o.tag);
-        if ((realloc_ || release) && !r) r = option(argv, argc, &i, "--ids", &o.ids);
-        if (!r) r = option(argv, argc, &i, "--job", &o.job);
-        if (r < 0) return EXIT_USAGE;
-        if (r > 0) continue;
-        if (argv[i][0] == '-' && argv[i][1] != '\0') return usage_error("%s takes no option %s", cmd, argv[i]);
-        if (!cancel || positional) return usage_error("%s takes no argument '%s'", cmd, argv[i]);
-        positional = argv[i];
+    int r = read_options(m, argc, argv, &o);
+    if (r >= 0) return r;
+    int timeout_s = rsmap_timeout_ms(m->timeout_s * 1000) / 1000;
+    if (o.timeout) {
+        char *end;
+        long t = strtol(o.timeout, &end, 10);
+        if (!*o.timeout || *end || t < 1 || t > 86400) return shell_usage_error("--timeout is 1 to 86400 seconds, not '%s'", o.timeout);
+        timeout_s = (int)t;
     }
-    if (cancel) {
-        if (!positional) return usage_error("cancel needs the TAG of the realloc");
-        o.tag = positional;
-    }
-    if (realloc_ && !o.add && !o.sub && !o.ids) return usage_error("realloc needs --add, --sub or --ids");
-    if (o.tag && !valid_tag(o.tag)) return usage_error("tag '%s' is not 1-64 characters of A-Z a-z 0-9 _ . : @ -", o.tag);
-    char why[128];
-    const char *bad = o.ids ? object_shape(o.ids, why, sizeof why) : NULL;
-    if (bad) return usage_error("--ids is not a JSON object: %s", bad);
     char job[512];
     if (o.job) {
-        if (!*o.job || strlen(o.job) >= sizeof job) return usage_error("--job is empty or longer than %zu bytes", sizeof job - 1);
+        if (!*o.job || strlen(o.job) >= sizeof job) return shell_usage_error("--job is empty or longer than %zu bytes", sizeof job - 1);
         snprintf(job, sizeof job, "%s", o.job);
-    } else if (job_from_environment(job, sizeof job) < 0) {
-        return usage_error("no job: JOB_ID and SLURM_JOB_ID are not set (--job J)");
+    } else if (shell_job_from_environment(job, sizeof job) < 0) {
+        return shell_usage_error("no job: JOB_ID and SLURM_JOB_ID are not set (--job J)");
     }
 
-    struct text arg = { 0 };
-    puts_(&arg, "{");
-    job_members(&arg, job);
-    if (o.tag) member_string(&arg, "tag", o.tag);
-    if (o.add) member_string(&arg, "add", o.add);
-    if (o.sub) member_string(&arg, "sub", o.sub);
-    if (o.ids) member_raw(&arg, "ids", o.ids);
-    puts_(&arg, "}");
-    if (arg.failed) {
+    struct rsmap_json j;
+    rsmap_json_begin(&j);
+    shell_job_members(&j, job);
+    if (o.tag) rsmap_json_str(&j, "tag", o.tag);
+    if (o.add) rsmap_json_str(&j, "add", o.add);
+    if (o.sub) rsmap_json_str(&j, "sub", o.sub);
+    if (o.ids) rsmap_json_raw(&j, "ids", o.ids);
+    char *arg = rsmap_json_end(&j);
+    if (!arg) {
         fprintf(stderr, "rsmap-shell: out of memory\n");
         return EXIT_USAGE;
     }
-    if (arg.len > RSMAP_MAX_FRAME - 64) return usage_error("the command is longer than a frame (1 MiB)");
+    if (strlen(arg) > RSMAP_MAX_FRAME - 64) {
+        free(arg);
+        return shell_usage_error("the command is longer than a frame (1 MiB)");
+    }
 
     /* The tag rsmapd gives a realloc without one: "tid-" and the command's TID in 8 hex digits. */
     char tag[80], label[128];
-    if (realloc_ && !o.tag) snprintf(tag, sizeof tag, "tid-%08x", (unsigned)TID_COMMAND);
+    if (m->code == RSMAP_REALLOC && !o.tag) snprintf(tag, sizeof tag, "tid-%08x", (unsigned)TID_COMMAND);
     else snprintf(tag, sizeof tag, "%s", o.tag ? o.tag : "");
-    snprintf(label, sizeof label, "%s%s%s", cmd, *tag ? " " : "", tag);
+    snprintf(label, sizeof label, "%s%s%s", m->name, *tag ? " " : "", tag);
 
-    unsigned code = realloc_ ? RSMAP_REALLOC : release ? RSMAP_RELEASE : cancel ? RSMAP_REALLOC_CANCEL : RSMAP_QUERY;
-    struct answer a = { .want = realloc_ || cancel ? RSMAP_ALLOC : RSMAP_STATE };
-    if (realloc_) exit_on_interrupt(label);
-    int r = exchange(code, arg.s, label, &a);
-    free(arg.s);
-    if (r >= 0) return r;
-
-    if (status) {
-        printf("%s\n", a.argc > 0 ? a.argv[0] : "");
-        return written();
-    }
-    if (release) {
-        for (int i = 1; i < a.argc; i++) printf("%s\n", a.argv[i]);
-        return written();
-    }
-    if (cancel) return EXIT_DONE; /* the ALLOC of type CANCEL is this command's own receipt */
-    /* ALLOC: [0] JSON, [1] the type in decimal, [2] the reason, [3..] the job's NAME=value lines. */
-    int type = a.argc >= 3 && strlen(a.argv[1]) == 1 && a.argv[1][0] >= '0' && a.argv[1][0] <= '3' ? a.argv[1][0] - '0' : -1;
-    if (type < 0) {
-        fprintf(stderr, "rsmap-shell: %s: rsmapd answered an ALLOC without a known type ('%s')\n", label,
-                a.argc >= 2 ? a.argv[1] : "");
-        return EXIT_NO_DAEMON;
-    }
-    if (type != 0) {
-        fprintf(stderr, "rsmap-shell: %s: %s%s%s\n", label, TYPES[type], *a.argv[2] ? ": " : "", a.argv[2]);
-        return EXIT_DECIDED_AGAINST;
-    }
-    for (int i = 3; i < a.argc; i++) printf("%s\n", a.argv[i]);
-    return written();
+    struct answer a = { .want = m->want };
+    if (m->code == RSMAP_REALLOC) exit_on_interrupt(label);
+    r = exchange(m->code, arg, label, timeout_s, &a);
+    free(arg);
+    return r >= 0 ? r : m->print(&a, label);
 }

@@ -189,8 +189,8 @@ local function json_decode(s)
     return v
 end
 
--- Runs `rsmap place`: its exit code, its JSON line (exit 0 or 3) and its error line (exit 2). Lua 5.1's popen
--- gives no exit code, so the shell prints it last.
+-- Runs `rsmap place`: its exit code, its JSON line (the answer on exit 0 or 3; {"error","category"} when rsmapd
+-- answered ERROR) and its error line. Lua 5.1's popen gives no exit code, so the shell prints it last.
 local function place(filter, request)
     local cmd = "timeout " .. TIMEOUT .. " " .. PLACE .. " --filter " .. shell_quote(filter)
     if request then cmd = cmd .. " --request " .. shell_quote(request) end
@@ -213,10 +213,13 @@ end
 -- The hosts the filter excludes join the user's own exclusions; no host passing refuses the job.
 local function apply_filter(job_desc, filter, request)
     local code, line, err = place(filter, request)
-    -- Only a refusal with a column is the filter's; any other exit 2 (an rsmap without the place
-    -- command: "Unmatched argument") is rsmap place not being there, and fails open below.
-    if code == 2 and err and err:match("^error: [%w: ]-column %d+: ") then
-        slurm.log_user("rsmap: --rsmap-filter: %s", (err:gsub("^error: ", ""):gsub("^rsmapd: ", ""):gsub("^filter: ", "")))
+    -- Decided by the ERROR's category (docs/protocol.md, "Error categories"), never its words: refused or
+    -- malformed is the filter's or request's fault. Anything else - busy, unavailable, an exit 2 without a
+    -- category (an rsmap without the place command: a usage error) - fails open below.
+    local refusal = line and json_decode(line)
+    if type(refusal) == "table" and type(refusal.error) == "string"
+        and (refusal.category == "refused" or refusal.category == "malformed") then
+        slurm.log_user("rsmap: --rsmap-filter: %s", (refusal.error:gsub("^rsmapd: ", ""):gsub("^filter: ", "")))
         return slurm.ERROR
     end
     -- rsmap place exits 0 when some host passes, 3 when none does: both answer with the JSON line.

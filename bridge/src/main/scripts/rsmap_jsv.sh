@@ -16,8 +16,10 @@
 #   - with RSMAP_FILTER="cpu_speed > 2GHz" (docs/filters.md) asks the authority which hosts pass and adds
 #     them as -l h=host1|host2; a filter that does not parse, or that no host passes, rejects the job
 #     naming the column or the attribute. The filter stays in the job's environment: the prolog's
-#     JOB_START checks it again on the host. The authority unreachable: the job is accepted as it is and
-#     that is logged (the host's check still refuses a wrong placement, prolog exit 99).
+#     JOB_START checks it again on the host. The authority unreachable, or its ERROR of any category but
+#     refused or malformed (docs/protocol.md, "Error categories": decided by the category, never the
+#     words): the job is accepted as it is and that is logged (the host's check still refuses a wrong
+#     placement, prolog exit 99).
 # Configuration (environment of the JSV, or the defaults where the packages install things):
 #   RSMAP_CLI        the rsmap command       (/usr/bin/rsmap)
 #   RSMAP_COMPLEXES  the complex table, as "qconf -sc" prints it (/etc/rsmap/complexes)
@@ -231,13 +233,22 @@ json_string() {
     printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"
 }
 
-# rsmap place ARGS --shell against the authority; sets its variables; returns rsmap's exit code.
+# rsmap place ARGS --shell against the authority; sets its variables (on an ERROR: error and category);
+# returns rsmap's exit code, except 2 - the request's or filter's fault, a REJECT - only when the ERROR's
+# category says so (refused or malformed; docs/protocol.md, "Error categories"): a refusal of another
+# category, or an exit 2 with none (a usage error of an older rsmap), is 1, as if the authority had not answered.
 ask_authority() {
-    decision= alternative= hosts= pass= fail= why=
+    decision= alternative= hosts= pass= fail= why= error= category=
     answer=$("$RSMAP" place --socket "$AUTHORITY" --shell "$@" 2>"$errors")
     status=$?
-    if [ "$status" -eq 0 ] || [ "$status" -eq 3 ]; then
-        eval "$answer"
+    case $status in
+        0|3|1|2) eval "$answer" ;; # rsmap's own NAME='value' lines, quoted for eval
+    esac
+    if [ "$status" -eq 2 ]; then
+        case $category in
+            refused|malformed) ;;
+            *) status=1 ;;
+        esac
     fi
     return "$status"
 }

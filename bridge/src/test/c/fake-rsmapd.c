@@ -1,13 +1,16 @@
 /* fake-rsmapd: a stand-in for rsmapd that any user can run - tests run it as nobody, a job owner's own
  * daemon behind RSMAP_SOCKET (issue 11, hole 1) - speaking the frames of rsmap-client.c.
  *
- * Usage: fake-rsmapd SOCKET LOG grant [NAME=value...] | refuse REASON | hangup N [NAME=value...]
+ * Usage: fake-rsmapd SOCKET LOG grant [NAME=value...] | refuse REASON [CATEGORY] | hangup N [NAME=value...]
  *   Binds SOCKET (mode 0666), prints "ready" and serves one connection after another: INIT is answered OK;
  *   every other command is appended to LOG as "<code in hex> <argument>" and answered
  *     grant   STATE {"grants":{}} with the NAME=value lines, then OK (what a granting rsmapd sends)
- *     refuse  ERROR REASON
+ *     refuse  ERROR REASON, and CATEGORY as its second argument when given (without: an rsmapd older than
+ *             the categories)
  *     hangup  for the first N commands nothing: the connection is closed (a daemon that died before it
- *             answered); then as grant. */
+ *             answered); then as grant.
+ *     deaf    never accepts, with a listen backlog of 0: once one connection waits in it, the next connect
+ *             finds it full (a stopped or stuck daemon whose backlog filled). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,20 +23,21 @@
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: fake-rsmapd SOCKET LOG grant [NAME=value...] | refuse REASON | hangup N [NAME=value...]\n");
+        fprintf(stderr, "usage: fake-rsmapd SOCKET LOG grant [NAME=value...] | refuse REASON [CATEGORY] | hangup N [NAME=value...] | deaf\n");
         return 2;
     }
     struct sockaddr_un a = { .sun_family = AF_UNIX };
     snprintf(a.sun_path, sizeof a.sun_path, "%s", argv[1]);
     unlink(argv[1]);
     int s = socket(AF_UNIX, SOCK_STREAM, 0);
-    if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 || chmod(argv[1], 0666) < 0 || listen(s, 16) < 0) {
+    if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 || chmod(argv[1], 0666) < 0 || listen(s, strcmp(argv[3], "deaf") ? 16 : 0) < 0) {
         perror(argv[1]);
         return 1;
     }
     int hangups = !strcmp(argv[3], "hangup") && argc > 4 ? atoi(argv[4]) : 0, lines = !strcmp(argv[3], "hangup") ? 5 : 4;
     printf("ready\n");
     fflush(stdout);
+    while (!strcmp(argv[3], "deaf")) pause();
     for (;;) {
         int c = accept(s, NULL, NULL);
         if (c < 0) continue;
@@ -68,8 +72,8 @@ int main(int argc, char **argv) {
                 rsmap_send(c, tid, RSMAP_STATE, k, state);
                 rsmap_send(c, tid, RSMAP_OK, 0, NULL);
             } else if (!strcmp(argv[3], "refuse")) {
-                const char *why[] = { argc > 4 ? argv[4] : "refused" };
-                rsmap_send(c, tid, RSMAP_ERROR, 1, why);
+                const char *why[] = { argc > 4 ? argv[4] : "refused", argc > 5 ? argv[5] : "" };
+                rsmap_send(c, tid, RSMAP_ERROR, argc > 5 ? 2 : 1, why);
             } else {
                 break;
             }

@@ -1,5 +1,5 @@
 /* request-check: rsmap_request_check over stdin, one request per line; prints "ok" or "refused <why>"
- * per line, for RequestCheckTest to hold against the Java parser. */
+ * per line, for RequestCheckIT to hold against the Java parser. */
 #include <stdio.h>
 #include <string.h>
 

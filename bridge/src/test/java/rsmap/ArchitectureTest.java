@@ -152,9 +152,11 @@ class ArchitectureTest {
     }
 
     /** The daemon's rooms that only an execution host has (its global part, its handler table). */
-    static final Set<String> HOST_ROOMS = Set.of("AuthorityLink", "AuthorityHandshake", "HostEvents", "HostCommands");
+    static final Set<String> HOST_ROOMS = Set.of("AuthorityLink", "AuthorityHandshake", "HostEvents", "HostCommands",
+            "PendingStarts");
     /** The daemon's rooms that only an authority has. */
-    static final Set<String> AUTHORITY_ROOMS = Set.of("Authority", "AuthorityCommands", "ClusterView", "Placing");
+    static final Set<String> AUTHORITY_ROOMS = Set.of("Authority", "AuthorityCommands", "ClusterView", "Placing",
+            "PlaceLane");
     /** The composition root: it alone chooses a role's rooms, so it names both. */
     static final String COMPOSITION_ROOT = "Daemon";
 
@@ -200,6 +202,28 @@ class ArchitectureTest {
         assertThat(HOST_ROOMS.stream().map(r -> dir.resolve(r + ".java"))).allMatch(Files::exists);
         assertThat(AUTHORITY_ROOMS.stream().map(r -> dir.resolve(r + ".java"))).allMatch(Files::exists);
         assertThat(reached).as("rooms of one role (or shared) naming rooms of another role").isEmpty();
+    }
+
+    /**
+     * The role is read where the rooms are chosen and nowhere else: {@code isAuthority()}, and whether
+     * {@code authority()} is set, are asked in the daemon's code only in Daemon and Scope (Config defines
+     * them, Preflight checks the settings each role needs).
+     */
+    @Test
+    void daemonRoles_areReadOnlyWhereTheRoomsAreChosen() throws IOException {
+        Path dir = ROOT.resolve("bridge/src/main/java/rsmap/daemon");
+        Set<String> readers = new TreeSet<>();
+        Pattern role = Pattern.compile("\\.isAuthority\\(\\)|\\.authority\\(\\)\\s*[!=]=");
+        try (Stream<Path> s = Files.list(dir)) {
+            for (Path f : s.filter(p -> p.toString().endsWith(".java")).collect(Collectors.toList())) {
+                if (role.matcher(codeOnly(Files.readString(f))).find()) {
+                    readers.add(f.getFileName().toString().replaceFirst("\\.java$", ""));
+                }
+            }
+        }
+        readers.removeAll(Set.of("Config", "Preflight"));
+        assertThat(readers).as("rooms that ask which role they are in").containsExactlyInAnyOrder(COMPOSITION_ROOT,
+                "Scope");
     }
 
     @Test

@@ -49,16 +49,37 @@ final class DaemonCommands {
             return Path.of(env == null || env.isEmpty() ? "/run/rsmap/rsmapd.sock" : env);
         }
 
+        /**
+         * Connected and INIT answered; every read and write of the connection waits at most {@link #TIMEOUT}.
+         * Every failure to ask rsmapd is exit 1, whichever command (rsmap(1), "EXIT STATUS").
+         */
         Client connect() throws Refused {
             try {
-                return Client.connect(path());
+                return Client.connect(path(), TIMEOUT);
             } catch (Client.Untrusted e) {
-                throw new Refused(e.getMessage()); // it answered: rsmapd is running, somewhere else
+                throw Refused.fault(e.getMessage()); // it answered: rsmapd is running, somewhere else
+            } catch (java.net.SocketTimeoutException e) {
+                throw Refused.fault("rsmapd at " + path() + ": " + e.getMessage());
             } catch (IOException e) {
-                throw new Refused(e.getMessage() + " (is rsmapd running? systemctl status rsmapd)");
+                throw Refused.fault(e.getMessage() + " (is rsmapd running? systemctl status rsmapd)");
             } catch (Client.Refusal e) {
-                throw new Refused("rsmapd: " + e.getMessage());
+                throw Refused.of(e);
             }
+        }
+    }
+
+    /**
+     * How long a command waits for rsmapd: each read and write of its connection, 30 s, or fewer seconds
+     * from $RSMAP_TIMEOUT (as the C clients read it: never longer) (rsmap(1)).
+     */
+    static final java.time.Duration TIMEOUT = java.time.Duration.ofSeconds(timeoutSeconds(System.getenv("RSMAP_TIMEOUT")));
+
+    static long timeoutSeconds(String env) {
+        try {
+            long s = env == null ? 0 : Long.parseLong(env);
+            return s > 0 && s < 30 ? s : 30;
+        } catch (NumberFormatException e) {
+            return 30;
         }
     }
 
@@ -67,9 +88,9 @@ final class DaemonCommands {
         try (Client c = socket.connect()) {
             return c.call(code, args);
         } catch (Client.Refusal e) {
-            throw new Refused("rsmapd: " + e.getMessage());
+            throw Refused.of(e);
         } catch (IOException e) {
-            throw new Refused("rsmapd: " + e.getMessage());
+            throw Refused.fault("rsmapd: " + e.getMessage());
         }
     }
 
@@ -144,6 +165,11 @@ final class DaemonCommands {
                 j.path("env").fields().forEachRemaining(e -> env.add(e.getKey() + "=" + e.getValue().asText()));
                 out.printf("  %-10s %-10s %s -> %s%n", j.path("job").asText(), j.path("user").asText(),
                         j.path("request").asText(), String.join(" ", env));
+            }
+            for (Iterator<Map.Entry<String, JsonNode>> it = q.path("leftovers").fields(); it.hasNext();) {
+                Map.Entry<String, JsonNode> l = it.next();
+                out.println("  job " + l.getKey() + " ended; processes left in its cgroup, denied every device until"
+                        + " they exit: " + l.getValue().toString().replaceAll("[\\[\\]]", "").replace(",", " "));
             }
             return 0;
         }
@@ -255,15 +281,16 @@ final class DaemonCommands {
             PrintWriter out = spec.commandLine().getOut();
             try (Client c = socket.connect()) {
                 c.call(Code.SET_FILTERS, JSON.writeValueAsString(filters));
+                c.readTimeout(java.time.Duration.ZERO); // a stream: events come when they come
                 c.stream(Code.START_EVENTS, f -> {
                     out.println(f.text(0));
                     out.flush();
                 });
                 return 0;
             } catch (Client.Refusal e) {
-                throw new Refused("rsmapd: " + e.getMessage());
+                throw Refused.of(e);
             } catch (IOException e) {
-                throw new Refused("rsmapd: " + e.getMessage());
+                throw Refused.fault("rsmapd: " + e.getMessage());
             }
         }
     }

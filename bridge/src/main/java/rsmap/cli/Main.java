@@ -51,7 +51,7 @@ public final class Main implements Runnable {
                 if (!((Refused) ex).detail().isEmpty()) {
                     err.println(((Refused) ex).detail());
                 }
-                return REFUSED;
+                return ((Refused) ex).exit();
             }
             err.println("internal error: " + ex);
             if ("1".equals(System.getenv("RSMAP_DEBUG"))) {

@@ -21,7 +21,9 @@ import rsmap.wire.Code;
 /**
  * Exit codes: 0 an option can start now (or, for a filter alone, some host passes); 3 none can (no host
  * passes), the answer saying why; 2 a refusal (a filter or request that does not read: one line with its
- * column); 1 the authority cannot be reached.
+ * column; ERROR refused, malformed or denied); 1 the authority cannot be reached, does not answer within 30 s,
+ * or answers busy, unavailable or internal. With --json or --shell an ERROR also prints its category on
+ * stdout ({"error","category"}; error= and category= lines), for scripts to decide by.
  */
 @Command(name = "place", mixinStandardHelpOptions = true, description = "Ask the authority (role = authority) where a "
         + "job can run now: a filter alone lists the hosts that pass and the attribute each other fails; with a request "
@@ -52,7 +54,8 @@ final class Place implements Callable<Integer> {
     @Option(names = "--alternatives", paramLabel = "JSON", description = "The options as a JSON list, e.g. "
             + "'[{\"request\":\"gpu=4\",\"slots\":1},{\"request\":\"gpu=2\",\"slots\":1}]', in the user's order.")
     String alternatives;
-    @Option(names = "--json", description = "Print the authority's answer as JSON (one line).")
+    @Option(names = "--json", description = "Print the authority's answer as JSON (one line); an ERROR as "
+            + "{\"error\",\"category\"}.")
     boolean json;
     @Option(names = "--shell", description = "Print NAME='value' lines for a shell script (the JSV): decision, "
             + "alternative, hosts, pass, fail (the first failing host and why), why.")
@@ -93,8 +96,22 @@ final class Place implements Callable<Integer> {
         if (arg.size() == 0) {
             throw new Refused("place needs --filter, --request/--slots or --alternatives");
         }
-        JsonNode a = DaemonCommands.json(DaemonCommands.ask(socket, Code.PLACE, arg.toString()).get(0));
         PrintWriter out = spec.commandLine().getOut();
+        JsonNode a;
+        try {
+            a = DaemonCommands.json(DaemonCommands.ask(socket, Code.PLACE, arg.toString()).get(0));
+        } catch (Refused r) {
+            // For scripts (job_submit.lua, the JSV): the ERROR's category to decide by, besides the exit code.
+            r.category().ifPresent(c -> {
+                if (json) {
+                    out.println(JSON.createObjectNode().put("error", r.getMessage()).put("category", c.wire()));
+                } else if (shell) {
+                    out.println("error=" + quote(r.getMessage()));
+                    out.println("category=" + quote(c.wire()));
+                }
+            });
+            throw r;
+        }
         boolean fits = a.has("decision") ? !a.path("decision").asText().equals("none") : a.path("pass").size() > 0;
         if (json) {
             out.println(a);

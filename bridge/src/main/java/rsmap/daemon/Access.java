@@ -3,6 +3,7 @@ package rsmap.daemon;
 
 import java.util.Set;
 import rsmap.wire.Code;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -45,7 +46,7 @@ final class Access {
     /** Refuses a command of the {@link #PRIVILEGED} table to anyone else. */
     void authorise(Code code, Session.Peer peer) throws Session.CommandException {
         if (PRIVILEGED.contains(code) && !privileged(peer)) {
-            throw new Session.CommandException(code + " is for root or the admin user " + adminUser + ", not '"
+            throw new Session.CommandException(Category.DENIED, code + " is for root or the admin user " + adminUser + ", not '"
                     + peer.user() + "'");
         }
     }

@@ -8,6 +8,7 @@ import java.util.Iterator;
 import java.util.Set;
 import java.util.TreeSet;
 import rsmap.wire.Frame;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -34,7 +35,7 @@ final class Args {
         for (Iterator<String> it = n.fieldNames(); it.hasNext();) {
             String key = it.next();
             if (!allowed.contains(key)) {
-                throw new Session.CommandException(command + ": unknown key " + quote(key) + " (known: "
+                throw new Session.CommandException(Category.MALFORMED, command + ": unknown key " + quote(key) + " (known: "
                         + String.join(", ", new TreeSet<>(allowed)) + ")");
             }
         }
@@ -44,18 +45,18 @@ final class Args {
     /** The single JSON object argument of {@code frame}, whatever its keys (its reader checks them). */
     static JsonNode object(Frame frame) throws Session.CommandException {
         if (frame.args().size() != 1) {
-            throw new Session.CommandException("expected one JSON argument, got " + frame.args().size());
+            throw new Session.CommandException(Category.MALFORMED, "expected one JSON argument, got " + frame.args().size());
         }
-        String text = frame.strictText(0).orElseThrow(() -> new Session.CommandException(
+        String text = frame.strictText(0).orElseThrow(() -> new Session.CommandException(Category.MALFORMED, 
                 "the argument is not valid UTF-8"));
         JsonNode n;
         try {
             n = JSON.readTree(text);
         } catch (JsonProcessingException e) {
-            throw new Session.CommandException("the argument is not JSON: " + quote(e.getOriginalMessage()));
+            throw new Session.CommandException(Category.MALFORMED, "the argument is not JSON: " + quote(e.getOriginalMessage()));
         }
         if (n == null || !n.isObject()) {
-            throw new Session.CommandException("the argument is not a JSON object");
+            throw new Session.CommandException(Category.MALFORMED, "the argument is not a JSON object");
         }
         return n;
     }
@@ -86,7 +87,7 @@ final class Args {
             return dflt;
         }
         if (!v.isTextual()) {
-            throw new Session.CommandException(command + ": \"" + key + "\" is a string, not " + kind(v));
+            throw new Session.CommandException(Category.MALFORMED, command + ": \"" + key + "\" is a string, not " + kind(v));
         }
         return v.textValue();
     }
@@ -98,7 +99,7 @@ final class Args {
             return dflt;
         }
         if (!v.isIntegralNumber() || !v.canConvertToInt() || v.intValue() < min || v.intValue() > max) {
-            throw new Session.CommandException(command + ": \"" + key + "\" is a whole number from " + min + " to " + max
+            throw new Session.CommandException(Category.MALFORMED, command + ": \"" + key + "\" is a whole number from " + min + " to " + max
                     + ", not " + (v.isNumber() ? quote(v.asText()) : kind(v)));
         }
         return v.intValue();

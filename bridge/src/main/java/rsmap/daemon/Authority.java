@@ -17,6 +17,7 @@ import rsmap.alloc.Decision;
 import rsmap.alloc.Grant;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -54,7 +55,7 @@ final class Authority {
         String host = host(a);
         JsonNode state = a.node().get("state");
         if (state == null || !state.isObject()) {
-            throw new Session.CommandException("REGISTER needs \"state\": the host's state as its QUERY answers it");
+            throw new Session.CommandException(Category.MALFORMED, "REGISTER needs \"state\": the host's state as its QUERY answers it");
         }
         view.register(host, state);
         sessions.put(session, host);
@@ -74,11 +75,11 @@ final class Authority {
         String host = host(a);
         JsonNode diffs = a.node().get("diffs");
         if (diffs == null || !diffs.isArray()) {
-            throw new Session.CommandException("HOST_EVENT needs \"diffs\": the host's events, in order");
+            throw new Session.CommandException(Category.MALFORMED, "HOST_EVENT needs \"diffs\": the host's events, in order");
         }
         for (JsonNode diff : diffs) {
             if (!diff.isObject()) {
-                throw new Session.CommandException("HOST_EVENT: every one of \"diffs\" is an event's JSON object");
+                throw new Session.CommandException(Category.MALFORMED, "HOST_EVENT: every one of \"diffs\" is an event's JSON object");
             }
         }
         for (JsonNode diff : diffs) {
@@ -98,7 +99,7 @@ final class Authority {
         String host = host(a);
         JsonNode jobs = a.node().get("jobs");
         if (jobs == null || !jobs.isObject()) {
-            throw new Session.CommandException("RECONCILE needs \"jobs\": job -> its grant of global maps");
+            throw new Session.CommandException(Category.MALFORMED, "RECONCILE needs \"jobs\": job -> its grant of global maps");
         }
         ArrayNode freed = JSON.createArrayNode();
         for (Job j : new ArrayList<>(s.jobs())) {
@@ -168,8 +169,8 @@ final class Authority {
         grant.byHost().values().forEach(maps -> maps.forEach((map, ids) -> request.append(request.length() == 0 ? ""
                 : ",").append(map).append('=').append(ids.size())));
         try {
-            s.prepare(s.cluster, id);
-            Decision d = s.cluster.restore(s.spec(id, request.toString(), 1), grant, s.cluster.now());
+            s.prepare(s.cluster(), id);
+            Decision d = s.cluster().restore(s.spec(id, request.toString(), 1), grant, s.cluster().now());
             if (d.isRefused()) {
                 return false;
             }
@@ -197,7 +198,7 @@ final class Authority {
     private static String host(Args a) throws Session.CommandException {
         String host = a.string("host", "");
         if (!Config.HOST.matcher(host).matches()) {
-            throw new Session.CommandException(a.command() + ": \"host\" is a host name, not " + Args.quote(host));
+            throw new Session.CommandException(Category.MALFORMED, a.command() + ": \"host\" is a host name, not " + Args.quote(host));
         }
         return host;
     }

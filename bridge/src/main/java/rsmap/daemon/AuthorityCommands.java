@@ -18,7 +18,8 @@ final class AuthorityCommands {
     private AuthorityCommands() {
     }
 
-    static Commands.Table table(CommonCommands common, HostState s, JobLifecycle lifecycle, Authority authority) {
+    static Commands.Table table(CommonCommands common, HostState s, JobLifecycle lifecycle, Authority authority,
+                                Access access, Object lock) {
         Map<Code, Commands.Handler> h = common.table(authority::cluster, GlobalPart.NONE);
         h.put(Code.MODEL_DEF, (c, session) -> {
             Commands.noArguments(c);
@@ -38,7 +39,11 @@ final class AuthorityCommands {
             if (a.onlyFilter()) {
                 return List.of(JobLifecycle.answer(c.tid(), Job.bare(a.id().toString(), a.user())));
             }
-            return lifecycle.start(c.tid(), a.id(), a.user(), a.request(), a.slots());
+            String id = a.id().toString();
+            Commands.present(session, Code.JOB_START, id);
+            boolean fresh = !s.holds(id); // a retry answered with a held grant is never undone here
+            return Commands.startedFor(session, lifecycle, id, fresh,
+                    lifecycle.start(c.tid(), a.id(), a.user(), a.request(), a.slots()));
         });
         h.put(Code.JOB_END, (c, session) -> {
             lifecycle.end(JobId.ofHost(Args.of(Code.JOB_END.name(), c, JOB_KEYS)).toString(), "epilog");
@@ -47,8 +52,9 @@ final class AuthorityCommands {
         h.put(Code.REGISTER, authority::register);
         h.put(Code.HOST_EVENT, (c, session) -> authority.event(c));
         h.put(Code.RECONCILE, (c, session) -> authority.reconcile(c));
-        h.put(Code.PLACE, (c, session) -> authority.placing.place(c));
-        return new Commands.Table(h, session -> {
+        PlaceLane lane = new PlaceLane(authority.placing, access, lock);
+        Map<Code, Commands.Handler> outsideLock = Map.of(Code.PLACE, (c, session) -> lane.place(c, session.peer()));
+        return new Commands.Table(h, outsideLock, session -> {
             common.closed(session);
             authority.closed(session);
         });

@@ -44,10 +44,10 @@ final class AuthorityHandshake {
         Session.Peer root = new Session.Peer("root", "root", 0, 0, 0);
         ObjectNode state = Views.state(s, access, root, EventHub.Filters.NONE, null);
         // The authority's PLACE rebuilds this host's maps from them.
-        state.put("complex_values", String.valueOf(s.cluster.hosts().get(s.host())));
+        state.put("complex_values", String.valueOf(s.cluster().hosts().get(s.host())));
         ObjectNode jobs = JSON.createObjectNode();
         Map<String, String> remote = new HashMap<>();
-        for (String id : s.remotePending) {
+        for (String id : s.pendingJobs()) {
             jobs.put(id, "pending"); // the authority says what it holds for it
         }
         for (Job j : s.jobs()) {

@@ -18,6 +18,7 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 import rsmap.alloc.Grant;
 import rsmap.wire.Client;
+import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -196,7 +197,7 @@ final class AuthorityLink implements GlobalPart {
             JsonNode job = JSON.readTree(answer.get(0).text(0));
             return JournalRecord.grant(job.path("grants"));
         } catch (IOException | RuntimeException e) {
-            throw new Session.CommandException("authority " + where + " answered JOB_START with no grant: " + e);
+            throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " answered JOB_START with no grant: " + e);
         }
     }
 
@@ -247,7 +248,7 @@ final class AuthorityLink implements GlobalPart {
     private synchronized List<Frame> call(Code code, String json, Meanwhile meanwhile) throws Session.CommandException {
         if (state != State.UP) {
             if (state == State.CLOSED || System.currentTimeMillis() < nextTry) {
-                throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
+                throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " unreachable: " + lastError);
             }
             connect(snapshot()); // the caller holds the daemon's lock: the snapshot is current
             applyResolved();
@@ -257,10 +258,10 @@ final class AuthorityLink implements GlobalPart {
             meanwhile.run();
             return channel.receive(tid);
         } catch (Client.Refusal e) {
-            throw new Session.CommandException("authority " + where + ": " + e.getMessage());
+            throw new Session.CommandException(e.category().orElse(Category.BUSY), "authority " + where + ": " + e.getMessage());
         } catch (IOException | RuntimeException e) {
             lost(e);
-            throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
+            throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " unreachable: " + lastError);
         }
     }
 
@@ -275,7 +276,7 @@ final class AuthorityLink implements GlobalPart {
                 c.close();
             }
             lost(e);
-            throw new Session.CommandException("authority " + where + " unreachable: " + lastError);
+            throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " unreachable: " + lastError);
         }
     }
 

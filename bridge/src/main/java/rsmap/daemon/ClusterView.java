@@ -34,6 +34,19 @@ final class ClusterView {
         final Map<String, JsonNode> jobs = new LinkedHashMap<>();
         Instant registered = Instant.EPOCH;
         boolean connected;
+
+        /** A copy that later events do not change (the JSON nodes are replaced by events, never changed). */
+        HostView copy() {
+            HostView c = new HostView();
+            c.maps = maps;
+            c.complexValues = complexValues;
+            c.attributes = attributes;
+            c.slots = slots;
+            c.jobs.putAll(jobs);
+            c.registered = registered;
+            c.connected = connected;
+            return c;
+        }
     }
 
     private final Map<String, HostView> hosts = new LinkedHashMap<>();
@@ -82,7 +95,12 @@ final class ClusterView {
      * checked here (the host checks them itself at its JOB_START).
      */
     java.util.Optional<rsmap.node.Node> node(String host, rsmap.node.AttributeTypes types, rsmap.Limits limits) {
-        HostView v = hosts.get(host);
+        return node(host, hosts.get(host), types, limits);
+    }
+
+    /** The same from a host's view {@code v} (PLACE's snapshot). */
+    static java.util.Optional<rsmap.node.Node> node(String host, HostView v, rsmap.node.AttributeTypes types,
+                                                    rsmap.Limits limits) {
         if (v == null || v.attributes == null) {
             return java.util.Optional.empty();
         }

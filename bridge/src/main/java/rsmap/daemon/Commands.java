@@ -6,6 +6,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -18,16 +19,23 @@ import rsmap.wire.Session;
 final class Commands {
     /** The longest ERROR reason rsmapd sends: one line, well inside any client's frame limit. */
     static final int MAX_REASON = 1024;
+    /** The release's why of a job whose start was undone because its client went away meanwhile. */
+    static final String CLIENT_GONE = "client gone";
 
     /** One command's execution: the events before its OK. */
     interface Handler {
         List<Frame> handle(Frame command, Session session) throws Session.CommandException;
     }
 
-    /** A role's commands: a handler per code, and what the role forgets of a session that ended. */
-    record Table(Map<Code, Handler> handlers, Consumer<Session> closed) {
+    /**
+     * A role's commands: a handler per code, run under the daemon's lock; those of {@code outsideLock} take
+     * only what they need of it themselves (the authority's PLACE lane); and what the role forgets of a
+     * session that ended.
+     */
+    record Table(Map<Code, Handler> handlers, Map<Code, Handler> outsideLock, Consumer<Session> closed) {
         Table {
             handlers = Map.copyOf(new EnumMap<>(handlers));
+            outsideLock = Map.copyOf(outsideLock);
         }
     }
 
@@ -35,15 +43,15 @@ final class Commands {
     private final HostState s;
     private final Access access;
     private final GlobalPart global;
-    private final JobLifecycle lifecycle;
+    private final Records records;
     private final Object lock;
 
-    Commands(Table table, HostState s, Access access, GlobalPart global, JobLifecycle lifecycle, Object lock) {
+    Commands(Table table, HostState s, Access access, GlobalPart global, Records records, Object lock) {
         this.table = table;
         this.s = s;
         this.access = access;
         this.global = global;
-        this.lifecycle = lifecycle;
+        this.records = records;
         this.lock = lock;
     }
 
@@ -58,12 +66,16 @@ final class Commands {
                 && global.cacheable()) { // a link's state changes without the host's: never cached
             return List.of(Frame.of(command.tid(), Code.STATE.value(), cached));
         }
-        Handler h = table.handlers().get(code);
+        Handler unlocked = table.outsideLock().get(code);
+        Handler h = unlocked != null ? unlocked : table.handlers().get(code);
         if (h == null) {
-            throw new Session.CommandException(code + " is not a command of this daemon");
+            throw new Session.CommandException(Category.REFUSED, code + " is not a command of this daemon");
         }
         try {
             access.authorise(code, session.peer());
+            if (unlocked != null) {
+                return unlocked.handle(command, session); // never holds up a grant; it writes nothing
+            }
             List<Frame> answer;
             synchronized (lock) {
                 answer = h.handle(command, session);
@@ -75,13 +87,41 @@ final class Commands {
             if (reason.length() <= MAX_REASON && reason.indexOf('\n') < 0 && reason.indexOf('\r') < 0) {
                 throw e;
             }
-            throw new Session.CommandException(Args.oneLine(reason, MAX_REASON));
+            throw new Session.CommandException(e.category(), Args.oneLine(reason, MAX_REASON));
         }
     }
 
-    /** Forces what the commands wrote to the journal before their answers (JobLifecycle.forced). */
+    /**
+     * A client gone before its JOB_START or REALLOC is decided gets nothing (a prolog that gave up
+     * waiting has already told execd to reschedule the job): refused, nothing changed. A JOB_START
+     * granted while its client went away is ended at once (why {@value #CLIENT_GONE}), in the same
+     * force as its grant.
+     */
+    static void present(Session session, Code code, String id) throws Session.CommandException {
+        if (session.gone()) {
+            String why = code.name() + " of job " + id + ": the client closed its connection before it was decided;"
+                    + " nothing granted";
+            Log.write(Log.Level.INFO, why); // its ERROR reaches no one
+            throw new Session.CommandException(Category.BUSY, why); // the job is rescheduled, nothing held
+        }
+    }
+
+    /**
+     * A start granted while its client went away ({@code fresh}: it held nothing before) is ended before
+     * the force, and refused like one whose client left before it was decided.
+     */
+    static List<Frame> startedFor(Session session, JobLifecycle lifecycle, String id, boolean fresh, List<Frame> granted)
+            throws Session.CommandException {
+        if (fresh && session.gone()) { // it left while this start was decided: undone before the force
+            lifecycle.end(id, CLIENT_GONE);
+            present(session, Code.JOB_START, id);
+        }
+        return granted;
+    }
+
+    /** Forces what the commands wrote to the journal before their answers ({@link Records#force}). */
     void synced() {
-        lifecycle.forced();
+        records.force();
     }
 
     /** The session ended: its stream goes, and whatever the role kept of it. */
@@ -93,7 +133,7 @@ final class Commands {
 
     static void noArguments(Frame command) throws Session.CommandException {
         if (!command.args().isEmpty()) {
-            throw new Session.CommandException("expected no argument, got " + command.args().size());
+            throw new Session.CommandException(Category.MALFORMED, "expected no argument, got " + command.args().size());
         }
     }
 }

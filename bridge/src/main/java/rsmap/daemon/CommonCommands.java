@@ -12,6 +12,7 @@ import java.util.Set;
 import rsmap.ParseException;
 import rsmap.alloc.Explanation;
 import rsmap.request.RequestList;
+import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -59,7 +60,7 @@ final class CommonCommands {
         h.put(Code.STOP_EVENTS, (c, session) -> {
             Commands.noArguments(c);
             if (!events.stop(session)) {
-                throw new Session.CommandException("no event stream is open");
+                throw new Session.CommandException(Category.REFUSED, "no event stream is open");
             }
             return List.of();
         });
@@ -77,6 +78,7 @@ final class CommonCommands {
             String tag = ReallocArgs.tag(a, c.tid(), false);
             ReallocArgs.Read read = ReallocArgs.realloc(a, id, tag, s);
             reallocation.mayChange(id, session.peer(), Code.REALLOC);
+            Commands.present(session, Code.REALLOC, id);
             return reallocation.realloc(c.tid(), session, read, id, tag);
         });
         h.put(Code.RELEASE, (c, session) -> {
@@ -111,7 +113,7 @@ final class CommonCommands {
         Commands.noArguments(c);
         EventHub.Stream stream = events.of(session);
         if (stream.tid != null) {
-            throw new Session.CommandException("an event stream is already open (TID " + Long.toHexString(stream.tid)
+            throw new Session.CommandException(Category.REFUSED, "an event stream is already open (TID " + Long.toHexString(stream.tid)
                     + "); STOP_EVENTS first");
         }
         stream.tid = c.tid();
@@ -140,14 +142,14 @@ final class CommonCommands {
         String job = a.has("job") ? JobId.of(a).toString() : null;
         String explain = a.string("explain", null);
         if (job != null && s.job(job).isEmpty()) {
-            throw new Session.CommandException("job " + job + " holds nothing on " + s.host());
+            throw new Session.CommandException(Category.REFUSED, "job " + job + " holds nothing on " + s.host());
         }
         if (job != null && !access.mayQuery(peer, s.job(job).get())) {
-            throw new Session.CommandException("job " + job + " is not yours, '" + peer.user() + "'");
+            throw new Session.CommandException(Category.DENIED, "job " + job + " is not yours, '" + peer.user() + "'");
         }
         ObjectNode state = Views.state(s, access, peer, EventHub.Filters.NONE, job);
         if (a.has("cluster") && !a.node().get("cluster").isBoolean()) {
-            throw new Session.CommandException("QUERY: \"cluster\" is true or false");
+            throw new Session.CommandException(Category.MALFORMED, "QUERY: \"cluster\" is true or false");
         }
         if (a.has("cluster") && a.node().get("cluster").booleanValue()) {
             cluster.add(state);
@@ -172,9 +174,9 @@ final class CommonCommands {
         try {
             parsed = RequestList.parse(request, s.table, s.limits);
         } catch (ParseException e) {
-            throw new Session.CommandException("explain: " + e.getMessage());
+            throw new Session.CommandException(Category.REFUSED, "explain: " + e.getMessage());
         }
-        Explanation x = s.cluster.explain(parsed, s.host());
+        Explanation x = s.cluster().explain(parsed, s.host());
         if (!access.privileged(peer)) {
             x = masked(x, peer);
         }

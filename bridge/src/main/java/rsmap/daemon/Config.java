@@ -45,6 +45,7 @@ import rsmap.wire.FrameDecoder;
  * frame_timeout         = 10                            # seconds a begun frame may take to arrive
  * realloc               = on                            # on | off: running jobs may grow and shrink (RFC 51)
  * realloc_policy        = fifo                          # fifo | smallest: the order waiting reallocs are served
+ * realloc_max_grow      = 0                             # N or map=N,...: instances a job may grow beyond its start
  * alternatives_policy   = user                          # user | fewest | ranking L1,L2: order of alternatives
  * role                  = host                          # host | authority (issue 14)
  * authority             = node00:7321                   # a host's authority of the global maps
@@ -68,7 +69,8 @@ public record Config(Path complexes, String host, String complexValues, String g
                      int maxConnectionsPerUser, int idleTimeout, int frameTimeout, boolean realloc, String reallocPolicy,
                      Role role, Endpoint authority, Endpoint listen, Path mungeSocket, Map<String, String> attributes,
                      AttributeTypes attributeTypes, OptionalInt slots, Optional<Filter> filter, boolean discover,
-                     rsmap.place.Policy alternativesPolicy, GpuSettings gpus, Map<String, Integer> lines) {
+                     rsmap.place.Policy alternativesPolicy, GpuSettings gpus, Map<String, Integer> lines,
+                     GrowthLimit.Setting reallocMaxGrow) {
 
     /** What the daemon is: an execution host's, or the cluster's authority of the global maps. */
     public enum Role { HOST, AUTHORITY }
@@ -89,8 +91,8 @@ public record Config(Path complexes, String host, String complexValues, String g
             "socket", "socket_group", "socket_mode", "state_dir", "device_backend", "isolation", "execd_spool", "admin_user",
             "daemon_user", "max_frame", "max_rsmap_ids", "reconcile_interval", "max_connections_per_user", "idle_timeout",
             "frame_timeout", "realloc", "realloc_policy", "role", "authority", "listen", "munge_socket", "attributes",
-            "attribute_types", "slots", "filter", "discover", "alternatives_policy", "nvml_library", "gpu_map", "gpu_shares",
-            "gpu_id", "gpu_check", "gpu_env", "gpu_dev_dir");
+            "attribute_types", "slots", "filter", "discover", "alternatives_policy", "realloc_max_grow", "nvml_library",
+            "gpu_map", "gpu_shares", "gpu_id", "gpu_check", "gpu_env", "gpu_dev_dir");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
     public static Config parse(String text, Path file, String defaultHost) throws ParseException {
@@ -195,6 +197,12 @@ public record Config(Path complexes, String host, String complexValues, String g
             throw lines.error("realloc_policy is fifo or smallest, not '" + printable(policy) + "'",
                     where.get("realloc_policy"));
         }
+        GrowthLimit.Setting maxGrow;
+        try {
+            maxGrow = GrowthLimit.Setting.parse(values.getOrDefault("realloc_max_grow", "0"));
+        } catch (IllegalArgumentException e) {
+            throw lines.error("realloc_max_grow: " + e.getMessage(), where.get("realloc_max_grow"));
+        }
         String discover = values.getOrDefault("discover", "on");
         if (!discover.equals("on") && !discover.equals("off")) {
             throw lines.error("discover is on or off, not '" + printable(discover) + "'", where.get("discover"));
@@ -226,7 +234,8 @@ public record Config(Path complexes, String host, String complexValues, String g
                 number(lines, values, where, "frame_timeout", 10, 1, 3_600), realloc.equals("on"), policy,
                 role, authority, listen, dir.resolve(values.getOrDefault("munge_socket", MUNGE_SOCKET.toString())),
                 attributes, types, slots < 0 ? OptionalInt.empty() : OptionalInt.of(slots), filter, discover.equals("on"),
-                alternativesPolicy, GpuSettings.parse(lines, values, where, dir), lineNumbers(text, values.keySet()));
+                alternativesPolicy, GpuSettings.parse(lines, values, where, dir), lineNumbers(text, values.keySet()),
+                maxGrow);
     }
 
     /** The same settings with {@code values} as complex_values (a map built from discovery added). */
@@ -234,7 +243,8 @@ public record Config(Path complexes, String host, String complexValues, String g
         return new Config(complexes, host, values, globalComplexValues, socket, socketGroup, socketMode, stateDir,
                 deviceBackend, isolation, execdSpool, adminUser, daemonUser, maxFrame, maxRsmapIds, reconcileInterval,
                 maxConnectionsPerUser, idleTimeout, frameTimeout, realloc, reallocPolicy, role, authority, listen,
-                mungeSocket, attributes, attributeTypes, slots, filter, discover, alternativesPolicy, gpus, lines);
+                mungeSocket, attributes, attributeTypes, slots, filter, discover, alternativesPolicy, gpus, lines,
+                reallocMaxGrow);
     }
 
     private static Endpoint endpoint(Continuation lines, Map<String, String> values, Map<String, Integer> where,
@@ -251,7 +261,8 @@ public record Config(Path complexes, String host, String complexValues, String g
 
     /** A host name: what a cgroup, a unit and a log line can carry (no NUL, no control character, no space). */
     static final Pattern HOST = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}");
-    private static final Pattern USER = Pattern.compile("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}");
+    /** A user name as rsmapd.conf and JOB_START take it. */
+    static final Pattern USER = Pattern.compile("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}");
 
     /** A value as an error line can show it: control characters escaped, cut at 80 characters. */
     static String printable(String v) {

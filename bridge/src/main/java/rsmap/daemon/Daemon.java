@@ -52,7 +52,8 @@ public final class Daemon implements AutoCloseable {
     private final StateLock stateLock;
     private final Journal journal;
     private final Commands commands;
-    private final JobLifecycle lifecycle;
+    /** A host's starts whose global part was not on disk: settled by what its authority says at a connect. */
+    private final PendingStarts pending;
     private final Reconciliation reconciliation;
     private final Preflight preflight;
     private SocketServer server;
@@ -95,8 +96,8 @@ public final class Daemon implements AutoCloseable {
             throws ParseException, IOException {
         boolean authorityRole = config.isAuthority();
         // A host's GPUs first: gpu_map built from NVML is part of complex_values from here on (docs/gpus.md).
-        GpuHost.Filled gpus = authorityRole ? new GpuHost.Filled(config, GpuHost.NONE)
-                : GpuHost.discover(config, log).fill(config, table, configFile, log);
+        GpuHost.Reader gpuReader = authorityRole ? GpuHost.Reader.NONE : GpuHost.Reader.host(table, configFile, log);
+        GpuHost.Filled gpus = gpuReader.read(config);
         config = gpus.config();
         this.config = config;
         this.state = new HostState(config, table, authorityRole ? EnvFiles.none()
@@ -117,20 +118,23 @@ public final class Daemon implements AutoCloseable {
                 tcpConnector(config, auth), state, lock, log, access, this::resolvePending);
         this.events = new EventHub(global);
         // Before the journal and the socket: a second daemon on this state must touch neither.
+        StateDirTrust.check(config.stateDir(), config.daemonUser());
         this.stateLock = StateLock.acquire(config.stateDir());
         Journal opened = null;
         try {
             opened = Journal.open(config.stateDir().resolve("journal"));
             Records records = new Records(opened, log);
             Reallocation reallocation = new Reallocation(state, records, isolation, events, log, access);
-            Generations generations = new Generations(state, records, events, log, configFile, reallocation);
+            Generations generations = new Generations(state, records, events, log, configFile, reallocation,
+                    gpuReader);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log);
-            this.lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
+            JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
+            this.pending = new PendingStarts(state, records, lifecycle, log);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation);
             Commands.Table handlers = authorityRole
-                    ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log))
+                    ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log), access, lock)
                     : HostCommands.table(common, state, lifecycle, global);
-            this.commands = new Commands(handlers, state, access, global, lifecycle, lock);
+            this.commands = new Commands(handlers, state, access, global, records, lock);
             this.reconciliation = new Reconciliation(state, lifecycle, log);
             this.journal = opened;
         } catch (IOException | ParseException | RuntimeException e) {
@@ -151,7 +155,7 @@ public final class Daemon implements AutoCloseable {
 
     /** What the authority said of this host's pending starts at a connect; its link calls it under the lock. */
     private void resolvePending(Map<String, Optional<Grant>> said) {
-        lifecycle.resolvePending(said);
+        pending.resolve(said);
     }
 
     /** Starts serving on the configured socket, and reconciling every {@code reconcile_interval}. */
@@ -236,7 +240,7 @@ public final class Daemon implements AutoCloseable {
 
     public Cluster cluster() {
         synchronized (lock) {
-            return state.cluster;
+            return state.cluster();
         }
     }
 
@@ -253,7 +257,7 @@ public final class Daemon implements AutoCloseable {
     /** How many reallocs wait now (tests). */
     int waitingReallocs() {
         synchronized (lock) {
-            return state.reallocs.waiting().size();
+            return state.reallocs().waiting().size();
         }
     }
 
@@ -282,7 +286,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     long generation() {
-        return state.generation;
+        return state.generation();
     }
 
     /** The socket's path, once serving. */

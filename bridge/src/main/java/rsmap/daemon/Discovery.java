@@ -59,6 +59,45 @@ final class Discovery {
     }
 
     /** The attributes found, in the order above, and one line per attribute left out. */
+    /** This host's attributes and slot capacity as the daemon uses them. */
+    record Described(rsmap.node.NodeAttributes attributes, OptionalInt slots) {
+    }
+
+    /**
+     * The attributes from what {@code found} discovered (when discover = on) with the configured ones
+     * over them, and the slots: rsmapd.conf's, else the discovered cpus. A discovered value its declared
+     * type does not read (an admin declared kernel a number) is left out, logged; a configured one was
+     * checked when the file was read.
+     */
+    static Described describe(Config config, Result found, rsmap.Limits limits, LogBook log) throws ParseException {
+        Map<String, String> text = new LinkedHashMap<>();
+        if (config.discover()) {
+            found.problems().forEach(p -> log.note(Log.Level.WARNING, p));
+            for (Map.Entry<String, String> e : found.attributes().entrySet()) {
+                try {
+                    rsmap.node.NodeAttributes.parse(Map.of(e.getKey(), e.getValue()), config.attributeTypes(), limits);
+                    text.put(e.getKey(), e.getValue());
+                } catch (ParseException x) {
+                    log.note(Log.Level.WARNING, "attribute " + e.getKey() + " not discovered: " + x.problem());
+                }
+            }
+        }
+        text.putAll(config.attributes());
+        rsmap.node.NodeAttributes attributes = rsmap.node.NodeAttributes.parse(text, config.attributeTypes(), limits);
+        OptionalInt slots = config.slots();
+        if (slots.isEmpty() && attributes.get("cpus").orElse(null) instanceof rsmap.node.Quantity q) {
+            double cpus = q.value();
+            if (cpus >= 0 && cpus <= 1_000_000 && cpus == Math.rint(cpus)) {
+                slots = OptionalInt.of((int) cpus);
+            }
+        }
+        if (!attributes.values().isEmpty()) {
+            log.note(Log.Level.INFO, "host " + config.host() + " attributes " + attributes.text() + (slots.isPresent()
+                    ? " slots=" + slots.getAsInt() : ""));
+        }
+        return new Described(attributes, slots);
+    }
+
     record Result(Map<String, String> attributes, List<String> problems) {
         Result {
             attributes = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(attributes));

@@ -6,16 +6,20 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * {@code <state_dir>/env/<job>}: one {@code NAME=value} line per map the job holds or held, the value
- * empty for a map all of whose instances were taken away (docs/realloc.md). Root's, mode 0644 in a
- * directory of mode 0755: the job reads it, never writes it. Written whole to a temporary file and
- * renamed, so a reader sees the old or the new content, never half. Written at JOB_START, after every
+ * empty for a map all of whose instances were taken away (docs/realloc.md). Owned by the job's owner,
+ * mode 0400, in a directory of root's, mode 0711 (nobody lists it): the job's owner reads it, no other
+ * user does, and nobody but root writes it. Written whole to a temporary file (created new, never through
+ * a link) and renamed, so a reader sees the old or the new content, never half. Written at JOB_START, after every
  * change, removed at JOB_END. A failure to write is logged, never fails the command: the answer carries
  * the same lines.
  */
@@ -44,20 +48,33 @@ final class EnvFiles {
         return dir.resolve(job);
     }
 
-    void write(String job, Map<String, String> env) {
+    void write(String job, String user, Map<String, String> env) {
         if (dir == null) {
             return;
         }
         StringBuilder b = new StringBuilder();
         env.forEach((k, v) -> b.append(k).append('=').append(v).append('\n'));
         try {
-            if (!Files.isDirectory(dir)) {
+            if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+                if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+                    throw new IOException(dir + " is not a directory (a link?): not written through");
+                }
                 Files.createDirectories(dir);
-                Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
             }
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
             Path tmp = dir.resolve("." + job + ".tmp");
-            Files.writeString(tmp, b, StandardCharsets.UTF_8);
-            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
+            Files.deleteIfExists(tmp); // a link is removed, not followed
+            try (var out = Files.newByteChannel(tmp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+                out.write(java.nio.ByteBuffer.wrap(b.toString().getBytes(StandardCharsets.UTF_8)));
+            }
+            try {
+                Files.setOwner(tmp, tmp.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(user));
+                Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("r--------"));
+            } catch (IOException e) {
+                log.note(Log.Level.WARNING, "job " + job + ": its environment file " + of(job) + " stays readable by "
+                        + "root only: cannot give it to '" + user + "': " + e);
+            }
             try {
                 Files.move(tmp, of(job), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {

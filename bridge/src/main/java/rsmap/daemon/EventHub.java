@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -83,19 +84,19 @@ final class EventHub {
             for (Iterator<String> it = n.fieldNames(); it.hasNext();) {
                 String key = it.next();
                 if (!KEYS.contains(key)) {
-                    throw new Session.CommandException("unknown filter '" + key + "' (" + String.join(", ", KEYS) + ")");
+                    throw new Session.CommandException(Category.MALFORMED, "unknown filter '" + key + "' (" + String.join(", ", KEYS) + ")");
                 }
                 JsonNode values = n.get(key);
                 if (!values.isArray()) {
-                    throw new Session.CommandException("filter '" + key + "' is a list of strings");
+                    throw new Session.CommandException(Category.MALFORMED, "filter '" + key + "' is a list of strings");
                 }
                 Set<String> set = new LinkedHashSet<>();
                 for (JsonNode v : values) {
                     if (!v.isTextual() || v.asText().isEmpty()) {
-                        throw new Session.CommandException("filter '" + key + "' is a list of non-empty strings");
+                        throw new Session.CommandException(Category.MALFORMED, "filter '" + key + "' is a list of non-empty strings");
                     }
                     if (key.equals("event") && !KINDS.contains(v.asText())) {
-                        throw new Session.CommandException("filter 'event': unknown kind '" + v.asText() + "' ("
+                        throw new Session.CommandException(Category.MALFORMED, "filter 'event': unknown kind '" + v.asText() + "' ("
                                 + String.join(", ", KINDS) + ")");
                     }
                     set.add(v.asText());
@@ -159,7 +160,7 @@ final class EventHub {
         }
         for (Stream s : dropped) {
             s.session.post(Session.error(s.tid, "event stream dropped: the client read too slowly; send START_EVENTS"
-                    + " again for the full state"), true);
+                    + " again for the full state", Category.BUSY), true);
             s.tid = null;
         }
     }

@@ -10,6 +10,7 @@ import rsmap.node.Filter;
 import rsmap.node.Filters;
 import rsmap.node.Node;
 import rsmap.node.Verdict;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -34,7 +35,7 @@ final class FilterCheck {
         try {
             return Optional.of(Filter.parse(text, types, limits));
         } catch (ParseException e) {
-            throw new Session.CommandException("filter: " + e.getMessage());
+            throw new Session.CommandException(Category.REFUSED, "filter: " + e.getMessage());
         }
     }
 
@@ -48,7 +49,7 @@ final class FilterCheck {
             return;
         }
         Verdict.Failure f = v.failure().orElseThrow();
-        throw new Session.CommandException("filter: " + (f.source().equals(Filters.ADMIN) ? ADMIN_FAILS : JOB_FAILS)
+        throw new Session.CommandException(Category.BUSY, "filter: " + (f.source().equals(Filters.ADMIN) ? ADMIN_FAILS : JOB_FAILS)
                 + node.name() + ": " + f.why());
     }
 }

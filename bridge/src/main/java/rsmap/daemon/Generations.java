@@ -13,6 +13,7 @@ import rsmap.ParseException;
 import rsmap.alloc.Cluster;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -34,8 +35,13 @@ final class Generations {
     /** Where the configuration came from; null: RELOAD is refused. */
     private final Path configFile;
 
-    Generations(HostState s, Records journal, EventHub events, LogBook log, Path configFile, Reallocation reallocation) {
+    /** How a configuration read by RELOAD gets its GPUs: a host reads NVML again, an authority has none. */
+    private final GpuHost.Reader gpus;
+
+    Generations(HostState s, Records journal, EventHub events, LogBook log, Path configFile, Reallocation reallocation,
+                GpuHost.Reader gpus) {
         this.s = s;
+        this.gpus = gpus;
         this.reallocation = reallocation;
         this.journal = journal;
         this.events = events;
@@ -52,34 +58,35 @@ final class Generations {
         try {
             next = s.build(host, global);
         } catch (ParseException e) {
-            throw new Session.CommandException("complex_values: " + e.getMessage());
+            throw new Session.CommandException(Category.REFUSED, "complex_values: " + e.getMessage());
         }
         rsmap.realloc.Reallocs nextReallocs = s.reallocsOver(next);
-        nextReallocs.continueAfter(s.reallocs.lastAllocId());
+        nextReallocs.continueAfter(s.reallocs().lastAllocId());
         Optional<String> lost = s.restoreAll(nextReallocs);
         if (lost.isPresent()) {
-            throw new Session.CommandException("the new configuration would take away what " + lost.get());
+            throw new Session.CommandException(Category.REFUSED, "the new configuration would take away what " + lost.get());
         }
-        long nextGeneration = s.generation + 1;
-        journal.write(new JournalRecord.Configured(nextGeneration, host, global, s.reallocs.lastAllocId()));
+        long nextGeneration = s.generation() + 1;
+        journal.write(new JournalRecord.Configured(nextGeneration, host, global, s.reallocs().lastAllocId()));
         journal.force(); // recovery and RELOAD go on from the new generation only once it is on disk
-        rsmap.realloc.Reallocs before = s.reallocs;
+        rsmap.realloc.Reallocs before = s.reallocs();
         s.install(next, nextReallocs);
         reallocation.carry(before, nextReallocs);
-        s.generation = nextGeneration;
-        s.hostValues = host;
-        s.globalValues = global;
+        s.configured(nextGeneration, host, global);
         events.publish("config", s.mapNames(), null, null, () -> {
-            ObjectNode diff = JSON.createObjectNode().put("event", "config").put("generation", s.generation);
+            ObjectNode diff = JSON.createObjectNode().put("event", "config").put("generation", s.generation());
             diff.set("maps", Views.maps(s, null, null, EventHub.Filters.NONE));
             return diff;
         }, stream -> true);
     }
 
-    /** RELOAD: STATE {generation, changed}. */
+    /**
+     * RELOAD: STATE {generation, changed}; {@code changed} is true when complex_values,
+     * global_complex_values, realloc or realloc_policy changed (only the first two make a generation).
+     */
     List<Frame> reload(long tid) throws Session.CommandException {
         if (configFile == null) {
-            throw new Session.CommandException("this daemon was not started from a configuration file");
+            throw new Session.CommandException(Category.REFUSED, "this daemon was not started from a configuration file");
         }
         Config next;
         Config config = s.config;
@@ -87,21 +94,18 @@ final class Generations {
             next = Config.parse(ConfigText.read(configFile), configFile, config.host());
             Preflight.checkSpool(next, configFile);
         } catch (ParseException e) {
-            throw new Session.CommandException(configFile + ": " + e.lineAndColumn() + ": " + e.problem());
+            throw new Session.CommandException(Category.REFUSED, configFile + ": " + e.lineAndColumn() + ": " + e.problem());
         } catch (IOException e) {
-            throw new Session.CommandException(e.getMessage());
+            throw new Session.CommandException(Category.UNAVAILABLE, e.getMessage());
         }
         // A host reads its GPUs again: a lost card leaves a built gpu_map, which a job holding it refuses.
-        GpuHost gpus = GpuHost.NONE;
-        if (!config.isAuthority()) {
-            try {
-                GpuHost.Filled filled = GpuHost.discover(next, log).fill(next, s.table, configFile, log);
-                next = filled.config();
-                gpus = filled.gpus();
-            } catch (IOException e) {
-                throw new Session.CommandException(e.getMessage());
-            }
+        GpuHost.Filled filled;
+        try {
+            filled = gpus.read(next);
+        } catch (IOException e) {
+            throw new Session.CommandException(Category.REFUSED, e.getMessage()); // not the hardware, or no NVML
         }
+        next = filled.config();
         List<String> unchangeable = new ArrayList<>();
         if (!next.host().equals(config.host())) {
             unchangeable.add("host");
@@ -119,28 +123,28 @@ final class Generations {
             unchangeable.add("attributes, attribute_types, slots, filter or discover");
         }
         if (!unchangeable.isEmpty()) {
-            throw new Session.CommandException("RELOAD changes complex_values and global_complex_values only; "
+            throw new Session.CommandException(Category.REFUSED, "RELOAD changes complex_values and global_complex_values only; "
                     + String.join(", ", unchangeable) + " changed: restart rsmapd for that");
         }
-        boolean changed = !next.complexValues().equals(s.hostValues)
-                || !next.globalComplexValues().equals(s.globalValues);
+        boolean changed = !next.complexValues().equals(s.hostValues())
+                || !next.globalComplexValues().equals(s.globalValues());
         if (changed) {
             reconfigure(next.complexValues(), next.globalComplexValues());
-            log.note(Log.Level.INFO, "RELOAD: configuration generation " + s.generation);
+            log.note(Log.Level.INFO, "RELOAD: configuration generation " + s.generation());
         }
-        s.gpus = gpus;
+        s.gpus = filled.gpus();
         rsmap.realloc.Policy policy = rsmap.realloc.Policy.named(next.reallocPolicy()).orElseThrow();
-        if (next.realloc() != s.reallocOn || !policy.name().equals(s.reallocPolicy.name())) {
+        if (next.realloc() != s.reallocOn() || !policy.name().equals(s.reallocPolicy().name())) {
+            changed = true; // a change the answer reports, though no new generation
             // Not a generation: what may be granted is the same; off answers every waiting realloc UNSUPPORTED.
-            s.reallocOn = next.realloc();
-            s.reallocPolicy = policy;
-            s.reallocs.setPolicy(policy);
-            List<rsmap.realloc.Event> answered = s.reallocs.setEnabled(next.realloc());
+            s.reallocSettings(next.realloc(), policy);
+            s.reallocs().setPolicy(policy);
+            List<rsmap.realloc.Event> answered = s.reallocs().setEnabled(next.realloc());
             reallocation.dispatch(answered);
-            log.note(Log.Level.INFO, "RELOAD: realloc " + (s.reallocOn ? "on" : "off") + ", realloc_policy "
+            log.note(Log.Level.INFO, "RELOAD: realloc " + (s.reallocOn() ? "on" : "off") + ", realloc_policy "
                     + policy.name());
         }
-        return List.of(Frame.of(tid, Code.STATE.value(), JSON.createObjectNode().put("generation", s.generation)
+        return List.of(Frame.of(tid, Code.STATE.value(), JSON.createObjectNode().put("generation", s.generation())
                 .put("changed", changed).toString()));
     }
 }

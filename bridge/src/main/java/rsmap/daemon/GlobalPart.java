@@ -5,6 +5,7 @@ package rsmap.daemon;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Optional;
 import rsmap.alloc.Grant;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -49,7 +50,7 @@ interface GlobalPart extends AutoCloseable {
         @Override
         public Grant start(JobId id, String user, int slots, String request, Meanwhile meanwhile)
                 throws Session.CommandException {
-            throw new Session.CommandException("job " + id + ": " + request + " names no map of this host, and "
+            throw new Session.CommandException(Category.REFUSED, "job " + id + ": " + request + " names no map of this host, and "
                     + "rsmapd.conf names no authority");
         }
 

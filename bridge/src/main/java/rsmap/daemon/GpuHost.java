@@ -107,6 +107,19 @@ final class GpuHost {
     record Filled(Config config, GpuHost gpus) {
     }
 
+    /** How a configuration gets its GPUs: chosen with the daemon's role, used at start and by RELOAD. */
+    interface Reader {
+        Filled read(Config config) throws IOException;
+
+        /** An authority's: no GPUs. */
+        Reader NONE = config -> new Filled(config, GpuHost.NONE);
+
+        /** A host's: NVML read now, gpu_map built or checked (errors name {@code file}). */
+        static Reader host(ComplexTable table, Path file, LogBook log) {
+            return config -> discover(config, log).fill(config, table, file, log);
+        }
+    }
+
     private void checkWritten(ResourceMap written, Config config, Path file, LogBook log) throws IOException {
         String at = where(config, file, "complex_values");
         List<String> problems = new ArrayList<>();

@@ -5,6 +5,7 @@ package rsmap.daemon;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Session;
 
@@ -17,29 +18,31 @@ final class HostCommands {
 
     static Commands.Table table(CommonCommands common, HostState s, JobLifecycle lifecycle, GlobalPart global) {
         Map<Code, Commands.Handler> h = common.table(state -> {
-            throw new Session.CommandException("QUERY of the cluster is the authority's (role = authority); "
+            throw new Session.CommandException(Category.REFUSED, "QUERY of the cluster is the authority's (role = authority); "
                     + s.host() + " is an execution host");
         }, global);
         h.put(Code.JOB_START, (c, session) -> {
             JobStartArgs a = JobStartArgs.read(c, JobStartArgs.HOST_KEYS, JobId::of, s);
             // This host must pass the admin limit and the job's filter before anything is granted.
             FilterCheck.admit(s.config.filter(), a.filter(), s.node());
-            if (!a.alternatives().isEmpty()) {
-                return StartAlternatives.start(lifecycle, s, c.tid(), a.id(), a.user(), a.slots(), a.alternatives());
-            }
             if (a.onlyFilter()) { // only a filter: checked, nothing to grant (the starter enters it bare)
                 return List.of(JobLifecycle.answer(c.tid(), Job.bare(a.id().toString(), a.user())));
             }
-            return lifecycle.start(c.tid(), a.id(), a.user(), a.request(), a.slots());
+            String id = a.id().toString();
+            Commands.present(session, Code.JOB_START, id);
+            boolean fresh = !s.holds(id); // a retry answered with a held grant is never undone here
+            return Commands.startedFor(session, lifecycle, id, fresh, a.alternatives().isEmpty()
+                    ? lifecycle.start(c.tid(), a.id(), a.user(), a.request(), a.slots())
+                    : StartAlternatives.start(lifecycle, s, c.tid(), a.id(), a.user(), a.slots(), a.alternatives()));
         });
         h.put(Code.JOB_END, (c, session) -> {
             lifecycle.end(JobId.of(Args.of(Code.JOB_END.name(), c, JOB_KEYS)).toString(), "epilog");
             return List.of();
         });
         h.put(Code.PLACE, (c, session) -> {
-            throw new Session.CommandException("PLACE is the authority's (role = authority), which sees every "
+            throw new Session.CommandException(Category.REFUSED, "PLACE is the authority's (role = authority), which sees every "
                     + "registered host; " + s.host() + " is an execution host");
         });
-        return new Commands.Table(h, common::closed);
+        return new Commands.Table(h, Map.of(), common::closed);
     }
 }

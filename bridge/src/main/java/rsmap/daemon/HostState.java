@@ -2,7 +2,6 @@
 // configuration generation, the jobs holding grants, and what is parsed once and reused.
 package rsmap.daemon;
 
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -40,41 +39,42 @@ final class HostState {
      * Jobs whose global part was being asked of the authority when their start was forced, and whose
      * answer is not on disk (issue 14): the authority says at the next connect (JournalRecord.PENDING).
      */
-    final java.util.Set<String> remotePending = new java.util.LinkedHashSet<>();
+    private final java.util.Set<String> remotePending = new java.util.LinkedHashSet<>();
     /**
      * Jobs that hold nothing here but entered (the starter enters every job, issue 11): under a closed
      * policy with no granted device until JOB_END or reconciliation. Not journaled: after a restart a
      * JOB_END still removes the policy by the job's name.
      */
-    final Map<String, Job> bare = new LinkedHashMap<>();
-    Cluster cluster;
+    private final Map<String, Job> bare = new LinkedHashMap<>();
+    /** Ended jobs with processes left in their cgroup, under a closed policy until they exit ({@link Leftovers}). */
+    private final Map<String, java.util.List<Long>> leftovers = new LinkedHashMap<>();
+    private Cluster cluster;
     /** The host's GPUs (NVML, gpu_map): set at start and by each accepted RELOAD; NONE on an authority. */
     GpuHost gpus = GpuHost.NONE;
     /** Reallocation over {@link #cluster} (issue 13): a new one with every new cluster ({@link #install}). */
-    rsmap.realloc.Reallocs reallocs;
+    private rsmap.realloc.Reallocs reallocs;
     /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
-    boolean reallocOn;
-    rsmap.realloc.Policy reallocPolicy;
+    private boolean reallocOn;
+    private rsmap.realloc.Policy reallocPolicy;
     /** The highest alloc_id the journal makes good for: answers after a restart go on above it. */
-    long lastAllocId;
-    String hostValues;
-    String globalValues;
+    private long lastAllocId;
+    private String hostValues;
+    private String globalValues;
     /** The configuration generation: 1 at the first start, one more per accepted change. */
-    long generation;
+    private long generation;
     /**
      * This host's attributes (issue 15): the discovered ones with rsmapd.conf's attributes over them, read
      * with the declared types; fixed from start to stop. NONE on an authority.
      */
-    rsmap.node.NodeAttributes attributes = rsmap.node.NodeAttributes.NONE;
+    private rsmap.node.NodeAttributes attributes = rsmap.node.NodeAttributes.NONE;
     /** The host's slot capacity: rsmapd.conf's slots, else the discovered cpus; empty: no slot limit. */
-    java.util.OptionalInt slots = java.util.OptionalInt.empty();
+    private java.util.OptionalInt slots = java.util.OptionalInt.empty();
     /** This host as filters see it, made once from the two above. */
     private rsmap.node.Node node;
     /** QUERY's answer for root and the admin, null after any change (see {@link Commands}). */
     private volatile String stateCache;
-    /** Requests already parsed against this table (immutable values), by their text. */
-    private final Map<String, rsmap.request.RequestList> parsedRequests = new HashMap<>();
-    private final Map<String, ComplexValues> parsedValues = new HashMap<>();
+    /** Requests and complex_values already parsed against this table (immutable values), by their text. */
+    private final ParseCache parsing;
 
     HostState(Config config, ComplexTable table, EnvFiles envFiles, Scope scope) {
         this.config = config;
@@ -82,42 +82,17 @@ final class HostState {
         this.envFiles = envFiles;
         this.scope = scope;
         this.limits = Limits.DEFAULT.withMaxRsmapIds(config.maxRsmapIds());
+        this.parsing = new ParseCache(table, limits);
         this.reallocOn = config.realloc();
         this.reallocPolicy = rsmap.realloc.Policy.named(config.reallocPolicy()).orElseThrow();
     }
 
-    /**
-     * Sets the attributes from what {@code found} discovered (when discover = on) and the configured
-     * ones over them. A discovered value its declared type does not read (an admin declared kernel a
-     * number) is left out, logged; a configured one was checked when the file was read.
-     */
+    /** This host's attributes and slots, from what {@code found} discovered and rsmapd.conf ({@link Discovery#describe}). */
     void describe(Discovery.Result found, LogBook log) throws ParseException {
-        Map<String, String> text = new LinkedHashMap<>();
-        if (config.discover()) {
-            found.problems().forEach(p -> log.note(Log.Level.WARNING, p));
-            for (Map.Entry<String, String> e : found.attributes().entrySet()) {
-                try {
-                    rsmap.node.NodeAttributes.parse(Map.of(e.getKey(), e.getValue()), config.attributeTypes(), limits);
-                    text.put(e.getKey(), e.getValue());
-                } catch (ParseException x) {
-                    log.note(Log.Level.WARNING, "attribute " + e.getKey() + " not discovered: " + x.problem());
-                }
-            }
-        }
-        text.putAll(config.attributes());
-        attributes = rsmap.node.NodeAttributes.parse(text, config.attributeTypes(), limits);
-        slots = config.slots();
-        if (slots.isEmpty() && attributes.get("cpus").orElse(null) instanceof rsmap.node.Quantity q) {
-            double cpus = q.value();
-            if (cpus >= 0 && cpus <= 1_000_000 && cpus == Math.rint(cpus)) {
-                slots = java.util.OptionalInt.of((int) cpus);
-            }
-        }
+        Discovery.Described d = Discovery.describe(config, found, limits, log);
+        attributes = d.attributes();
+        slots = d.slots();
         node = new rsmap.node.Node(config.host(), slots, attributes);
-        if (!attributes.values().isEmpty()) {
-            log.note(Log.Level.INFO, "host " + config.host() + " attributes " + attributes.text() + (slots.isPresent()
-                    ? " slots=" + slots.getAsInt() : ""));
-        }
     }
 
     /** A job's environment when it holds {@code grant}: its SGE_HGR_*, and the variable naming its cards. */
@@ -152,6 +127,128 @@ final class HostState {
         return config.host();
     }
 
+    // --- the core and its settings: read freely, changed by the verbs below ---
+
+    /** The core: what is where; it decides whole grants (JOB_START, restores, explanations). */
+    Cluster cluster() {
+        return cluster;
+    }
+
+    /** The same core as a running job's holding changes or ends (REALLOC, RELEASE, JOB_END). */
+    rsmap.realloc.Reallocs reallocs() {
+        return reallocs;
+    }
+
+    /** The configuration generation: 1 at the first start, one more per accepted change. */
+    long generation() {
+        return generation;
+    }
+
+    String hostValues() {
+        return hostValues;
+    }
+
+    String globalValues() {
+        return globalValues;
+    }
+
+    /** Generation {@code g} took effect with these complex_values (or was read back from the journal). */
+    void configured(long g, String host, String global) {
+        generation = g;
+        hostValues = host;
+        globalValues = global;
+        changed();
+    }
+
+    boolean reallocOn() {
+        return reallocOn;
+    }
+
+    rsmap.realloc.Policy reallocPolicy() {
+        return reallocPolicy;
+    }
+
+    /** RELOAD's realloc and realloc_policy, for this core and every next one. */
+    void reallocSettings(boolean on, rsmap.realloc.Policy policy) {
+        reallocOn = on;
+        reallocPolicy = policy;
+        changed();
+    }
+
+    /** The highest alloc_id the journal makes good for: answers after a restart go on above it. */
+    long lastAllocId() {
+        return lastAllocId;
+    }
+
+    /** The journal makes good for alloc ids up to {@code upTo} now. */
+    void allocIdsUpTo(long upTo) {
+        lastAllocId = Math.max(lastAllocId, upTo);
+    }
+
+    rsmap.node.NodeAttributes attributes() {
+        return attributes;
+    }
+
+    java.util.OptionalInt slots() {
+        return slots;
+    }
+
+    // --- ended jobs' processes left behind, jobs that entered holding nothing, starts not confirmed ---
+
+    /** The processes left in ended jobs' cgroups, by the name their closed policy goes on under. */
+    Map<String, java.util.List<Long>> leftovers() {
+        return java.util.Collections.unmodifiableMap(new LinkedHashMap<>(leftovers));
+    }
+
+    /** {@code name}'s left processes are {@code pids} now. */
+    void leftover(String name, java.util.List<Long> pids) {
+        if (!java.util.List.copyOf(pids).equals(leftovers.put(name, java.util.List.copyOf(pids)))) {
+            changed();
+        }
+    }
+
+    /** {@code name} has no process left (or a job of that name started again). */
+    void leftoverGone(String name) {
+        if (leftovers.remove(name) != null) {
+            changed();
+        }
+    }
+
+    /** A job that holds nothing here but whose processes entered (under a closed policy). */
+    Optional<Job> bareJob(String id) {
+        return Optional.ofNullable(bare.get(id));
+    }
+
+    java.util.Collection<Job> bareJobs() {
+        return java.util.Collections.unmodifiableCollection(bare.values());
+    }
+
+    void enteredBare(Job job) {
+        bare.put(job.id(), job);
+    }
+
+    void dropBare(String id) {
+        bare.remove(id);
+    }
+
+    /** Job {@code id}'s global part is not on disk: the authority says at the next connect. */
+    void pending(String id) {
+        remotePending.add(id);
+    }
+
+    boolean isPending(String id) {
+        return remotePending.contains(id);
+    }
+
+    /** Job {@code id}'s global part is known (or the job ended). */
+    void confirmed(String id) {
+        remotePending.remove(id);
+    }
+
+    java.util.Set<String> pendingJobs() {
+        return java.util.Collections.unmodifiableSet(remotePending);
+    }
+
     /** The state changed: what QUERY answered from the cache is stale. */
     private void changed() {
         stateCache = null;
@@ -175,6 +272,11 @@ final class HostState {
         return jobs.containsKey(id);
     }
 
+    /** The ids of the jobs holding grants (a view: read it under the lock). */
+    Set<String> jobIds() {
+        return java.util.Collections.unmodifiableSet(jobs.keySet());
+    }
+
     /** The jobs holding grants, in the order they were granted (a view: read it under the lock). */
     java.util.Collection<Job> jobs() {
         return java.util.Collections.unmodifiableCollection(jobs.values());
@@ -185,7 +287,7 @@ final class HostState {
         Job before = jobs.put(job.id(), job);
         changed();
         if (before == null || !before.env().equals(job.env())) {
-            envFiles.write(job.id(), job.env());
+            envFiles.write(job.id(), job.user(), job.env());
         }
     }
 
@@ -209,15 +311,7 @@ final class HostState {
 
     /** complex_values parsed once per text: start-up checks the file's, then replays the journal's, the same. */
     ComplexValues values(String text) throws ParseException {
-        ComplexValues v = parsedValues.get(text);
-        if (v == null) {
-            v = ComplexValues.parse(text, table, limits);
-            if (parsedValues.size() >= 8) {
-                parsedValues.clear(); // generations come and go: keep the few of late
-            }
-            parsedValues.put(text, v);
-        }
-        return v;
+        return parsing.values(text);
     }
 
     /** A core for this host (and the global host, where it has maps) configured with these values. */
@@ -252,14 +346,7 @@ final class HostState {
 
     /** {@code request} read against the complex table, each text once (many jobs ask the same; a replay too). */
     private rsmap.request.RequestList parsed(String request) throws ParseException {
-        rsmap.request.RequestList parsed = parsedRequests.get(request);
-        if (parsed == null) {
-            parsed = rsmap.request.RequestList.parse(request, table, limits);
-            if (parsedRequests.size() < 1024) {
-                parsedRequests.put(request, parsed);
-            }
-        }
-        return parsed;
+        return parsing.request(request);
     }
 
     /** The part of {@code request} this daemon decides (global false) or its authority does (true). */

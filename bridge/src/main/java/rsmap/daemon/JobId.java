@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -40,7 +41,7 @@ record JobId(String host, String job, String task) {
 
     /** The canonical text read back; {@code what} names it in the error. */
     static JobId parse(String text, String what) throws Session.CommandException {
-        return parse(text).orElseThrow(() -> new Session.CommandException(what + " is not a job id: "
+        return parse(text).orElseThrow(() -> new Session.CommandException(Category.MALFORMED, what + " is not a job id: "
                 + Args.quote(text)));
     }
 
@@ -51,15 +52,15 @@ record JobId(String host, String job, String task) {
     static JobId of(Args a) throws Session.CommandException {
         String host = a.string("host", "");
         if (a.has("host") && !Config.HOST.matcher(host).matches()) {
-            throw new Session.CommandException("\"host\" is a host name, not " + Args.quote(host));
+            throw new Session.CommandException(Category.MALFORMED, "\"host\" is a host name, not " + Args.quote(host));
         }
         String job = a.string("job", "");
         if (!JOB.matcher(job).matches()) {
-            throw new Session.CommandException("\"job\" is missing or not a job id: " + Args.quote(job));
+            throw new Session.CommandException(Category.MALFORMED, "\"job\" is missing or not a job id: " + Args.quote(job));
         }
         String task = a.string("task", "");
         if (!task.isEmpty() && !task.equals("undefined") && !TASK.matcher(task).matches()) {
-            throw new Session.CommandException("\"task\" is a task number or \"undefined\", not " + Args.quote(task));
+            throw new Session.CommandException(Category.MALFORMED, "\"task\" is a task number or \"undefined\", not " + Args.quote(task));
         }
         return new JobId(host, job, task.equals("undefined") ? "" : task);
     }
@@ -72,7 +73,7 @@ record JobId(String host, String job, String task) {
     /** On an authority, a host's job: {@code "host"} is required. */
     static JobId ofHost(Args a) throws Session.CommandException {
         if (!a.has("host")) {
-            throw new Session.CommandException("an authority grants jobs of hosts: name the job's \"host\"");
+            throw new Session.CommandException(Category.MALFORMED, "an authority grants jobs of hosts: name the job's \"host\"");
         }
         return of(a);
     }

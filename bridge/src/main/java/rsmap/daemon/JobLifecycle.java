@@ -18,6 +18,7 @@ import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.Isolation;
 import rsmap.device.JobCgroups;
+import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.PeerCredentials;
@@ -34,6 +35,8 @@ final class JobLifecycle {
     private final Reallocation reallocation;
     /** The host's global part: none, or the link to its authority (docs/cluster.md). */
     private final GlobalPart global;
+    /** What a job's policy becomes at its end: removed, or closed while processes are left in it. */
+    final Leftovers leftovers;
 
     JobLifecycle(HostState s, Records journal, Isolation isolation, EventHub events, LogBook log, Access access,
                  Reallocation reallocation, GlobalPart global) {
@@ -45,6 +48,7 @@ final class JobLifecycle {
         this.access = access;
         this.reallocation = reallocation;
         this.global = global;
+        this.leftovers = new Leftovers(s, isolation, log);
     }
 
     /**
@@ -64,22 +68,22 @@ final class JobLifecycle {
                         + held.env());
                 return List.of(answer(tid, held));
             }
-            throw new Session.CommandException("job " + id + " already holds " + held.grant().byHost()
+            throw new Session.CommandException(Category.BUSY, "job " + id + " already holds " + held.grant().byHost()
                     + "; a second JOB_START is refused (no doubled grants)");
         }
         JobSpec spec;
         String global;
         try {
-            s.prepare(s.cluster, id);
+            s.prepare(s.cluster(), id);
             spec = s.spec(id, request, slots);
             global = s.globalPart(request);
         } catch (ParseException e) {
-            throw new Session.CommandException("request: " + e.getMessage());
+            throw new Session.CommandException(Category.REFUSED, "request: " + e.getMessage());
         }
-        if (s.bare.containsKey(id)) {
+        if (s.bareJob(id).isPresent()) {
             // Processes entered this job before its prolog: not the order execd keeps, but a process that
             // waits in the job's cgroup for the grant to widen it. It leaves before anything is granted.
-            log.note(Log.Level.WARNING, "job " + id + ": processes " + s.bare.get(id).pids().keySet()
+            log.note(Log.Level.WARNING, "job " + id + ": processes " + s.bareJob(id).get().pids().keySet()
                     + " entered before its JOB_START; their policy is removed before the grant");
             removePolicy(id);
         }
@@ -95,9 +99,9 @@ final class JobLifecycle {
 
     /** The core decides now or says why not; nothing is queued (execd already started the job here). */
     private Decision grantNow(JobSpec spec, String id) throws Session.CommandException {
-        Decision d = s.cluster.grantNow(spec, s.cluster.now());
+        Decision d = s.cluster().grantNow(spec, s.cluster().now());
         if (d.isRefused() || d.result() == Decision.Result.NOT_NOW) {
-            throw new Session.CommandException(d.isRefused() ? d.error() : "job " + id + " cannot be granted now: "
+            throw new Session.CommandException(Category.BUSY, d.isRefused() ? d.error() : "job " + id + " cannot be granted now: "
                     + d.error());
         }
         return d;
@@ -133,7 +137,7 @@ final class JobLifecycle {
      * global part is asked of the authority and, while it decides, this host forces its record: the two
      * forced writes overlap. Only when both are granted is the job answered; the authority's answer is
      * recorded without a force of its own (the authority holds it durably; a host that lost it learns it
-     * at its next connect, {@link #resolvePending}). Refused by the authority: this host's part is freed,
+     * at its next connect, {@link PendingStarts}). Refused by the authority: this host's part is freed,
      * so that a job never holds half a grant.
      */
     private List<Frame> startWithGlobalPart(long tid, JobId jobId, String user, String request, int slots, JobSpec spec,
@@ -147,7 +151,7 @@ final class JobLifecycle {
         try {
             remote = global.start(jobId, user, slots, globalRequest, this::forced);
         } catch (Session.CommandException e) {
-            s.cluster.finish(id, s.cluster.now());
+            s.cluster().finish(id, s.cluster().now());
             try {
                 journal.write(new JournalRecord.Ended(id, "authority"));
             } catch (Session.CommandException x) {
@@ -160,7 +164,7 @@ final class JobLifecycle {
         try {
             journal.writeLazily(new JournalRecord.Remote(id, remote));
         } catch (Session.CommandException e) {
-            s.remotePending.add(id); // learnt again from the authority at the next connect
+            s.pending(id); // learnt again from the authority at the next connect
             log.note(Log.Level.WARNING, "job " + id + ": " + e.getMessage());
         }
         return granted(tid, job);
@@ -176,42 +180,9 @@ final class JobLifecycle {
         try {
             journal.write(r);
         } catch (Session.CommandException e) {
-            s.cluster.finish(r.job(), s.cluster.now());
+            s.cluster().finish(r.job(), s.cluster().now());
             throw e;
         }
-    }
-
-    /**
-     * What the authority said of the jobs whose global part this host did not have on disk (issue 14):
-     * a grant it holds is the job's (recorded, forced, its environment rewritten); none means the job's
-     * start never completed (its JOB_START was not answered OK), and the job ends here. Under the daemon's lock.
-     */
-    void resolvePending(Map<String, Optional<Grant>> said) {
-        said.forEach((id, grant) -> {
-            Job job = s.job(id).orElse(null);
-            if (job == null || !s.remotePending.contains(id)) {
-                return;
-            }
-            try {
-                if (grant.isPresent()) {
-                    Job now = job.withRemote(grant.get(), s.environment(job.grant().plus(grant.get())));
-                    journal.write(new JournalRecord.Remote(id, grant.get()));
-                    forced();
-                    s.remotePending.remove(id);
-                    s.hold(now);
-                    log.note(Log.Level.INFO, "job " + id + ": the authority holds its global part " + grant.get().byHost()
-                            + ": restored");
-                } else {
-                    s.remotePending.remove(id);
-                    end(id, "its global part was never granted");
-                    forced();
-                    log.note(Log.Level.WARNING, "job " + id + ": the authority holds no global part for it: its start"
-                            + " never completed, its grant here is freed");
-                }
-            } catch (Session.CommandException e) {
-                log.note(Log.Level.ERROR, "job " + id + ": cannot resolve its global part now: " + e.getMessage());
-            }
-        });
     }
 
     /** STATE {job, user, grants, env}, then the environment again as NAME=value (the C hook reads no JSON). */
@@ -235,7 +206,7 @@ final class JobLifecycle {
         }
         journal.write(new JournalRecord.Ended(id, why)); // forced before the answer, or by the caller
         // Its waiting reallocs are answered CANCEL; what it held, taken-away instances included, is free.
-        rsmap.realloc.Outcome o = s.reallocs.finish(id, s.cluster.now());
+        rsmap.realloc.Outcome o = s.reallocs().finish(id, s.cluster().now());
         s.drop(id);
         removePolicy(id);
         reallocation.dispatch(o.events());
@@ -252,14 +223,13 @@ final class JobLifecycle {
         events.publish(kind, job.maps(), job.id(), job.user(), diff, stream -> access.mayQuery(stream.peer(), job));
     }
 
-    /** Drops the device policy of a job, held or bare; a failure is logged (a cgroup left behind matters). */
+    /**
+     * Drops the device policy of a job, held or bare; processes left in its cgroup keep a closed policy that
+     * grants no device until they exit ({@link Leftovers}). A failure is logged (a cgroup left behind matters).
+     */
     void removePolicy(String id) {
-        s.bare.remove(id);
-        try {
-            isolation.remove(id);
-        } catch (DevicePolicyException e) {
-            log.note(Log.Level.ERROR, "job " + id + ": removing its device policy: " + e.getMessage());
-        }
+        s.dropBare(id);
+        leftovers.ended(id);
     }
 
     /**
@@ -274,33 +244,33 @@ final class JobLifecycle {
         String id = jobId.toString();
         Job job = s.job(id).orElse(null);
         if (job == null) {
-            job = s.bare.getOrDefault(id, Job.bare(id, peer.user()));
+            job = s.bareJob(id).orElse(Job.bare(id, peer.user()));
         } else if (!access.mayQuery(peer, job)) {
-            throw new Session.CommandException("job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
+            throw new Session.CommandException(Category.DENIED, "job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
         }
         if (peer.pid() <= 0) {
-            throw new Session.CommandException("the caller's pid is unknown: " + (PeerCredentials.UNAVAILABLE.isEmpty()
+            throw new Session.CommandException(Category.DENIED, "the caller's pid is unknown: " + (PeerCredentials.UNAVAILABLE.isEmpty()
                     ? "the kernel did not say" : PeerCredentials.UNAVAILABLE));
         }
         try {
             Optional<String> other = JobCgroups.foreignJob(peer.pid(), id);
             if (other.isPresent()) {
-                throw new Session.CommandException("process " + peer.pid() + " is in the cgroup of job " + other.get()
+                throw new Session.CommandException(Category.DENIED, "process " + peer.pid() + " is in the cgroup of job " + other.get()
                         + ", not of job " + id + "; refused");
             }
         } catch (IOException e) {
-            throw new Session.CommandException("process " + peer.pid() + ": cannot read its cgroups: " + e.getMessage());
+            throw new Session.CommandException(Category.UNAVAILABLE, "process " + peer.pid() + ": cannot read its cgroups: " + e.getMessage());
         }
         DevicePolicy policy = DevicePolicy.of(s.grantedInstances(job), s.devicesListed());
         try {
             isolation.apply(id, policy, peer.pid()).ifPresent(w -> log.note(Log.Level.WARNING, w));
         } catch (DevicePolicyException e) {
-            throw new Session.CommandException("job " + id + ": device isolation cannot be enforced: " + e.getMessage());
+            throw new Session.CommandException(Category.UNAVAILABLE, "job " + id + ": device isolation cannot be enforced: " + e.getMessage());
         }
         Instant start = ProcessHandle.of(peer.pid()).flatMap(p -> p.info().startInstant()).orElse(null);
         Job entered = job.withPid(peer.pid(), start);
         if (!s.holds(id)) {
-            s.bare.put(id, entered);
+            s.enteredBare(entered);
             log.note(Log.Level.INFO, "job " + id + " holds nothing here: process " + peer.pid() + " entered under "
                     + (policy.isOpen() ? "no device policy (no map lists devices)" : "a closed policy with no granted device"));
             return List.of(answer(tid, entered));

@@ -5,8 +5,8 @@ package rsmap.daemon;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.regex.Pattern;
 import rsmap.node.Filter;
+import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -18,7 +18,6 @@ import rsmap.wire.Session;
  */
 record JobStartArgs(JobId id, String user, int slots, String request, Optional<Filter> filter,
                     List<String> alternatives) {
-    private static final Pattern USER = Pattern.compile("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}");
     /** The keys of a host's JOB_START (anything else is an ERROR). */
     static final Set<String> HOST_KEYS = Set.of("job", "task", "user", "slots", "request", "filter", "alternatives");
     /** On an authority, a host's JOB_START names the host. */
@@ -39,13 +38,13 @@ record JobStartArgs(JobId id, String user, int slots, String request, Optional<F
         List<String> alternatives = a.has("alternatives")
                 ? StartAlternatives.read(a.node().get("alternatives"), s) : List.of();
         if (!alternatives.isEmpty() && !request.isEmpty()) {
-            throw new Session.CommandException("JOB_START takes \"request\" or \"alternatives\", not both");
+            throw new Session.CommandException(Category.MALFORMED, "JOB_START takes \"request\" or \"alternatives\", not both");
         }
         if (request.isEmpty() && filter.isEmpty() && alternatives.isEmpty()) {
-            throw new Session.CommandException("JOB_START needs \"request\"");
+            throw new Session.CommandException(Category.MALFORMED, "JOB_START needs \"request\"");
         }
-        if (!user.isEmpty() && !USER.matcher(user).matches()) {
-            throw new Session.CommandException("\"user\" is the job owner's name, not " + Args.quote(user));
+        if (!user.isEmpty() && !Config.USER.matcher(user).matches()) {
+            throw new Session.CommandException(Category.MALFORMED, "\"user\" is the job owner's name, not " + Args.quote(user));
         }
         return new JobStartArgs(id, user, slots, request, filter, alternatives);
     }

@@ -13,7 +13,8 @@ import rsmap.complex.ComplexTable;
 
 /**
  * {@code rsmapd [--config FILE]} (default /etc/rsmap/rsmapd.conf). A configuration error stops it at
- * start with one line naming the file, line and reason, and exit code 2; SIGTERM stops it cleanly.
+ * start with one line naming the file, line and reason, and exit code 2; SIGTERM stops it cleanly,
+ * exit code 0.
  */
 public final class Main {
     private static final String USAGE = "rsmapd [--config FILE] | rsmapd --train-cds | rsmapd --help";
@@ -71,15 +72,25 @@ public final class Main {
         Optional<Notify> notify = notifier();
         CountDownLatch stopped = new CountDownLatch(1);
         Daemon running = daemon;
+        // SIGTERM (or SIGINT, SIGHUP) runs this hook; once the socket and the journal are closed in order
+        // the stop was clean, and rsmapd(8) promises exit 0 for it: halt with 0, or the JVM would end
+        // with 128 + the signal (143). No System.exit comes after this point (the journal's failure
+        // halts with 75, out of memory with 3), so the hook runs only for a signal. Closing that fails
+        // exits 1 (rsmapd(8), EXIT STATUS).
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             notify.ifPresent(n -> tell(n, "STOPPING=1"));
+            int status = 0;
             try {
                 running.close();
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
                 System.err.println("rsmapd: closing: " + e.getMessage());
+                status = 1;
             }
             stopped.countDown();
-        }));
+            System.out.flush();
+            System.err.flush();
+            Runtime.getRuntime().halt(status);
+        }, "rsmapd-stop"));
         // The service manager's READY=1 (Type=notify): the socket answers from here on.
         notify.ifPresent(n -> tell(n, "READY=1"));
         stopped.await();

@@ -18,6 +18,7 @@ import rsmap.ParseException;
 import rsmap.alloc.Cluster;
 import rsmap.alloc.Grant;
 import rsmap.alloc.JobSpec;
+import rsmap.map.ComplexValues;
 import rsmap.node.AttributeTypes;
 import rsmap.node.Filter;
 import rsmap.node.Filters;
@@ -32,6 +33,7 @@ import rsmap.place.Policy;
 import rsmap.request.RequestList;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -40,7 +42,9 @@ import rsmap.wire.Session;
  * grants, so that it is exactly what the hosts last told. A filter alone (no request, slots, hosts or
  * alternatives) is evaluated against every registered host: {@code pass} and {@code fail} with the
  * failing attribute, what a submission filter (job_submit.lua, the JSV) needs. With an option or
- * alternatives the core's {@link Placement} chooses (docs/alternatives.md), over the hosts in name order. Called under the daemon's lock.
+ * alternatives the core's {@link Placement} chooses (docs/alternatives.md), over the hosts in name order.
+ * Only {@link #snapshot} runs under the daemon's lock (a copy of the registrations and the global jobs);
+ * the model is built and the choice made outside it ({@link PlaceLane}), so PLACE never holds up a grant.
  */
 final class Placing {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -54,6 +58,31 @@ final class Placing {
     private final HostState s;
     private final ClusterView view;
     private final LogBook log;
+    /** complex_values parsed outside the lock, by text; the few of late (hosts share a handful of texts). */
+    private final Map<String, ComplexValues> parsed = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * What PLACE reads, copied under the daemon's lock: the registered hosts in name order (each a copy of
+     * its view: later events change the view, never this), the global maps and the authority's jobs.
+     */
+    record Snapshot(Map<String, ClusterView.HostView> hosts, ComplexValues global, List<Job> jobs) {
+    }
+
+    /** The model and the nodes PLACE chooses over, built from a {@link Snapshot} at {@code at} (nanoTime). */
+    record Built(long at, Cluster model, Map<String, Node> nodes) {
+    }
+
+    /** Builds what PLACE chooses over from {@code in}: outside the daemon's lock, the costly part. */
+    Built build(Snapshot in) {
+        return new Built(System.nanoTime(), model(in), nodes(s.config.attributeTypes(), in));
+    }
+
+    /** The copy PLACE works on; under the daemon's lock, O(hosts + jobs) reference copies. */
+    Snapshot snapshot() {
+        Map<String, ClusterView.HostView> hosts = new java.util.TreeMap<>();
+        view.hosts().forEach((name, v) -> hosts.put(name, v.copy()));
+        return new Snapshot(hosts, s.cluster().hosts().get(Cluster.GLOBAL), List.copyOf(s.jobs()));
+    }
 
     Placing(HostState s, ClusterView view, LogBook log) {
         this.s = s;
@@ -61,11 +90,11 @@ final class Placing {
         this.log = log;
     }
 
-    /** PLACE JSON: STATE with the verdicts and/or the choice, then OK. */
-    List<Frame> place(Frame c) throws Session.CommandException {
+    /** PLACE JSON: STATE with the verdicts and/or the choice, then OK; reads {@code in} only, never changes it. */
+    List<Frame> place(Frame c, Built in) throws Session.CommandException {
         Args a = Args.of(Code.PLACE.name(), c, KEYS);
         AttributeTypes types = s.config.attributeTypes();
-        Map<String, Node> nodes = nodes(types);
+        Map<String, Node> nodes = in.nodes();
         Optional<Filter> admin = s.config.filter(); // the admin limit (rsmapd.conf filter) every job passes
         ObjectNode answer = JSON.createObjectNode();
         boolean placing = a.has("request") || a.has("slots") || a.has("hosts") || a.has("alternatives")
@@ -85,19 +114,19 @@ final class Placing {
                 }
             }
         } else if (!placing) {
-            throw new Session.CommandException("PLACE needs a filter, or an option (request, slots or hosts), or "
+            throw new Session.CommandException(Category.MALFORMED, "PLACE needs a filter, or an option (request, slots or hosts), or "
                     + "alternatives");
         }
         if (!placing) {
             return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
         }
-        Cluster model = model();
+        Cluster model = in.model();
         List<Option> options = new ArrayList<>();
         boolean alternatives = a.has("alternatives");
         if (alternatives) {
             JsonNode list = a.node().get("alternatives");
             if (!list.isArray() || list.size() < 1 || list.size() > MAX_ALTERNATIVES) {
-                throw new Session.CommandException("PLACE: \"alternatives\" is a list of 1 to " + MAX_ALTERNATIVES
+                throw new Session.CommandException(Category.MALFORMED, "PLACE: \"alternatives\" is a list of 1 to " + MAX_ALTERNATIVES
                         + " options");
             }
             for (int i = 0; i < list.size(); i++) {
@@ -124,11 +153,6 @@ final class Placing {
         return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
     }
 
-    /** The registered hosts in name order: the order hosts registered in is the network's, not the admin's. */
-    private Map<String, ClusterView.HostView> sorted() {
-        return new java.util.TreeMap<>(view.hosts());
-    }
-
     private static void hosts(ObjectNode answer, Map<String, Integer> hosts) {
         ObjectNode h = answer.putObject("hosts");
         hosts.forEach(h::put);
@@ -141,9 +165,9 @@ final class Placing {
     }
 
     /** Every registered host as a node: its slots and attributes (as the host typed them, re-read here). */
-    private Map<String, Node> nodes(AttributeTypes types) {
+    private Map<String, Node> nodes(AttributeTypes types, Snapshot in) {
         Map<String, Node> out = new LinkedHashMap<>();
-        sorted().forEach((name, h) -> out.put(name, view.node(name, types, s.limits).orElseGet(() -> {
+        in.hosts().forEach((name, h) -> out.put(name, ClusterView.node(name, h, types, s.limits).orElseGet(() -> {
             // No attributes told, or ones the declared types do not read: only "host" is known of it.
             OptionalInt slots = h.slots != null && h.slots.isIntegralNumber() ? OptionalInt.of(h.slots.asInt())
                     : OptionalInt.empty();
@@ -157,14 +181,14 @@ final class Placing {
      * and the global maps with the authority's own grants. A host whose registration cannot be read again
      * is in it without maps, and that is logged.
      */
-    private Cluster model() {
+    private Cluster model(Snapshot in) {
         Cluster m = new Cluster(s.table);
-        m.configure(Cluster.GLOBAL, s.cluster.hosts().get(Cluster.GLOBAL), 0);
+        m.configure(Cluster.GLOBAL, in.global(), 0);
         Map<String, Grant> held = new LinkedHashMap<>();
         Map<String, Map<String, Integer>> where = new LinkedHashMap<>();
-        sorted().forEach((name, h) -> {
+        in.hosts().forEach((name, h) -> {
             try {
-                m.configure(name, s.values(h.complexValues.isEmpty() ? "NONE" : h.complexValues), 0);
+                m.configure(name, values(h.complexValues.isEmpty() ? "NONE" : h.complexValues), 0);
             } catch (ParseException e) {
                 log.note(Log.Level.WARNING, "host " + name + ": its complex_values do not read here: " + e.getMessage());
                 return;
@@ -173,7 +197,8 @@ final class Placing {
                 m.setSlots(name, OptionalInt.of(h.slots.asInt()), 0);
             }
             for (JsonNode j : h.jobs.values()) {
-                String id = name + ":" + j.path("job").asText();
+                String id = JobId.parse(j.path("job").asText()).map(x -> x.onHost(name).toString())
+                        .orElse(name + ":" + j.path("job").asText()); // as the host said it: held by that name
                 try {
                     held.merge(id, JournalRecord.grant(j.path("grants")), Grant::plus);
                 } catch (java.io.IOException e) {
@@ -184,7 +209,7 @@ final class Placing {
                 where.put(id, Map.of(name, Math.max(1, j.path("slots").asInt(1))));
             }
         });
-        for (Job j : s.jobs()) { // HOST:JOB holding global instances
+        for (Job j : in.jobs()) { // HOST:JOB holding global instances
             held.merge(j.id(), j.grant(), Grant::plus);
             where.putIfAbsent(j.id(), Map.of(s.hostOf(j.id()), j.slots()));
         }
@@ -201,16 +226,29 @@ final class Placing {
         return m;
     }
 
+    /** A host's complex_values, parsed once per text (thread-safe: PLACE runs outside the lock). */
+    private ComplexValues values(String text) throws ParseException {
+        ComplexValues v = parsed.get(text);
+        if (v == null) {
+            v = ComplexValues.parse(text, s.table, s.limits);
+            if (parsed.size() >= 64) {
+                parsed.clear(); // registrations come and go: keep the few of late
+            }
+            parsed.put(text, v);
+        }
+        return v;
+    }
+
     private Option option(JsonNode n, String where, Cluster model, AttributeTypes types)
             throws Session.CommandException {
         if (!n.isObject()) {
-            throw new Session.CommandException("PLACE: " + where + "an option is an object with request, hosts or "
+            throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + "an option is an object with request, hosts or "
                     + "slots, candidates, filter, group, group_values, whole_hosts, label");
         }
         for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
             String k = it.next();
             if (!OPTION_KEYS.contains(k) && (!where.isEmpty() || !KEYS.contains(k))) {
-                throw new Session.CommandException("PLACE: " + where + "unknown key " + Args.quote(k));
+                throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + "unknown key " + Args.quote(k));
             }
         }
         RequestList request;
@@ -218,12 +256,12 @@ final class Placing {
             request = n.has("request") ? RequestList.parse(text(n, "request", where), s.table, s.limits)
                     : new RequestList(List.of());
         } catch (ParseException e) {
-            throw new Session.CommandException("request: " + where + e.getMessage());
+            throw new Session.CommandException(Category.REFUSED, "request: " + where + e.getMessage());
         }
         Map<String, Integer> hosts = new LinkedHashMap<>();
         if (n.has("hosts")) {
             if (!n.get("hosts").isObject()) {
-                throw new Session.CommandException("PLACE: " + where + "\"hosts\" is an object of host to slots");
+                throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + "\"hosts\" is an object of host to slots");
             }
             for (Iterator<Map.Entry<String, JsonNode>> it = n.get("hosts").fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = it.next();
@@ -233,7 +271,7 @@ final class Placing {
         List<String> candidates = strings(n, "candidates", where);
         for (String h : candidates) {
             if (!model.knows(h) || h.equals(Cluster.GLOBAL)) {
-                throw new Session.CommandException("PLACE: " + where + "no registered host " + Args.quote(h));
+                throw new Session.CommandException(Category.REFUSED, "PLACE: " + where + "no registered host " + Args.quote(h));
             }
         }
         Optional<Filter> filter = n.has("filter") && !where.isEmpty()
@@ -247,31 +285,31 @@ final class Placing {
                     n.has("group") ? Optional.of(text(n, "group", where)) : Optional.empty(),
                     strings(n, "group_values", where), n.path("whole_hosts").asBoolean(false));
         } catch (IllegalArgumentException e) {
-            throw new Session.CommandException("PLACE: " + where + e.getMessage());
+            throw new Session.CommandException(Category.REFUSED, "PLACE: " + where + e.getMessage());
         }
     }
 
     private Filter filter(JsonNode n, String where, AttributeTypes types) throws Session.CommandException {
         if (!n.isTextual()) {
-            throw new Session.CommandException("PLACE: " + where + " is a string (the filter language)");
+            throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + " is a string (the filter language)");
         }
         try {
             return Filter.parse(n.asText(), types, s.limits);
         } catch (ParseException e) {
-            throw new Session.CommandException(where + ": " + e.getMessage());
+            throw new Session.CommandException(Category.REFUSED, where + ": " + e.getMessage());
         }
     }
 
     private static String text(JsonNode n, String key, String where) throws Session.CommandException {
         if (!n.get(key).isTextual()) {
-            throw new Session.CommandException("PLACE: " + where + Args.quote(key) + " is a string");
+            throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + Args.quote(key) + " is a string");
         }
         return n.get(key).asText();
     }
 
     private static int count(JsonNode n, String what) throws Session.CommandException {
         if (!n.isIntegralNumber() || !n.canConvertToInt() || n.asInt() < 1) {
-            throw new Session.CommandException("PLACE: " + what + " is a whole number, 1 or more");
+            throw new Session.CommandException(Category.MALFORMED, "PLACE: " + what + " is a whole number, 1 or more");
         }
         return n.asInt();
     }
@@ -282,11 +320,11 @@ final class Placing {
         }
         List<String> out = new ArrayList<>();
         if (!n.get(key).isArray()) {
-            throw new Session.CommandException("PLACE: " + where + Args.quote(key) + " is a list of strings");
+            throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + Args.quote(key) + " is a list of strings");
         }
         for (JsonNode x : n.get(key)) {
             if (!x.isTextual()) {
-                throw new Session.CommandException("PLACE: " + where + Args.quote(key) + " is a list of strings");
+                throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + Args.quote(key) + " is a list of strings");
             }
             out.add(x.asText());
         }

@@ -9,6 +9,7 @@ import rsmap.alloc.Grant;
 import rsmap.realloc.InstanceNames;
 import rsmap.realloc.Realloc;
 import rsmap.realloc.ReallocRequest;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -35,12 +36,12 @@ final class ReallocArgs {
         String tag = a.string("tag", "");
         if (tag.isEmpty()) {
             if (required) {
-                throw new Session.CommandException(a.command() + " needs \"tag\": the tag of the waiting realloc");
+                throw new Session.CommandException(Category.MALFORMED, a.command() + " needs \"tag\": the tag of the waiting realloc");
             }
             return String.format("tid-%08x", tid);
         }
         if (!TAG.matcher(tag).matches()) {
-            throw new Session.CommandException(a.command() + ": \"tag\" is 1 to 64 of A-Z a-z 0-9 _ . : @ -, not "
+            throw new Session.CommandException(Category.MALFORMED, a.command() + ": \"tag\" is 1 to 64 of A-Z a-z 0-9 _ . : @ -, not "
                     + Args.quote(tag));
         }
         return tag;
@@ -66,10 +67,10 @@ final class ReallocArgs {
             n.remove("filter");
             request = ReallocRequest.read(n);
         } catch (ParseException e) {
-            throw new Session.CommandException("REALLOC: " + e.problem());
+            throw new Session.CommandException(Category.MALFORMED, "REALLOC: " + e.problem());
         }
         try {
-            Realloc r = request.resolve(job, tag, s.cluster, s.limits);
+            Realloc r = request.resolve(job, tag, s.cluster(), s.limits);
             for (Optional<rsmap.request.RequestList> part : java.util.List.of(r.add(), r.sub())) {
                 if (part.isPresent() && !s.split(part.get(), true).requests().isEmpty()) {
                     // TODO(issue 14): forward a realloc's global part to the authority, as JOB_START's is.
@@ -92,15 +93,15 @@ final class ReallocArgs {
         try {
             named = InstanceNames.read(a.node());
         } catch (ParseException e) {
-            throw new Session.CommandException("RELEASE: " + e.problem());
+            throw new Session.CommandException(Category.MALFORMED, "RELEASE: " + e.problem());
         }
         if (named.isEmpty()) {
             return Optional.empty();
         }
         try {
-            return Optional.of(named.resolve(s.cluster, s.limits));
+            return Optional.of(named.resolve(s.cluster(), s.limits));
         } catch (ParseException e) {
-            throw new Session.CommandException("RELEASE: " + e.problem());
+            throw new Session.CommandException(Category.REFUSED, "RELEASE: " + e.problem());
         }
     }
 }

@@ -4,7 +4,6 @@ package rsmap.daemon;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -23,12 +22,12 @@ import rsmap.map.ResourceMap;
 import rsmap.realloc.Answer;
 import rsmap.realloc.Event;
 import rsmap.realloc.Outcome;
-import rsmap.realloc.RDelta;
 import rsmap.realloc.Realloc;
 import rsmap.realloc.Reallocs;
 import rsmap.realloc.Waiting;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -50,6 +49,8 @@ final class Reallocation {
     private final EventHub events;
     private final LogBook log;
     private final Access access;
+    /** How far each job may grow (realloc_max_grow). */
+    private final GrowthLimit growth = new GrowthLimit();
     /** REALLOC commands left open by a waiting realloc, by job and tag. */
     private final Map<Key, Open> open = new LinkedHashMap<>();
 
@@ -72,7 +73,7 @@ final class Reallocation {
     void mayChange(String job, Session.Peer peer, Code code) throws Session.CommandException {
         Job j = s.job(job).orElse(null);
         if (j != null && !access.mayQuery(peer, j)) {
-            throw new Session.CommandException(code + " of job " + job + " is for its owner '" + j.user()
+            throw new Session.CommandException(Category.DENIED, code + " of job " + job + " is for its owner '" + j.user()
                     + "', root or the admin user, not '" + peer.user() + "'");
         }
     }
@@ -81,24 +82,32 @@ final class Reallocation {
     List<Frame> realloc(long tid, Session session, ReallocArgs.Read read, String job, String tag)
             throws Session.CommandException {
         if (read.realloc().isEmpty()) {
-            Answer a = s.reallocs.refuse(job, tag, read.refusal());
+            Answer a = s.reallocs().refuse(job, tag, read.refusal());
             log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " " + a.type() + ": " + a.error());
             return List.of(alloc(tid, idsOnDisk(a)));
         }
-        if (!s.holds(job) && s.bare.containsKey(job)) {
+        if (!s.holds(job) && s.bareJob(job).isPresent()) {
             // The core knows only jobs holding something here: a job that asked for no map has no request
             // whose rules an addition could follow.
-            Answer a = s.reallocs.refuse(job, tag, "job " + job + " holds nothing on " + s.host()
+            Answer a = s.reallocs().refuse(job, tag, "job " + job + " holds nothing on " + s.host()
                     + " (it asked for no resource map here): it cannot grow");
             return List.of(alloc(tid, idsOnDisk(a)));
         }
         Realloc r = read.realloc().get();
-        Key key = new Key(job, tag);
-        if (open.containsKey(key)) {
-            Answer a = s.reallocs.refuse(job, tag, "job " + job + " has a waiting realloc tagged " + tag);
+        growth.retain(s.jobIds());
+        Optional<String> over = s.holds(job)
+                ? growth.refusal(s.job(job).orElse(null), r, s.config.reallocMaxGrow(), s.host()) : Optional.empty();
+        if (over.isPresent()) {
+            Answer a = s.reallocs().refuse(job, tag, over.get());
+            log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " " + a.type() + ": " + a.error());
             return List.of(alloc(tid, idsOnDisk(a)));
         }
-        Outcome o = s.reallocs.realloc(r, s.cluster.now());
+        Key key = new Key(job, tag);
+        if (open.containsKey(key)) {
+            Answer a = s.reallocs().refuse(job, tag, "job " + job + " has a waiting realloc tagged " + tag);
+            return List.of(alloc(tid, idsOnDisk(a)));
+        }
+        Outcome o = s.reallocs().realloc(r, s.cluster().now());
         List<Frame> out = new ArrayList<>();
         if (o.answer().isPresent()) {
             out.add(alloc(tid, idsOnDisk(applied(o.answer().get()))));
@@ -113,9 +122,9 @@ final class Reallocation {
 
     /** REALLOC_CANCEL: the waiting realloc's CANCEL, to its own command and to this one. */
     List<Frame> cancel(long tid, String job, String tag) throws Session.CommandException {
-        Outcome o = s.reallocs.cancel(job, tag);
+        Outcome o = s.reallocs().cancel(job, tag);
         if (!o.ok()) {
-            throw new Session.CommandException(o.error());
+            throw new Session.CommandException(Category.REFUSED, o.error());
         }
         Answer a = o.answer().orElseThrow();
         answerOpen(a);
@@ -132,35 +141,51 @@ final class Reallocation {
     List<Frame> release(long tid, String id, Optional<Grant> which) throws Session.CommandException {
         Job job = s.job(id).orElse(null);
         if (job == null) {
-            throw new Session.CommandException("job " + id + " holds nothing on " + s.host());
+            throw new Session.CommandException(Category.REFUSED, "job " + id + " holds nothing on " + s.host());
         }
         Grant ids = which.orElse(job.releasing());
         if (ids.isEmpty()) {
-            throw new Session.CommandException("job " + id + " has nothing to release: no realloc took anything away");
+            throw new Session.CommandException(Category.REFUSED, "job " + id + " has nothing to release: no realloc took anything away");
         }
         Optional<String> wrong = notTakenAway(job, ids);
         if (wrong.isPresent()) {
-            throw new Session.CommandException(wrong.get());
+            throw new Session.CommandException(Category.REFUSED, wrong.get());
         }
         Grant left = job.releasing().minus(ids);
         List<Instance> kept = instances(job.grant().plus(left));
         List<DeviceRule> givenUp = OpenDevices.givenUp(instances(ids), kept);
-        Optional<String> holder = OpenDevices.holder(job.pids().keySet(), givenUp);
-        if (holder.isPresent()) {
-            throw new Session.CommandException("job " + id + " cannot release " + ids.byHost() + ": " + holder.get()
-                    + "; close it first");
-        }
-        // Narrow first: from here on the job cannot open what it gives back, then it goes to others.
+        // Narrow first, then look: from the narrowing on no process of the job can open what it gives back,
+        // so a descriptor it holds was opened before and is seen (closing and reopening in between no longer
+        // slips through). A holder widens the policy back and refuses, changing nothing.
+        boolean narrowed = false;
         if (!job.pids().isEmpty()) {
             try {
                 isolation.update(id, DevicePolicy.of(kept, s.devicesListed())).ifPresent(w -> log.note(Log.Level.WARNING, w));
+                narrowed = true;
             } catch (DevicePolicyException e) {
-                throw new Session.CommandException("job " + id + ": its device policy cannot be narrowed: " + e.getMessage());
+                widenBack(id, job);
+                throw new Session.CommandException(Category.UNAVAILABLE, "job " + id + ": its device policy cannot be narrowed: " + e.getMessage());
             }
         }
-        Outcome o = s.reallocs.release(id, ids, s.cluster.now());
+        Optional<String> holder;
+        try {
+            Optional<List<Long>> listed = isolation.processes(id);
+            holder = listed.isPresent()
+                    ? OpenDevices.holderIn(() -> isolation.processes(id).orElse(List.of()), givenUp)
+                    : OpenDevices.holder(job.pids().keySet(), givenUp);
+        } catch (DevicePolicyException e) {
+            holder = Optional.of("its processes cannot be listed: " + e.getMessage());
+        }
+        if (holder.isPresent()) {
+            if (narrowed) {
+                widenBack(id, job);
+            }
+            throw new Session.CommandException(Category.BUSY, "job " + id + " cannot release " + ids.byHost() + ": " + holder.get()
+                    + "; close it first");
+        }
+        Outcome o = s.reallocs().release(id, ids, s.cluster().now());
         if (!o.ok()) {
-            throw new Session.CommandException(o.error());
+            throw new Session.CommandException(Category.REFUSED, o.error());
         }
         Job now = job.holding(job.grant(), left, job.env());
         journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing()));
@@ -172,13 +197,25 @@ final class Reallocation {
         return List.of(JobLifecycle.answer(tid, now));
     }
 
+    /** A refused RELEASE: the job's policy goes back to everything it still holds, releasing included. */
+    private void widenBack(String id, Job job) {
+        try {
+            isolation.update(id, DevicePolicy.of(s.grantedInstances(job), s.devicesListed()))
+                    .ifPresent(w -> log.note(Log.Level.WARNING, w));
+        } catch (DevicePolicyException e) {
+            // Failing closed: the job keeps the instances but cannot open what it was to give back.
+            log.note(Log.Level.ERROR, "job " + id + ": its device policy could not be widened back after a refused"
+                    + " RELEASE: " + e.getMessage());
+        }
+    }
+
     /** A session ended: its waiting reallocs are cancelled (nobody is left to answer). */
     void closed(Session session) {
         for (Iterator<Map.Entry<Key, Open>> it = open.entrySet().iterator(); it.hasNext();) {
             Map.Entry<Key, Open> e = it.next();
             if (e.getValue().session() == session) {
                 it.remove();
-                s.reallocs.cancel(e.getKey().job(), e.getKey().tag());
+                s.reallocs().cancel(e.getKey().job(), e.getKey().tag());
                 log.note(Log.Level.INFO, "job " + e.getKey().job() + ": realloc " + e.getKey().tag()
                         + " cancelled: its connection closed");
             }
@@ -236,8 +273,8 @@ final class Reallocation {
             return a;
         }
         Job job = s.job(a.job()).orElse(null);
-        Grant held = s.cluster.grantOf(a.job()).orElse(Grant.NONE);
-        Grant releasing = s.reallocs.releasingOf(a.job());
+        Grant held = s.cluster().grantOf(a.job()).orElse(Grant.NONE);
+        Grant releasing = s.reallocs().releasingOf(a.job());
         Job now = job.holding(held, releasing, environment(job, held, s));
         journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing));
         s.hold(now); // its environment file follows
@@ -274,9 +311,9 @@ final class Reallocation {
      * block on disk, the next block is journaled (answers are not all journaled).
      */
     private Answer idsOnDisk(Answer a) {
-        if (a.allocId() > s.lastAllocId) {
+        if (a.allocId() > s.lastAllocId()) {
             journaled(new JournalRecord.AllocIds(a.allocId() + ID_BLOCK - 1));
-            s.lastAllocId = a.allocId() + ID_BLOCK - 1;
+            s.allocIdsUpTo(a.allocId() + ID_BLOCK - 1);
         }
         return a;
     }
@@ -291,39 +328,8 @@ final class Reallocation {
         o.session().post(Session.ok(o.tid()), true);
     }
 
-    /**
-     * ALLOC: the answer as JSON, the type's number, the reason, then the job's SGE_HGR_* lines (the C
-     * client reads no JSON).
-     */
     private Frame alloc(long tid, Answer a) {
-        ObjectNode n = JSON.createObjectNode().put("job", a.job()).put("tag", a.tag()).put("alloc_id", a.allocId())
-                .put("type", a.type().code());
-        List<String> hosts = new ArrayList<>(s.cluster.hosts().keySet());
-        if (!a.added().isEmpty()) {
-            n.set("added", Views.grant(a.added()));
-            n.set("R_delta_add", RDelta.of(a.added(), a.addedAt(), hosts).toJson());
-        }
-        if (!a.removed().isEmpty()) {
-            n.set("removed", Views.grant(a.removed()));
-            n.set("R_delta_sub", RDelta.of(a.removed(), a.removedAt(), hosts).toJson());
-        }
-        if (a.type() != Answer.Type.SUCCESS) {
-            n.put("error", a.error());
-        }
-        Job job = s.job(a.job()).orElse(null);
-        Map<String, String> env = job == null ? Map.of() : job.env();
-        if (job != null) {
-            n.set("grants", Views.grant(job.grant()));
-            n.set("releasing", Views.grant(job.releasing()));
-            ObjectNode e = n.putObject("env");
-            env.forEach(e::put);
-        }
-        List<String> args = new ArrayList<>();
-        args.add(n.toString());
-        args.add(Integer.toString(a.type().code()));
-        args.add(Args.oneLine(a.error(), Commands.MAX_REASON));
-        env.forEach((k, v) -> args.add(k + "=" + v));
-        return Frame.of(tid, Code.ALLOC.value(), args.toArray(new String[0]));
+        return AllocFrame.of(tid, a, s);
     }
 
     /**
@@ -355,7 +361,7 @@ final class Reallocation {
     private List<Instance> instances(Grant grant) {
         List<Instance> out = new ArrayList<>();
         grant.byHost().forEach((h, maps) -> {
-            var values = s.cluster.hosts().get(h);
+            var values = s.cluster().hosts().get(h);
             if (values == null) {
                 return;
             }

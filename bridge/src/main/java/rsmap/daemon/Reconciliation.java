@@ -32,6 +32,7 @@ final class Reconciliation {
 
     /** One pass; called under the daemon's lock. */
     void run() {
+        lifecycle.leftovers.sweep();
         Path spool = s.config.execdSpool();
         if (spool != null && !readableDirectory(spool.resolve("active_jobs"))) {
             log.note(Log.Level.ERROR, "reconciliation skipped: " + spool.resolve("active_jobs") + " is not a readable "
@@ -54,7 +55,7 @@ final class Reconciliation {
             }
         }
         List<String> bareGone = new ArrayList<>();
-        for (Job j : s.bare.values()) {
+        for (Job j : s.bareJobs()) {
             if (goneReason(j) != null) {
                 bareGone.add(j.id());
             }

@@ -4,6 +4,7 @@ package rsmap.daemon;
 
 import java.io.IOException;
 import rsmap.journal.Journal;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -35,7 +36,7 @@ final class Records {
         try {
             journal.write(r.line());
         } catch (IOException e) {
-            throw new Session.CommandException("journal: " + e.getMessage());
+            throw new Session.CommandException(rsmap.wire.Category.UNAVAILABLE, "journal: " + e.getMessage());
         }
     }
 
@@ -44,7 +45,7 @@ final class Records {
         try {
             journal.writeLazily(r.line());
         } catch (IOException e) {
-            throw new Session.CommandException("journal: " + e.getMessage());
+            throw new Session.CommandException(rsmap.wire.Category.UNAVAILABLE, "journal: " + e.getMessage());
         }
     }
 

@@ -42,23 +42,21 @@ final class Recovery {
         String fileHost = s.config.complexValues();
         String fileGlobal = s.config.globalComplexValues();
         boolean reconfigured = false;
-        if (s.generation == 0) {
+        if (s.generation() == 0) {
             Cluster first = s.build(fileHost, fileGlobal);
             s.install(first, s.reallocsOver(first));
-            s.generation = 1;
-            s.hostValues = fileHost;
-            s.globalValues = fileGlobal;
-        } else if (!fileHost.equals(s.hostValues) || !fileGlobal.equals(s.globalValues)) {
+            s.configured(1, fileHost, fileGlobal);
+        } else if (!fileHost.equals(s.hostValues()) || !fileGlobal.equals(s.globalValues())) {
             try {
                 generations.reconfigure(fileHost, fileGlobal);
                 reconfigured = true; // the journal's earlier configuration is superseded
-                log.note(Log.Level.INFO, "configuration changed since the last run: now generation " + s.generation);
+                log.note(Log.Level.INFO, "configuration changed since the last run: now generation " + s.generation());
             } catch (Session.CommandException e) {
-                log.note(Log.Level.WARNING, "keeping configuration generation " + s.generation + " of the journal: "
+                log.note(Log.Level.WARNING, "keeping configuration generation " + s.generation() + " of the journal: "
                         + e.getMessage());
             }
         }
-        s.reallocs.continueAfter(s.lastAllocId);
+        s.reallocs().continueAfter(s.lastAllocId());
         // Compaction: only when the journal holds more than one configuration and the held grants (one
         // record each); any end, enter, change or earlier configuration makes it longer.
         if (records.size() != 1 + s.jobs().size() || reconfigured) {
@@ -68,19 +66,17 @@ final class Recovery {
 
     private static void apply(HostState s, JournalRecord record) throws IOException, ParseException {
         if (record instanceof JournalRecord.Configured c) {
-            s.hostValues = c.complexValues();
-            s.globalValues = c.globalComplexValues();
-            s.generation = c.generation();
-            s.lastAllocId = Math.max(s.lastAllocId, c.allocId());
-            Cluster next = s.build(s.hostValues, s.globalValues);
+            s.configured(c.generation(), c.complexValues(), c.globalComplexValues());
+            s.allocIdsUpTo(c.allocId());
+            Cluster next = s.build(s.hostValues(), s.globalValues());
             Reallocs r = s.reallocsOver(next);
             Optional<String> lost = s.restoreAll(r);
             if (lost.isPresent()) {
-                throw new IOException("generation " + s.generation + " drops a grant: " + lost.get());
+                throw new IOException("generation " + s.generation() + " drops a grant: " + lost.get());
             }
             s.install(next, r);
         } else if (record instanceof JournalRecord.Started r) {
-            if (s.cluster == null) {
+            if (s.cluster() == null) {
                 throw new IOException("a grant before any configuration record");
             }
             if (s.holds(r.job())) {
@@ -90,12 +86,12 @@ final class Recovery {
             Job j = new Job(r.job(), r.user(), r.request(), r.slots(), r.grant(), r.releasing(),
                     pending ? rsmap.alloc.Grant.NONE : r.remote(), Map.of(), r.pids());
             if (pending) {
-                s.remotePending.add(j.id());
+                s.pending(j.id());
             } else {
-                s.remotePending.remove(j.id());
+                s.confirmed(j.id());
             }
-            s.prepare(s.cluster, j.id());
-            Outcome o = s.reallocs.restore(s.spec(j.id(), j.request(), j.slots()), r.grant(), r.releasing(), 0);
+            s.prepare(s.cluster(), j.id());
+            Outcome o = s.reallocs().restore(s.spec(j.id(), j.request(), j.slots()), r.grant(), r.releasing(), 0);
             if (!o.ok()) {
                 throw new IOException("job " + j.id() + " cannot be restored: " + o.error());
             }
@@ -103,7 +99,7 @@ final class Recovery {
         } else if (record instanceof JournalRecord.Remote rr) {
             Job j = s.job(rr.job()).orElse(null);
             if (j != null) {
-                s.remotePending.remove(rr.job());
+                s.confirmed(rr.job());
                 s.replay(j.withRemote(rr.remote(), s.environment(j.grant().plus(rr.remote()))));
             }
         } else if (record instanceof JournalRecord.Changed c) {
@@ -112,24 +108,24 @@ final class Recovery {
             if (j == null) {
                 throw new IOException("a change of job " + c.job() + ", which holds nothing");
             }
-            s.lastAllocId = Math.max(s.lastAllocId, c.allocId());
-            s.cluster.finish(j.id(), 0);
-            Outcome o = s.reallocs.restore(s.spec(j.id(), j.request(), j.slots()), c.grant(), c.releasing(), 0);
+            s.allocIdsUpTo(c.allocId());
+            s.cluster().finish(j.id(), 0);
+            Outcome o = s.reallocs().restore(s.spec(j.id(), j.request(), j.slots()), c.grant(), c.releasing(), 0);
             if (!o.ok()) {
                 throw new IOException("job " + j.id() + " cannot be restored as changed: " + o.error());
             }
             s.replay(j.holding(c.grant(), c.releasing(), Reallocation.environment(j, c.grant(), s)));
         } else if (record instanceof JournalRecord.AllocIds ids) {
-            s.lastAllocId = Math.max(s.lastAllocId, ids.upTo());
+            s.allocIdsUpTo(ids.upTo());
         } else if (record instanceof JournalRecord.Entered e) {
             Job j = s.job(e.job()).orElse(null);
             if (j != null) {
                 s.replay(j.withPid(e.pid(), e.start().orElse(null)));
             }
         } else if (record instanceof JournalRecord.Ended e) {
-            s.remotePending.remove(e.job());
+            s.confirmed(e.job());
             if (s.replayEnd(e.job())) {
-                s.cluster.finish(e.job(), 0);
+                s.cluster().finish(e.job(), 0);
             }
         }
     }
@@ -137,10 +133,10 @@ final class Recovery {
     /** The journal's content for the current state: the configuration, then every held grant. */
     static List<String> snapshot(HostState s) {
         List<String> out = new ArrayList<>();
-        out.add(new JournalRecord.Configured(s.generation, s.hostValues, s.globalValues,
-                Math.max(s.lastAllocId, s.reallocs.lastAllocId())).line());
+        out.add(new JournalRecord.Configured(s.generation(), s.hostValues(), s.globalValues(),
+                Math.max(s.lastAllocId(), s.reallocs().lastAllocId())).line());
         for (Job j : s.jobs()) {
-            out.add((s.remotePending.contains(j.id()) ? JournalRecord.Started.pending(j) : JournalRecord.Started.of(j))
+            out.add((s.isPending(j.id()) ? JournalRecord.Started.pending(j) : JournalRecord.Started.of(j))
                     .line());
         }
         return out;

@@ -12,6 +12,7 @@ import rsmap.ParseException;
 import rsmap.request.RequestList;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -32,17 +33,17 @@ final class StartAlternatives {
     /** The requests of {@code "alternatives"}, each read against this host's complexes. */
     static List<String> read(JsonNode list, HostState s) throws Session.CommandException {
         if (list == null || !list.isArray() || list.size() < 1 || list.size() > MAX) {
-            throw new Session.CommandException("JOB_START: \"alternatives\" is a list of 1 to " + MAX + " requests");
+            throw new Session.CommandException(Category.MALFORMED, "JOB_START: \"alternatives\" is a list of 1 to " + MAX + " requests");
         }
         List<String> out = new ArrayList<>();
         for (int i = 0; i < list.size(); i++) {
             if (!list.get(i).isTextual() || list.get(i).asText().isEmpty()) {
-                throw new Session.CommandException("JOB_START: alternative " + i + " is a request (a string)");
+                throw new Session.CommandException(Category.MALFORMED, "JOB_START: alternative " + i + " is a request (a string)");
             }
             try {
                 RequestList.parse(list.get(i).asText(), s.table, s.limits);
             } catch (ParseException e) {
-                throw new Session.CommandException("request: alternative " + i + ": " + e.getMessage());
+                throw new Session.CommandException(Category.REFUSED, "request: alternative " + i + ": " + e.getMessage());
             }
             out.add(list.get(i).asText());
         }
@@ -64,7 +65,7 @@ final class StartAlternatives {
                 options.add(rsmap.place.Option.fixed(RequestList.parse(r, s.table, s.limits), java.util.Map.of(s.host(),
                         slots)));
             } catch (ParseException e) {
-                throw new Session.CommandException("request: " + e.getMessage()); // read() read it already
+                throw new Session.CommandException(Category.REFUSED, "request: " + e.getMessage()); // read() read it already
             }
         }
         for (int i : s.config.alternativesPolicy().order(options)) {
@@ -77,7 +78,7 @@ final class StartAlternatives {
                 why.add(i + ": " + e.getMessage());
             }
         }
-        throw new Session.CommandException("job " + id + ": none of its " + requests.size() + " alternatives can be "
+        throw new Session.CommandException(Category.BUSY, "job " + id + ": none of its " + requests.size() + " alternatives can be "
                 + "granted now (" + String.join("; ", why) + ")");
     }
 
@@ -90,7 +91,7 @@ final class StartAlternatives {
             job.put("alternative", alternative);
             args.add(job.toString());
         } catch (IOException | ClassCastException e) {
-            throw new Session.CommandException("JOB_START: " + e.getMessage()); // our own JSON: never
+            throw new Session.CommandException(Category.INTERNAL, "JOB_START: " + e.getMessage()); // our own JSON: never
         }
         for (int i = 1; i < f.args().size(); i++) {
             args.add(f.text(i));

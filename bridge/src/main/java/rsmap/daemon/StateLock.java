@@ -53,8 +53,15 @@ final class StateLock implements AutoCloseable {
     }
 
     private static StateLock lock(Path stateDir, Path file, Path key) throws IOException {
-        FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                StandardOpenOption.WRITE);
+        // O_NOFOLLOW: a link planted in place of the lock is refused, never written through
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                    java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            throw new IOException(file + ": cannot open the lock" + (Files.isSymbolicLink(file)
+                    ? ": it is a symbolic link, not followed" : ": " + e.getMessage()), e);
+        }
         FileLock lock;
         try {
             lock = ch.tryLock();
@@ -65,7 +72,9 @@ final class StateLock implements AutoCloseable {
         if (lock == null) {
             String pid;
             try {
-                pid = new String(Files.readAllBytes(file), StandardCharsets.US_ASCII).strip();
+                ByteBuffer b = ByteBuffer.allocate(32);
+                ch.read(b, 0);
+                pid = new String(b.array(), 0, b.position(), StandardCharsets.US_ASCII).strip();
             } catch (IOException e) {
                 pid = "";
             } finally {

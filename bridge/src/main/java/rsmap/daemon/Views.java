@@ -59,7 +59,7 @@ final class Views {
      * holders show as {@value #OTHER}. {@code onlyJob} narrows the jobs to one.
      */
     static ObjectNode state(HostState d, Access access, Session.Peer peer, EventHub.Filters filters, String onlyJob) {
-        ObjectNode q = JSON.createObjectNode().put("host", d.host()).put("generation", d.generation);
+        ObjectNode q = JSON.createObjectNode().put("host", d.host()).put("generation", d.generation());
         hostAttributes(d, q);
         q.set("maps", maps(d, access, peer, filters));
         ArrayNode jobs = q.putArray("jobs");
@@ -70,6 +70,10 @@ final class Views {
             }
         }
         q.putArray("reservations");
+        if (!d.leftovers().isEmpty() && access.privileged(peer)) {
+            ObjectNode left = q.putObject("leftovers"); // ended jobs' processes, under a closed policy
+            d.leftovers().forEach((job, pids) -> pids.forEach(left.putArray(job)::add));
+        }
         return q;
     }
 
@@ -79,12 +83,12 @@ final class Views {
      * answers as before. REGISTER carries them to the authority's cluster view.
      */
     static void hostAttributes(HostState d, ObjectNode q) {
-        if (!d.attributes.values().isEmpty()) {
+        if (!d.attributes().values().isEmpty()) {
             ObjectNode a = q.putObject("attributes");
-            d.attributes.text().forEach(a::put);
+            d.attributes().text().forEach(a::put);
         }
-        if (d.slots.isPresent()) {
-            q.put("slots", d.slots.getAsInt());
+        if (d.slots().isPresent()) {
+            q.put("slots", d.slots().getAsInt());
         }
         ObjectNode nvidia = d.gpus.facts(); // docs/gpus.md: the driver and each card, where NVML was read
         if (nvidia != null) {
@@ -98,7 +102,7 @@ final class Views {
      */
     static ObjectNode maps(HostState d, Access access, Session.Peer peer, EventHub.Filters filters) {
         ObjectNode maps = JSON.createObjectNode();
-        Cluster c = d.cluster;
+        Cluster c = d.cluster();
         Map<String, List<Map.Entry<String, String>>> held = c.instances(d.host());
         for (Map.Entry<String, List<Map.Entry<String, String>>> e : held.entrySet()) {
             if (!filters.passMap(e.getKey())) {
@@ -159,10 +163,10 @@ final class Views {
         attrs.add(attr("job.env", "ENV", "env", "The SGE_HGR_<map> variables the job sees", null, null, null, List.of()));
         // Issue 15, after the job fields so that the ids above stay what they were: the slot capacity and
         // each host attribute, typed as filters read it (STRING, NUMBER, VERSION, BOOLEAN).
-        if (d.slots.isPresent()) {
+        if (d.slots().isPresent()) {
             attrs.add(attr("host.slots", "INT", "slots", "Slot capacity of this host", 0L, null, null, List.of()));
         }
-        d.attributes.values().forEach((name, v) -> attrs.add(attr("host.attr." + name, v.type().name(), name,
+        d.attributes().values().forEach((name, v) -> attrs.add(attr("host.attr." + name, v.type().name(), name,
                 "Host attribute " + name + " (" + v.type() + "), for node filters", null, null, null, List.of())));
         ObjectNode nvidia = d.gpus.facts();
         if (nvidia != null) {
@@ -189,11 +193,11 @@ final class Views {
         // their instances in configured order.
         ObjectNode hostElement = JSON.createObjectNode().put("element", "host").put("name", d.host());
         hostElement.putObject("attrs").put(Integer.toString(ids.get("host.name")), d.host())
-                .put(Integer.toString(ids.get("host.generation")), d.generation);
-        if (d.slots.isPresent()) {
-            hostElement.with("attrs").put(Integer.toString(ids.get("host.slots")), d.slots.getAsInt());
+                .put(Integer.toString(ids.get("host.generation")), d.generation());
+        if (d.slots().isPresent()) {
+            hostElement.with("attrs").put(Integer.toString(ids.get("host.slots")), d.slots().getAsInt());
         }
-        d.attributes.text().forEach((name, v) -> hostElement.with("attrs").put(Integer.toString(ids.get("host.attr."
+        d.attributes().text().forEach((name, v) -> hostElement.with("attrs").put(Integer.toString(ids.get("host.attr."
                 + name)), v));
         if (nvidia != null) {
             hostElement.with("attrs").set(Integer.toString(ids.get("host.nvidia")), nvidia);
@@ -219,7 +223,7 @@ final class Views {
     /** The maps of this host, then those of the global host. */
     private static List<ResourceMap> allMaps(HostState d) {
         List<ResourceMap> out = new ArrayList<>();
-        d.cluster.hosts().values().forEach(v -> out.addAll(v.resourceMaps()));
+        d.cluster().hosts().values().forEach(v -> out.addAll(v.resourceMaps()));
         return out;
     }
 

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32;
@@ -86,9 +87,24 @@ public final class Journal implements AutoCloseable {
     public static Journal open(Path file) throws IOException {
         Files.createDirectories(file.toAbsolutePath().getParent());
         Files.deleteIfExists(tmp(file)); // a compaction that did not finish
-        FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                StandardOpenOption.WRITE);
-        byte[] all = Files.readAllBytes(file);
+        // Never through a link another user planted; readable by root (and the daemon user) only: it names
+        // every job, user and request, which QUERY shows to their owners alone.
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(file, java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE, java.nio.file.LinkOption.NOFOLLOW_LINKS), OWNER_ONLY);
+        } catch (IOException e) {
+            throw new IOException(file + ": cannot open the journal" + (Files.isSymbolicLink(file)
+                    ? ": it is a symbolic link, not followed" : ": " + e.getMessage()), e);
+        }
+        byte[] all;
+        try {
+            Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+            all = readAll(ch);
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
         List<String> records = new ArrayList<>();
         int good = 0;
         int p = 0;
@@ -191,8 +207,9 @@ public final class Journal implements AutoCloseable {
     /** Replaces the journal by {@code snapshot}, atomically. */
     public synchronized void compact(List<String> snapshot) throws IOException {
         Path tmp = tmp(file);
-        try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.WRITE)) {
+        Files.deleteIfExists(tmp); // a link is removed, not followed
+        try (FileChannel out = FileChannel.open(tmp, java.util.Set.of(StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE, java.nio.file.LinkOption.NOFOLLOW_LINKS), OWNER_ONLY)) {
             for (String r : snapshot) {
                 ByteBuffer b = ByteBuffer.wrap(encode(r));
                 while (b.hasRemaining()) {
@@ -208,7 +225,8 @@ public final class Journal implements AutoCloseable {
             throw new IOException("the state directory must allow an atomic rename: " + e.getMessage(), e);
         }
         forceDirectory(file.toAbsolutePath().getParent());
-        channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                java.nio.file.LinkOption.NOFOLLOW_LINKS);
         channel.position(channel.size());
         allocated = channel.size();
         forced = written; // the snapshot holds everything written before it, forced
@@ -281,6 +299,21 @@ public final class Journal implements AutoCloseable {
             }
         }
         return -1;
+    }
+
+    private static final java.nio.file.attribute.FileAttribute<?> OWNER_ONLY =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+
+    private static byte[] readAll(FileChannel ch) throws IOException {
+        long size = ch.size();
+        if (size > Integer.MAX_VALUE - 8) {
+            throw new IOException("the journal is larger than 2 GiB");
+        }
+        ByteBuffer b = ByteBuffer.allocate((int) size);
+        while (b.hasRemaining() && ch.read(b, b.position()) >= 0) {
+            // read on: a channel may return fewer bytes
+        }
+        return b.array();
     }
 
     private static Path tmp(Path file) {

@@ -69,7 +69,10 @@ public final class MungeAuthenticator implements Authenticator {
         try {
             c = munge.decode(credential);
         } catch (MungeException e) {
-            throw new Refused(refusal(e));
+            throw new Refused(refusal(e), switch (e.kind()) { // munged's trouble: try again later
+                case SOCKET, OTHER -> rsmap.wire.Category.UNAVAILABLE;
+                default -> rsmap.wire.Category.DENIED;
+            });
         }
         if (c.uid() != 0 && c.uid() != daemonUid) {
             String name = accounts.user(c.uid()).map(n -> " ('" + n + "')").orElse("");

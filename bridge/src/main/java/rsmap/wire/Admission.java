@@ -132,13 +132,19 @@ final class Admission {
      */
     private void accept() {
         ByteBuffer out = ByteBuffer.allocateDirect(1024);
+        boolean failing = false; // in a streak of failed accepts: logged once, at its start
         while (running) {
             SocketChannel ch;
             try {
                 ch = listener.accept();
+                failing = false;
             } catch (IOException e) {
                 if (!running || !listener.isOpen()) {
                     return;
+                }
+                if (!failing) {
+                    Faults.report("cannot accept connections (retried every tick)", e);
+                    failing = true;
                 }
                 try { // out of file descriptors, say: let the connections already open be served a while
                     Thread.sleep(TimeUnit.NANOSECONDS.toMillis(SelectorLoop.TICK_NANOS));
@@ -147,22 +153,30 @@ final class Admission {
                 }
                 continue;
             }
-            if (tcp == null) {
-                admit(ch, out);
-            } else {
-                admitTcp(ch, out);
+            try {
+                if (tcp == null) {
+                    admit(ch, out);
+                } else {
+                    admitTcp(ch, out);
+                }
+            } catch (RuntimeException e) { // one connection's trouble never stops the door for the others
+                Faults.report("cannot admit a connection", e);
+                closeQuietly(ch);
             }
         }
     }
 
     /**
      * A TCP peer holds one of {@link ServerLimits#maxUnauthenticated} places until its login ends (or the
-     * login timeout); with none left it gets one ERROR and is closed.
+     * login timeout), at most a sixteenth of them per source address ({@link LoginPlaces}); with none left
+     * it gets one ERROR and is closed.
      */
     private void admitTcp(SocketChannel ch, ByteBuffer out) {
-        if (!budget.awaitLogin()) {
+        java.net.InetAddress source = LoginPlaces.sourceOf(ch);
+        String full = budget.awaitLogin(source);
+        if (full != null) {
             refused.incrementAndGet();
-            tell(ch, Session.error(0, budget.tooManyAwaitingLogin()), out);
+            tell(ch, Session.error(0, full, Category.BUSY), out);
             closeQuietly(ch);
             return;
         }
@@ -171,11 +185,11 @@ final class Admission {
             ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true); // a host gone without a FIN is found out
             ch.configureBlocking(false);
         } catch (IOException e) {
-            budget.loginEnded();
+            budget.loginEnded(source);
             closeQuietly(ch);
             return;
         }
-        Connection c = new Connection(server, ch, handlers.get(), tcp, server.limits().maxFrame());
+        Connection c = new Connection(server, ch, handlers.get(), tcp, server.limits().maxFrame(), source);
         accepted.incrementAndGet();
         loop.register(c);
     }
@@ -190,7 +204,7 @@ final class Admission {
                 Object uid = Budget.bucket(peer);
                 if (!budget.open(uid)) {
                     refused.incrementAndGet();
-                    tell(ch, Session.error(0, budget.tooMany(peer)), out);
+                    tell(ch, Session.error(0, budget.tooMany(peer), Category.BUSY), out);
                     ch.close();
                     return;
                 }

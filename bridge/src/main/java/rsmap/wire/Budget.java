@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 
@@ -25,8 +24,8 @@ final class Budget {
     private final ServerLimits limits;
     /** Open connections of each unprivileged uid: counted up by the acceptor, down by the selector. */
     private final Map<Object, Integer> perUser = new ConcurrentHashMap<>();
-    /** TCP connections accepted whose login has not ended yet: counted up by the acceptor, down once each. */
-    private final AtomicInteger awaitingLogin = new AtomicInteger();
+    /** TCP connections accepted whose login has not ended yet, in all and per source address. */
+    private final LoginPlaces logins;
     private final AtomicLong input = new AtomicLong();
     private final AtomicLong output = new AtomicLong();
     private final AtomicBoolean shedScheduled = new AtomicBoolean();
@@ -35,6 +34,7 @@ final class Budget {
 
     Budget(ServerLimits limits) {
         this.limits = limits;
+        this.logins = new LoginPlaces(limits.maxUnauthenticated());
     }
 
     long shed() {
@@ -74,23 +74,17 @@ final class Budget {
 
     // ---- TCP connections not logged in yet ----
 
-    /** Counts a TCP connection that must now log in; false, and nothing counted, when too many already wait. */
-    boolean awaitLogin() {
-        if (awaitingLogin.incrementAndGet() > limits.maxUnauthenticated()) {
-            awaitingLogin.decrementAndGet();
-            return false;
-        }
-        return true;
+    /**
+     * Counts a TCP connection from {@code source} that must now log in; null when counted, else why not
+     * (nothing counted): too many wait in all, or from that address ({@link LoginPlaces}).
+     */
+    String awaitLogin(java.net.InetAddress source) {
+        return logins.take(source);
     }
 
-    /** A TCP connection's login ended: accepted, refused, or the connection went first. Once per connection. */
-    void loginEnded() {
-        awaitingLogin.decrementAndGet();
-    }
-
-    String tooManyAwaitingLogin() {
-        return "too many connections have not logged in yet: the limit is " + limits.maxUnauthenticated()
-                + "; try again later";
+    /** A connection from {@code source} no longer awaits its login (it ended, or the connection closed). */
+    void loginEnded(java.net.InetAddress source) {
+        logins.give(source);
     }
 
     // ---- bytes ----

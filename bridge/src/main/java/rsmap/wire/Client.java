@@ -26,12 +26,19 @@ import java.util.function.Supplier;
  * thread-safe: one caller at a time. Reconnecting is the caller's business.
  */
 public final class Client implements AutoCloseable {
-    /** The daemon answered ERROR: its reason. */
+    /** The daemon answered ERROR: its reason, and its category when it sent one (an older daemon does not). */
     public static final class Refusal extends Exception {
         private static final long serialVersionUID = 1L;
+        private final transient Optional<Category> category;
 
-        public Refusal(String reason) {
+        public Refusal(String reason, Optional<Category> category) {
             super(reason, null, false, false);
+            this.category = Objects.requireNonNull(category);
+        }
+
+        /** The ERROR's second argument; empty from a daemon that sends none (or a word of a newer one). */
+        public Optional<Category> category() {
+            return category;
         }
     }
 
@@ -51,6 +58,8 @@ public final class Client implements AutoCloseable {
     private final FrameDecoder decoder = new FrameDecoder(64 << 20);
     private final byte[] buffer = new byte[64 * 1024];
     private long tid;
+    /** The bounded streams of a Unix connection with a timeout; null otherwise. */
+    private BoundedChannel bounded;
 
     private Client(Closeable connection, InputStream in, OutputStream out) {
         this.connection = connection;
@@ -63,11 +72,27 @@ public final class Client implements AutoCloseable {
         return connect(socket, TrustedServer.installed());
     }
 
+    /**
+     * Connects to {@code socket}, checks that the server is rsmapd's, sends INIT; every later read and write
+     * waits at most {@code timeout} (a {@link java.net.SocketTimeoutException} then: a stopped rsmapd costs
+     * no more), until {@link #readTimeout} changes it.
+     */
+    public static Client connect(Path socket, Duration timeout) throws IOException, Refusal {
+        return connect(socket, TrustedServer.installed(), Math.max(1, timeout.toMillis()));
+    }
+
     /** Connects to {@code socket}, checks the server's uid against {@code trust}, sends INIT. */
     public static Client connect(Path socket, TrustedServer trust) throws IOException, Refusal {
-        SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+        return connect(socket, trust, 0);
+    }
+
+    private static Client connect(Path socket, TrustedServer trust, long timeoutMillis) throws IOException, Refusal {
+        SocketChannel ch = timeoutMillis > 0 ? BoundedChannel.connect(socket, timeoutMillis)
+                : SocketChannel.open(StandardProtocolFamily.UNIX);
         try {
-            ch.connect(UnixDomainSocketAddress.of(socket));
+            if (timeoutMillis == 0) {
+                ch.connect(UnixDomainSocketAddress.of(socket));
+            }
         } catch (IOException e) {
             ch.close();
             throw new IOException("cannot reach rsmapd at " + socket + ": " + (e.getMessage() == null ? e : e.getMessage()),
@@ -78,7 +103,19 @@ public final class Client implements AutoCloseable {
             ch.close();
             throw new Untrusted(untrusted.get());
         }
-        return init(new Client(ch, Channels.newInputStream(ch), Channels.newOutputStream(ch)), Session.VERSION);
+        if (timeoutMillis == 0) {
+            return init(new Client(ch, Channels.newInputStream(ch), Channels.newOutputStream(ch)), Session.VERSION);
+        }
+        BoundedChannel bounded;
+        try {
+            bounded = new BoundedChannel(ch, timeoutMillis);
+        } catch (IOException e) {
+            ch.close();
+            throw e;
+        }
+        Client c = new Client(bounded, bounded.in, bounded.out);
+        c.bounded = bounded;
+        return init(c, Session.VERSION);
     }
 
     /**
@@ -181,7 +218,7 @@ public final class Client implements AutoCloseable {
                 return;
             }
             if (f.code() == Code.ERROR.value()) {
-                throw new Refusal(f.args().isEmpty() ? "(no reason given)" : f.text(0));
+                throw new Refusal(f.args().isEmpty() ? "(no reason given)" : f.text(0), Category.of(f));
             }
             sink.accept(f);
         }
@@ -203,6 +240,16 @@ public final class Client implements AutoCloseable {
                 throw new IOException("rsmapd closed the connection");
             }
             decoder.feed(buffer, 0, n);
+        }
+    }
+
+    /**
+     * How long each later read and write may wait, 0 for no bound (an event stream waits for events); only
+     * for a connection opened with a timeout ({@link #connect(Path, Duration)}).
+     */
+    public void readTimeout(Duration timeout) {
+        if (bounded != null) {
+            bounded.timeout(timeout.toMillis());
         }
     }
 

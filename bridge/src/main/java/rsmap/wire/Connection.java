@@ -46,6 +46,8 @@ final class Connection implements Session.Output, Session.Login {
     private boolean writeWanted;
     /** Over TCP, from the accept until the login ended (it holds a place of ServerLimits#maxUnauthenticated). */
     private boolean awaitingLogin;
+    /** Over TCP, the peer's address, whose places awaiting login this connection counts in (LoginPlaces). */
+    private final java.net.InetAddress loginSource;
     private final long opened;
     private long lastActive;
     private long frameStarted;
@@ -58,6 +60,7 @@ final class Connection implements Session.Output, Session.Login {
         this.channel = channel;
         this.session = session;
         this.tcp = null;
+        this.loginSource = null;
         this.privileged = privileged;
         this.user = user;
         this.decoder = new FrameDecoder(maxFrame, server.chunks());
@@ -67,12 +70,14 @@ final class Connection implements Session.Output, Session.Login {
     }
 
     /** A TCP peer: no one, unprivileged and in no user's bucket until its INIT's credential is accepted. */
-    Connection(SocketServer server, SocketChannel channel, Session.Handler handler, TcpLogin tcp, int maxFrame) {
+    Connection(SocketServer server, SocketChannel channel, Session.Handler handler, TcpLogin tcp, int maxFrame,
+               java.net.InetAddress source) {
         this.server = server;
         this.channel = channel;
         this.session = new Session(handler, this);
         this.tcp = tcp;
         this.awaitingLogin = true;
+        this.loginSource = source;
         this.decoder = new FrameDecoder(maxFrame, server.chunks());
         this.opened = System.nanoTime();
         this.lastActive = opened;
@@ -183,6 +188,10 @@ final class Connection implements Session.Output, Session.Login {
         return user;
     }
 
+    java.net.InetAddress loginSource() {
+        return loginSource;
+    }
+
     /** The login ended, or the connection died first: true once, for a TCP connection only. */
     synchronized boolean stopAwaitingLogin() {
         boolean was = awaitingLogin;
@@ -216,6 +225,11 @@ final class Connection implements Session.Output, Session.Login {
     }
 
     // ---- any thread ----
+
+    @Override
+    public synchronized boolean clientClosed() {
+        return eof || dead;
+    }
 
     /**
      * The next piece of work, or null: the next command if none is running and the client reads its

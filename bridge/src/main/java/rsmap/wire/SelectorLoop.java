@@ -82,6 +82,7 @@ final class SelectorLoop {
                         r.run();
                     } catch (RuntimeException e) {
                         // one connection's trouble (a key cancelled under it): the loop serves the others
+                        Faults.report("selector task failed", e);
                     }
                 }
                 long now = System.nanoTime();
@@ -130,13 +131,21 @@ final class SelectorLoop {
             if (key.isValid() && key.isReadable()) {
                 readable(c);
             }
-        } catch (IOException | RuntimeException e) {
-            kill(c, null); // the client is gone (or broke something): the loop goes on
+        } catch (IOException e) {
+            kill(c, null); // the client is gone: the loop goes on
+        } catch (RuntimeException e) {
+            Faults.report("connection failed on the selector", e); // it broke something: the loop goes on
+            kill(c, null);
         }
     }
 
     private void readable(Connection c) throws IOException {
         int n = c.read(direct);
+        if (n > 0 && n < direct.capacity()) {
+            // Once more: an end of stream right behind the data (a client that sent a command and closed)
+            // is then known before that command runs (Session#gone). n < 0 still means the end of stream.
+            n = Math.min(n, c.read(direct));
+        }
         if (n < 0) {
             c.key.interestOpsAnd(~SelectionKey.OP_READ);
         }
@@ -166,7 +175,7 @@ final class SelectorLoop {
      * a frame is half written); a worker then ends its session.
      */
     private void kill(Connection c, String reason) {
-        if (!c.die(reason == null ? null : Session.error(0, reason), direct)) {
+        if (!c.die(reason == null ? null : Session.error(0, reason, Category.BUSY), direct)) {
             return;
         }
         connections.remove(c);
@@ -175,7 +184,7 @@ final class SelectorLoop {
             budget.release(user);
         }
         if (c.stopAwaitingLogin()) {
-            budget.loginEnded();
+            budget.loginEnded(c.loginSource());
         }
         if (c.key != null) {
             c.key.cancel();
@@ -196,7 +205,10 @@ final class SelectorLoop {
             try {
                 c.key = c.channel.register(selector, SelectionKey.OP_READ, c);
                 connections.add(c);
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException e) {
+                kill(c, null);
+            } catch (RuntimeException e) {
+                Faults.report("cannot register a connection", e);
                 kill(c, null);
             }
         });

@@ -22,8 +22,9 @@ import java.time.Duration;
  *                           nothing to write is closed after this; {@link Duration#ZERO}: never
  * @param frameTimeout       a frame begun must be complete within this; {@link Duration#ZERO}: no limit
  * @param workers            threads that execute commands (the selector thread never does)
- * @param maxUnauthenticated TCP connections whose INIT has not been accepted yet, all peers together; the next
- *                           connect is answered one ERROR (TID 0) and closed (issue 14)
+ * @param maxUnauthenticated TCP connections whose INIT has not been accepted yet, all peers together, and a
+ *                           sixteenth of it from one source address ({@link LoginPlaces}); the next connect
+ *                           over either is answered one ERROR (TID 0) and closed (issue 14)
  * @param loginTimeout       a TCP connection must have its INIT accepted within this of its connect, or it is
  *                           closed; never off, or {@code maxUnauthenticated} silent connects would shut out
  *                           every host
@@ -38,7 +39,7 @@ public record ServerLimits(int maxFrame, int perUserConnections, long maxBuffere
     public static final Duration DEFAULT_FRAME_TIMEOUT = Duration.ofSeconds(10);
     public static final int DEFAULT_WORKERS = 4;
     public static final int DEFAULT_MAX_UNAUTHENTICATED = 1024;
-    public static final Duration DEFAULT_LOGIN_TIMEOUT = Duration.ofSeconds(10);
+    public static final Duration DEFAULT_LOGIN_TIMEOUT = Duration.ofSeconds(5);
 
     public ServerLimits {
         if (maxFrame < Frame.HEADER) {

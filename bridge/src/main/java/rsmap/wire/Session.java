@@ -43,6 +43,11 @@ public final class Session {
          * {@code force} is off (or the connection is gone), and then nothing was queued.
          */
         boolean post(Frame frame, boolean force);
+
+        /** Whether the client closed its end (the server read it): no answer reaches it any more. */
+        default boolean clientClosed() {
+            return false;
+        }
     }
 
     /**
@@ -63,12 +68,18 @@ public final class Session {
         }
     }
 
-    /** A command refused with a reason: answered by ERROR, state unchanged. */
+    /** A command refused with a reason and its {@link Category}: answered by ERROR, state unchanged. */
     public static final class CommandException extends Exception {
         private static final long serialVersionUID = 1L;
+        private final Category category;
 
-        public CommandException(String message) {
+        public CommandException(Category category, String message) {
             super(message, null, false, false);
+            this.category = java.util.Objects.requireNonNull(category);
+        }
+
+        public Category category() {
+            return category;
         }
     }
 
@@ -140,17 +151,27 @@ public final class Session {
         return closed;
     }
 
+    /**
+     * Whether the client is gone: the session is over, or the client closed its end of the connection
+     * (a client that half-closes counts as gone). A command that would grant something to a client gone
+     * before it is decided grants nothing (docs/protocol.md, "A client gone before the answer").
+     */
+    public boolean gone() {
+        return closed || output.clientClosed();
+    }
+
     /** The events answering one command, in order, the last OK or ERROR. */
     public List<Frame> onCommand(Frame command) {
         long tid = command.tid();
         Code code = Code.of(command.code()).filter(Code::isCommand).orElse(null);
         if (code == null) {
             String why = String.format("unknown command code %04x", command.code());
-            return login != null && !initialised ? refuse(tid, why) : List.of(error(tid, why));
+            return login != null && !initialised ? refuse(tid, why, Category.MALFORMED)
+                    : List.of(error(tid, why, Category.MALFORMED));
         }
         if (code == Code.INIT) {
             if (initialised) {
-                return List.of(error(tid, "INIT was already received"));
+                return List.of(error(tid, "INIT was already received", Category.MALFORMED));
             }
             if (login != null) {
                 return logIn(tid, command);
@@ -158,14 +179,14 @@ public final class Session {
             String version = command.args().size() == 1 ? command.text(0) : "(none)";
             if (!VERSION.equals(version)) {
                 return List.of(error(tid, "protocol version " + version + " is not supported; rsmapd speaks version "
-                        + VERSION));
+                        + VERSION, Category.MALFORMED));
             }
             initialised = true;
             return List.of(ok(tid));
         }
         if (!initialised) {
-            return login == null ? List.of(error(tid, "INIT must come first"))
-                    : refuse(tid, "INIT with a credential must come first");
+            return login == null ? List.of(error(tid, "INIT must come first", Category.MALFORMED))
+                    : refuse(tid, "INIT with a credential must come first", Category.MALFORMED);
         }
         if (code == Code.QUIT) {
             end(); // the handler stops what the session had open (its OK first), then QUIT's OK
@@ -182,10 +203,11 @@ public final class Session {
             }
         } catch (CommandException e) {
             out.clear();
-            out.add(error(tid, e.getMessage()));
+            out.add(error(tid, e.getMessage(), e.category()));
         } catch (RuntimeException e) {
-            out.clear(); // the daemon never throws across the socket
-            out.add(error(tid, "internal error: " + e));
+            out.clear(); // the daemon never throws across the socket; its log keeps the trace
+            Faults.report(code + " (TID " + tid + ") failed", e);
+            out.add(error(tid, "internal error: " + e, Category.INTERNAL));
         }
         keepOpen = false;
         return out;
@@ -198,26 +220,27 @@ public final class Session {
     private List<Frame> logIn(long tid, Frame command) {
         String version = command.args().isEmpty() ? "(none)" : command.text(0);
         if (!VERSION.equals(version)) {
-            return refuse(tid, "protocol version " + version + " is not supported; rsmapd speaks version " + VERSION);
+            return refuse(tid, "protocol version " + version + " is not supported; rsmapd speaks version " + VERSION,
+                    Category.MALFORMED);
         }
         if (command.args().size() != 2 || command.text(1).isEmpty()) {
             return refuse(tid, "INIT over TCP carries the protocol version and a credential (INIT " + VERSION
                     + " CREDENTIAL); " + (command.args().size() > 2 ? "it had " + command.args().size() + " arguments"
-                    : "none was given"));
+                    : "none was given"), Category.MALFORMED);
         }
         try {
             peer = login.login(command.text(1));
         } catch (Authenticator.Refused e) {
-            return refuse(tid, e.getMessage());
+            return refuse(tid, e.getMessage(), e.category());
         }
         initialised = true;
         return List.of(ok(tid));
     }
 
     /** One ERROR, and the session ends: the connection closes once it is written. */
-    private List<Frame> refuse(long tid, String reason) {
+    private List<Frame> refuse(long tid, String reason, Category category) {
         closed = true;
-        return List.of(error(tid, reason));
+        return List.of(error(tid, reason, category));
     }
 
     /**
@@ -228,14 +251,15 @@ public final class Session {
         if (e.fatal() || login != null && !initialised) {
             closed = true;
         }
-        return error(e.tid(), "bad frame: " + e.getMessage());
+        return error(e.tid(), "bad frame: " + e.getMessage(), Category.MALFORMED);
     }
 
     public static Frame ok(long tid) {
         return Frame.of(tid, Code.OK.value());
     }
 
-    public static Frame error(long tid, String message) {
-        return Frame.of(tid, Code.ERROR.value(), message);
+    /** {@code ERROR REASON CATEGORY}: a client of one argument reads the reason, a newer one decides by the category. */
+    public static Frame error(long tid, String message, Category category) {
+        return Frame.of(tid, Code.ERROR.value(), message, category.wire());
     }
 }

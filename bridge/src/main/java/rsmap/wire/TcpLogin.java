@@ -35,7 +35,7 @@ final class TcpLogin {
             if (!priv) {
                 user = Budget.bucket(peer);
                 if (!budget.open(user)) {
-                    throw new Authenticator.Refused(budget.tooMany(peer));
+                    throw new Authenticator.Refused(budget.tooMany(peer), Category.BUSY);
                 }
             }
             if (!c.adopt(priv, user)) {
@@ -50,7 +50,7 @@ final class TcpLogin {
             throw e;
         } finally {
             if (c.stopAwaitingLogin()) {
-                budget.loginEnded();
+                budget.loginEnded(c.loginSource());
             }
         }
     }
@@ -60,10 +60,11 @@ final class TcpLogin {
         try {
             peer = authenticator.authenticate(credential);
         } catch (RuntimeException e) { // a bug in the authenticator refuses; it never lets anyone in
-            throw new Authenticator.Refused("the credential could not be checked: " + e);
+            Faults.report("the authenticator failed", e);
+            throw new Authenticator.Refused("the credential could not be checked: " + e, Category.INTERNAL);
         }
         if (peer == null || peer.equals(Session.Peer.UNKNOWN)) {
-            throw new Authenticator.Refused("the credential could not be checked: it names no one");
+            throw new Authenticator.Refused("the credential could not be checked: it names no one", Category.INTERNAL);
         }
         return peer;
     }

@@ -21,6 +21,7 @@ final class Workers {
             try {
                 connection.execute(this);
             } catch (RuntimeException e) { // never a connection left busy forever
+                Faults.report("worker failed on a connection", e);
                 connection.failed();
             }
         }

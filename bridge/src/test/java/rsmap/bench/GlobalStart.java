@@ -10,6 +10,7 @@ import java.util.List;
 import rsmap.munge.MungeD;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Ports;
 import rsmap.wire.Session;
 import rsmap.wire.TestClient;
 
@@ -29,7 +30,7 @@ public final class GlobalStart {
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
         Path dir = Files.createTempDirectory("rsmap-bench-global");
-        int port = Rsmapd.freePort();
+        int port = Ports.free();
         try (MungeD munged = MungeD.start()) {
             Rsmapd.configureAuthority(dir.resolve("authority"), "lic=64(" + ids("l") + ")", port,
                     "munge_socket = " + munged.socket());

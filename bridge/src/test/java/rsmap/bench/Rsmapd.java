@@ -58,13 +58,6 @@ final class Rsmapd implements AutoCloseable {
         return Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", lines) + "\n");
     }
 
-    /** A free TCP port of the loopback, for an authority's listen. */
-    static int freePort() throws IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
     /** Execs bin/rsmapd on {@code dir/rsmapd.conf} and returns once READY=1 arrived. */
     static Rsmapd start(Path dir) throws IOException {
         return start(dir, java.util.Map.of());

@@ -10,6 +10,7 @@ import java.io.PrintWriter;
 import java.io.BufferedReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -81,11 +82,39 @@ class DaemonCommandsTest {
     }
 
     @Test
-    void anUnreachableDaemon_isOneLine_exit2() {
-        MainTest.Run r = MainTest.run("status", "--socket", tmp.resolve("none.sock").toString());
-        assertThat(r.code()).isEqualTo(2);
-        assertThat(r.err()).startsWith("error: cannot reach rsmapd at " + tmp.resolve("none.sock"))
-                .endsWith("(is rsmapd running? systemctl status rsmapd)\n").hasLineCount(1);
+    void anUnreachableDaemon_isOneLine_exit1_forEveryCommandThatTalksToIt() {
+        // rsmap(1), "EXIT STATUS": 1 when the daemon cannot serve the command, the same for every command.
+        String none = tmp.resolve("none.sock").toString();
+        List<List<String>> commands = List.of(List.of("status"), List.of("explain", "gpu=1"), List.of("reload"),
+                List.of("events"), List.of("place", "--filter", "arch == \"x\""),
+                List.of("place", "--filter", "arch == \"x\"", "--json"));
+        for (List<String> c : commands) {
+            List<String> args = new java.util.ArrayList<>(c);
+            args.addAll(List.of("--socket", none));
+            MainTest.Run r = MainTest.run(args.toArray(String[]::new));
+            assertThat(r.code()).as("rsmap %s", c).isEqualTo(1);
+            assertThat(r.err()).as("rsmap %s", c).startsWith("error: cannot reach rsmapd at " + none)
+                    .endsWith("(is rsmapd running? systemctl status rsmapd)\n").hasLineCount(1);
+        }
+    }
+
+    @Test
+    void aRefusal_isExit2_andPlaceSaysItsCategory_forScripts() {
+        // PLACE is the authority's: this execution host refuses it (category refused), exit 2.
+        MainTest.Run r = MainTest.run("place", "--filter", "arch == \"x\"", "--json", "--socket", socket.toString());
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.out()).startsWith("{\"error\":\"rsmapd: PLACE is the authority's").endsWith("\"category\":\"refused\"}\n");
+        MainTest.Run shell = MainTest.run("place", "--filter", "arch == \"x\"", "--shell", "--socket", socket.toString());
+        assertThat(shell.out()).contains("category='refused'\n");
+    }
+
+    @Test
+    void timeout_isThirtySeconds_orFewerFromTheEnvironment() {
+        assertThat(DaemonCommands.timeoutSeconds(null)).isEqualTo(30);
+        assertThat(DaemonCommands.timeoutSeconds("3")).isEqualTo(3);
+        assertThat(DaemonCommands.timeoutSeconds("300")).isEqualTo(30);
+        assertThat(DaemonCommands.timeoutSeconds("-1")).isEqualTo(30);
+        assertThat(DaemonCommands.timeoutSeconds("x")).isEqualTo(30);
     }
 
     @Test

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.wire.Ports;
 
 class RsmapJsvIT {
     static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
@@ -36,11 +37,15 @@ class RsmapJsvIT {
         }
 
         Dialogue(Path complexes, Path authority) throws IOException {
+            this(complexes, authority, ROOT.resolve("bin/rsmap"));
+        }
+
+        Dialogue(Path complexes, Path authority, Path cli) throws IOException {
             ProcessBuilder pb = new ProcessBuilder("sh", JSV.toString());
             if (authority != null) {
                 pb.environment().put("RSMAP_AUTHORITY_SOCKET", authority.toString());
             }
-            pb.environment().put("RSMAP_CLI", ROOT.resolve("bin/rsmap").toString());
+            pb.environment().put("RSMAP_CLI", cli.toString());
             pb.environment().put("RSMAP_COMPLEXES", complexes.toString());
             jsv = pb.redirectError(ProcessBuilder.Redirect.INHERIT).start();
             in = new OutputStreamWriter(jsv.getOutputStream(), StandardCharsets.UTF_8);
@@ -173,10 +178,7 @@ class RsmapJsvIT {
     void filtersAndAlternatives_askTheAuthority_andBecomeAHostListAndTheChosenRequest() throws Exception {
         Path dir = Files.createDirectories(tmp.resolve("authority"));
         Files.copy(ROOT.resolve("examples/complexes"), dir.resolve("complexes"));
-        int port;
-        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            port = free.getLocalPort();
-        }
+        int port = Ports.free();
         Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", "role = authority",
                 "complexes = complexes", "global_complex_values = lic=1(la)", "listen = 127.0.0.1:" + port,
                 "socket = rsmapd.sock", "state_dir = state", "admin_user = " + System.getProperty("user.name"),
@@ -211,6 +213,37 @@ class RsmapJsvIT {
                 assertThat(d.verify("PARAM global_l_hard gpu=1", "ENV ADD RSMAP_ALTERNATIVES gpu=2 || gpu=1"))
                         .containsExactly("RESULT STATE REJECT rsmap: give either RSMAP_ALTERNATIVES or a resource-map "
                                 + "request (-l, RSMAP_REQUEST), not both");
+            }
+        }
+    }
+
+    /**
+     * docs/protocol.md, "Error categories": the JSV rejects a job when the authority's ERROR is refused or
+     * malformed, and only then - the same words and the same exit code with another category (or none: a
+     * usage error of an older rsmap) accept the job with a warning, the host checking the filter at job start.
+     */
+    @Test
+    void theAuthoritysError_isDecidedByItsCategory_neverByItsWordsOrExitCode() throws Exception {
+        String[][] rows = {{"refused", "REJECT"}, {"malformed", "REJECT"}, {"denied", "accept"}, {"busy", "accept"},
+            {"unavailable", "accept"}, {"internal", "accept"}, {"", "accept"}};
+        for (String[] row : rows) {
+            Path cli = tmp.resolve("rsmap-" + (row[0].isEmpty() ? "none" : row[0]));
+            Files.writeString(cli, String.join("\n", "#!/bin/sh",
+                    "[ \"$1\" = place ] || exec " + ROOT.resolve("bin/rsmap") + " \"$@\"",
+                    "echo \"error='rsmapd: filter: column 12: filter ends where a value is expected'\"",
+                    row[0].isEmpty() ? "" : "echo \"category='" + row[0] + "'\"",
+                    "echo 'error: rsmapd: filter: column 12: filter ends where a value is expected' >&2",
+                    "exit 2") + "\n");
+            cli.toFile().setExecutable(true);
+            try (Dialogue d = new Dialogue(ROOT.resolve("examples/complexes"), tmp.resolve("authority.sock"), cli)) {
+                List<String> answer = d.verify("PARAM global_l_hard gpu=1", "ENV ADD RSMAP_FILTER cpu_speed > 2GHz");
+                if (row[1].equals("REJECT")) {
+                    assertThat(answer).as(row[0]).containsExactly("RESULT STATE REJECT rsmap: RSMAP_FILTER=cpu_speed > 2GHz: "
+                            + "filter: column 12: filter ends where a value is expected");
+                } else {
+                    assertThat(answer).as(row[0]).anyMatch(l -> l.startsWith("LOG WARNING rsmap JSV: the authority did not"))
+                            .noneMatch(l -> l.contains("REJECT"));
+                }
             }
         }
     }

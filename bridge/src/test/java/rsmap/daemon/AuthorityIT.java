@@ -39,6 +39,7 @@ import rsmap.munge.MungeAuthenticator;
 import rsmap.munge.MungeD;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
+import rsmap.wire.Ports;
 
 @Timeout(300)
 class AuthorityIT {
@@ -72,7 +73,7 @@ class AuthorityIT {
                 PosixFilePermissions.fromString("rwxr-xr-x")));
         hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
         starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
-        port = AuthorityTest.freePort();
+        port = Ports.free();
         authorityDir = shared.resolve("authority");
     }
 

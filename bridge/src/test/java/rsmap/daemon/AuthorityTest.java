@@ -14,9 +14,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import rsmap.wire.Client;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Polls;
+import rsmap.wire.Ports;
 import rsmap.wire.Session;
 
 @Timeout(60)
@@ -50,7 +51,7 @@ class AuthorityTest {
 
     @BeforeEach
     void start() throws Exception {
-        port = freePort();
+        port = Ports.free();
         authorityConfig = authorityConfig(tmp.resolve("authority"), port, "lic=1(la)");
         authority = TestDaemon.start(authorityConfig, TOKENS);
         for (String h : List.of("node01", "node02")) {
@@ -60,11 +61,6 @@ class AuthorityTest {
         }
     }
 
-    static int freePort() throws java.io.IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
 
     @AfterEach
     void stop() throws Exception {
@@ -94,6 +90,23 @@ class AuthorityTest {
                 "reconcile_interval = 0");
     }
 
+    /** The authority's cluster view (QUERY {"cluster":true}). */
+    private JsonNode clusterView() throws Exception {
+        return JSON.readTree(call(authority, Code.QUERY, "{\"cluster\":true}").get(0).text(0));
+    }
+
+    /** The holders of {@code host}'s gpu instances in the cluster view, comma-separated ("" free). */
+    private static String holders(JsonNode view, String host) {
+        List<String> out = new ArrayList<>();
+        view.path("hosts").path(host).path("maps").path("gpu").path("instances").forEach(i -> out.add(i.path("holder")
+                .asText()));
+        return String.join(",", out);
+    }
+
+    private JsonNode job7() throws Exception {
+        return JSON.readTree(call(hosts.get(0), Code.QUERY, "{\"job\":\"7\"}").get(0).text(0)).path("jobs").path(0);
+    }
+
     private static List<Frame> call(Daemon d, Code code, String json) {
         Session s = DaemonSessions.as(d, "root", 0, 0, new ArrayList<>());
         return s.onCommand(json == null ? Frame.of(2, code.value()) : Frame.of(2, code.value(), json));
@@ -112,6 +125,7 @@ class AuthorityTest {
         List<Frame> b = start(hosts.get(1), "8", "lic=1");
         assertThat(b.get(0).code()).isEqualTo(Code.ERROR.value());
         assertThat(b.get(0).text(0)).startsWith("authority 127.0.0.1:" + port + ": ").contains("lic");
+        assertThat(b.get(0).text(1)).as("the authority's category, carried through by the host").isEqualTo("busy");
         assertThat(hosts.get(1).cluster().runningJobs()).isEmpty();
         call(hosts.get(0), Code.JOB_END, "{\"job\":\"7\"}");
         List<Frame> again = start(hosts.get(1), "8", "lic=1");
@@ -139,14 +153,16 @@ class AuthorityTest {
         List<Frame> b = start(hosts.get(0), "8", "lic=1");
         assertThat(b.get(0).code()).isEqualTo(Code.ERROR.value());
         assertThat(b.get(0).text(0)).startsWith("authority 127.0.0.1:" + port + " unreachable: ");
+        assertThat(b.get(0).text(1)).as("docs/protocol.md, \"Error categories\"").isEqualTo("unavailable");
     }
 
     @Test
     void theClusterView_showsEveryRegisteredHost_withItsInstancesAndHolders() throws Exception {
         start(hosts.get(0), "7", "gpu=1,lic=1");
         start(hosts.get(1), "8", "gpu=2");
-        Thread.sleep(1500); // the hosts' events travel on their links' threads
-        JsonNode q = JSON.readTree(call(authority, Code.QUERY, "{\"cluster\":true}").get(0).text(0));
+        Polls.until("the hosts' grants reach the cluster view (their events travel on their links' threads)",
+                () -> holders(clusterView(), "node01").equals("7,") && holders(clusterView(), "node02").equals("8,8"));
+        JsonNode q = clusterView();
         assertThat(q.path("hosts").path("node01").path("maps").path("gpu").path("instances").toString())
                 .isEqualTo("[{\"id\":\"0\",\"holder\":\"7\"},{\"id\":\"1\",\"holder\":\"\"}]");
         assertThat(q.path("hosts").path("node02").path("maps").path("gpu").path("instances").toString())
@@ -171,12 +187,8 @@ class AuthorityTest {
                 "attributes = arch=aarch64, cpu_speed=2.4GHz, kernel=6.8.0"), TOKENS);
         hosts.add(node03);
         assertThat(start(node03, "7", "lic=1").get(0).text(1)).isEqualTo("SGE_HGR_lic=la"); // it connected, registered
-        JsonNode h = null;
-        for (int i = 0; i < 50 && (h == null || h.isMissingNode()); i++) {
-            h = JSON.readTree(call(authority, Code.QUERY, "{\"cluster\":true}").get(0).text(0)).path("hosts")
-                    .path("node03");
-            Thread.sleep(h.isMissingNode() ? 100 : 0);
-        }
+        Polls.until("node03 in the cluster view", () -> !clusterView().path("hosts").path("node03").isMissingNode());
+        JsonNode h = clusterView().path("hosts").path("node03");
         assertThat(h.path("attributes").toString()).isEqualTo("{\"arch\":\"aarch64\",\"cpu_speed\":\"2.4GHz\","
                 + "\"kernel\":\"6.8.0\"}");
         assertThat(h.path("slots").asInt()).isEqualTo(32);
@@ -207,8 +219,14 @@ class AuthorityTest {
         // The next job that needs the authority reconnects, reconciles, then is granted.
         List<Frame> b = start(hosts.get(1), "8", "lic=1");
         assertThat(b.get(0).text(0)).as("node02 never held 7: node01 must reconcile first").startsWith("authority");
-        Thread.sleep(2000); // node01's link reconnects in the background and reconciles
-        assertThat(start(hosts.get(1), "9", "lic=1").get(0).text(1)).isEqualTo("SGE_HGR_lic=la");
+        Polls.until("node01's link reconnects in the background and reconciles: the authority frees node01:7",
+                () -> JSON.readTree(call(authority, Code.QUERY, "{}").get(0).text(0)).path("jobs").size() == 0);
+        List<List<Frame>> last = new ArrayList<>();
+        Polls.until("node02 (reconnecting with backoff) is granted la", () -> {
+            last.add(0, start(hosts.get(1), "9", "lic=1"));
+            return last.get(0).get(0).code() != Code.ERROR.value();
+        });
+        assertThat(last.get(0).get(0).text(1)).as(last.get(0).toString()).isEqualTo("SGE_HGR_lic=la");
     }
 
     /**
@@ -219,6 +237,10 @@ class AuthorityTest {
      */
     @Test
     void aSeatGivenBackDuringTheLinksBackoff_isFreeAtTheAuthoritySoonAfterItIsBack() throws Exception {
+        for (Daemon h : hosts) { // both links up first: node02's own backoff is not what this is about
+            Polls.until("the link is up", () -> JSON.readTree(call(h, Code.QUERY, null).get(0).text(0))
+                    .path("authority").path("connected").asBoolean());
+        }
         start(hosts.get(0), "7", "gpu=1,lic=1");
         authority.close();
         // node01 notices (the HOST_EVENT of a local job fails) and backs off: 250 ms doubling, each connect refused.
@@ -240,7 +262,8 @@ class AuthorityTest {
     @Test
     void place_evaluatesAFilter_andChoosesHostsAndAnAlternative_fromWhatTheHostsTold() throws Exception {
         start(hosts.get(0), "7", "gpu=1,lic=1");
-        Thread.sleep(1500); // node01's grant travels on its link's thread
+        Polls.until("node01's grant reaches the cluster view (it travels on its link's thread)",
+                () -> holders(clusterView(), "node01").equals("7,"));
         JsonNode f = JSON.readTree(call(authority, Code.PLACE, "{\"filter\":\"host != \\\"node01\\\"\"}").get(0).text(0));
         assertThat(f.path("pass").toString()).isEqualTo("[\"node02\"]");
         assertThat(f.path("fail").get(0).path("host").asText()).isEqualTo("node01");
@@ -286,15 +309,17 @@ class AuthorityTest {
         }
         JsonNode down = JSON.readTree(call(hosts.get(0), Code.QUERY, null).get(0).text(0)).path("authority");
         authority = TestDaemon.start(authorityConfig, TOKENS);
-        for (int i = 0; i < 100; i++) {
+        int[] probes = {0};
+        Polls.until("node01 reconnects and reports job 7 unconfirmed", () -> {
             JsonNode a = JSON.readTree(call(hosts.get(0), Code.QUERY, null).get(0).text(0)).path("authority");
             if (a.path("connected").asBoolean() && a.path("unconfirmed").size() > 0) {
-                break;
+                return true;
             }
-            call(hosts.get(0), Code.JOB_START, "{\"job\":\"probe" + i + "\",\"user\":\"alice\",\"request\":\"gpu=1\"}");
-            call(hosts.get(0), Code.JOB_END, "{\"job\":\"probe" + i + "\"}");
-            Thread.sleep(100);
-        }
+            String probe = "probe" + probes[0]++;
+            call(hosts.get(0), Code.JOB_START, "{\"job\":\"" + probe + "\",\"user\":\"alice\",\"request\":\"gpu=1\"}");
+            call(hosts.get(0), Code.JOB_END, "{\"job\":\"" + probe + "\"}");
+            return false;
+        });
         JsonNode after = JSON.readTree(call(hosts.get(0), Code.QUERY, null).get(0).text(0)).path("authority");
         assertThat(after.path("unconfirmed").toString()).as(after + " (down: " + down + ")").isEqualTo("[\"7\"]");
         assertThat(hosts.get(0).log()).anyMatch(l -> l.contains("job 7 holds global instances")
@@ -307,12 +332,12 @@ class AuthorityTest {
         assertThat(b.get(0).code()).as(b.toString()).isEqualTo(Code.ERROR.value());
         // ... until the admin ends job 7: then la is free again.
         call(hosts.get(0), Code.JOB_END, "{\"job\":\"7\"}");
-        b = start(hosts.get(1), "8", "lic=1");
-        for (int i = 0; i < 50 && b.get(0).code() == Code.ERROR.value(); i++) { // node02 reconnects with backoff
-            Thread.sleep(100);
-            b = start(hosts.get(1), "8", "lic=1");
-        }
-        assertThat(b.get(0).text(1)).as(b.toString()).isEqualTo("SGE_HGR_lic=la");
+        List<List<Frame>> last = new ArrayList<>();
+        Polls.until("node02 (reconnecting with backoff) is granted la", () -> {
+            last.add(0, start(hosts.get(1), "8", "lic=1"));
+            return last.get(0).get(0).code() != Code.ERROR.value();
+        });
+        assertThat(last.get(0).get(0).text(1)).as(last.get(0).toString()).isEqualTo("SGE_HGR_lic=la");
     }
 
     /**
@@ -328,23 +353,15 @@ class AuthorityTest {
         Path journal = hostConfigs.get(0).stateDir().resolve("journal");
         dropRemoteRecords(journal); // as if the machine crashed before the lazily written record reached the disk
         hosts.set(0, TestDaemon.start(hostConfigs.get(0), TOKENS));
-        JsonNode job = null;
-        for (int i = 0; i < 100; i++) {
-            job = JSON.readTree(call(hosts.get(0), Code.QUERY, "{\"job\":\"7\"}").get(0).text(0)).path("jobs").path(0);
-            if (job.path("env").has("SGE_HGR_lic")) {
-                break;
-            }
-            Thread.sleep(50);
-        }
+        Polls.until("node01 learns job 7's global part from the authority", () -> job7().path("env").has("SGE_HGR_lic"));
+        JsonNode job = job7();
         assertThat(job.path("env").path("SGE_HGR_lic").asText()).as(job.toString()).isEqualTo("la");
         assertThat(java.nio.file.Files.readString(journal)).contains("\"op\":\"remote\"");
         // Now the authority holds nothing for job 8's (fake) pending global part: the host ends it.
         hosts.get(0).close();
         markPending(journal, "8");
         hosts.set(0, TestDaemon.start(hostConfigs.get(0), TOKENS));
-        for (int i = 0; i < 100 && hosts.get(0).jobs().containsKey("8"); i++) {
-            Thread.sleep(50);
-        }
+        Polls.until("node01 ends job 8, whose start never completed", () -> !hosts.get(0).jobs().containsKey("8"));
         assertThat(hosts.get(0).jobs()).containsOnlyKeys("7");
         assertThat(hosts.get(0).log()).anyMatch(l -> l.contains("job 8: the authority holds no global part"));
     }

@@ -5,6 +5,7 @@ package rsmap.daemon;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import rsmap.wire.Authenticator;
+import rsmap.wire.Ports;
 import rsmap.wire.Session;
 
 /**
@@ -41,7 +42,7 @@ public final class BenchAuthority {
         for (int i = 0; i < seats; i++) {
             pool.append(i == 0 ? "" : " ").append('s').append(i);
         }
-        int port = AuthorityTest.freePort();
+        int port = Ports.free();
         Config config = AuthorityTest.authorityConfig(dir, port, pool.append(')').toString(), "idle_timeout = 3600");
         try (Daemon d = TestDaemon.start(config, auth)) {
             System.out.println("listening " + port);

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Ports;
 import rsmap.wire.Session;
 
 class CommandFuzzTest {
@@ -84,6 +85,10 @@ class CommandFuzzTest {
             assertThat(last.code()).isIn(Code.OK.value(), Code.ERROR.value());
             if (last.code() == Code.ERROR.value()) {
                 assertThat(last.text(0)).doesNotStartWith("internal error").doesNotContain("\n");
+                // docs/protocol.md, "Error categories": every ERROR says its category, one of the closed list
+                assertThat(last.args()).hasSize(2);
+                assertThat(rsmap.wire.Category.of(last)).as(last.text(0)).isPresent()
+                        .isNotEqualTo(java.util.Optional.of(rsmap.wire.Category.INTERNAL));
                 assertThat(state(d)).isEqualTo(before);
             }
         }
@@ -116,7 +121,7 @@ class CommandFuzzTest {
     private static synchronized Daemon authority() throws Exception {
         if (authority == null) {
             Path dir = Files.createTempDirectory("rsmap-fuzz-authority");
-            authority = TestDaemon.start(AuthorityTest.authorityConfig(dir, AuthorityTest.freePort(), "lic=2(la lb)"),
+            authority = TestDaemon.start(AuthorityTest.authorityConfig(dir, Ports.free(), "lic=2(la lb)"),
                     AuthorityTest.TOKENS);
         }
         return authority;
@@ -143,6 +148,7 @@ class CommandFuzzTest {
         assertThat(last.code()).isIn(Code.OK.value(), Code.ERROR.value());
         if (last.code() == Code.ERROR.value()) {
             assertThat(last.text(0)).doesNotStartWith("internal error").doesNotContain("\n");
+            assertThat(rsmap.wire.Category.of(last)).as(last.text(0)).isPresent();
         }
         s.end();
     }

@@ -85,6 +85,8 @@ class ConfigTest {
         assertThat(refused("complexes = c\nmax_frame = 10\n").problem()).startsWith("max_frame is a whole number from 64");
         assertThat(refused("complexes = c\nsocket_mode = 0777\n").problem()).startsWith("socket_mode is an octal mode");
         assertThat(refused("complexes = c\nsocket_mode = 0460\n").problem()).startsWith("socket_mode is an octal mode");
+        assertThat(refused("complexes = c\nrealloc_max_grow = gpu=-1\n").problem())
+                .isEqualTo("realloc_max_grow: 'gpu=-1' is not N or MAP=N (N from 0 to 999999)");
         ParseException cont = refused("complexes = c\ncomplex_values = a \\\nb\nbogus\n");
         assertThat(cont.line()).isEqualTo(4);
     }

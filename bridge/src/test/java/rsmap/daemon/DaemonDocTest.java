@@ -1,5 +1,5 @@
 // Golden protocol conversations: every ```conversation block of docs/protocol.md is replayed against a
-// real rsmapd, and each answer must be the documented bytes exactly.
+// real rsmapd configured as the page says, and each answer must be the documented bytes exactly.
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import rsmap.wire.Frame;
+import rsmap.wire.Ports;
 import rsmap.wire.TestClient;
 
 /**
@@ -35,6 +36,9 @@ class DaemonDocTest {
         List<String> lines = Files.readAllLines(DOC, StandardCharsets.UTF_8);
         List<String> out = new ArrayList<>();
         int blocks = 0;
+        int at = lines.indexOf("```rsmapd.conf");
+        assertThat(at).as("the settings every conversation runs with (```rsmapd.conf)").isNotNegative();
+        settings = lines.subList(at + 1, lines.subList(at, lines.size()).indexOf("```") + at);
         for (int i = 0; i < lines.size(); i++) {
             out.add(lines.get(i));
             if (!lines.get(i).equals("```conversation")) {
@@ -53,16 +57,42 @@ class DaemonDocTest {
         }
     }
 
+    /** The page's common settings of the conversation being replayed. */
+    private List<String> settings;
+
+    /**
+     * The rsmapd.conf of a conversation as the page states it: the common settings, each replaced or
+     * added to by a {@code # key = value} line that opens the block; {@code USER} is the connecting user,
+     * {@code PORT} a free port. Relative paths are beside the file, with a copy of examples/complexes.
+     */
+    private Config config(List<String> header, int n) throws Exception {
+        Map<String, String> conf = new LinkedHashMap<>();
+        List<String> given = new ArrayList<>(settings);
+        header.forEach(h -> given.add(h.substring(2)));
+        for (String line : given) {
+            int eq = line.indexOf('=');
+            assertThat(eq).as("a setting of the page: %s", line).isPositive();
+            conf.put(line.substring(0, eq).strip(), line.strip());
+        }
+        Path dir = Files.createDirectories(tmp.resolve("d" + n));
+        Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"));
+        String text = String.join("\n", conf.values()).replaceAll("\\bUSER\\b", System.getProperty("user.name"))
+                .replaceAll("\\bPORT\\b", Integer.toString(Ports.free())) + "\n";
+        Path file = Files.writeString(dir.resolve("rsmapd.conf"), text);
+        return Config.parse(text, file, "node00"); // the machine's own name, where no host = is given
+    }
+
     private List<String> replay(List<String> block, int n) throws Exception {
-        boolean authority = block.get(0).startsWith("# authority: ");
-        String values = block.get(0).replaceFirst("^# (host|authority): ", "");
-        Config config = authority ? AuthorityTest.authorityConfig(tmp.resolve("d" + n), AuthorityTest.freePort(), values)
-                : TestDaemon.config(tmp.resolve("d" + n), values, "reconcile_interval = 0");
-        List<String> out = new ArrayList<>(List.of(block.get(0)));
+        int body = 0;
+        while (body < block.size() && block.get(body).startsWith("# ")) {
+            body++;
+        }
+        Config config = config(block.subList(0, body), n);
+        List<String> out = new ArrayList<>(block.subList(0, body));
         Map<String, TestClient> clients = new LinkedHashMap<>();
         // No host logs in over TCP here: the conversation is on the Unix socket.
         try (Daemon daemon = TestDaemon.start(config, AuthorityTest.TOKENS)) {
-            for (String line : block.subList(1, block.size())) {
+            for (String line : block.subList(body, block.size())) {
                 String who = line.substring(0, 1);
                 TestClient c = clients.get(who);
                 if (c == null) {

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -74,7 +75,7 @@ class DaemonTest {
             assertThat(start.get(1)).isEqualTo(Session.ok(2));
             assertThat(c.call(json(3, Code.JOB_START, start("7", "alice", "gpu=1").replace("undefined", "1"))))
                     .containsExactly(Session.error(3, "job 7.1 already holds {node01={gpu=[0, 0, 0, 0]}, global={lic=[la]}};"
-                            + " a second JOB_START is refused (no doubled grants)"));
+                            + " a second JOB_START is refused (no doubled grants)", Category.BUSY));
             assertThat(c.call(json(4, Code.JOB_END, "{\"job\":\"7\",\"task\":\"1\"}"))).containsExactly(Session.ok(4));
             // Issue 11, hole 6: a JOB_END retried after a lost answer succeeds (nothing left to free).
             assertThat(c.call(json(5, Code.JOB_END, "{\"job\":\"7\",\"task\":\"1\"}"))).containsExactly(
@@ -89,9 +90,9 @@ class DaemonTest {
             c.call(json(3, Code.JOB_START, "{\"job\":\"2\",\"request\":\"gpu=1[id=1]\"}"));
             assertThat(c.call(json(4, Code.JOB_START, "{\"job\":\"3\",\"request\":\"gpu=4[same=id]\"}")))
                     .containsExactly(Session.error(4, "job 3 cannot be granted now: gpu: no group large enough: needs 4 "
-                            + "free instances agreeing on id, the largest group (0) has 3"));
+                            + "free instances agreeing on id, the largest group (0) has 3", Category.BUSY));
             assertThat(c.call(json(5, Code.JOB_START, "{\"job\":\"4\",\"request\":\"gpu=1[scope=job]\"}")))
-                    .containsExactly(Session.error(5, "request: column 7: scope= needs same="));
+                    .containsExactly(Session.error(5, "request: column 7: scope= needs same=", Category.REFUSED));
             assertThat(daemon.cluster().runningJobs()).containsExactly("1", "2");
         }
     }
@@ -136,12 +137,12 @@ class DaemonTest {
                     .text(0)).isEqualTo("\"task\" is a task number or \"undefined\", not 'x/y'");
             assertThat(c.call(json(6, Code.MODEL_DEF, "{}")).get(0).text(0)).isEqualTo("expected no argument, got 1");
             assertThat(c.call(json(7, Code.QUERY, "{\"job\":\"99\"}"))).containsExactly(
-                    Session.error(7, "job 99 holds nothing on node01"));
+                    Session.error(7, "job 99 holds nothing on node01", Category.REFUSED));
             // invalid UTF-8 inside a JSON string: refused, not read as U+FFFD
             byte[] bad = "{\"job\":\"5\",\"user\":\"\u00ff\",\"request\":\"gpu=1\"}".getBytes(
                     java.nio.charset.StandardCharsets.ISO_8859_1);
             assertThat(c.call(new Frame(8, Code.JOB_START.value(), java.util.List.of(bad)))).containsExactly(
-                    Session.error(8, "the argument is not valid UTF-8"));
+                    Session.error(8, "the argument is not valid UTF-8", Category.MALFORMED));
         }
         assertThat(daemon.cluster().runningJobs()).isEmpty();
     }
@@ -243,13 +244,13 @@ class DaemonTest {
             assertThat(release.path("event").asText()).isEqualTo("release");
             assertThat(release.path("why").asText()).isEqualTo("epilog");
             assertThat(watcher.call(Frame.of(6, Code.START_EVENTS.value()))).containsExactly(Session.error(6,
-                    "an event stream is already open (TID 5); STOP_EVENTS first"));
+                    "an event stream is already open (TID 5); STOP_EVENTS first", Category.REFUSED));
             watcher.send(Frame.of(7, Code.STOP_EVENTS.value()).encode());
             assertThat(watcher.next()).isEqualTo(Session.ok(5));
             assertThat(watcher.next()).isEqualTo(Session.ok(7));
             actor.call(json(4, Code.JOB_START, start("8", "alice", "gpu=1")));
             assertThat(watcher.call(Frame.of(8, Code.STOP_EVENTS.value()))).containsExactly(
-                    Session.error(8, "no event stream is open"));
+                    Session.error(8, "no event stream is open", Category.REFUSED));
         }
     }
 
@@ -315,7 +316,7 @@ class DaemonTest {
             String before = query();
             assertThat(c.call(Frame.of(4, Code.RELOAD.value()))).containsExactly(Session.error(4, "the new configuration"
                     + " would take away what running job 7 holds: host node01 has no map nic any more".replace(
-                    "host node01 has no map nic any more", "node01/nic has no free instance ib1 for job 7")));
+                    "host node01 has no map nic any more", "node01/nic has no free instance ib1 for job 7"), Category.REFUSED));
             assertThat(query()).isEqualTo(before);
             Files.writeString(conf, text.replace("complexes = complexes", "complexes = complexes\nbogus = 1"));
             assertThat(c.call(Frame.of(5, Code.RELOAD.value())).get(0).text(0)).startsWith(conf + ": line 2");
@@ -372,7 +373,7 @@ class DaemonTest {
         List<Frame> events = new ArrayList<>();
         Session bob = as("bob", 0, events);
         assertThat(bob.onCommand(json(2, Code.JOB_START, start("9", "bob", "gpu=1")))).containsExactly(Session.error(2,
-                "JOB_START is for root or the admin user " + admin + ", not 'bob'"));
+                "JOB_START is for root or the admin user " + admin + ", not 'bob'", Category.DENIED));
         assertThat(bob.onCommand(json(3, Code.JOB_END, "{\"job\":\"7\"}")).get(0).text(0)).startsWith("JOB_END is for root");
         assertThat(bob.onCommand(Frame.of(4, Code.RELOAD.value())).get(0).text(0)).startsWith("RELOAD is for root");
         JsonNode q = JSON.readTree(bob.onCommand(Frame.of(5, Code.QUERY.value())).get(0).text(0));
@@ -381,9 +382,9 @@ class DaemonTest {
         assertThat(q.path("maps").path("nic").path("instances").get(0).path("holder").asText()).isEqualTo("*");
         assertThat(q.path("maps").path("nic").path("instances").get(1).path("holder").asText()).isEqualTo("8");
         assertThat(bob.onCommand(json(6, Code.QUERY, "{\"job\":\"7\"}"))).containsExactly(
-                Session.error(6, "job 7 is not yours, 'bob'"));
+                Session.error(6, "job 7 is not yours, 'bob'", Category.DENIED));
         assertThat(bob.onCommand(json(7, Code.JOB_ENTER, "{\"job\":\"7\"}"))).containsExactly(
-                Session.error(7, "job 7 belongs to 'alice', not 'bob'"));
+                Session.error(7, "job 7 belongs to 'alice', not 'bob'", Category.DENIED));
         assertThat(bob.onCommand(json(8, Code.JOB_ENTER, "{\"job\":\"8\"}")).get(0).text(0))
                 .startsWith("the caller's pid is unknown");
         // bob's event stream shows bob's jobs only.

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
+import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.FrameDecoder;
@@ -50,7 +51,11 @@ final class FakeDaemon implements AutoCloseable {
     }
 
     static List<Frame> refusing(Frame command, String reason) {
-        return List.of(Session.error(command.tid(), reason));
+        return refusing(command, reason, Category.REFUSED);
+    }
+
+    static List<Frame> refusing(Frame command, String reason, Category category) {
+        return List.of(Session.error(command.tid(), reason, category));
     }
 
     private void accept() {

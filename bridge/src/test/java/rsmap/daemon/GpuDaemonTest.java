@@ -186,8 +186,10 @@ class GpuDaemonTest {
     @Test
     void discoveryNeeded_withoutNvml_isRefusedAtStart_namingFileLineAndWhy() throws Exception {
         Config off = config(GpuStub.cards(1), "NONE", "nvml_library = off");
+        Path conf = off.complexes().resolveSibling("rsmapd.conf");
+        int line = Files.readAllLines(conf).indexOf("gpu_map = gpu") + 1;
         assertThatThrownBy(() -> TestDaemon.start(off)).isInstanceOf(IOException.class).hasMessage(
-                off.complexes().resolveSibling("rsmapd.conf") + ": line 9: gpu_map: complex_values has no entry for gpu, "
+                conf + ": line " + line + ": gpu_map: complex_values has no entry for gpu, "
                         + "which is built from NVML, and there is none: nvml_library = off");
         Config broken = config("{\"init_error\":\"DRIVER_NOT_LOADED\"}", "NONE");
         assertThatThrownBy(() -> TestDaemon.start(broken)).isInstanceOf(IOException.class).hasMessageEndingWith(

@@ -42,6 +42,7 @@ class GpuIT {
         shared = Files.createTempDirectory("rsmap-gpu", PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rwxrwxrwx")));
         Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
+        ExecdStubIT.sh("chmod 1777 " + shared); // sticky, as /tmp: a state directory below it is trusted
         hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
         starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
         Files.copy(ReallocIT.SHELL, shared.resolve("rsmap-shell"));

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import rsmap.munge.MungeD;
+import rsmap.wire.Ports;
 
 @Timeout(180)
 class GpuPlaceIT {
@@ -73,7 +74,7 @@ class GpuPlaceIT {
         shared = Files.createTempDirectory("rsmap-gpu-place", PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rwxr-xr-x")));
         Files.createDirectories(shared.resolve("dev"));
-        int port = AuthorityTest.freePort();
+        int port = Ports.free();
         Path dir = shared.resolve("authority");
         AuthorityTest.authorityConfig(dir, port, "lic=1(la)", "munge_socket = " + munged.socket());
         authority = RsmapdProcess.start(dir.resolve("rsmapd.conf"), dir.resolve("rsmapd.sock"), dir.resolve("log"));

@@ -244,6 +244,30 @@ class ReallocDaemonTest {
                 .path("type").asInt()).isEqualTo(0);
     }
 
+    /** docs/protocol.md, RELOAD: {@code changed} reports a change of the realloc settings too (no new generation). */
+    @Test
+    void reload_onlyReallocSettingsChanged_answersChangedTrue() throws Exception {
+        Path conf = config.complexes().resolveSibling("rsmapd.conf");
+        String[][] steps = {{"", "realloc = off"}, {"", ""}, {"realloc = off", "realloc = on"},
+                {"realloc = on", "realloc = on\nrealloc_policy = smallest"}, {"", ""}};
+        boolean[] expected = {true, false, true, true, false};
+        long generation = -1;
+        for (int i = 0; i < steps.length; i++) {
+            String text = Files.readString(conf);
+            text = steps[i][0].isEmpty() ? text + steps[i][1] + (steps[i][1].isEmpty() ? "" : "\n")
+                    : text.replace(steps[i][0], steps[i][1]);
+            Files.writeString(conf, text);
+            List<Frame> r = root().onCommand(Frame.of(6 + i, Code.RELOAD.value()));
+            assertThat(r).as("step %d", i).endsWith(Session.ok(6 + i));
+            JsonNode state = JSON.readTree(r.get(0).text(0));
+            assertThat(state.path("changed").asBoolean()).as("step %d: %s", i, text).isEqualTo(expected[i]);
+            if (generation >= 0) {
+                assertThat(state.path("generation").asLong()).as("no new generation").isEqualTo(generation);
+            }
+            generation = state.path("generation").asLong();
+        }
+    }
+
     @Test
     void restartBetweenSuccessAndRelease_stillCompletesTheShrink() throws Exception {
         startJob("7", "gpu=2");

@@ -50,6 +50,7 @@ class ReallocIT {
         shared = Files.createTempDirectory("rsmap-realloc", PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rwxrwxrwx")));
         Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx")); // markers of the job user
+        ExecdStubIT.sh("chmod 1777 " + shared); // sticky, as /tmp: a state directory below it is trusted
         hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
         starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
         shell = Files.copy(SHELL, shared.resolve("rsmap-shell"));
@@ -242,6 +243,30 @@ class ReallocIT {
             assertThat(lines.get(4)).isEqualTo("card1: " + EPERM);
             assertThat(out).endsWith("exit=0");
             assertThat(daemon.cluster().runningJobs()).isEmpty();
+        }
+    }
+
+    @Test
+    void aGrowOverRealloc_max_grow_isDenied_namingTheLimit_andAJobGrowsBackWhatWasTakenAway() throws Exception {
+        Config config = config("realloc_max_grow = 0"); // the default, said here: TestDaemon's own is larger
+        String a = prefix + "6";
+        try (Daemon daemon = TestDaemon.start(config)) {
+            String out = finish(job(config, a, "gpu=1", "rsmap-shell realloc --add gpu=7; echo \"seven=$?\"; "
+                    + "rsmap-shell realloc --add gpu=1; echo \"one=$?\"; echo \"card1: " + open(1) + "\"; "
+                    + "rsmap-shell realloc --ids '{\"node01\":{\"gpu\":[\"gpu0\"]}}' >/dev/null; rsmap-shell release "
+                    + ">/dev/null; rsmap-shell realloc --add gpu=1; echo \"back=$?\""));
+            assertThat(out).contains("rsmap-shell: realloc tid-").contains(": DENY: job " + a + " would hold 8 gpu instances, "
+                    + "over its limit of 1 (1 at start + realloc_max_grow 0 for gpu)").contains("seven=3\n")
+                    .contains("would hold 2 gpu instances, over its limit of 1").contains("one=3\n")
+                    .contains("card1: " + EPERM + "\n").contains("back=0\n").endsWith("exit=0");
+        }
+        Config one = config("realloc_max_grow = gpu=1");
+        String b = prefix + "7";
+        try (Daemon daemon = TestDaemon.start(one)) {
+            String out = finish(job(one, b, "gpu=1", "rsmap-shell realloc --add gpu=2; echo \"two=$?\"; "
+                    + "rsmap-shell realloc --add gpu=1 >/dev/null; echo \"one=$?\"; echo \"card1: " + open(1) + "\""));
+            assertThat(out).contains("over its limit of 2 (1 at start + realloc_max_grow 1 for gpu)").contains("two=3\n")
+                    .contains("one=0\n").contains("card1: " + ENXIO + "\n").endsWith("exit=0");
         }
     }
 

@@ -191,7 +191,7 @@ class RsmapHookIT {
         Path sock = tmp.resolve("fake.sock");
         Path ran = tmp.resolve("ran");
         try (FakeDaemon fake = new FakeDaemon(sock,
-                c -> FakeDaemon.refusing(c, "job 7 belongs to alice, not to mallory"))) {
+                c -> FakeDaemon.refusing(c, "job 7 belongs to alice, not to mallory", rsmap.wire.Category.DENIED))) {
             Run r = run(starter("touch", ran.toString()), starterEnv(sock));
             assertThat(r.code()).as("execd puts a job that exits 100 in error state").isEqualTo(100);
             assertThat(r.err()).isEqualTo("rsmap-hook: job 7 belongs to alice, not to mallory\n");

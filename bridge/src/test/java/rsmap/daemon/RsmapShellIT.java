@@ -1,5 +1,5 @@
-// rsmap-shell (src/main/c/rsmap-shell.c), what a running job runs to grow or shrink its grant (issue 13,
-// notes/realloc-protocol.md), against a scripted stand-in for rsmapd (FakeDaemon): its exit codes and output,
+// rsmap-shell (src/main/c/rsmap-shell.c), what a running job runs to grow or shrink its grant (docs/protocol.md,
+// "Dynamic reallocation"), against a scripted stand-in for rsmapd (FakeDaemon): its exit codes and output,
 // and the exact JSON it sends. Its status (QUERY) also against the real daemon.
 package rsmap.daemon;
 
@@ -28,11 +28,11 @@ import rsmap.wire.Session;
 
 class RsmapShellIT {
     static final Path SHELL = Path.of("target", "rsmap-shell").toAbsolutePath();
-    // The codes of notes/realloc-protocol.md (rsmap.wire.Code gains them with the daemon's side).
-    static final int REALLOC = 0x0015;
-    static final int RELEASE = 0x0016;
-    static final int REALLOC_CANCEL = 0x0017;
-    static final int ALLOC = 0x8008;
+    // The codes of docs/protocol.md ("Codes").
+    static final int REALLOC = Code.REALLOC.value();
+    static final int RELEASE = Code.RELEASE.value();
+    static final int REALLOC_CANCEL = Code.REALLOC_CANCEL.value();
+    static final int ALLOC = Code.ALLOC.value();
     static final String GRANTED = "{\"job\":\"7\",\"tag\":\"t1\",\"alloc_id\":3,\"type\":0,"
             + "\"added\":{\"node01\":{\"gpu\":[\"1\"]}},\"env\":{\"SGE_HGR_gpu\":\"0 1\"}}";
 
@@ -129,6 +129,30 @@ class RsmapShellIT {
                 .isEqualTo(new Run(2, "", "rsmap-shell: release: ERROR: nothing to release\n"));
         assertThat(against(c -> FakeDaemon.refusing(c, "no waiting realloc of job 7 has tag 'x'"), "cancel", "x"))
                 .isEqualTo(new Run(2, "", "rsmap-shell: cancel x: ERROR: no waiting realloc of job 7 has tag 'x'\n"));
+    }
+
+    @Test
+    void errorFromRsmapd_byItsCategory_unavailableOrInternalIsExit1_whateverItSays() throws Exception {
+        // docs/protocol.md, "Error categories": rsmapd's trouble is 1, like no answer; the command's is 2.
+        for (rsmap.wire.Category c : rsmap.wire.Category.values()) {
+            int exit = c == rsmap.wire.Category.UNAVAILABLE || c == rsmap.wire.Category.INTERNAL ? 1 : 2;
+            assertThat(against(f -> FakeDaemon.refusing(f, "nothing to release", c), "release"))
+                    .as("category %s", c).isEqualTo(new Run(exit, "", "rsmap-shell: release: ERROR: nothing to release\n"));
+        }
+    }
+
+    @Test
+    void realloc_aRequestWhoseFormDoesNotParse_isAUsageError_exit2_andNothingIsSent() throws Exception {
+        // rsmap-shell(1), "EXIT STATUS" 2: a request that does not parse, checked before anything is sent.
+        List<Frame> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Run r = against(c -> {
+            seen.add(c);
+            return answering(c);
+        }, "realloc", "--add", "gpu=1[same=id", "--tag", "t1");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).startsWith("rsmap-shell: --add: column ").contains("']'").hasLineCount(1);
+        assertThat(seen).isEmpty();
+        assertThat(against(RsmapShellIT::answering, "realloc", "--sub", "=1").code()).isEqualTo(2);
     }
 
     @ParameterizedTest
@@ -306,7 +330,7 @@ class RsmapShellIT {
             Run r = shell(Map.of(), args);
             assertThat(r.code()).isZero();
             assertThat(r.err()).isEmpty();
-            assertThat(r.out()).startsWith("usage: rsmap-shell realloc [--add REQ] [--sub REQ] [--ids JSON] [--tag TAG] [--job J]\n")
+            assertThat(r.out()).startsWith("usage: rsmap-shell realloc [--add REQ] [--sub REQ] [--ids JSON] [--tag TAG] [--timeout S] [--job J]\n")
                     .contains("rsmap-shell release [--ids JSON] [--job J]\n", "rsmap-shell cancel TAG [--job J]\n",
                             "rsmap-shell status [--job J]\n");
         }

@@ -1,5 +1,5 @@
-// bin/rsmapd as a service manager runs it: READY=1 on NOTIFY_SOCKET once the socket answers, STOPPING=1 and
-// the socket gone after SIGTERM.
+// bin/rsmapd as a service manager runs it: READY=1 on NOTIFY_SOCKET once the socket answers, STOPPING=1,
+// the socket gone and exit 0 after SIGTERM.
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -41,6 +41,8 @@ class RsmapdIT {
                 p.destroy(); // SIGTERM
                 assertThat(notify.receive(GUARD)).contains("STOPPING=1");
                 assertThat(p.waitFor(GUARD.toSeconds(), TimeUnit.SECONDS)).isTrue();
+                // rsmapd(8), EXIT STATUS: 0, stopped by SIGTERM (not the JVM's 128 + 15).
+                assertThat(p.exitValue()).as("stderr: %s", Files.readString(tmp.resolve("err"))).isZero();
                 assertThat(config.socket()).doesNotExist();
                 assertThat(Files.readString(tmp.resolve("err"))).isEmpty();
             } finally {

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Ports;
 import rsmap.wire.Session;
 import rsmap.wire.TestClient;
 
@@ -35,6 +35,8 @@ import rsmap.wire.TestClient;
  */
 final class SlurmCluster implements AutoCloseable {
     static final Path SPANK = Path.of("target", "spank_rsmap.so").toAbsolutePath();
+    /** The plugin's bound on each call to rsmapd (plugstack.conf timeout=), seconds. */
+    static final int SPANK_TIMEOUT = 5;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String[] COMMANDS = {"munged", "mungekey", "slurmctld", "slurmd", "srun", "sbatch",
         "scancel", "squeue", "sinfo", "scontrol", "runuser", "mknod"};
@@ -44,6 +46,8 @@ final class SlurmCluster implements AutoCloseable {
     final String node = hostName();
     final int firstJobId = 100_000 + new Random().nextInt(800_000);
     private final List<Process> started = new ArrayList<>();
+    /** The node's rsmapd, for a test that stops it (SIGSTOP) and lets it go on (SIGCONT). */
+    private Process nodeDaemon;
     private final Thread onExit = new Thread(this::stopAll, "slurm-cluster-stop");
     private boolean closed;
 
@@ -128,10 +132,7 @@ final class SlurmCluster implements AutoCloseable {
 
         // Issue 15: the cluster's authority (issue 14), to which the node's rsmapd registers its attributes;
         // job_submit.lua's rsmap place asks it.
-        int port;
-        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            port = free.getLocalPort();
-        }
+        int port = Ports.free();
         Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"));
         Files.writeString(dir.resolve("authority.conf"), String.join("\n", "role = authority", "complexes = complexes",
                 "listen = 127.0.0.1:" + port, "socket = authority.sock", "state_dir = authority-state",
@@ -140,6 +141,7 @@ final class SlurmCluster implements AutoCloseable {
         awaitFile(dir.resolve("authority.sock"), "the authority");
         writeRsmapd("authority = 127.0.0.1:" + port, "munge_socket = " + mungeSocket, "attributes = cpu_speed=2.4GHz");
         spawn("rsmapd", rsmapd(dir.resolve("rsmapd.conf")));
+        nodeDaemon = started.get(started.size() - 1);
         awaitFile(socket(), "rsmapd");
         awaitRegistered();
 
@@ -212,7 +214,7 @@ final class SlurmCluster implements AutoCloseable {
                 "socket = rsmapd.sock",
                 "socket_group = root", // the plugin talks to rsmapd as root (prolog, task, epilog), and
                 "socket_mode = 0666", // rsmap-shell inside the jobs as their owner (issue 13)
-                "state_dir = rsmap-state",
+                "state_dir = rsmap-state", "realloc_max_grow = 8",
                 "device_backend = cgroup-v1",
                 "execd_spool = rsmap-spool", // the plugin's job marks: rsmap-spool/active_jobs/<job>.1
                 "reconcile_interval = 5", String.join("\n", more)) + "\n");
@@ -257,8 +259,11 @@ final class SlurmCluster implements AutoCloseable {
                 "filter=",
                 "prev=; for a in \"$@\"; do [ \"$prev\" = --filter ] && filter=$a; prev=$a; done", // \"$@\" kept for exec
                 "case $filter in",
-                "*unparsable*) echo 'error: column 11: expected an operator (==, !=, <, <=, >, >=, in), found \"unparsable\"' >&2;"
-                        + " exit 2 ;;",
+                // what rsmap place --json says of the authority's ERROR: the category for the script, the line for people
+                "*unparsable*) echo '{\"error\":\"rsmapd: filter: column 11: expected an operator (==, !=, <, <=, >, >=, in),"
+                        + " found \\\"unparsable\\\"\",\"category\":\"refused\"}';"
+                        + " echo 'error: rsmapd: filter: column 11: expected an operator (==, !=, <, <=, >, >=, in), found"
+                        + " \"unparsable\"' >&2; exit 2 ;;",
                 "*unreachable*) echo 'error: authority unreachable' >&2; exit 1 ;;",
                 "esac",
                 // Everything else is the real PLACE of the authority, about this node's registered attributes.
@@ -272,8 +277,8 @@ final class SlurmCluster implements AutoCloseable {
     }
 
     private void writeSlurm(Path mungeSocket) throws IOException {
-        int ctld = freePort();
-        int slurmd = freePort();
+        int ctld = Ports.free();
+        int slurmd = Ports.free();
         Map<String, String> gres = writeGres();
         writeSubmit();
         Files.writeString(conf(), String.join("\n",
@@ -312,7 +317,7 @@ final class SlurmCluster implements AutoCloseable {
         Files.writeString(dir.resolve("cgroup.conf"), "CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\n"
                 + "ConstrainDevices=no\n");
         Files.writeString(dir.resolve("plugstack.conf"), "required " + SPANK + " socket=" + socket() + " spool="
-                + dir.resolve("rsmap-spool") + "\n");
+                + dir.resolve("rsmap-spool") + " timeout=" + SPANK_TIMEOUT + "\n");
     }
 
     /** A command as root with SLURM_CONF set. */
@@ -407,6 +412,11 @@ final class SlurmCluster implements AutoCloseable {
             }
             return out;
         }
+    }
+
+    /** Sends the node's rsmapd {@code signal} (STOP, CONT). */
+    void signalRsmapd(String signal) throws IOException, InterruptedException {
+        mustRun(List.of("kill", "-" + signal, Long.toString(nodeDaemon.pid())));
     }
 
     /** Waits until rsmapd holds nothing for {@code job} (null: for any job); returns what it still holds. */
@@ -524,11 +534,6 @@ final class SlurmCluster implements AutoCloseable {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     private static String hostName() {
         try {

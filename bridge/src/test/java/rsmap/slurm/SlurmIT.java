@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -367,5 +368,32 @@ class SlurmIT {
         Run bad = sbatch("--rsmap=gpu=1 || gpu=1[scope=job]", "--wrap", "true");
         assertThat(bad.code()).isNotZero();
         assertThat(bad.err()).contains("--rsmap: alternative 1: column 7: scope= needs same=");
+    }
+
+    /** A stopped rsmapd costs the plugin its timeout= per call: the job fails, Slurm answers, the next job runs. */
+    @Test
+    @Order(17)
+    void aStoppedRsmapd_failsTheJobWithinTheTimeout_slurmAnswersMeanwhile_andTheNextJobRuns() throws Exception {
+        cluster.signalRsmapd("STOP");
+        try {
+            long t0 = System.nanoTime();
+            FutureTask<Run> job = new FutureTask<>(() -> srun(Map.of(), "--rsmap=gpu=1", "true"));
+            new Thread(job).start();
+            Thread.sleep(1000); // the prolog is waiting for rsmapd now
+            assertThat(cluster.run(List.of("scontrol", "ping"), Map.of()).out()).as("slurmctld answers").contains("UP");
+            Run sinfo = cluster.run(List.of("sinfo", "-h", "-o", "%T"), Map.of());
+            assertThat(sinfo.code() + " " + sinfo.out()).as("the node is served").startsWith("0 ")
+                    .doesNotContain("drain");
+            Run r = job.get(120, TimeUnit.SECONDS);
+            assertThat(r.code()).as("the job fails: %s", r).isNotZero();
+            assertThat(r.err()).contains("rsmapd did not answer");
+            assertThat((System.nanoTime() - t0) / 1_000_000_000L).as("prolog, task and epilog bounds, and Slurm's")
+                    .isLessThan(3L * SlurmCluster.SPANK_TIMEOUT + 30);
+            assertThat(cluster.run(List.of("sinfo", "-h", "-o", "%T"), Map.of()).out()).doesNotContain("drain");
+        } finally {
+            cluster.signalRsmapd("CONT");
+        }
+        Run next = srun(Map.of(), "--rsmap=gpu=1", "sh", "-c", "echo gpu=$SGE_HGR_gpu");
+        assertThat(next.code() + " " + next.out()).as("the next job runs after SIGCONT").startsWith("0 gpu=gpu");
     }
 }

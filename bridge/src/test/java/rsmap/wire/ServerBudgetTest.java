@@ -48,7 +48,7 @@ class ServerBudgetTest {
                     session.keepOpen();
                     return List.of();
                 default:
-                    throw new Session.CommandException("not here");
+                    throw new Session.CommandException(Category.REFUSED, "not here");
             }
         };
     }
@@ -166,7 +166,7 @@ class ServerBudgetTest {
             long t0 = System.nanoTime();
             Frame bye = quiet.next();
             long waited = (System.nanoTime() - t0) / 1_000_000;
-            assertThat(bye).isEqualTo(Session.error(0, "idle for 0.3 s: the connection is closed"));
+            assertThat(bye).isEqualTo(Session.error(0, "idle for 0.3 s: the connection is closed", Category.BUSY));
             assertThat(quiet.next()).isNull();
             assertThat(waited).isBetween(200L, 2000L);
             assertThat(slow.untilDone(6)).containsExactly(Frame.of(6, Code.STATE.value(), "xxx"), Session.ok(6));
@@ -176,7 +176,7 @@ class ServerBudgetTest {
             assertThat(streams.get(0).post(Session.ok(5), true)).isTrue();
             assertThat(streaming.untilDone(5)).containsExactly(Frame.of(5, Code.DIFF.value(), "{}"), Session.ok(5));
             // Stream over: now it is idle like any other.
-            assertThat(streaming.next()).isEqualTo(Session.error(0, "idle for 0.3 s: the connection is closed"));
+            assertThat(streaming.next()).isEqualTo(Session.error(0, "idle for 0.3 s: the connection is closed", Category.BUSY));
         }
     }
 
@@ -192,7 +192,7 @@ class ServerBudgetTest {
             }
             assertThat(trickle.untilDone(2)).hasSize(2);
             assertThat(stalled.next()).isEqualTo(Session.error(0, "a frame was not complete within 0.4 s: the"
-                    + " connection is closed"));
+                    + " connection is closed", Category.BUSY));
             assertThat(stalled.next()).isNull();
         }
         assertThat(server.counters().timedOut()).isEqualTo(1);
@@ -302,14 +302,14 @@ class ServerBudgetTest {
                 assertThat(posted).isLessThan(100_000);
             }
             assertThat((System.nanoTime() - t0) / 1_000_000).as("post never blocks").isLessThan(5000);
-            assertThat(s.post(Session.error(5, "dropped"), true)).isTrue();
+            assertThat(s.post(Session.error(5, "dropped", Category.INTERNAL), true)).isTrue();
             int diffs = 0;
             Frame f;
             while ((f = sleeper.next()).code() == Code.DIFF.value()) {
                 diffs++;
             }
             assertThat(diffs).isEqualTo(posted);
-            assertThat(f).isEqualTo(Session.error(5, "dropped"));
+            assertThat(f).isEqualTo(Session.error(5, "dropped", Category.INTERNAL));
         }
     }
 
@@ -341,7 +341,7 @@ class ServerBudgetTest {
                 .hasMessageContaining("maxFrame 4");
         assertThat(d.perUserConnections()).isEqualTo(32);
         assertThat(d.maxUnauthenticated()).isEqualTo(1024);
-        assertThat(d.loginTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(d.loginTimeout()).isEqualTo(Duration.ofSeconds(5));
         assertThat(d.maxFrame()).isEqualTo(FrameDecoder.DEFAULT_MAX_FRAME);
     }
 }

@@ -30,7 +30,7 @@ class SocketServerTest {
                     return List.of(Frame.of(command.tid(), Code.STATE.value(), peer.user(), peer.group(),
                             Long.toString(peer.pid()), Long.toString(peer.uid())));
                 case RELOAD:
-                    throw new Session.CommandException("RELOAD would remove instance 0 held by job 7");
+                    throw new Session.CommandException(Category.REFUSED, "RELOAD would remove instance 0 held by job 7");
                 default:
                     throw new IllegalStateException("boom");
             }
@@ -94,14 +94,14 @@ class SocketServerTest {
     void init_otherVersion_isAnErrorNamingBothVersions() throws Exception {
         try (Client c = new Client()) {
             assertThat(c.call(init(5, "2"))).containsExactly(
-                    Session.error(5, "protocol version 2 is not supported; rsmapd speaks version 1"));
+                    Session.error(5, "protocol version 2 is not supported; rsmapd speaks version 1", Category.MALFORMED));
         }
     }
 
     @Test
     void command_beforeInit_isRefused() throws Exception {
         try (Client c = new Client()) {
-            assertThat(c.call(Frame.of(3, Code.QUERY.value()))).containsExactly(Session.error(3, "INIT must come first"));
+            assertThat(c.call(Frame.of(3, Code.QUERY.value()))).containsExactly(Session.error(3, "INIT must come first", Category.MALFORMED));
             assertThat(c.call(init(4, "1"))).containsExactly(Session.ok(4)); // and the session goes on
         }
     }
@@ -111,11 +111,24 @@ class SocketServerTest {
         try (Client c = new Client()) {
             c.call(init(1, "1"));
             assertThat(c.call(Frame.of(6, Code.RELOAD.value()))).containsExactly(
-                    Session.error(6, "RELOAD would remove instance 0 held by job 7"));
-            assertThat(c.call(Frame.of(7, Code.JOB_END.value()))).singleElement()
-                    .satisfies(f -> assertThat(f.text(0)).startsWith("internal error: java.lang.IllegalStateException: boom"));
-            assertThat(c.call(Frame.of(8, 0x7777))).containsExactly(Session.error(8, "unknown command code 7777"));
-            assertThat(c.call(Frame.of(9, Code.OK.value()))).containsExactly(Session.error(9, "unknown command code 8000"));
+                    Session.error(6, "RELOAD would remove instance 0 held by job 7", Category.REFUSED));
+            java.io.ByteArrayOutputStream log = new java.io.ByteArrayOutputStream();
+            java.io.PrintStream stderr = System.err;
+            System.setErr(new java.io.PrintStream(log, true, java.nio.charset.StandardCharsets.UTF_8));
+            try {
+                // A handler that throws: the client is told "internal", the log keeps the stack trace.
+                assertThat(c.call(Frame.of(7, Code.JOB_END.value()))).singleElement().satisfies(f -> {
+                    assertThat(f.text(0)).startsWith("internal error: java.lang.IllegalStateException: boom");
+                    assertThat(f.text(1)).isEqualTo("internal");
+                });
+            } finally {
+                System.setErr(stderr);
+            }
+            assertThat(log.toString(java.nio.charset.StandardCharsets.UTF_8))
+                    .contains("rsmapd: error: JOB_END (TID 7) failed: java.lang.IllegalStateException: boom")
+                    .contains("at rsmap.wire.SocketServerTest");
+            assertThat(c.call(Frame.of(8, 0x7777))).containsExactly(Session.error(8, "unknown command code 7777", Category.MALFORMED));
+            assertThat(c.call(Frame.of(9, Code.OK.value()))).containsExactly(Session.error(9, "unknown command code 8000", Category.MALFORMED));
             assertThat(c.call(Frame.of(10, Code.QUERY.value()))).hasSize(2);
         }
     }

@@ -62,7 +62,7 @@ class TcpBudgetTest {
             Frame bye = silent.next();
             long waited = (System.nanoTime() - t0) / 1_000_000;
             assertThat(bye).isEqualTo(Session.error(0, "not logged in within 0.3 s of the connect: the connection is"
-                    + " closed"));
+                    + " closed", Category.BUSY));
             assertThat(silent.next()).isNull();
             assertThat(waited).isBetween(150L, 2000L);
             assertThat(half.next().text(0)).startsWith("not logged in within 0.3 s");
@@ -74,6 +74,38 @@ class TcpBudgetTest {
     }
 
     @Test
+    void oneSourceAddress_holdsAtMostASixteenthOfTheLoginPlaces_andOtherAddressesAndLoggedInHostsAreServed()
+            throws Exception {
+        start(ServerLimits.defaults(4096)); // 1,024 places, 64 per address
+        java.net.InetAddress one = java.net.InetAddress.getByName("127.0.0.1");
+        java.net.InetAddress other = java.net.InetAddress.getByName("127.0.0.2");
+        List<TestClient> flood = new ArrayList<>();
+        try (TestClient in = loggedIn("alice")) {
+            for (int i = 0; i < 64; i++) {
+                flood.add(new TestClient(server.tcpAddress(), one));
+            }
+            try (TestClient over = new TestClient(server.tcpAddress(), one)) {
+                assertThat(over.next()).isEqualTo(Session.error(0, "too many connections from 127.0.0.1 have not logged"
+                        + " in yet: the limit is 64 per address; try again later", Category.BUSY));
+            }
+            try (TestClient host = new TestClient(server.tcpAddress(), other)) {
+                assertThat(host.call(TcpLoginTest.init(1, "1", "good:root"))).containsExactly(Session.ok(1));
+                assertThat(host.call(Frame.of(2, Code.QUERY.value()))).hasSize(2);
+            }
+            assertThat(in.call(Frame.of(2, Code.QUERY.value()))).as("logged in before the flood").hasSize(2);
+            // one of the flood logs in: its place is given back, and the address may wait with one more
+            assertThat(flood.get(0).call(TcpLoginTest.init(1, "1", "good:bob"))).containsExactly(Session.ok(1));
+            try (TestClient again = new TestClient(server.tcpAddress(), one)) {
+                assertThat(again.call(TcpLoginTest.init(1, "1", "good:root"))).containsExactly(Session.ok(1));
+            }
+        } finally {
+            for (TestClient c : flood) {
+                c.close();
+            }
+        }
+    }
+
+    @Test
     void maxUnauthenticated_theNextConnectIsRefusedAtOnce_andLoginsAndTimeoutsGiveTheirPlacesBack() throws Exception {
         start(ServerLimits.defaults(4096).withMaxUnauthenticated(3).withLoginTimeout(Duration.ofMillis(1500)));
         List<TestClient> waiting = new ArrayList<>();
@@ -82,7 +114,7 @@ class TcpBudgetTest {
         }
         try (TestClient over = connect()) {
             assertThat(over.next()).isEqualTo(Session.error(0, "too many connections have not logged in yet: the"
-                    + " limit is 3; try again later"));
+                    + " limit is 3; try again later", Category.BUSY));
             assertThat(over.next()).as("closed after its ERROR").isNull();
         }
         // A login gives its place back before its OK: the next connect waits for its login again.
@@ -114,7 +146,7 @@ class TcpBudgetTest {
         held.add(loggedIn("alice"));
         try (TestClient third = connect()) {
             assertThat(third.call(TcpLoginTest.init(1, "1", "good:alice"))).containsExactly(Session.error(1,
-                    "too many connections of user 'alice' (uid 1001): the limit is 2 per user"));
+                    "too many connections of user 'alice' (uid 1001): the limit is 2 per user", Category.BUSY));
             assertThat(ServerBudgetTest.closed(third)).isTrue();
         }
         held.add(loggedIn("bob")); // another user's bucket

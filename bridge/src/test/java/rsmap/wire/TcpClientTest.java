@@ -76,10 +76,7 @@ class TcpClientTest {
 
     @Test
     void client_nothingListening_isAnIOExceptionNamingTheAddress() throws Exception {
-        InetSocketAddress gone;
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            gone = (InetSocketAddress) s.getLocalSocketAddress();
-        }
+        InetSocketAddress gone = new InetSocketAddress(InetAddress.getLoopbackAddress(), Ports.free());
         assertThatThrownBy(() -> Client.connect(gone, () -> "good:alice", TIMEOUT)).isInstanceOf(IOException.class)
                 .hasMessageStartingWith("cannot reach rsmapd at " + gone);
     }
@@ -106,7 +103,7 @@ class TcpClientTest {
             assertThat(tcp.call(Code.MODEL_DEF).get(0).text(0)).isEqualTo("bob");
         }
         try (TestClient c = new TestClient(server.path())) { // on the Unix socket a refused first command is not fatal
-            assertThat(c.call(Frame.of(3, Code.QUERY.value()))).containsExactly(Session.error(3, "INIT must come first"));
+            assertThat(c.call(Frame.of(3, Code.QUERY.value()))).containsExactly(Session.error(3, "INIT must come first", Category.MALFORMED));
             assertThat(c.call(TcpLoginTest.init(4, "1"))).containsExactly(Session.ok(4));
             assertThat(c.call(Frame.of(5, Code.QUERY.value()))).hasSize(2);
         }

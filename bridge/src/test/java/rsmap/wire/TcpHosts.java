@@ -91,6 +91,11 @@ public final class TcpHosts {
                 SocketChannel ch = SocketChannel.open();
                 ch.configureBlocking(false);
                 ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                if (server.getAddress().isLoopbackAddress()) { // each host from an address of its own, as in a cluster
+                    int a = opened + 1;
+                    ch.bind(new java.net.InetSocketAddress(java.net.InetAddress.getByAddress(new byte[] {127, 1,
+                            (byte) (a >> 8), (byte) a}), 0));
+                }
                 ch.connect(server);
                 ch.register(selector, SelectionKey.OP_CONNECT, new Object[] {new FrameDecoder(4096), credential + " "
                         + opened});

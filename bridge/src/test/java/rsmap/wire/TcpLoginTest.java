@@ -80,7 +80,7 @@ class TcpLoginTest {
             assertThat(c.call(Frame.of(3, Code.MODEL_DEF.value()))).containsExactly(
                     Frame.of(3, Code.STATE.value(), "alice", "hosts", "0", "1001"), Session.ok(3));
             assertThat(c.call(init(4, "1", "good:bob"))).as("one login per connection")
-                    .containsExactly(Session.error(4, "INIT was already received"));
+                    .containsExactly(Session.error(4, "INIT was already received", Category.MALFORMED));
             assertThat(c.call(Frame.of(5, Code.MODEL_DEF.value())).get(0).text(0)).isEqualTo("alice");
         }
         assertThat(loginThreads).as("the login runs on a worker, never on the selector thread")
@@ -94,23 +94,23 @@ class TcpLoginTest {
     static Stream<Arguments> refusedInits() {
         String form = "INIT over TCP carries the protocol version and a credential (INIT 1 CREDENTIAL); ";
         return Stream.of(
-                Arguments.of(new String[] {"1", "forged"}, "credential invalid (forged, or another key)", 1),
-                Arguments.of(new String[] {"1", "good:mallory"}, "credential invalid (forged, or another key)", 1),
-                Arguments.of(new String[] {"1"}, form + "none was given", 0),
-                Arguments.of(new String[] {"1", ""}, form + "none was given", 0),
-                Arguments.of(new String[] {"1", "good:alice", "x"}, form + "it had 3 arguments", 0),
-                Arguments.of(new String[] {}, "protocol version (none) is not supported; rsmapd speaks version 1", 0),
+                Arguments.of(new String[] {"1", "forged"}, "credential invalid (forged, or another key)", 1, Category.DENIED),
+                Arguments.of(new String[] {"1", "good:mallory"}, "credential invalid (forged, or another key)", 1, Category.DENIED),
+                Arguments.of(new String[] {"1"}, form + "none was given", 0, Category.MALFORMED),
+                Arguments.of(new String[] {"1", ""}, form + "none was given", 0, Category.MALFORMED),
+                Arguments.of(new String[] {"1", "good:alice", "x"}, form + "it had 3 arguments", 0, Category.MALFORMED),
+                Arguments.of(new String[] {}, "protocol version (none) is not supported; rsmapd speaks version 1", 0, Category.MALFORMED),
                 Arguments.of(new String[] {"2", "good:alice"}, "protocol version 2 is not supported; rsmapd speaks"
-                        + " version 1", 0));
+                        + " version 1", 0, Category.MALFORMED));
     }
 
     @ParameterizedTest
     @MethodSource("refusedInits")
     void init_refusedOrMissingCredential_isOneErrorWithTheReason_andTheConnectionCloses(String[] args, String why,
-            int refused) throws Exception {
+            int refused, Category category) throws Exception {
         start();
         try (TestClient c = connect()) {
-            assertThat(c.call(init(7, args))).containsExactly(Session.error(7, why));
+            assertThat(c.call(init(7, args))).containsExactly(Session.error(7, why, category));
             assertThat(ServerBudgetTest.closed(c)).isTrue();
         }
         assertThat(server.counters().refused()).isEqualTo(refused);
@@ -149,7 +149,7 @@ class TcpLoginTest {
         });
         try (TestClient c = connect()) {
             assertThat(c.call(init(1, "1", "good:root"))).containsExactly(Session.error(1,
-                    "the credential could not be checked: java.lang.IllegalStateException: munged went away"));
+                    "the credential could not be checked: java.lang.IllegalStateException: munged went away", Category.INTERNAL));
             assertThat(ServerBudgetTest.closed(c)).isTrue();
         }
     }
@@ -159,7 +159,7 @@ class TcpLoginTest {
         start(credential -> Session.Peer.UNKNOWN);
         try (TestClient c = connect()) {
             assertThat(c.call(init(1, "1", "good:root"))).containsExactly(Session.error(1,
-                    "the credential could not be checked: it names no one"));
+                    "the credential could not be checked: it names no one", Category.INTERNAL));
             assertThat(ServerBudgetTest.closed(c)).isTrue();
         }
     }

@@ -30,6 +30,14 @@ public final class TestClient implements AutoCloseable {
         ch.connect(address);
     }
 
+    /** Over TCP from the local address {@code from} (127.0.0.2: another source on the loopback). */
+    public TestClient(InetSocketAddress address, java.net.InetAddress from) throws IOException {
+        ch = SocketChannel.open();
+        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        ch.bind(new InetSocketAddress(from, 0));
+        ch.connect(address);
+    }
+
     public void send(byte[] bytes) throws IOException {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         while (b.hasRemaining()) {

@@ -41,6 +41,23 @@ public interface DeviceBackend {
      */
     void update(String job, DevicePolicy policy) throws DevicePolicyException;
 
+    /**
+     * The processes in the job's cgroup now (every one, whichever process tree it left), or empty when this
+     * backend cannot list them. A job without a policy, or with an open one that holds no process, has none.
+     */
+    default java.util.Optional<java.util.List<Long>> processes(String job) throws DevicePolicyException {
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * Moves the job's policy, with the processes under it, to the name {@code as}, so that a later policy of
+     * {@code job} starts afresh and never holds them; false when this backend cannot (the policy stays under
+     * {@code job}). The policy under {@code as} is then listed, updated and removed by that name.
+     */
+    default boolean setAside(String job, String as) throws DevicePolicyException {
+        return false;
+    }
+
     /** Drops the policy of {@code job}; a job without one is fine. */
     void remove(String job) throws DevicePolicyException;
 

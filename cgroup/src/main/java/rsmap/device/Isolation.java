@@ -76,6 +76,19 @@ public final class Isolation {
         }
     }
 
+    /**
+     * The processes in the job's cgroup ({@link DeviceBackend#processes}); empty when isolation is off or the
+     * backend cannot list them.
+     */
+    public Optional<java.util.List<Long>> processes(String job) throws DevicePolicyException {
+        return mode == Mode.OFF ? Optional.empty() : backend.processes(job);
+    }
+
+    /** {@link DeviceBackend#setAside}; false when isolation is off. */
+    public boolean setAside(String job, String as) throws DevicePolicyException {
+        return mode != Mode.OFF && backend.setAside(job, as);
+    }
+
     /** Removes the job's policy; failures are reported, whatever the mode (a cgroup left behind matters). */
     public void remove(String job) throws DevicePolicyException {
         if (mode == Mode.OFF) {

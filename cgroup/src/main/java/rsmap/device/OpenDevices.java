@@ -20,9 +20,11 @@ import rsmap.map.Instance;
  * policy checks {@code open(2)}, not file descriptors opened before). How it tells: every process of the
  * job it can see - the processes the starter entered and their descendants ({@link ProcessHandle}) -
  * has its {@code /proc/PID/fd/*} links followed; a character or block device whose number (unix:rdev)
- * is one of the released devices is a holder. What it cannot see: a process that left the job's
- * process tree (double fork, reparented to init) and descriptors passed to a process outside the job;
- * and as a user other than root, other users' {@code /proc/PID/fd}.
+ * is one of the released devices is a holder. Which processes: with a backend that lists the processes
+ * of the job's cgroup ({@link #holderIn}), every one of them, whichever process tree it left (double fork,
+ * {@code setsid}); otherwise ({@link #holder}) the processes the starter entered and their descendants.
+ * What it cannot see: descriptors passed to a process outside the job; and as a user other than root,
+ * other users' {@code /proc/PID/fd}.
  */
 public final class OpenDevices {
     private static final Path PROC = Path.of("/proc");
@@ -71,6 +73,46 @@ public final class OpenDevices {
             }
         }
         return Optional.empty();
+    }
+
+    /** Where the processes of a job are listed: {@link DeviceBackend#processes}, read again on each call. */
+    public interface Listing {
+        List<Long> now() throws DevicePolicyException;
+    }
+
+    /** How many times the job's process list is read before a job that keeps forking is called unsettled. */
+    static final int ROUNDS = 50;
+
+    /**
+     * The first process of the job's cgroup that holds one of {@code devices} open, said in words. Asked
+     * after the policy no longer lets the job open them, so no descriptor appears after it was looked for;
+     * the list is read until a reading names no process not yet looked at, since a process may fork with
+     * the descriptor and close its own before it is looked at (the child was listed by the next reading).
+     * A job whose list still grows after {@value #ROUNDS} readings is reported as a holder: it cannot be
+     * told not to be one.
+     */
+    public static Optional<String> holderIn(Listing listing, List<DeviceRule> devices) throws DevicePolicyException {
+        if (devices.isEmpty()) {
+            return Optional.empty();
+        }
+        Set<Long> seen = new LinkedHashSet<>();
+        for (int round = 0; round < ROUNDS; round++) {
+            boolean fresh = false;
+            for (long pid : listing.now()) {
+                if (seen.add(pid)) {
+                    fresh = true;
+                    Optional<String> held = holds(pid, devices);
+                    if (held.isPresent()) {
+                        return held;
+                    }
+                }
+            }
+            if (!fresh) {
+                return Optional.empty();
+            }
+        }
+        return Optional.of("the job's processes kept changing over " + ROUNDS + " readings of its cgroup ("
+                + seen.size() + " processes)");
     }
 
     /** Whether process {@code pid} has one of {@code devices} open, named; unreadable fds are passed over. */

@@ -18,8 +18,10 @@ import rsmap.node.Filters;
  * <li>Eligible hosts: the candidates (all hosts when none are given), in configured order, that pass
  *     the admin limit and the option's filter.
  * <li>With {@code group}, the eligible hosts are split by that attribute's value (hosts without it are
- *     left out); the values are tried in the order of {@code group_values} (only those), else in order
- *     of first appearance, and the first value whose hosts can take the job wins.
+ *     left out). With {@code group_values} (only those values) the first value, in that order, whose
+ *     hosts can take the job wins. Without, every value is tried and the one taking the job on the
+ *     fewest hosts wins (the PBS design's like nodes: "the smallest quantity of like nodes"); order of first
+ *     appearance only breaks ties.
  * <li>Spread: hosts in order, each taking as many of the remaining slots as its free slots allow and
  *     as it can grant the request for (the largest such count); until all slots are placed.
  * <li>Whole hosts (seed 003 use case 3, "like nodes"): only hosts with a slot capacity, entirely free,
@@ -67,14 +69,22 @@ record Fit(Map<String, Integer> hosts, String why) {
             Optional<AttributeValue> value = v.node(h).attributes().get(group);
             value.ifPresent(x -> byValue.computeIfAbsent(x.toString(), k -> new ArrayList<>()).add(h));
         }
-        List<String> values = o.groupValues().isEmpty() ? new ArrayList<>(byValue.keySet()) : o.groupValues();
+        boolean listed = !o.groupValues().isEmpty();
+        List<String> values = listed ? o.groupValues() : new ArrayList<>(byValue.keySet());
         List<String> tried = new ArrayList<>();
+        Fit best = null;
         for (String value : values) {
             Fit f = fill(o, job, v, byValue.getOrDefault(value, List.of()), at);
-            if (f.ok()) {
-                return new Fit(f.hosts(), group + "=" + value);
+            if (!f.ok()) {
+                tried.add(group + "=" + value + ": " + f.why());
+            } else if (listed) {
+                return new Fit(f.hosts(), group + "=" + value); // the user's order decides
+            } else if (best == null || f.hosts().size() < best.hosts().size()) {
+                best = new Fit(f.hosts(), group + "=" + value); // fewest hosts; a tie keeps the earlier value
             }
-            tried.add(group + "=" + value + ": " + f.why());
+        }
+        if (best != null) {
+            return best;
         }
         return no(tried.isEmpty() ? "no eligible host has " + group : String.join("; ", tried));
     }

@@ -149,6 +149,21 @@ public final class Reallocs {
     }
 
     /**
+     * The cancel at {@code time}: the time passes first (the events: jobs started, reallocs answered on
+     * the way, which may answer the very realloc, so the cancel then finds nothing), then {@link #cancel}.
+     * A time before the current one is refused and changes nothing.
+     */
+    public Outcome cancel(String job, String tag, long time) {
+        if (time < cluster.now()) {
+            return Outcome.refused("time " + time + " is before the current time " + cluster.now());
+        }
+        List<Event> events = new ArrayList<>(events(cluster.advance(time)));
+        Outcome o = cancel(job, tag);
+        events.addAll(o.events());
+        return new Outcome(o.ok(), o.error(), o.answer(), events);
+    }
+
+    /**
      * RELEASE: the job let go of {@code ids}, which a SUCCESS took away; they are free and may start
      * waiting jobs or answer waiting reallocs (the events). Refused, changing nothing, when any of them was
      * not taken away.

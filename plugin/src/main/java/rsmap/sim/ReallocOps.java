@@ -86,10 +86,10 @@ final class ReallocOps {
     }
 
     /** The cancelled realloc's answer (type 2), then the ok line. */
-    List<String> cancel(JsonNode n) throws Malformed {
+    List<String> cancel(JsonNode n, long time) throws Malformed {
         String job = Fields.text(n, "job", true);
         String tag = Fields.text(n, "tag", true);
-        Outcome o = reallocs.cancel(job, tag);
+        Outcome o = reallocs.cancel(job, tag, time);
         List<String> out = new ArrayList<>();
         o.answer().ifPresent(a -> out.add(lines.write(lines.answer(a))));
         ObjectNode line = lines.echo("realloc_cancel", "job", job);

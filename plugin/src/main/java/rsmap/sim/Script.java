@@ -27,7 +27,7 @@ final class Script {
             Map.entry("explain", Set.of("op", "request", "host", "time")),
             Map.entry("realloc", plus(ReallocRequest.FIELDS, "op", "job", "tag", "time")),
             Map.entry("release", Set.of("op", "job", "ids", "R", "time")),
-            Map.entry("realloc_cancel", Set.of("op", "job", "tag")),
+            Map.entry("realloc_cancel", Set.of("op", "job", "tag", "time")),
             Map.entry("settings", Set.of("op", "realloc", "realloc_policy")));
 
     private Script() {

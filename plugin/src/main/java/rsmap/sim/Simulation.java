@@ -114,7 +114,7 @@ public final class Simulation {
             case "release":
                 return reallocOps.release(n, time);
             case "realloc_cancel":
-                return reallocOps.cancel(n);
+                return reallocOps.cancel(n, time);
             case "settings":
                 return reallocOps.settings(n);
             case "attribute-types":

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -176,6 +177,41 @@ public final class CgroupV1Backend implements DeviceBackend {
     private static void bring(Path dir, DevicesList listed, DevicePolicy policy) throws IOException {
         for (DevicesList.Write w : listed.towards(policy)) {
             write(dir.resolve(w.file()), w.line());
+        }
+    }
+
+    /** The pids listed in the job's {@code cgroup.procs}; none when it has no cgroup (open or removed). */
+    @Override
+    public Optional<List<Long>> processes(String job) throws DevicePolicyException {
+        Path dir = cgroupOf(job);
+        try {
+            List<Long> pids = new ArrayList<>();
+            for (String line : Files.readAllLines(dir.resolve("cgroup.procs"), StandardCharsets.US_ASCII)) {
+                if (!line.isBlank()) {
+                    pids.add(Long.parseLong(line.strip()));
+                }
+            }
+            return Optional.of(pids);
+        } catch (NoSuchFileException e) {
+            return Optional.of(List.of());
+        } catch (IOException | NumberFormatException e) {
+            throw new DevicePolicyException("cannot list the processes of job " + job + " in " + dir + ": " + e, e);
+        }
+    }
+
+    /** Renames the job's cgroup (cgroup v1 allows a rename within the same parent); its processes stay in it. */
+    @Override
+    public boolean setAside(String job, String as) throws DevicePolicyException {
+        Path dir = cgroupOf(job);
+        Path to = cgroupOf(as);
+        try {
+            Files.move(dir, to);
+            return true;
+        } catch (NoSuchFileException e) {
+            return false;
+        } catch (IOException e) {
+            throw new DevicePolicyException("cannot rename the device cgroup " + dir + " of job " + job + " to " + to
+                    + ": " + e, e);
         }
     }
 
