@@ -107,13 +107,14 @@ final class Commands {
     }
 
     /**
-     * A start granted while its client went away ({@code fresh}: it held nothing before) is ended before
-     * the force, and refused like one whose client left before it was decided.
+     * A start granted while its client went away ({@code fresh}: it held nothing before) is ended and
+     * forced with its grant, and refused like one whose client left before it was decided.
      */
     static List<Frame> startedFor(Session session, JobLifecycle lifecycle, String id, boolean fresh, List<Frame> granted)
             throws Session.CommandException {
-        if (fresh && session.gone()) { // it left while this start was decided: undone before the force
+        if (fresh && session.gone()) { // it left while this start was decided: undone with its grant
             lifecycle.end(id, CLIENT_GONE);
+            lifecycle.forced(); // the refusal below skips the group commit
             present(session, Code.JOB_START, id);
         }
         return granted;

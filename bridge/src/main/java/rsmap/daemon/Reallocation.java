@@ -14,9 +14,7 @@ import java.util.function.Supplier;
 import rsmap.alloc.Grant;
 import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
-import rsmap.device.DeviceRule;
 import rsmap.device.Isolation;
-import rsmap.device.OpenDevices;
 import rsmap.map.Instance;
 import rsmap.map.ResourceMap;
 import rsmap.realloc.Answer;
@@ -49,6 +47,8 @@ final class Reallocation {
     private final EventHub events;
     private final LogBook log;
     private final Access access;
+    /** RELEASE's narrowing and its look for descriptors still open. */
+    private final ReleaseNarrowing narrowing;
     /** How far each job may grow (realloc_max_grow). */
     private final GrowthLimit growth = new GrowthLimit();
     /** REALLOC commands left open by a waiting realloc, by job and tag. */
@@ -67,6 +67,7 @@ final class Reallocation {
         this.events = events;
         this.log = log;
         this.access = access;
+        this.narrowing = new ReleaseNarrowing(s, isolation, log);
     }
 
     /** Refuses {@code peer} a job it neither owns nor administers; a job unknown here passes (DENY says so). */
@@ -153,38 +154,10 @@ final class Reallocation {
         }
         Grant left = job.releasing().minus(ids);
         List<Instance> kept = instances(job.grant().plus(left));
-        List<DeviceRule> givenUp = OpenDevices.givenUp(instances(ids), kept);
-        // Narrow first, then look: from the narrowing on no process of the job can open what it gives back,
-        // so a descriptor it holds was opened before and is seen (closing and reopening in between no longer
-        // slips through). A holder widens the policy back and refuses, changing nothing.
-        boolean narrowed = false;
-        if (!job.pids().isEmpty()) {
-            try {
-                isolation.update(id, DevicePolicy.of(kept, s.devicesListed())).ifPresent(w -> log.note(Log.Level.WARNING, w));
-                narrowed = true;
-            } catch (DevicePolicyException e) {
-                widenBack(id, job);
-                throw new Session.CommandException(Category.UNAVAILABLE, "job " + id + ": its device policy cannot be narrowed: " + e.getMessage());
-            }
-        }
-        Optional<String> holder;
-        try {
-            Optional<List<Long>> listed = isolation.processes(id);
-            holder = listed.isPresent()
-                    ? OpenDevices.holderIn(() -> isolation.processes(id).orElse(List.of()), givenUp)
-                    : OpenDevices.holder(job.pids().keySet(), givenUp);
-        } catch (DevicePolicyException e) {
-            holder = Optional.of("its processes cannot be listed: " + e.getMessage());
-        }
-        if (holder.isPresent()) {
-            if (narrowed) {
-                widenBack(id, job);
-            }
-            throw new Session.CommandException(Category.BUSY, "job " + id + " cannot release " + ids.byHost() + ": " + holder.get()
-                    + "; close it first");
-        }
+        narrowing.narrow(job, ids, instances(ids), kept);
         Outcome o = s.reallocs().release(id, ids, s.cluster().now());
         if (!o.ok()) {
+            narrowing.widenBack(job);
             throw new Session.CommandException(Category.REFUSED, o.error());
         }
         Job now = job.holding(job.grant(), left, job.env());
@@ -195,18 +168,6 @@ final class Reallocation {
         publish("free", now, () -> event("free", now).<ObjectNode>set("ids", Views.grant(ids)));
         dispatch(o.events());
         return List.of(JobLifecycle.answer(tid, now));
-    }
-
-    /** A refused RELEASE: the job's policy goes back to everything it still holds, releasing included. */
-    private void widenBack(String id, Job job) {
-        try {
-            isolation.update(id, DevicePolicy.of(s.grantedInstances(job), s.devicesListed()))
-                    .ifPresent(w -> log.note(Log.Level.WARNING, w));
-        } catch (DevicePolicyException e) {
-            // Failing closed: the job keeps the instances but cannot open what it was to give back.
-            log.note(Log.Level.ERROR, "job " + id + ": its device policy could not be widened back after a refused"
-                    + " RELEASE: " + e.getMessage());
-        }
     }
 
     /** A session ended: its waiting reallocs are cancelled (nobody is left to answer). */

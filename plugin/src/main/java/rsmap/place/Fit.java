@@ -20,8 +20,8 @@ import rsmap.node.Filters;
  * <li>With {@code group}, the eligible hosts are split by that attribute's value (hosts without it are
  *     left out). With {@code group_values} (only those values) the first value, in that order, whose
  *     hosts can take the job wins. Without, every value is tried and the one taking the job on the
- *     fewest hosts wins (the PBS design's like nodes: "the smallest quantity of like nodes"); order of first
- *     appearance only breaks ties.
+ *     fewest hosts wins (the PBS design's "smallest quantity of like nodes"); order of first appearance
+ *     only breaks ties.
  * <li>Spread: hosts in order, each taking as many of the remaining slots as its free slots allow and
  *     as it can grant the request for (the largest such count); until all slots are placed.
  * <li>Whole hosts (seed 003 use case 3, "like nodes"): only hosts with a slot capacity, entirely free,

@@ -37,7 +37,7 @@ class GroupPlacementTest {
 
     static List<Row> rows() {
         return List.of(
-                // The PBS design's like nodes: "the smallest quantity of like nodes" - two 32s, not four 16s first in order.
+                // The PBS design's "smallest quantity of like nodes": two 32s, not the four 16s first in order.
                 new Row("whole 64 on the two big hosts", 64, true, List.of(), List.of("b1", "b2")),
                 new Row("spread 64 on the two big hosts", 64, false, List.of(), List.of("b1", "b2")),
                 // Tie (one host either way): the group first in order wins.
