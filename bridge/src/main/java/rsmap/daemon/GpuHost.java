@@ -44,7 +44,7 @@ final class GpuHost {
         this.built = built;
     }
 
-    /** What NVML says now, with the settings of {@code config}; its failure is logged, not thrown. */
+    /** What NVML says now, with the settings of {@code config}; its failure is kept for {@link #fill} to tell. */
     static GpuHost discover(Config config, LogBook log) {
         GpuSettings s = config.gpus();
         if (s.nvmlLibrary().isEmpty()) {
@@ -56,9 +56,7 @@ final class GpuHost {
             log.note(Log.Level.INFO, "NVML: driver " + inv.driver() + ", cuda " + inv.cuda() + ", " + inv.gpus().size() + " gpus");
             return new GpuHost(s, Optional.of(inv), "", false);
         } catch (NvmlException e) {
-            if (s.gpuMap().isPresent()) { // without gpu_map, a host without NVML is the common case: nothing to say
-                log.note(Log.Level.WARNING, "no NVML: " + e.getMessage());
-            }
+            // Not logged: fill() says it where a configuration needs NVML; elsewhere there is nothing to say.
             return new GpuHost(s, Optional.empty(), e.getMessage(), false);
         }
     }
