@@ -70,6 +70,19 @@ class NvmlTest {
     }
 
     @Test
+    void discover_descriptionNotJson_unknownError_andTheNextGoodOneReads() throws Exception {
+        String[] bad = {"", "{", "{\"gpus\":[", "{\"driver\":\"550\"} x", "[1,2]", "{\"a\":\"\\q\"}",
+            "{\"a\":\"unterminated}", "[".repeat(100_000), "{\"gpus\":{}}", "{\"init_error\":\"NO_SUCH_ERROR\"}"};
+        for (String text : bad) {
+            NvmlStub.use(dir.resolve("d.json"), text);
+            assertThatThrownBy(() -> nvml().discover()).as(text.length() > 40 ? text.substring(0, 40) : text)
+                    .isInstanceOf(NvmlException.class).hasMessage("nvmlInit_v2: Unknown Error (NVML_ERROR_UNKNOWN)");
+        }
+        NvmlStub.use(dir.resolve("d.json"), NvmlStub.cards(1));
+        assertThat(nvml().discover().gpus()).hasSize(1);
+    }
+
+    @Test
     void discover_lostCard_leftOutWithItsLine() throws Exception {
         NvmlStub.use(dir.resolve("d.json"), NvmlStub.description(List.of(NvmlStub.card(0, false),
                 NvmlStub.card(1, true), NvmlStub.card(2, false))));
