@@ -177,9 +177,12 @@ public final class GpuMap {
     private static boolean same(String name, Value declared, Gpu g) {
         String real = value(name, g).orElseThrow();
         if (name.equals("memory")) {
+            // Within 5% of the card's total: a driver reports a little less or more than the marketed size (an
+            // H100 80GB reports 81559 MiB), and admins write the marketed one (memory=80G).
             try {
-                return declared.compareTo(Value.parse(declared.type(), real)) == 0;
-            } catch (ParseException e) {
+                double r = Value.parse(declared.type(), real).number();
+                return Math.abs(declared.number() - r) <= 0.05 * r;
+            } catch (ParseException | RuntimeException e) {
                 return false;
             }
         }

@@ -69,6 +69,23 @@ class GpuMapTest {
     }
 
     @Test
+    void check_memoryWithinFivePercent_modelWithoutCase() throws Exception {
+        ComplexTable table = table();
+        Inventory h100 = new Inventory("550.54.15", "12.4", List.of(new Gpu(0, "GPU-a", "NVIDIA H100 80GB HBM3", 0,
+                81559L << 20, "00000000:3B:00.0", OptionalInt.empty(), "9.0")), List.of());
+        Object[][] rows = { // the declared characteristics, and whether the card is what they say
+            {"memory=80G", true}, {"memory=81559M", true}, {"memory=78G", true}, {"memory=40G", false},
+            {"memory=96G", false}, {"model=nvidia_h100_80gb_hbm3", true}, {"model=NVIDIA_H100", false},
+            {"uuid=GPU-a", true}, {"uuid=GPU-b", false},
+        };
+        for (Object[] row : rows) {
+            ResourceMap m = ComplexValues.parse("gpu=1(0[devices=/dev/nvidia0:rw," + row[0] + "])", table)
+                    .resourceMap("gpu").orElseThrow();
+            assertThat(GpuMap.check(m, h100, Path.of("/dev")).isEmpty()).as((String) row[0]).isEqualTo(row[1]);
+        }
+    }
+
+    @Test
     void uuids_eachCardOnce_inGrantOrder() {
         List<Gpu> gpus = List.of(new Gpu(0, "GPU-a", "m", 0, 1, "p", OptionalInt.empty(), "8.0"),
                 new Gpu(1, "GPU-b", "m", 1, 1, "p", OptionalInt.empty(), "8.0"));
