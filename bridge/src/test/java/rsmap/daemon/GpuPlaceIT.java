@@ -5,6 +5,8 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -90,5 +92,14 @@ class GpuPlaceIT {
         assertThat(out).contains("1 hosts pass: node02").contains("node01 fails (job)").endsWith("exit=0");
         assertThat(rsmap("place", "--socket", sock, "--filter", "gpu_model == \"NVIDIA A100-SXM4-80GB\"",
                 "--request", "gpu=2")).contains("can start now on node01").endsWith("exit=0");
+        // the registration carries what each host's NVML reported
+        String cluster = rsmap("status", "--cluster", "--json", "--socket", sock);
+        JsonNode hostsJson = new ObjectMapper().readTree(cluster.substring(0, cluster.lastIndexOf("exit=")))
+                .path("hosts");
+        assertThat(hostsJson.path("node02").path("nvidia").path("driver").asText()).isEqualTo("550.54.15");
+        assertThat(hostsJson.path("node02").path("nvidia").path("gpus").get(1).path("model").asText())
+                .isEqualTo("NVIDIA H200");
+        assertThat(hostsJson.path("node01").path("nvidia").path("gpus").get(0).path("uuid").asText())
+                .isEqualTo(GpuStub.uuid(0));
     }
 }
