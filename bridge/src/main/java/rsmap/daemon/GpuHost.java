@@ -53,7 +53,8 @@ final class GpuHost {
         try {
             Inventory inv = Nvml.load(s.nvmlLibrary().get(), Nvml.PCI_DEVICES).discover();
             inv.unread().forEach(line -> log.note(Log.Level.WARNING, "NVML: " + line));
-            log.note(Log.Level.INFO, "NVML: driver " + inv.driver() + ", cuda " + inv.cuda() + ", " + inv.gpus().size() + " gpus");
+            log.note(Log.Level.INFO, "NVML: driver " + inv.driver() + ", cuda " + inv.cuda() + ", " + inv.gpus().size()
+                    + " gpus");
             return new GpuHost(s, Optional.of(inv), "", false);
         } catch (NvmlException e) {
             // Not logged: fill() says it where a configuration needs NVML; elsewhere there is nothing to say.

@@ -197,6 +197,13 @@ class GpuDaemonTest {
     }
 
     @Test
+    void gpuMap_notAResourceMap_isRefused() throws Exception {
+        Config c = config(GpuStub.cards(1), "NONE", "gpu_map = model");
+        assertThatThrownBy(() -> TestDaemon.start(c)).isInstanceOf(IOException.class)
+                .hasMessageContaining(": gpu_map: 'model' is not a resource map (type RSMAP) of the complex table");
+    }
+
+    @Test
     void withoutGpuMap_noNvml_startsAsBefore() throws Exception {
         Config c = TestDaemon.config(tmp.resolve("plain"), "gpu=2(0 1)", "nvml_library = " + tmp.resolve("none.so"),
                 "reconcile_interval = 0");
