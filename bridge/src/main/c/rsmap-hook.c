@@ -112,18 +112,38 @@ static char *job_task(const char *job, const char *task) {
 
 extern char **environ;
 
-/* The SGE_HGR_* lines of JOB_ENTER's answer, NUL-separated: what the job runs with, from rsmapd alone. */
+/* The NAME=value lines of JOB_ENTER's answer, NUL-separated: what the job runs with, from rsmapd alone -
+ * its SGE_HGR_* and, on a host whose gpu_map is built from NVML, the variable naming its cards
+ * (CUDA_VISIBLE_DEVICES, docs/gpus.md). */
 static char granted[RSMAP_MAX_FRAME];
 static size_t granted_used;
 static int granted_count;
+
+/* Whether line sets a variable the answer may set: SGE_HGR_<map>, or one of the GPU variables rsmapd.conf's
+ * gpu_env may name (docs/gpus.md) - never another of the job's environment (LD_PRELOAD, PATH, ...). */
+static int ours(const char *line) {
+    static const char *const gpu[] = {"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=", "GPU_DEVICE_ORDINAL="};
+    if (!strncmp(line, "SGE_HGR_", 8)) return strchr(line, '=') != NULL;
+    for (size_t i = 0; i < sizeof gpu / sizeof *gpu; i++)
+        if (!strncmp(line, gpu[i], strlen(gpu[i]))) return 1;
+    return 0;
+}
+
+/* Whether the answer set the variable of env entry e ("NAME=value"). */
+static int set_by_answer(const char *e) {
+    size_t name = strcspn(e, "=");
+    for (size_t p = 0; p < granted_used; p += strlen(granted + p) + 1)
+        if (!strncmp(granted + p, e, name) && granted[p + name] == '=') return 1;
+    return 0;
+}
 
 static int keep_granted(void *ctx, unsigned code, int argc, char *const *argv) {
     (void)ctx;
     for (int i = 1; code == RSMAP_STATE && i < argc; i++) {
         const char *line = argv[i];
         size_t len = strlen(line);
-        /* Only SGE_HGR_ names: the answer sets the grant, nothing else of the job's environment. */
-        if (strncmp(line, "SGE_HGR_", 8) != 0 || !strchr(line, '=') || granted_used + len + 1 > sizeof granted) continue;
+        /* The grant's variables only: the answer sets nothing else of the job's environment. */
+        if (!ours(line) || granted_used + len + 1 > sizeof granted) continue;
         memcpy(granted + granted_used, line, len + 1);
         granted_used += len + 1;
         granted_count++;
@@ -193,8 +213,8 @@ static int exec_job(char **cmd, char **env) {
  * starter_method). Every job enters first, whether or not it requested a map: JOB_ENTER makes rsmapd put
  * this pid (SO_PEERCRED) under the job's device policy - with no devices for a job that holds nothing here,
  * as Flux's gpubind hides every GPU from a job granted none - and answer with the grant. Every SGE_HGR_* the
- * job brought is dropped (Grid Engine's RSMAP manual: set by the execution daemon alone) and the granted ones are set from
- * that answer - never from a file or variable the job's owner could have written. Fail closed: no answer
+ * job brought is dropped (Grid Engine's RSMAP manual: set by the execution daemon alone), as is its own value of every other
+ * variable the answer sets (CUDA_VISIBLE_DEVICES), and the granted ones are set from that answer - never from a file or variable the job's owner could have written. Fail closed: no answer
  * from a trusted rsmapd, no job. */
 static int starter(char **cmd) {
     const char *job = getenv("JOB_ID"), *task = getenv("SGE_TASK_ID");
@@ -230,7 +250,7 @@ static int starter(char **cmd) {
     }
     size_t k = 0;
     for (char **e = environ; *e; e++) {
-        if (strncmp(*e, "SGE_HGR_", 8) != 0) env[k++] = *e;
+        if (strncmp(*e, "SGE_HGR_", 8) != 0 && !set_by_answer(*e)) env[k++] = *e;
     }
     for (size_t p = 0; p < granted_used; p += strlen(granted + p) + 1) env[k++] = granted + p;
     env[k] = NULL;

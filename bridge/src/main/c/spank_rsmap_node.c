@@ -180,10 +180,16 @@ static void drop_brought(spank_t sp) {
     if (n == 64) drop_brought(sp);
 }
 
-/* One SGE_HGR_<name>=value of the answer into the task's environment; others are not ours to set. */
+/* One SGE_HGR_<name>=value of the answer into the task's environment, or, where gpu_map is built from NVML,
+ * the variable naming the job's cards (one of those gpu_env may name, docs/gpus.md), set over the task's
+ * own value; others are not ours to set. */
 static int set_one(spank_t sp, const char *name_value) {
+    static const char *const gpu[] = {"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=", "GPU_DEVICE_ORDINAL="};
     const char *eq = strchr(name_value, '=');
-    if (!eq || strncmp(name_value, "SGE_HGR_", 8) != 0) return 0; /* ours only */
+    int gpu_variable = 0;
+    for (size_t i = 0; i < sizeof gpu / sizeof *gpu; i++)
+        if (!strncmp(name_value, gpu[i], strlen(gpu[i]))) gpu_variable = 1;
+    if (!eq || (strncmp(name_value, "SGE_HGR_", 8) != 0 && !gpu_variable)) return 0; /* ours only */
     char name[256];
     if ((size_t)(eq - name_value) >= sizeof name) return -1;
     snprintf(name, sizeof name, "%.*s", (int)(eq - name_value), name_value);

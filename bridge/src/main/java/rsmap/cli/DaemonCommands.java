@@ -147,6 +147,17 @@ final class DaemonCommands {
                             + "global instance until an admin ends it (JOB_END)");
                 }
             }
+            if (q.has("nvidia")) {
+                JsonNode n = q.path("nvidia");
+                out.println("nvidia driver " + n.path("driver").asText() + ", cuda " + n.path("cuda").asText() + ", "
+                        + n.path("gpus").size() + " gpus");
+                for (JsonNode g : n.path("gpus")) {
+                    out.printf("  gpu %-3s %s  %s  %s  numa %s  pci %s  cc %s%n", g.path("index").asText(),
+                            g.path("uuid").asText(), g.path("model").asText(), g.path("memory").asText(),
+                            g.path("numa_node").isNull() ? "-" : g.path("numa_node").asText(), g.path("pci").asText(),
+                            g.path("compute_capability").asText());
+                }
+            }
             maps(out, q.path("maps"), "");
             out.println("jobs" + (q.path("jobs").isEmpty() ? ": none" : ""));
             for (JsonNode j : q.path("jobs")) {

@@ -15,7 +15,7 @@ import picocli.CommandLine.Command;
 @Command(name = "rsmap", mixinStandardHelpOptions = true, version = "rsmap 0.1.0",
         description = "Resource maps for Grid-Engine-family execution hosts.",
         subcommands = {CheckComplexes.class, CheckHost.class, CheckRequest.class, CheckJobspec.class, CheckR.class,
-            CheckFilter.class, GresConf.class,
+            CheckFilter.class, GresConf.class, Discover.class,
             Simulate.class, DevicePolicyCommand.class, DaemonCommands.Status.class, DaemonCommands.Explain.class,
             DaemonCommands.Reload.class, DaemonCommands.Events.class, Place.class, Demo.class})
 public final class Main implements Runnable {

@@ -31,6 +31,8 @@ final class ClusterView {
         /** The host's attributes, name to value as written, and its slot capacity; null: none told. */
         JsonNode attributes;
         JsonNode slots;
+        /** What the host's NVML reported (docs/gpus.md): driver, cuda, its cards; null: none told. */
+        JsonNode nvidia;
         final Map<String, JsonNode> jobs = new LinkedHashMap<>();
         Instant registered = Instant.EPOCH;
         boolean connected;
@@ -42,6 +44,7 @@ final class ClusterView {
             c.complexValues = complexValues;
             c.attributes = attributes;
             c.slots = slots;
+            c.nvidia = nvidia;
             c.jobs.putAll(jobs);
             c.registered = registered;
             c.connected = connected;
@@ -62,6 +65,9 @@ final class ClusterView {
         }
         if (state.path("slots").isIntegralNumber()) {
             v.slots = state.path("slots");
+        }
+        if (state.path("nvidia").isObject()) {
+            v.nvidia = state.path("nvidia").deepCopy();
         }
         for (JsonNode j : state.path("jobs")) {
             v.jobs.put(j.path("job").asText(), j);
@@ -160,6 +166,9 @@ final class ClusterView {
             if (v.slots != null) {
                 h.set("slots", v.slots);
             }
+            if (v.nvidia != null) {
+                h.set("nvidia", v.nvidia);
+            }
             ObjectNode maps = h.putObject("maps");
             for (Iterator<Map.Entry<String, JsonNode>> it = v.maps.fields(); it.hasNext();) {
                 Map.Entry<String, JsonNode> m = it.next();
@@ -193,6 +202,9 @@ final class ClusterView {
             }
             if (h.getValue().has("attributes")) {
                 host.set("attributes", h.getValue().get("attributes"));
+            }
+            if (h.getValue().has("nvidia")) {
+                host.set("nvidia", h.getValue().get("nvidia"));
             }
             out.add(host);
             h.getValue().path("maps").fields().forEachRemaining(m -> {

@@ -56,6 +56,8 @@ import rsmap.wire.FrameDecoder;
  * slots                 = 64                            # the host's slot capacity (default: cpus)
  * filter                = arch != "ppc64le"             # the admin limit every job must pass
  * discover              = on                            # on | off: read arch, kernel, os, cpus, ... (Discovery)
+ * nvml_library          = libnvidia-ml.so.1             # NVML, or off (GpuSettings: gpu_map, gpu_shares, ...)
+ * gpu_map               = gpu                           # the map of this host's NVIDIA GPUs (docs/gpus.md)
  * </pre>
  * An authority serves the global maps of the cluster (global_complex_values) to the hosts: host,
  * complex_values, authority and execd_spool are refused there, listen is required. A host with an
@@ -67,7 +69,7 @@ public record Config(Path complexes, String host, String complexValues, String g
                      int maxConnectionsPerUser, int idleTimeout, int frameTimeout, boolean realloc, String reallocPolicy,
                      Role role, Endpoint authority, Endpoint listen, Path mungeSocket, Map<String, String> attributes,
                      AttributeTypes attributeTypes, OptionalInt slots, Optional<Filter> filter, boolean discover,
-                     rsmap.place.Policy alternativesPolicy, Map<String, Integer> lines,
+                     rsmap.place.Policy alternativesPolicy, GpuSettings gpus, Map<String, Integer> lines,
                      GrowthLimit.Setting reallocMaxGrow) {
 
     /** What the daemon is: an execution host's, or the cluster's authority of the global maps. */
@@ -89,7 +91,8 @@ public record Config(Path complexes, String host, String complexValues, String g
             "socket", "socket_group", "socket_mode", "state_dir", "device_backend", "isolation", "execd_spool", "admin_user",
             "daemon_user", "max_frame", "max_rsmap_ids", "reconcile_interval", "max_connections_per_user", "idle_timeout",
             "frame_timeout", "realloc", "realloc_policy", "role", "authority", "listen", "munge_socket", "attributes",
-            "attribute_types", "slots", "filter", "discover", "alternatives_policy", "realloc_max_grow");
+            "attribute_types", "slots", "filter", "discover", "alternatives_policy", "realloc_max_grow", "nvml_library",
+            "gpu_map", "gpu_shares", "gpu_id", "gpu_check", "gpu_env", "gpu_dev_dir");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
     public static Config parse(String text, Path file, String defaultHost) throws ParseException {
@@ -150,8 +153,10 @@ public record Config(Path complexes, String host, String complexValues, String g
         }
         Role role = roleText.equals("host") ? Role.HOST : Role.AUTHORITY;
         if (role == Role.AUTHORITY) {
-            for (String hostOnly : List.of("host", "complex_values", "authority", "execd_spool", "attributes", "slots",
-                    "discover")) {
+            List<String> hostKeys = new java.util.ArrayList<>(List.of("host", "complex_values", "authority", "execd_spool",
+                    "attributes", "slots", "discover"));
+            hostKeys.addAll(GpuSettings.KEYS);
+            for (String hostOnly : hostKeys) {
                 if (values.containsKey(hostOnly)) {
                     throw lines.error(hostOnly + " is an execution host's setting: an authority (role = authority) "
                             + "serves global_complex_values only", where.get(hostOnly));
@@ -229,7 +234,17 @@ public record Config(Path complexes, String host, String complexValues, String g
                 number(lines, values, where, "frame_timeout", 10, 1, 3_600), realloc.equals("on"), policy,
                 role, authority, listen, dir.resolve(values.getOrDefault("munge_socket", MUNGE_SOCKET.toString())),
                 attributes, types, slots < 0 ? OptionalInt.empty() : OptionalInt.of(slots), filter, discover.equals("on"),
-                alternativesPolicy, lineNumbers(text, values.keySet()), maxGrow);
+                alternativesPolicy, GpuSettings.parse(lines, values, where, dir), lineNumbers(text, values.keySet()),
+                maxGrow);
+    }
+
+    /** The same settings with {@code values} as complex_values (a map built from discovery added). */
+    Config withComplexValues(String values) {
+        return new Config(complexes, host, values, globalComplexValues, socket, socketGroup, socketMode, stateDir,
+                deviceBackend, isolation, execdSpool, adminUser, daemonUser, maxFrame, maxRsmapIds, reconcileInterval,
+                maxConnectionsPerUser, idleTimeout, frameTimeout, realloc, reallocPolicy, role, authority, listen,
+                mungeSocket, attributes, attributeTypes, slots, filter, discover, alternativesPolicy, gpus, lines,
+                reallocMaxGrow);
     }
 
     private static Endpoint endpoint(Continuation lines, Map<String, String> values, Map<String, Integer> where,

@@ -95,11 +95,17 @@ public final class Daemon implements AutoCloseable {
     Daemon(Config config, ComplexTable table, Path configFile, Discovery discovery, HostAuth auth)
             throws ParseException, IOException {
         boolean authorityRole = config.isAuthority();
+        // A host's GPUs first: gpu_map built from NVML is part of complex_values from here on (docs/gpus.md).
+        GpuHost.Reader gpuReader = authorityRole ? GpuHost.Reader.NONE : GpuHost.Reader.host(table, configFile, log);
+        GpuHost.Filled gpus = gpuReader.read(config);
+        config = gpus.config();
         this.config = config;
         this.state = new HostState(config, table, authorityRole ? EnvFiles.none()
                 : new EnvFiles(config.stateDir(), log), Scope.of(config));
+        state.gpus = gpus.gpus();
         if (!authorityRole) {
-            state.describe(config.discover() ? discovery.discover() : new Discovery.Result(Map.of(), List.of()), log);
+            state.describe(config.discover() ? withGpus(discovery.discover(), gpus.gpus())
+                    : new Discovery.Result(Map.of(), List.of()), log);
         }
         this.access = new Access(config.adminUser(), config.daemonUser());
         this.preflight = new Preflight(config, configFile);
@@ -119,7 +125,8 @@ public final class Daemon implements AutoCloseable {
             opened = Journal.open(config.stateDir().resolve("journal"));
             Records records = new Records(opened, log);
             Reallocation reallocation = new Reallocation(state, records, isolation, events, log, access);
-            Generations generations = new Generations(state, records, events, log, configFile, reallocation);
+            Generations generations = new Generations(state, records, events, log, configFile, reallocation,
+                    gpuReader);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log);
             JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
             this.pending = new PendingStarts(state, records, lifecycle, log);
@@ -137,6 +144,13 @@ public final class Daemon implements AutoCloseable {
             stateLock.close();
             throw e;
         }
+    }
+
+    /** The discovered attributes and the GPU ones NVML gave. */
+    private static Discovery.Result withGpus(Discovery.Result found, GpuHost gpus) {
+        Map<String, String> all = new java.util.LinkedHashMap<>(found.attributes());
+        all.putAll(gpus.attributes());
+        return new Discovery.Result(all, found.problems());
     }
 
     /** What the authority said of this host's pending starts at a connect; its link calls it under the lock. */

@@ -117,7 +117,7 @@ final class Discovery {
     Result discover() {
         Map<String, String> out = new LinkedHashMap<>();
         List<String> problems = new ArrayList<>();
-        for (String name : TYPES.keySet()) {
+        for (String name : READ) {
             try {
                 out.put(name, read(name));
             } catch (IOException | RuntimeException e) {
@@ -279,6 +279,9 @@ final class Discovery {
         }
     }
 
+    /** The attributes read here; the GPU ones come from NVML (GpuHost). */
+    private static final List<String> READ = List.of("arch", "kernel", "os", "cpus", "cpu_speed", "memory");
+
     private static Map<String, String> typesInOrder() {
         Map<String, String> t = new LinkedHashMap<>();
         t.put("arch", "string");
@@ -287,6 +290,12 @@ final class Discovery {
         t.put("cpus", "number");
         t.put("cpu_speed", "number");
         t.put("memory", "number");
+        // From NVML where the host has it (docs/gpus.md): the first card's model and memory.
+        t.put("gpus", "number");
+        t.put("gpu_model", "string");
+        t.put("gpu_memory", "number");
+        t.put("nvidia_driver", "version");
+        t.put("cuda", "version");
         return java.util.Collections.unmodifiableMap(t);
     }
 }

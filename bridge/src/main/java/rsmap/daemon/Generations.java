@@ -35,8 +35,13 @@ final class Generations {
     /** Where the configuration came from; null: RELOAD is refused. */
     private final Path configFile;
 
-    Generations(HostState s, Records journal, EventHub events, LogBook log, Path configFile, Reallocation reallocation) {
+    /** How a configuration read by RELOAD gets its GPUs: a host reads NVML again, an authority has none. */
+    private final GpuHost.Reader gpus;
+
+    Generations(HostState s, Records journal, EventHub events, LogBook log, Path configFile, Reallocation reallocation,
+                GpuHost.Reader gpus) {
         this.s = s;
+        this.gpus = gpus;
         this.reallocation = reallocation;
         this.journal = journal;
         this.events = events;
@@ -93,6 +98,14 @@ final class Generations {
         } catch (IOException e) {
             throw new Session.CommandException(Category.UNAVAILABLE, e.getMessage());
         }
+        // A host reads its GPUs again: a lost card leaves a built gpu_map, which a job holding it refuses.
+        GpuHost.Filled filled;
+        try {
+            filled = gpus.read(next);
+        } catch (IOException e) {
+            throw new Session.CommandException(Category.REFUSED, e.getMessage()); // not the hardware, or no NVML
+        }
+        next = filled.config();
         List<String> unchangeable = new ArrayList<>();
         if (!next.host().equals(config.host())) {
             unchangeable.add("host");
@@ -119,6 +132,7 @@ final class Generations {
             reconfigure(next.complexValues(), next.globalComplexValues());
             log.note(Log.Level.INFO, "RELOAD: configuration generation " + s.generation());
         }
+        s.gpus = filled.gpus();
         rsmap.realloc.Policy policy = rsmap.realloc.Policy.named(next.reallocPolicy()).orElseThrow();
         if (next.realloc() != s.reallocOn() || !policy.name().equals(s.reallocPolicy().name())) {
             changed = true; // a change the answer reports, though no new generation

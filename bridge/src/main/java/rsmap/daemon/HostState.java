@@ -49,6 +49,8 @@ final class HostState {
     /** Ended jobs with processes left in their cgroup, under a closed policy until they exit ({@link Leftovers}). */
     private final Map<String, java.util.List<Long>> leftovers = new LinkedHashMap<>();
     private Cluster cluster;
+    /** The host's GPUs (NVML, gpu_map): set at start and by each accepted RELOAD; NONE on an authority. */
+    GpuHost gpus = GpuHost.NONE;
     /** Reallocation over {@link #cluster}: a new one with every new cluster ({@link #install}). */
     private rsmap.realloc.Reallocs reallocs;
     /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
@@ -91,6 +93,11 @@ final class HostState {
         attributes = d.attributes();
         slots = d.slots();
         node = new rsmap.node.Node(config.host(), slots, attributes);
+    }
+
+    /** A job's environment when it holds {@code grant}: its SGE_HGR_*, and the variable naming its cards. */
+    Map<String, String> environment(rsmap.alloc.Grant grant) {
+        return gpus.environment(grant.environment(host()));
     }
 
     /** This host as filters see it. */

@@ -45,9 +45,9 @@ record Job(String id, String user, String request, int slots, Grant grant, Grant
         return new Job(id, user, request, slots, grant, releasing, remote, env, next);
     }
 
-    /** With the global part the authority granted it, and the environment of both parts. */
-    Job withRemote(Grant r, String host) {
-        return new Job(id, user, request, slots, grant, releasing, r, grant.plus(r).environment(host), pids);
+    /** With the global part the authority granted it, and {@code e}, the environment of both parts. */
+    Job withRemote(Grant r, Map<String, String> e) {
+        return new Job(id, user, request, slots, grant, releasing, r, e, pids);
     }
 
     Job withEnv(Map<String, String> e) {

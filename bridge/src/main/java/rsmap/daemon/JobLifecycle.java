@@ -92,7 +92,7 @@ final class JobLifecycle {
         }
         Decision d = grantNow(spec, id);
         Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
-                d.grant().environment(s.host()), Map.of());
+                s.environment(d.grant()), Map.of());
         written(JournalRecord.Started.of(job)); // forced before the answer (Commands.handle)
         return granted(tid, job);
     }
@@ -145,7 +145,7 @@ final class JobLifecycle {
         String id = jobId.toString();
         Decision d = grantNow(spec, id);
         Job local = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
-                d.grant().environment(s.host()), Map.of());
+                s.environment(d.grant()), Map.of());
         written(JournalRecord.Started.pending(local));
         Grant remote;
         try {
@@ -160,7 +160,7 @@ final class JobLifecycle {
             }
             throw e;
         }
-        Job job = local.withRemote(remote, s.host());
+        Job job = local.withRemote(remote, s.environment(local.grant().plus(remote)));
         try {
             journal.writeLazily(new JournalRecord.Remote(id, remote));
         } catch (Session.CommandException e) {

@@ -34,7 +34,7 @@ final class PendingStarts {
             }
             try {
                 if (grant.isPresent()) {
-                    Job now = job.withRemote(grant.get(), s.host());
+                    Job now = job.withRemote(grant.get(), s.environment(job.grant().plus(grant.get())));
                     records.write(new JournalRecord.Remote(id, grant.get()));
                     records.force();
                     s.confirmed(id);

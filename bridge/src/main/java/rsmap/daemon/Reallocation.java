@@ -213,10 +213,13 @@ final class Reallocation {
         answered.forEach(a -> answerOpen(applied(a)));
     }
 
-    /** The job's SGE_HGR_* when it holds {@code held}: a map it held before and holds no more shows empty. */
-    static Map<String, String> environment(Job job, Grant held, String host) {
-        Map<String, String> env = new LinkedHashMap<>(held.plus(job.remote()).environment(host));
-        Map<String, String> before = new LinkedHashMap<>(job.grant().plus(job.releasing()).environment(host));
+    /**
+     * The job's SGE_HGR_* (and its cards' variable, GpuHost) when it holds {@code held}: a map it held
+     * before and holds no more shows empty.
+     */
+    static Map<String, String> environment(Job job, Grant held, HostState s) {
+        Map<String, String> env = new LinkedHashMap<>(s.environment(held.plus(job.remote())));
+        Map<String, String> before = new LinkedHashMap<>(s.environment(job.grant().plus(job.releasing())));
         before.putAll(job.env());
         before.keySet().forEach(k -> env.putIfAbsent(k, ""));
         return env;
@@ -233,7 +236,7 @@ final class Reallocation {
         Job job = s.job(a.job()).orElse(null);
         Grant held = s.cluster().grantOf(a.job()).orElse(Grant.NONE);
         Grant releasing = s.reallocs().releasingOf(a.job());
-        Job now = job.holding(held, releasing, environment(job, held, s.host()));
+        Job now = job.holding(held, releasing, environment(job, held, s));
         journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing));
         s.hold(now); // its environment file follows
         if (!a.added().isEmpty() && !now.pids().isEmpty()) {

@@ -95,12 +95,12 @@ final class Recovery {
             if (!o.ok()) {
                 throw new IOException("job " + j.id() + " cannot be restored: " + o.error());
             }
-            s.replay(j.withEnv(r.grant().plus(j.remote()).environment(s.host())));
+            s.replay(j.withEnv(s.environment(r.grant().plus(j.remote()))));
         } else if (record instanceof JournalRecord.Remote rr) {
             Job j = s.job(rr.job()).orElse(null);
             if (j != null) {
                 s.confirmed(rr.job());
-                s.replay(j.withRemote(rr.remote(), s.host()));
+                s.replay(j.withRemote(rr.remote(), s.environment(j.grant().plus(rr.remote()))));
             }
         } else if (record instanceof JournalRecord.Changed c) {
             // What a realloc or a release left the job: it is put back exactly so, no choice made again.
@@ -114,7 +114,7 @@ final class Recovery {
             if (!o.ok()) {
                 throw new IOException("job " + j.id() + " cannot be restored as changed: " + o.error());
             }
-            s.replay(j.holding(c.grant(), c.releasing(), Reallocation.environment(j, c.grant(), s.host())));
+            s.replay(j.holding(c.grant(), c.releasing(), Reallocation.environment(j, c.grant(), s)));
         } else if (record instanceof JournalRecord.AllocIds ids) {
             s.allocIdsUpTo(ids.upTo());
         } else if (record instanceof JournalRecord.Entered e) {

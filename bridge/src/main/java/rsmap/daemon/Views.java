@@ -90,6 +90,10 @@ final class Views {
         if (d.slots().isPresent()) {
             q.put("slots", d.slots().getAsInt());
         }
+        ObjectNode nvidia = d.gpus.facts(); // docs/gpus.md: the driver and each card, where NVML was read
+        if (nvidia != null) {
+            q.set("nvidia", nvidia);
+        }
     }
 
     /**
@@ -164,6 +168,12 @@ final class Views {
         }
         d.attributes().values().forEach((name, v) -> attrs.add(attr("host.attr." + name, v.type().name(), name,
                 "Host attribute " + name + " (" + v.type() + "), for node filters", null, null, null, List.of())));
+        ObjectNode nvidia = d.gpus.facts();
+        if (nvidia != null) {
+            attrs.add(attr("host.nvidia", "NVIDIA", "nvidia", "What NVML reports: driver, cuda, and each card's index, "
+                    + "uuid, model, memory, numa_node, pci, compute_capability, minor (docs/gpus.md)", null, null, null,
+                    List.of()));
+        }
         List<Frame> out = new ArrayList<>();
         Map<String, Integer> ids = new LinkedHashMap<>();
         for (int i = 0; i < attrs.size(); i++) {
@@ -189,6 +199,9 @@ final class Views {
         }
         d.attributes().text().forEach((name, v) -> hostElement.with("attrs").put(Integer.toString(ids.get("host.attr."
                 + name)), v));
+        if (nvidia != null) {
+            hostElement.with("attrs").set(Integer.toString(ids.get("host.nvidia")), nvidia);
+        }
         out.add(Frame.of(tid, Code.ELEMENT_DEF.value(), hostElement.toString()));
         for (ResourceMap rm : allMaps(d)) {
             String base = "map." + rm.name();

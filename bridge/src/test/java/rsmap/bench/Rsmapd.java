@@ -60,9 +60,15 @@ final class Rsmapd implements AutoCloseable {
 
     /** Execs bin/rsmapd on {@code dir/rsmapd.conf} and returns once READY=1 arrived. */
     static Rsmapd start(Path dir) throws IOException {
+        return start(dir, java.util.Map.of());
+    }
+
+    /** The same, with {@code env} added to the daemon's environment. */
+    static Rsmapd start(Path dir, java.util.Map<String, String> env) throws IOException {
         try (NotifyListener notify = NotifyListener.bind(dir.resolve("notify").toString())) {
             ProcessBuilder pb = new ProcessBuilder(BIN.toString(), "--config", dir.resolve("rsmapd.conf").toString())
                     .redirectOutput(dir.resolve("rsmapd.out").toFile()).redirectError(dir.resolve("rsmapd.err").toFile());
+            pb.environment().putAll(env);
             pb.environment().put("NOTIFY_SOCKET", notify.address());
             long t0 = System.nanoTime();
             Process p = pb.start();

@@ -104,8 +104,9 @@ class ConfigTest {
                 java.util.Map.entry("fabric", "hdr"), java.util.Map.entry("gpu_arch", "9.0"), java.util.Map.entry("big",
                         "true"));
         assertThat(c.attributeTypes().toString()).isEqualTo("{\"arch\":\"string\",\"cpu_speed\":\"number\","
-                + "\"cpus\":\"number\",\"fabric\":\"string\",\"gpu_arch\":\"version\",\"kernel\":\"string\","
-                + "\"memory\":\"number\",\"os\":\"string\"}");
+                + "\"cpus\":\"number\",\"cuda\":\"version\",\"fabric\":\"string\",\"gpu_arch\":\"version\","
+                + "\"gpu_memory\":\"number\",\"gpu_model\":\"string\",\"gpus\":\"number\",\"kernel\":\"string\","
+                + "\"memory\":\"number\",\"nvidia_driver\":\"version\",\"os\":\"string\"}");
         assertThat(c.slots()).hasValue(48);
         assertThat(c.filter().orElseThrow().toString()).isEqualTo("arch != \"ppc64le\" && cpu_speed > 2GHz");
         assertThat(c.discover()).isFalse();

@@ -1,0 +1,64 @@
+// The calls of NVML (libnvidia-ml.so.1) the GPU layer makes, bound through JNA from nvml.h: only these.
+package rsmap.device.nvml;
+
+import com.sun.jna.Library;
+import com.sun.jna.Pointer;
+import com.sun.jna.Structure;
+import com.sun.jna.ptr.IntByReference;
+import com.sun.jna.ptr.PointerByReference;
+
+/**
+ * nvml.h's signatures: {@code nvmlReturn_t} is an enum (an int), {@code nvmlDevice_t} an opaque pointer,
+ * {@code unsigned int} an int read unsigned. The versioned names ({@code _v2}, {@code _v3}) are the ones
+ * nvml.h's macros map the plain names to; every driver since 2015 exports them.
+ */
+interface NvmlLibrary extends Library {
+    int nvmlInit_v2();
+
+    int nvmlShutdown();
+
+    String nvmlErrorString(int result);
+
+    int nvmlSystemGetDriverVersion(byte[] version, int length);
+
+    int nvmlSystemGetCudaDriverVersion_v2(IntByReference cudaDriverVersion);
+
+    int nvmlDeviceGetCount_v2(IntByReference deviceCount);
+
+    int nvmlDeviceGetHandleByIndex_v2(int index, PointerByReference device);
+
+    int nvmlDeviceGetUUID(Pointer device, byte[] uuid, int length);
+
+    int nvmlDeviceGetName(Pointer device, byte[] name, int length);
+
+    int nvmlDeviceGetMinorNumber(Pointer device, IntByReference minorNumber);
+
+    int nvmlDeviceGetMemoryInfo(Pointer device, Memory memory);
+
+    int nvmlDeviceGetPciInfo_v3(Pointer device, PciInfo pci);
+
+    int nvmlDeviceGetCudaComputeCapability(Pointer device, IntByReference major, IntByReference minor);
+
+    /** Newer drivers only, and only where GPUs are NUMA nodes; else NOT_SUPPORTED (or no such symbol). */
+    int nvmlDeviceGetNumaNodeId(Pointer device, IntByReference node);
+
+    /** nvml.h, nvmlMemory_t: bytes. */
+    @Structure.FieldOrder({"total", "free", "used"})
+    final class Memory extends Structure {
+        public long total;
+        public long free;
+        public long used;
+    }
+
+    /** nvml.h, nvmlPciInfo_t (NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16, NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32). */
+    @Structure.FieldOrder({"busIdLegacy", "domain", "bus", "device", "pciDeviceId", "pciSubSystemId", "busId"})
+    final class PciInfo extends Structure {
+        public byte[] busIdLegacy = new byte[16];
+        public int domain;
+        public int bus;
+        public int device;
+        public int pciDeviceId;
+        public int pciSubSystemId;
+        public byte[] busId = new byte[32];
+    }
+}
