@@ -59,15 +59,8 @@ execd)
     done
     ;;
 stop)
-    for f in "$dir/execd.pid" "$dir/qmaster/qmaster.pid"; do
-        if [ -f "$f" ]; then
-            pid=$(cat "$f")
-            kill "$pid" 2>/dev/null || true
-            i=0
-            while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-            kill -9 "$pid" 2>/dev/null || true
-        fi
-    done
+    . "$(dirname "$0")/stop-daemons.sh"
+    stop_daemons "$dir/execd.pid" "$dir/qmaster/qmaster.pid"
     rm -rf "${root:?}/${cell:?}"
     ;;
 *) echo "sge-cell: unknown command $cmd" >&2; exit 2 ;;
