@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.HeldGrants;
 import rsmap.wire.Session;
 import rsmap.wire.TestClient;
 
@@ -298,29 +299,12 @@ final class GridEngineCluster implements AutoCloseable {
 
     /** What rsmapd holds: job (job.task for an array task) -> its gpu identifiers on this host (QUERY as root). */
     Map<String, List<String>> held() throws Exception {
-        try (TestClient c = new TestClient(socket())) {
-            c.call(Frame.of(1, Code.INIT.value(), Session.VERSION));
-            JsonNode q = JSON.readTree(c.call(Frame.of(2, Code.QUERY.value())).get(0).text(0));
-            Map<String, List<String>> out = new LinkedHashMap<>();
-            for (JsonNode j : q.path("jobs")) {
-                List<String> ids = new ArrayList<>();
-                j.path("grants").path(host).path("gpu").forEach(i -> ids.add(i.asText()));
-                String task = j.path("task").asText("");
-                out.put(j.path("job").asText() + (task.isEmpty() || task.equals("undefined") ? "" : "." + task), ids);
-            }
-            return out;
-        }
+        return HeldGrants.of(socket(), host, "gpu");
     }
 
     /** Waits until rsmapd holds nothing for {@code job} (null: for any job); returns what it still holds. */
     Map<String, List<String>> awaitReleased(String job) throws Exception {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        Map<String, List<String>> h = held();
-        while ((job == null ? !h.isEmpty() : h.containsKey(job)) && System.nanoTime() < end) {
-            Thread.sleep(100);
-            h = held();
-        }
-        return h;
+        return HeldGrants.awaitReleased(socket(), host, "gpu", job);
     }
 
     /** Deletes every job, stops execd and qmaster and rsmapd by pid, removes the cell, cgroups and files. */

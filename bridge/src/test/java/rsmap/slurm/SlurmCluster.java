@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.HeldGrants;
 import rsmap.wire.Ports;
 import rsmap.wire.Session;
 import rsmap.wire.TestClient;
@@ -401,17 +402,7 @@ final class SlurmCluster implements AutoCloseable {
 
     /** What rsmapd holds: job -> its gpu identifiers on this node (QUERY as root). */
     Map<String, List<String>> held() throws Exception {
-        try (TestClient c = new TestClient(socket())) {
-            c.call(Frame.of(1, Code.INIT.value(), Session.VERSION));
-            JsonNode q = JSON.readTree(c.call(Frame.of(2, Code.QUERY.value())).get(0).text(0));
-            Map<String, List<String>> out = new LinkedHashMap<>();
-            for (JsonNode j : q.path("jobs")) {
-                List<String> ids = new ArrayList<>();
-                j.path("grants").path(node).path("gpu").forEach(i -> ids.add(i.asText()));
-                out.put(j.path("job").asText(), ids);
-            }
-            return out;
-        }
+        return HeldGrants.of(socket(), node, "gpu");
     }
 
     /** Sends the node's rsmapd {@code signal} (STOP, CONT). */
@@ -421,13 +412,7 @@ final class SlurmCluster implements AutoCloseable {
 
     /** Waits until rsmapd holds nothing for {@code job} (null: for any job); returns what it still holds. */
     Map<String, List<String>> awaitReleased(String job) throws Exception {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        Map<String, List<String>> h = held();
-        while ((job == null ? !h.isEmpty() : h.containsKey(job)) && System.nanoTime() < end) {
-            Thread.sleep(100);
-            h = held();
-        }
-        return h;
+        return HeldGrants.awaitReleased(socket(), node, "gpu", job);
     }
 
     /** Cancels every job, stops every daemon by its pid, removes the cgroups and files of this run. */
