@@ -26,12 +26,12 @@ if [ "$only" = hook ]; then
 fi
 
 # -fPIC once: the same objects go into the static hook and the shared SPANK plugin.
-for c in rsmap-client rsmap-trust rsmap-exchange rsmap-json rsmap-request slurm-slots; do
+for c in rsmap-client rsmap-trust rsmap-exchange rsmap-json rsmap-jsonread rsmap-request slurm-slots; do
     gcc $cflags -fPIC -c -o "$lib/$c.o" "$here/$c.c"
 done
 rm -f "$lib/librsmap-client.a"
 ar rcs "$lib/librsmap-client.a" "$lib/rsmap-client.o" "$lib/rsmap-trust.o" "$lib/rsmap-exchange.o" \
-    "$lib/rsmap-json.o" "$lib/rsmap-request.o"
+    "$lib/rsmap-json.o" "$lib/rsmap-jsonread.o" "$lib/rsmap-request.o"
 
 # Static: no dynamic loader runs in the job path (a job start pays for every exec).
 gcc $cflags -I"$here" -static -o "$out/rsmap-hook" "$here/rsmap-hook.c" "$lib/librsmap-client.a"
@@ -41,6 +41,10 @@ ln -sf rsmap-hook "$out/rsmap-starter"
 gcc $cflags -I"$here" -static -o "$out/rsmap-shell" "$here/rsmap-shell.c" "$here/rsmap-shell-args.c" \
     "$lib/librsmap-client.a"
 [ "$only" = hook ] && exit 0
+
+# Static as well: job_submit.lua and the JSV run it for every submission with a filter or alternatives,
+# where `rsmap place` would start a JVM (docs/integration-slurm.md, "At submission").
+gcc $cflags -I"$here" -static -o "$out/rsmap-place" "$here/rsmap-place.c" "$lib/librsmap-client.a"
 
 # The test drivers of the table-free parts (request form, slots): RequestCheckIT, SlurmSlotsIT.
 gcc $cflags -I"$here" -o "$out/rsmap-request-check" "$test/request-check.c" "$lib/librsmap-client.a"

@@ -16,6 +16,7 @@ enum rsmap_code {
     RSMAP_REALLOC = 0x0015, /* Flux RFC 51: docs/protocol.md, "Dynamic reallocation" */
     RSMAP_RELEASE = 0x0016,
     RSMAP_REALLOC_CANCEL = 0x0017,
+    RSMAP_PLACE = 0x001b, /* the authority's placement: docs/alternatives.md */
     RSMAP_OK = 0x8000,
     RSMAP_ERROR = 0x8001,
     RSMAP_STATE = 0x8004,

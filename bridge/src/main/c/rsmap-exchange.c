@@ -28,6 +28,7 @@ static const char *command_name(unsigned code) {
     case RSMAP_REALLOC: return "REALLOC";
     case RSMAP_RELEASE: return "RELEASE";
     case RSMAP_REALLOC_CANCEL: return "REALLOC_CANCEL";
+    case RSMAP_PLACE: return "PLACE";
     default: return "the command";
     }
 }

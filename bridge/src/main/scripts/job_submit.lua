@@ -9,11 +9,12 @@
 -- prolog as SPANK_RSMAP_REQUEST and SPANK_RSMAP_FILTER.
 --
 -- Settings, from slurmctld's environment (systemctl edit slurmctld: Environment=...):
---   RSMAP_PLACE_COMMAND     the place command (default "rsmap place")
+--   RSMAP_PLACE_COMMAND     the place command (default "/usr/libexec/rsmap/rsmap-place": C, a millisecond;
+--                           "rsmap place" takes the same options but starts a JVM, about half a second)
 --   RSMAP_AUTHORITY_SOCKET  the authority's socket, passed as --socket (default: rsmap's own default)
 --   RSMAP_PLACE_TIMEOUT     seconds to wait for it (default 5): slurmctld waits, holding its job lock
 
-local PLACE = os.getenv("RSMAP_PLACE_COMMAND") or "rsmap place"
+local PLACE = os.getenv("RSMAP_PLACE_COMMAND") or "/usr/libexec/rsmap/rsmap-place"
 local SOCKET = os.getenv("RSMAP_AUTHORITY_SOCKET")
 local TIMEOUT = tonumber(os.getenv("RSMAP_PLACE_TIMEOUT") or "") or 5
 

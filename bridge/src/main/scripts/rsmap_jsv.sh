@@ -12,7 +12,7 @@
 #     one is rejected with the parser's message) and that it names the same maps with the same amounts
 #     as -l (what the scheduler books); parameter names are checked by rsmapd at job start.
 #   - with RSMAP_ALTERNATIVES="gpu=4 || gpu=2 || gpu=1" (requests in the user's order of
-#     preference) asks the authority (rsmap place) which one can start first and makes it the job's
+#     preference) asks the authority (rsmap-place) which one can start first and makes it the job's
 #     request (-l and RSMAP_REQUEST) with the hosts chosen as -l h=...; none can start now: the first one;
 #   - with RSMAP_FILTER="cpu_speed > 2GHz" (docs/filters.md) asks the authority which hosts pass and adds
 #     them as -l h=host1|host2; a filter that does not parse, or that no host passes, rejects the job
@@ -22,7 +22,8 @@
 #     words): the job is accepted as it is and that is logged (the host's check still refuses a wrong
 #     placement, prolog exit 99).
 # Configuration (environment of the JSV, or the defaults where the packages install things):
-#   RSMAP_CLI        the rsmap command, for RSMAP_FILTER and RSMAP_ALTERNATIVES (/usr/bin/rsmap)
+#   RSMAP_PLACE      rsmap-place (C, no JVM per job), for RSMAP_FILTER and RSMAP_ALTERNATIVES
+#                    (/usr/libexec/rsmap/rsmap-place; "rsmap place" takes the same options)
 #   RSMAP_HOOK       rsmap-hook, for the request's form (/usr/libexec/rsmap/rsmap-hook)
 #   RSMAP_COMPLEXES  rsmapd's complex table, with the maps as RSMAP - not "qconf -sc"'s (/etc/rsmap/complexes)
 #   RSMAP_AUTHORITY_SOCKET  the authority's socket (/run/rsmap/rsmapd.sock: the JSV runs beside it)
@@ -30,7 +31,7 @@
 # "-jsv /usr/libexec/rsmap/rsmap_jsv.sh" in $SGE_ROOT/$SGE_CELL/common/sge_request (client JSV: the
 # rewrite of a bracketed -l).
 
-RSMAP=${RSMAP_CLI:-/usr/bin/rsmap}
+PLACE=${RSMAP_PLACE:-/usr/libexec/rsmap/rsmap-place}
 HOOK=${RSMAP_HOOK:-/usr/libexec/rsmap/rsmap-hook}
 COMPLEXES=${RSMAP_COMPLEXES:-/etc/rsmap/complexes}
 AUTHORITY=${RSMAP_AUTHORITY_SOCKET:-/run/rsmap/rsmapd.sock}
@@ -240,13 +241,13 @@ json_string() {
     printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"
 }
 
-# rsmap place ARGS --shell against the authority; sets its variables (on an ERROR: error and category);
-# returns rsmap's exit code, except 2 - the request's or filter's fault, a REJECT - only when the ERROR's
+# rsmap-place ARGS --shell against the authority; sets its variables (on an ERROR: error and category);
+# returns its exit code (those of rsmap place), except 2 - the request's or filter's fault, a REJECT - only when the ERROR's
 # category says so (refused or malformed; docs/protocol.md, "Error categories"): a refusal of another
 # category, or an exit 2 with none (a usage error of an older rsmap), is 1, as if the authority had not answered.
 ask_authority() {
     decision= alternative= hosts= pass= fail= why= error= category=
-    answer=$("$RSMAP" place --socket "$AUTHORITY" --shell "$@" 2>"$errors")
+    answer=$("$PLACE" --socket "$AUTHORITY" --shell "$@" 2>"$errors")
     status=$?
     case $status in
         0|3|1|2) eval "$answer" ;; # rsmap's own NAME='value' lines, quoted for eval

@@ -37,15 +37,15 @@ class RsmapJsvIT {
         }
 
         Dialogue(Path complexes, Path authority) throws IOException {
-            this(complexes, authority, ROOT.resolve("bin/rsmap"));
+            this(complexes, authority, ROOT.resolve("bridge/target/rsmap-place"));
         }
 
-        Dialogue(Path complexes, Path authority, Path cli) throws IOException {
+        Dialogue(Path complexes, Path authority, Path place) throws IOException {
             ProcessBuilder pb = new ProcessBuilder("sh", JSV.toString());
             if (authority != null) {
                 pb.environment().put("RSMAP_AUTHORITY_SOCKET", authority.toString());
             }
-            pb.environment().put("RSMAP_CLI", cli.toString());
+            pb.environment().put("RSMAP_PLACE", place.toString());
             pb.environment().put("RSMAP_HOOK", ROOT.resolve("bridge/target/rsmap-hook").toString());
             pb.environment().put("RSMAP_COMPLEXES", complexes.toString());
             jsv = pb.redirectError(ProcessBuilder.Redirect.INHERIT).start();
@@ -228,15 +228,14 @@ class RsmapJsvIT {
         String[][] rows = {{"refused", "REJECT"}, {"malformed", "REJECT"}, {"denied", "accept"}, {"busy", "accept"},
             {"unavailable", "accept"}, {"internal", "accept"}, {"", "accept"}};
         for (String[] row : rows) {
-            Path cli = tmp.resolve("rsmap-" + (row[0].isEmpty() ? "none" : row[0]));
-            Files.writeString(cli, String.join("\n", "#!/bin/sh",
-                    "[ \"$1\" = place ] || exec " + ROOT.resolve("bin/rsmap") + " \"$@\"",
+            Path place = tmp.resolve("rsmap-place-" + (row[0].isEmpty() ? "none" : row[0]));
+            Files.writeString(place, String.join("\n", "#!/bin/sh",
                     "echo \"error='rsmapd: filter: column 12: filter ends where a value is expected'\"",
                     row[0].isEmpty() ? "" : "echo \"category='" + row[0] + "'\"",
                     "echo 'error: rsmapd: filter: column 12: filter ends where a value is expected' >&2",
                     "exit 2") + "\n");
-            cli.toFile().setExecutable(true);
-            try (Dialogue d = new Dialogue(ROOT.resolve("examples/complexes"), tmp.resolve("authority.sock"), cli)) {
+            place.toFile().setExecutable(true);
+            try (Dialogue d = new Dialogue(ROOT.resolve("examples/complexes"), tmp.resolve("authority.sock"), place)) {
                 List<String> answer = d.verify("PARAM global_l_hard gpu=1", "ENV ADD RSMAP_FILTER cpu_speed > 2GHz");
                 if (row[1].equals("REJECT")) {
                     assertThat(answer).as(row[0]).containsExactly("RESULT STATE REJECT rsmap: RSMAP_FILTER=cpu_speed > 2GHz: "

@@ -114,14 +114,14 @@ final class GridEngineCluster implements AutoCloseable {
             Files.setPosixFilePermissions(n, PosixFilePermissions.fromString("rw-rw-rw-"));
         }
         Path hooks = dir.resolve("hooks");
-        for (String f : new String[] {"rsmap-hook", "rsmap-shell"}) {
+        for (String f : new String[] {"rsmap-hook", "rsmap-shell", "rsmap-place"}) {
             Files.copy(Path.of("target", f), hooks.resolve(f));
         }
         Files.createSymbolicLink(hooks.resolve("rsmap-starter"), Path.of("rsmap-hook"));
         Files.copy(Path.of("src", "main", "scripts", "rsmap_jsv.sh"), hooks.resolve("rsmap_jsv.sh"));
         // qmaster runs a JSV in an environment of its own: the settings go in through a wrapper.
         Files.writeString(hooks.resolve("jsv"), String.join("\n", "#!/bin/sh",
-                "export RSMAP_CLI=" + Path.of("..", "bin", "rsmap").toAbsolutePath().normalize(),
+                "export RSMAP_PLACE=" + hooks.resolve("rsmap-place"),
                 "export RSMAP_HOOK=" + hooks.resolve("rsmap-hook"),
                 "export RSMAP_COMPLEXES=" + dir.resolve("complexes"),
                 "export RSMAP_AUTHORITY_SOCKET=" + dir.resolve("authority.sock"),

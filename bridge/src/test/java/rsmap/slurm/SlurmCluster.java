@@ -267,8 +267,9 @@ final class SlurmCluster implements AutoCloseable {
                         + " \"unparsable\"' >&2; exit 2 ;;",
                 "*unreachable*) echo 'error: authority unreachable' >&2; exit 1 ;;",
                 "esac",
-                // Everything else is the real PLACE of the authority, about this node's registered attributes.
-                "exec " + Path.of("..", "bin", "rsmap").toAbsolutePath().normalize() + " place \"$@\"") + "\n");
+                // Everything else is the real PLACE of the authority, about this node's registered attributes,
+                // through the C client job_submit.lua uses by default.
+                "exec " + Path.of("target", "rsmap-place").toAbsolutePath() + " \"$@\"") + "\n");
         Files.setPosixFilePermissions(place, PosixFilePermissions.fromString("rwxr-xr-x"));
     }
 
