@@ -7,7 +7,7 @@
 #                                                  meanwhile runs without prolog and epilog
 #   configure-cell.sh host DIR HOST                once execd has registered its host: the map's amount
 # HOOKS holds rsmap-hook, rsmap-starter (a link to it) and jsv (the server JSV, a wrapper that sets
-# RSMAP_CLI and RSMAP_COMPLEXES: qmaster runs a JSV in an environment of its own). Writes its files to DIR.
+# RSMAP_PLACE and RSMAP_COMPLEXES: qmaster runs a JSV in an environment of its own). Writes its files to DIR.
 set -eu
 phase=$1 dir=$2 host=$3
 mkdir -p "$dir/qconf"

@@ -36,6 +36,7 @@ class PackageContentsIT {
             "/usr/lib/systemd/system/rsmapd.service",
             "/usr/libexec/rsmap/execd-stub",
             "/usr/libexec/rsmap/rsmap-hook",
+            "/usr/libexec/rsmap/rsmap-place",
             "/usr/libexec/rsmap/rsmap-shell",
             "/usr/libexec/rsmap/rsmap-starter",
             "/usr/libexec/rsmap/rsmap_jsv.sh",
@@ -98,6 +99,7 @@ class PackageContentsIT {
             /usr/sbin/rsmapd                  | -rwxr-xr-x root:root           | -rwxr-xr-x root:root
             /usr/libexec/rsmap/rsmap-hook     | -rwxr-xr-x root:root           | -rwxr-sr-x root:rsmap
             /usr/libexec/rsmap/rsmap-shell    | -rwxr-xr-x root:root           | -rwxr-sr-x root:rsmap
+            /usr/libexec/rsmap/rsmap-place    | -rwxr-xr-x root:root           | -rwxr-xr-x root:root
             /usr/libexec/rsmap/rsmap_jsv.sh   | -rwxr-xr-x root:root           | -rwxr-xr-x root:root
             /usr/libexec/rsmap/execd-stub     | -rwxr-xr-x root:root           | -rwxr-xr-x root:root
             /usr/share/rsmap/rsmap.jar        | -rw-r--r-- root:root           | -rw-r--r-- root:root
@@ -127,7 +129,7 @@ class PackageContentsIT {
     }
 
     @ParameterizedTest
-    @CsvSource({"rsmap-hook", "rsmap-shell", "execd-stub"})
+    @CsvSource({"rsmap-hook", "rsmap-shell", "rsmap-place", "execd-stub"})
     void binaries_areStripped_andTheSameInBoth(String name) throws Exception {
         String path = "/usr/libexec/rsmap/" + name;
         String sections = Run.ok(List.of("readelf", "-S", "--wide", Packages.TARGET.resolve("bin").resolve(name).toString()));
