@@ -1,0 +1,70 @@
+// Submissions per second through a real slurmctld with the packaged job_submit.lua: sbatch without a filter,
+// with --rsmap-filter asked of the authority by the C rsmap-place, and by the Java `rsmap place` (a JVM per
+// submission). slurmctld runs job_submit.lua holding its job lock, so this rate bounds the whole cluster's.
+package rsmap.slurm;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Rounds of {@code JOBS} held batch jobs (they are submitted, never run) for each case, interleaved; the
+ * rate of each case is its jobs over its summed time. Args: {@code [JOBS] [ROUNDS]} (default 10 and 3). Run
+ * as root with Slurm installed: {@code mvn -Pbench -Dbench.main=rsmap.slurm.SubmitRate verify}.
+ */
+public final class SubmitRate {
+    private SubmitRate() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int jobs = args.length > 0 ? Integer.parseInt(args[0]) : 10;
+        int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+        String[] cases = {"sbatch, no filter", "--rsmap-filter, rsmap-place (C)", "--rsmap-filter, rsmap place (Java)"};
+        long[] nanos = new long[cases.length];
+        try (SlurmCluster cluster = SlurmCluster.start()) {
+            Path place = cluster.dir.resolve("fake-rsmap-place");
+            String script = Files.readString(place);
+            String java = "exec " + Path.of("..", "bin", "rsmap").toAbsolutePath().normalize() + " place \"$@\"";
+            String c = script.lines().filter(l -> l.startsWith("exec ")).findFirst().orElseThrow();
+            submit(cluster, 2, false); // slurmctld's first submissions load the script
+            for (int r = 0; r < rounds; r++) {
+                for (int k = 0; k < cases.length; k++) {
+                    Files.writeString(place, script.replace(c, k == 2 ? java : c));
+                    nanos[k] += submit(cluster, jobs, k > 0);
+                }
+            }
+            cluster.run(List.of("scancel", "--user=nobody"), Map.of());
+        }
+        System.out.printf("submission through slurmctld and job_submit.lua: %d rounds of %d held jobs per case%n",
+                rounds, jobs);
+        double base = rate(nanos[0], jobs * rounds);
+        for (int k = 0; k < cases.length; k++) {
+            double rate = rate(nanos[k], jobs * rounds);
+            System.out.printf("  %-38s %7.1f jobs/s  %7.1f ms/job  (%.2fx the time of no filter)%n", cases[k], rate,
+                    1000 / rate, base / rate);
+        }
+    }
+
+    /** Submits {@code n} held jobs one after another; their summed wall time. */
+    private static long submit(SlurmCluster cluster, int n, boolean filter) throws Exception {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            List<String> cmd = new ArrayList<>(List.of("sbatch", "--hold", "--parsable", "-o", "/dev/null"));
+            if (filter) {
+                cmd.add("--rsmap-filter=cpu_speed > 2GHz");
+            }
+            cmd.addAll(List.of("--wrap", "true"));
+            SlurmCluster.Run r = cluster.asNobody(Map.of(), cmd.toArray(new String[0]));
+            if (r.code() != 0) {
+                throw new IllegalStateException("sbatch exited " + r.code() + ": " + r.err());
+            }
+        }
+        return System.nanoTime() - t0;
+    }
+
+    private static double rate(long nanos, int jobs) {
+        return jobs / (nanos / 1e9);
+    }
+}
