@@ -56,8 +56,9 @@ final class AuthorityCommands {
         h.put(Code.REGISTER, authority::register);
         h.put(Code.HOST_EVENT, (c, session) -> authority.event(c));
         h.put(Code.RECONCILE, (c, session) -> {
+            Set<String> keyed = JobKeys.listed(c); // checked before anything changes
             List<Frame> answer = authority.reconcile(c);
-            keys.reconciled(Args.object(c).path("host").asText(), Args.object(c).get("keys"));
+            keys.reconciled(Args.object(c).path("host").asText(), keyed);
             return answer;
         });
         PlaceLane lane = new PlaceLane(authority.placing, access, lock);

@@ -102,17 +102,34 @@ final class JobKeys {
                 + (hosts.isEmpty() ? "; its groups " + was.keys() + " are forgotten" : ", still on " + hosts));
     }
 
+    /** RECONCILE's {@code "keys"}: the host's jobs held to scope=job groups (none when absent). */
+    static Set<String> listed(Frame c) throws Session.CommandException {
+        JsonNode listed = Args.object(c).get("keys");
+        Set<String> out = new HashSet<>();
+        if (listed == null) {
+            return out;
+        }
+        if (!listed.isArray()) {
+            throw new Session.CommandException(Category.MALFORMED, "RECONCILE: \"keys\" lists the host's jobs held to "
+                    + "scope=job groups, not " + Args.quote(listed.toString()));
+        }
+        for (JsonNode j : listed) {
+            if (!j.isTextual() || JobId.parse(j.asText()).filter(id -> id.host().isEmpty()).isEmpty()) {
+                throw new Session.CommandException(Category.MALFORMED, "RECONCILE: \"keys\" holds a job id, not "
+                        + Args.quote(j.toString()));
+            }
+            out.add(j.asText());
+        }
+        return out;
+    }
+
     /**
      * A host's reconciliation: of the jobs it holds keys of here, those it no longer lists ({@code
      * listed}, its jobs' names) ended while it was away or never started; it lets go of them.
      */
-    void reconciled(String host, JsonNode listed) throws Session.CommandException {
-        Set<String> still = new HashSet<>();
-        if (listed != null) {
-            listed.forEach(j -> still.add(j.asText()));
-        }
+    void reconciled(String host, Set<String> listed) throws Session.CommandException {
         for (String job : s.jobGroups.heldBy(host)) {
-            if (!still.contains(job)) {
+            if (!listed.contains(job)) {
                 left(host, JobId.parse(job).orElseThrow());
             }
         }

@@ -77,6 +77,22 @@ class JobKeysTest {
     }
 
     @Test
+    void reconcile_letsGoOfTheJobsAHostNoLongerLists_andABadListChangesNothing() throws Exception {
+        ask("node01", "7", "0");
+        ask("node01", "8", "1");
+        ask("node02", "8", "0");
+        List<Frame> bad = call(authority, Code.RECONCILE, "{\"host\":\"node01\",\"jobs\":{},\"keys\":[\"node02:7\"]}");
+        assertThat(bad.get(0).text(0)).startsWith("RECONCILE: \"keys\" holds a job id");
+        assertThat(bad.get(0).text(1)).isEqualTo("malformed");
+        assertThat(jobKeys().size()).isEqualTo(2);
+        call(authority, Code.RECONCILE, "{\"host\":\"node01\",\"jobs\":{},\"keys\":[\"7\"]}");
+        assertThat(jobKeys().toString()).isEqualTo("{\"7\":{\"keys\":{\"gpu\":\"0\"},\"hosts\":[\"node01\"]},"
+                + "\"8\":{\"keys\":{\"gpu\":\"1\"},\"hosts\":[\"node02\"]}}");
+        call(authority, Code.RECONCILE, "{\"host\":\"node02\",\"jobs\":{}}");
+        assertThat(jobKeys().toString()).isEqualTo("{\"7\":{\"keys\":{\"gpu\":\"0\"},\"hosts\":[\"node01\"]}}");
+    }
+
+    @Test
     void twoHostsAskingAtTheSameMoment_areAnsweredOneKey() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try {
