@@ -148,6 +148,15 @@ class JobKeysIT {
         assertThat(done.getAsBoolean()).as(what).isTrue();
     }
 
+    /** `rsmap ARGS` as a process of its own, as an admin runs it. */
+    private static String rsmap(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                rsmap.cli.Main.class.getName()));
+        cmd.addAll(List.of(args));
+        return finish(new ProcessBuilder(cmd).redirectErrorStream(true).start());
+    }
+
     private String cards(String host, String id) {
         return hosts.get(host).jobs().get(id).env().get("SGE_HGR_gpu");
     }
@@ -166,8 +175,11 @@ class JobKeysIT {
         Path gate = held("node01", "7", SPANS_JOB);
         assertThat(cards("node01", "7")).isEqualTo("0 0");
         assertThat(jobKeys().path("7").toString()).isEqualTo("{\"keys\":{\"gpu\":\"0\"},\"hosts\":[\"node01\"]}");
-        assertThat(finish(job("node02", "7", SPANS_JOB, null))).as("held to the job's card, not its own choice")
-                .contains("gpu=0 0").endsWith("exit=0");
+        Path second = held("node02", "7", SPANS_JOB);
+        assertThat(cards("node02", "7")).as("held to the job's card, not its own choice").isEqualTo("0 0");
+        assertThat(rsmap("status", "--cluster", "--socket", authorityDir.resolve("rsmapd.sock").toString()))
+                .contains("job 7 held to scope=job groups gpu=0 on node01 node02").endsWith("exit=0");
+        open(second, "node02", "7");
         assertThat(jobKeys().path("7").path("hosts").toString()).as("node02's part ended").isEqualTo("[\"node01\"]");
         open(gate, "node01", "7");
         assertThat(jobKeys().has("7")).as("the job's last end forgets its card").isFalse();
