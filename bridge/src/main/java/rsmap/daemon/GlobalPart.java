@@ -29,11 +29,11 @@ interface GlobalPart extends AutoCloseable {
     void end(JobId id);
 
     /**
-     * Whether a job's scope=job groups are agreed with an authority; without one they are per host
-     * (docs/cluster.md). There is an authority exactly where there is a view of it.
+     * Whether a job's scope=job groups are agreed with an authority; without one ({@link #NONE}) they are
+     * per host (docs/cluster.md). Takes no lock: every JOB_START and JOB_END asks.
      */
     default boolean agreesGroups() {
-        return view().isPresent();
+        return this != NONE;
     }
 
     /**
