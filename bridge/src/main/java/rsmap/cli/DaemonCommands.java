@@ -112,7 +112,8 @@ final class DaemonCommands {
         @Option(names = "--json", description = "Print the daemon's STATE as JSON.")
         boolean json;
         @Option(names = "--cluster", description = "Against the authority (role = authority): the global maps with "
-                + "their holders as HOST:JOB, and every registered host with its instances and holders.")
+                + "their holders as HOST:JOB, every registered host with its instances and holders, and the groups "
+                + "jobs with scope=job are held to on their hosts.")
         boolean cluster;
 
         @Override
@@ -134,6 +135,15 @@ final class DaemonCommands {
                             : " (not connected; as it last told, registered " + h.getValue().path("registered").asText()
                             + ")"));
                     maps(out, h.getValue().path("maps"), "  ");
+                }
+                for (Iterator<Map.Entry<String, JsonNode>> it = q.path("job_keys").fields(); it.hasNext();) {
+                    Map.Entry<String, JsonNode> k = it.next(); // one group for the whole job (docs/cluster.md)
+                    List<String> keys = new ArrayList<>();
+                    k.getValue().path("keys").fields().forEachRemaining(e -> keys.add(e.getKey() + "=" + e.getValue().asText()));
+                    List<String> on = new ArrayList<>();
+                    k.getValue().path("hosts").forEach(h -> on.add(h.asText()));
+                    out.println("job " + k.getKey() + " held to scope=job groups " + String.join(",", keys) + " on "
+                            + String.join(" ", on));
                 }
                 return 0;
             }

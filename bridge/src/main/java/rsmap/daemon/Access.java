@@ -15,7 +15,7 @@ import rsmap.wire.Session;
 final class Access {
     /** The commands for root and the admin only. */
     static final Set<Code> PRIVILEGED = Set.of(Code.JOB_START, Code.JOB_END, Code.RELOAD, Code.REGISTER, Code.HOST_EVENT,
-            Code.RECONCILE);
+            Code.RECONCILE, Code.JOB_KEY);
 
     private final String adminUser;
     private final String daemonUser;

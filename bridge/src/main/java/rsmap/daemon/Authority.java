@@ -31,7 +31,8 @@ final class Authority {
     private static final ObjectMapper JSON = new ObjectMapper();
     static final Set<String> REGISTER_KEYS = Set.of("host", "state");
     static final Set<String> EVENT_KEYS = Set.of("host", "diffs");
-    static final Set<String> RECONCILE_KEYS = Set.of("host", "jobs");
+    /** {@code keys}: the host's jobs holding scope=job group keys ({@link JobKeys#reconciled}). */
+    static final Set<String> RECONCILE_KEYS = Set.of("host", "jobs", "keys");
 
     private final HostState s;
     private final JobLifecycle lifecycle;

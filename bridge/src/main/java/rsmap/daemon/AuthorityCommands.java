@@ -19,8 +19,9 @@ final class AuthorityCommands {
     }
 
     static Commands.Table table(CommonCommands common, HostState s, JobLifecycle lifecycle, Authority authority,
-                                Access access, Object lock) {
-        Map<Code, Commands.Handler> h = common.table(authority::cluster, GlobalPart.NONE);
+                                JobKeys keys, Access access, Object lock) {
+        Map<Code, Commands.Handler> h = common.table(state -> authority.cluster(state).set("job_keys", keys.view()),
+                GlobalPart.NONE);
         h.put(Code.MODEL_DEF, (c, session) -> {
             Commands.noArguments(c);
             List<Frame> model = new ArrayList<>(Views.attributes(s, c.tid()));
@@ -46,12 +47,20 @@ final class AuthorityCommands {
                     lifecycle.start(c.tid(), a.id(), a.user(), a.request(), a.slots()));
         });
         h.put(Code.JOB_END, (c, session) -> {
-            lifecycle.end(JobId.ofHost(Args.of(Code.JOB_END.name(), c, JOB_KEYS)).toString(), "epilog");
+            JobId id = JobId.ofHost(Args.of(Code.JOB_END.name(), c, JOB_KEYS));
+            lifecycle.end(id.toString(), "epilog");
+            keys.left(id.host(), id); // the host's part of a job held to scope=job groups ended
             return List.of();
         });
+        h.put(Code.JOB_KEY, (c, session) -> keys.ask(c));
         h.put(Code.REGISTER, authority::register);
         h.put(Code.HOST_EVENT, (c, session) -> authority.event(c));
-        h.put(Code.RECONCILE, (c, session) -> authority.reconcile(c));
+        h.put(Code.RECONCILE, (c, session) -> {
+            Set<String> keyed = JobKeys.listed(c); // checked before anything changes
+            List<Frame> answer = authority.reconcile(c);
+            keys.reconciled(Args.object(c).path("host").asText(), keyed);
+            return answer;
+        });
         PlaceLane lane = new PlaceLane(authority.placing, access, lock);
         Map<Code, Commands.Handler> outsideLock = Map.of(Code.PLACE, (c, session) -> lane.place(c, session.peer()));
         return new Commands.Table(h, outsideLock, session -> {

@@ -50,14 +50,22 @@ final class AuthorityHandshake {
         for (String id : s.pendingJobs()) {
             jobs.put(id, "pending"); // the authority says what it holds for it
         }
+        com.fasterxml.jackson.databind.node.ArrayNode keyed = JSON.createArrayNode();
         for (Job j : s.jobs()) {
             if (!j.remote().isEmpty()) {
                 jobs.set(j.id(), Views.grant(j.remote()));
                 remote.put(j.id(), j.remote().byHost().toString());
             }
+            if (!s.cluster().groupKeys(j.id()).isEmpty()) {
+                keyed.add(j.id()); // held to scope=job groups: the authority lets go of the others
+            }
+        }
+        ObjectNode reconcile = JSON.createObjectNode().put("host", s.host()).set("jobs", jobs);
+        if (!keyed.isEmpty()) {
+            reconcile.set("keys", keyed);
         }
         return new Hello(JSON.createObjectNode().put("host", s.host()).<ObjectNode>set("state", state).toString(),
-                JSON.createObjectNode().put("host", s.host()).<ObjectNode>set("jobs", jobs).toString(), remote);
+                reconcile.toString(), remote);
     }
 
     /** REGISTER then RECONCILE on {@code channel}; each answer's oddities logged against {@code where}. */

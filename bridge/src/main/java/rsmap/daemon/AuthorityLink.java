@@ -201,6 +201,11 @@ final class AuthorityLink implements GlobalPart {
         }
     }
 
+    @Override
+    public rsmap.alloc.GroupKeys groupKeys(JobId id, rsmap.alloc.GroupKeys proposed) throws Session.CommandException {
+        return GroupAgreement.answered(where, call(Code.JOB_KEY, GroupAgreement.ask(s.host(), id, proposed), () -> { }));
+    }
+
     /** Gives job {@code id}'s global instances back; when the authority cannot be told now, at the next connect. */
     @Override
     public void end(JobId id) {

@@ -132,7 +132,8 @@ public final class Daemon implements AutoCloseable {
             this.pending = new PendingStarts(state, records, lifecycle, log);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation);
             Commands.Table handlers = authorityRole
-                    ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log), access, lock)
+                    ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log),
+                    new JobKeys(state, records, log), access, lock)
                     : HostCommands.table(common, state, lifecycle, global);
             this.commands = new Commands(handlers, state, access, global, records, lock);
             this.reconciliation = new Reconciliation(state, lifecycle, log);

@@ -28,6 +28,22 @@ interface GlobalPart extends AutoCloseable {
     /** Gives job {@code id}'s global instances back, now or as soon as the authority can be told. */
     void end(JobId id);
 
+    /**
+     * Whether a job's scope=job groups are agreed with an authority; without one ({@link #NONE}) they are
+     * per host (docs/cluster.md). Takes no lock: every JOB_START and JOB_END asks.
+     */
+    default boolean agreesGroups() {
+        return this != NONE;
+    }
+
+    /**
+     * The groups job {@code id}'s scope=job requests are held to on every host: those recorded for it, else
+     * {@code proposed}, recorded now ({@link GroupAgreement}). Under the daemon's lock.
+     */
+    default rsmap.alloc.GroupKeys groupKeys(JobId id, rsmap.alloc.GroupKeys proposed) throws Session.CommandException {
+        return proposed;
+    }
+
     /** One of this host's events: its kind ({@link EventHub#KINDS}) and its DIFF's JSON, made when needed. */
     void event(String kind, java.util.function.Supplier<String> diffJson);
 

@@ -74,6 +74,8 @@ final class HostState {
     /** QUERY's answer for root and the admin, null after any change (see {@link Commands}). */
     private volatile String stateCache;
     /** Requests and complex_values already parsed against this table (immutable values), by their text. */
+    /** On an authority: the groups each job's scope=job requests are held to on all its hosts. */
+    final JobGroups jobGroups = new JobGroups();
     private final ParseCache parsing;
 
     HostState(Config config, ComplexTable table, EnvFiles envFiles, Scope scope) {

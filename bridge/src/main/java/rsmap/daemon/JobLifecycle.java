@@ -87,14 +87,22 @@ final class JobLifecycle {
                     + " entered before its JOB_START; their policy is removed before the grant");
             removePolicy(id);
         }
-        if (!global.isEmpty()) {
-            return startWithGlobalPart(tid, jobId, user, request, slots, spec, global);
+        JobSpec pinned = GroupAgreement.held(s, this.global, jobId, spec); // one group for the whole job
+        try {
+            if (!global.isEmpty()) {
+                return startWithGlobalPart(tid, jobId, user, request, slots, pinned, global);
+            }
+            Decision d = grantNow(pinned, id);
+            Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
+                    s.environment(d.grant()), Map.of());
+            written(JournalRecord.Started.of(job)); // forced before the answer (Commands.handle)
+            return granted(tid, job);
+        } catch (Session.CommandException e) {
+            if (pinned != spec) {
+                this.global.end(jobId); // told its groups, granted nothing: the authority counts this host out
+            }
+            throw e;
         }
-        Decision d = grantNow(spec, id);
-        Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
-                s.environment(d.grant()), Map.of());
-        written(JournalRecord.Started.of(job)); // forced before the answer (Commands.handle)
-        return granted(tid, job);
     }
 
     /** The core decides now or says why not; nothing is queued (execd already started the job here). */
@@ -205,12 +213,13 @@ final class JobLifecycle {
             return;
         }
         journal.write(new JournalRecord.Ended(id, why)); // forced before the answer, or by the caller
+        boolean keyed = global.agreesGroups() && !s.cluster().groupKeys(id).isEmpty(); // before the core frees it
         // Its waiting reallocs are answered CANCEL; what it held, taken-away instances included, is free.
         rsmap.realloc.Outcome o = s.reallocs().finish(id, s.cluster().now());
         s.drop(id);
         removePolicy(id);
         reallocation.dispatch(o.events());
-        if (!job.remote().isEmpty()) {
+        if (!job.remote().isEmpty() || keyed) {
             global.end(JobId.parse(id).orElseThrow()); // told now, or as soon as the authority is back
         }
         if (why.equals("epilog")) {

@@ -29,6 +29,7 @@ import rsmap.alloc.Grant;
  *  "releasing":{"node01":{"gpu":["2"]}}}
  * {"v":1,"op":"alloc_ids","up_to":1024}
  * {"v":1,"op":"end","job":"7","why":"epilog"}
+ * {"v":1,"op":"key","job":"7","keys":{"gpu":"1"},"hosts":["node01","node02"]}
  * </pre>
  * A {@code change} records what a job holds after a realloc's SUCCESS ({@code why} realloc,
  * with its {@code alloc_id}) or a RELEASE ({@code why} release): {@code grant} it may use, {@code
@@ -145,6 +146,26 @@ sealed interface JournalRecord {
      */
     Grant PENDING = new Grant(Map.of("pending", Map.of()));
 
+    /**
+     * On an authority: the groups a job's scope=job requests are held to on every host of it, and the
+     * hosts that were told them (docs/cluster.md, "One group for the whole job"); no hosts: forgotten.
+     * The job is named as its hosts name it (no host part): one job, several hosts.
+     */
+    record Keyed(String job, rsmap.alloc.GroupKeys keys, List<String> hosts) implements JournalRecord {
+        public Keyed {
+            hosts = List.copyOf(hosts);
+        }
+
+        @Override
+        public String line() {
+            ObjectNode r = head("key").put("job", job);
+            ObjectNode k = r.putObject("keys");
+            keys.byMap().forEach(k::put);
+            hosts.forEach(r.putArray("hosts")::add);
+            return r.toString();
+        }
+    }
+
     /** A job's grant was freed: by its epilog, or by reconciliation. */
     record Ended(String job, String why) implements JournalRecord {
         @Override
@@ -231,9 +252,33 @@ sealed interface JournalRecord {
                 return new Remote(job, grant(r.path("remote")));
             case "end":
                 return new Ended(job, r.path("why").asText(""));
+            case "key":
+                return keyed(job, r);
             default:
                 throw new IOException("unknown record kind " + Args.quote(op));
         }
+    }
+
+    private static Keyed keyed(String job, JsonNode r) throws IOException {
+        if (!r.path("keys").isObject() || !r.path("hosts").isArray()) {
+            throw new IOException("a key record needs keys (map -> group key) and hosts");
+        }
+        Map<String, String> keys = new LinkedHashMap<>();
+        for (var it = r.path("keys").fields(); it.hasNext();) {
+            var e = it.next();
+            if (!e.getValue().isTextual() || e.getValue().asText().isEmpty() || e.getKey().isEmpty()) {
+                throw new IOException("a key record's keys are map names with a group key each");
+            }
+            keys.put(e.getKey(), e.getValue().asText());
+        }
+        List<String> hosts = new ArrayList<>();
+        for (JsonNode h : r.path("hosts")) {
+            if (!h.isTextual() || !Config.HOST.matcher(h.asText()).matches()) {
+                throw new IOException("a key record's hosts are host names, not " + Args.quote(h.toString()));
+            }
+            hosts.add(h.asText());
+        }
+        return new Keyed(job, new rsmap.alloc.GroupKeys(keys), hosts);
     }
 
     private static long allocId(JsonNode r) throws IOException {

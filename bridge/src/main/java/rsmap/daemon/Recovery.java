@@ -59,7 +59,7 @@ final class Recovery {
         s.reallocs().continueAfter(s.lastAllocId());
         // Compaction: only when the journal holds more than one configuration and the held grants (one
         // record each); any end, enter, change or earlier configuration makes it longer.
-        if (records.size() != 1 + s.jobs().size() || reconfigured) {
+        if (records.size() != 1 + s.jobs().size() + s.jobGroups.size() || reconfigured) {
             journal.compact(snapshot(s));
         }
     }
@@ -122,6 +122,8 @@ final class Recovery {
             if (j != null) {
                 s.replay(j.withPid(e.pid(), e.start().orElse(null)));
             }
+        } else if (record instanceof JournalRecord.Keyed k) {
+            s.jobGroups.replay(k);
         } else if (record instanceof JournalRecord.Ended e) {
             s.confirmed(e.job());
             if (s.replayEnd(e.job())) {
@@ -130,7 +132,7 @@ final class Recovery {
         }
     }
 
-    /** The journal's content for the current state: the configuration, then every held grant. */
+    /** The journal's content for the current state: the configuration, every held grant, every job's groups. */
     static List<String> snapshot(HostState s) {
         List<String> out = new ArrayList<>();
         out.add(new JournalRecord.Configured(s.generation(), s.hostValues(), s.globalValues(),
@@ -139,6 +141,7 @@ final class Recovery {
             out.add((s.isPending(j.id()) ? JournalRecord.Started.pending(j) : JournalRecord.Started.of(j))
                     .line());
         }
+        s.jobGroups.records().forEach(k -> out.add(k.line()));
         return out;
     }
 }

@@ -236,6 +236,12 @@ public final class Cluster {
         return Optional.ofNullable(running.get(job)).map(Running::instances).orElse(List.of());
     }
 
+    /** The groups a running job's scope=job requests hold (what its other hosts are held to); NONE if none. */
+    public GroupKeys groupKeys(String job) {
+        Running r = running.get(job);
+        return r == null ? GroupKeys.NONE : GroupKeys.chosen(r.spec(), r.picks());
+    }
+
     public boolean isRunning(String job) {
         return running.containsKey(job);
     }

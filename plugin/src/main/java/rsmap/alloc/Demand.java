@@ -4,15 +4,19 @@ package rsmap.alloc;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import rsmap.request.ResourceRequest;
 
 /**
  * {@code perPool} maps each pool serving the request to the instances it must give, in the order of
  * the job's hosts; a host without the map is served by the global host's map, where the amounts add up.
+ * {@code pin} is the group key the request is held to (a scope=job request whose group was chosen for
+ * the whole job, {@link GroupKeys}), if any.
  */
-record Demand(ResourceRequest request, Map<Pool, Integer> perPool) {
+record Demand(ResourceRequest request, Map<Pool, Integer> perPool, Optional<String> pin) {
     Demand {
         perPool = Collections.unmodifiableMap(new LinkedHashMap<>(perPool));
+        java.util.Objects.requireNonNull(pin);
     }
 
     /**

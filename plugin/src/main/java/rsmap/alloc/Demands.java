@@ -53,7 +53,7 @@ sealed interface Demands permits Demands.Each, Demands.Unserved {
                 }
                 needs.put(pool.get(), (int) total);
             }
-            all.add(new Demand(r, needs));
+            all.add(new Demand(r, needs, job.keys().pinOf(r)));
         }
         return new Each(all);
     }
@@ -121,7 +121,7 @@ sealed interface Demands permits Demands.Each, Demands.Unserved {
                 for (Pool p : d.perPool().keySet()) {
                     offered.put(p, available.apply(p));
                 }
-                Optional<Map<Pool, int[]>> picks = Placement.place(d.request(), d.perPool(), offered);
+                Optional<Map<Pool, int[]>> picks = Placement.place(d.request(), d.pin(), d.perPool(), offered);
                 if (picks.isEmpty()) {
                     return Optional.empty();
                 }

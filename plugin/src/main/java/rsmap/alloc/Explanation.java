@@ -41,17 +41,22 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
 
     /** Explains every resource map request of {@code request} on {@code host} at the cluster's time. */
     static Explanation of(Cluster cluster, List<ResourceRequest> requests, String host) {
+        return of(cluster, requests, host, GroupKeys.NONE);
+    }
+
+    /** As {@link #of(Cluster, List, String)}, scope=job requests held to the groups {@code keys} pins. */
+    static Explanation of(Cluster cluster, List<ResourceRequest> requests, String host, GroupKeys keys) {
         List<MapReport> maps = new ArrayList<>();
         boolean all = true;
         for (ResourceRequest r : requests) {
-            MapReport m = report(cluster, r, host);
+            MapReport m = report(cluster, r, host, keys.pinOf(r));
             all &= m.canStart();
             maps.add(m);
         }
         return new Explanation(host, all, maps);
     }
 
-    private static MapReport report(Cluster cluster, ResourceRequest r, String host) {
+    private static MapReport report(Cluster cluster, ResourceRequest r, String host, Optional<String> pin) {
         Optional<Pool> serving = cluster.configured().serving(host, r.name());
         String same = r.same().map(Object::toString).orElse("");
         if (serving.isEmpty()) {
@@ -93,7 +98,7 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
         needs.put(pool, needed);
         Map<Pool, boolean[]> available = new LinkedHashMap<>();
         available.put(pool, free);
-        Optional<Map<Pool, int[]>> picks = Placement.place(r, needs, available);
+        Optional<Map<Pool, int[]>> picks = Placement.place(r, pin, needs, available);
         String verdict;
         if (r.same().isPresent()) {
             Groups g = pool.groups(r.same().get());
@@ -105,7 +110,12 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
                     largest = k;
                 }
             }
+            int held = pin.map(g::named).orElse(-1);
             verdict = picks.isPresent() ? "can start now with " + ids(pool, picks.get().get(pool))
+                    : pin.isPresent() ? (held < 0 ? "the job's group " + r.same().get() + "=" + pin.get()
+                    + " (chosen once for the whole job) is not on this host"
+                    : "the job's group " + r.same().get() + "=" + pin.get() + " (chosen once for the whole job) has "
+                    + sizes[held] + " free matching instance" + (sizes[held] == 1 ? "" : "s") + " here, needs " + needed)
                     : largest < 0 ? "no instance carries " + r.same().get() + ", so no group can form"
                     : "no group large enough: needs " + needed + " free instances agreeing on " + r.same().get()
                     + ", the largest group (" + g.keys[largest] + ") has " + sizes[largest];
@@ -137,7 +147,7 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
     static String whyNot(Cluster cluster, JobSpec job) {
         Set<String> why = new LinkedHashSet<>();
         for (String host : job.hosts().keySet()) {
-            cluster.explain(job.request(), host).maps().stream().filter(m -> !m.canStart())
+            of(cluster, job.request().resourceRequests(), host, job.keys()).maps().stream().filter(m -> !m.canStart())
                     .forEach(m -> why.add(m.map() + ": " + m.verdict()));
         }
         return String.join("; ", why);

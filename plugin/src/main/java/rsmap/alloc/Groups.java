@@ -50,6 +50,16 @@ final class Groups {
         return new Groups(groupOf, keys.toArray());
     }
 
+    /** The group whose key {@code text} names ({@link GroupKeys#names}), or -1. */
+    int named(String text) {
+        for (int g = 0; g < keys.length; g++) {
+            if (GroupKeys.names(keys[g], text)) {
+                return g;
+            }
+        }
+        return -1;
+    }
+
     /** The group whose key equals {@code key}, or -1. */
     int find(Object key) {
         for (int g = 0; g < keys.length; g++) {

@@ -15,9 +15,11 @@ import rsmap.request.RequestList;
  * @param runtime seconds, Long.MAX_VALUE when unlimited
  * @param ar      the advance reservation the job runs in, if any
  * @param reserve resource reservation (the seed's -R y)
+ * @param keys    the groups its scope=job requests are held to, chosen for the whole job elsewhere
+ *                ({@link GroupKeys#NONE}: chosen where it is placed)
  */
 public record JobSpec(String id, RequestList request, Map<String, Integer> hosts, String master, long runtime,
-                      Optional<String> ar, boolean reserve) {
+                      Optional<String> ar, boolean reserve, GroupKeys keys) {
     public static final long UNLIMITED = Long.MAX_VALUE;
 
     public JobSpec {
@@ -25,6 +27,7 @@ public record JobSpec(String id, RequestList request, Map<String, Integer> hosts
         Objects.requireNonNull(request);
         Objects.requireNonNull(master);
         Objects.requireNonNull(ar);
+        Objects.requireNonNull(keys);
         hosts = Collections.unmodifiableMap(new LinkedHashMap<>(hosts));
         if (hosts.isEmpty()) {
             throw new IllegalArgumentException("a job runs on at least one host");
@@ -32,6 +35,17 @@ public record JobSpec(String id, RequestList request, Map<String, Integer> hosts
         if (runtime < 0) {
             throw new IllegalArgumentException("negative runtime");
         }
+    }
+
+    /** A job whose groups are chosen where it is placed. */
+    public JobSpec(String id, RequestList request, Map<String, Integer> hosts, String master, long runtime,
+                   Optional<String> ar, boolean reserve) {
+        this(id, request, hosts, master, runtime, ar, reserve, GroupKeys.NONE);
+    }
+
+    /** This job, its scope=job requests held to {@code pinned}. */
+    public JobSpec withKeys(GroupKeys pinned) {
+        return new JobSpec(id, request, hosts, master, runtime, ar, reserve, pinned);
     }
 
     /** When a job started at {@code time} ends, saturating at unlimited. */

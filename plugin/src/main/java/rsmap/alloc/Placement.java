@@ -23,6 +23,8 @@ import rsmap.request.Scope;
  *     configured order; within it identifiers are again used fullest first.
  * <li>With scope=job over several pools, one group key is chosen for all of them: the key large
  *     enough in every pool with the smallest total, ties by order of first appearance.
+ * <li>A scope=job request pinned to a key ({@link GroupKeys}: the group was chosen for the whole job at
+ *     another host) takes instances of that group in every pool, fullest first, or none at all.
  * </ol>
  */
 final class Placement {
@@ -35,9 +37,27 @@ final class Placement {
      * be met.
      */
     static Optional<Map<Pool, int[]>> place(ResourceRequest r, Map<Pool, Integer> needs, Map<Pool, boolean[]> available) {
+        return place(r, Optional.empty(), needs, available);
+    }
+
+    /** As {@link #place(ResourceRequest, Map, Map)}, a scope=job request held to group {@code pin} when present. */
+    static Optional<Map<Pool, int[]>> place(ResourceRequest r, Optional<String> pin, Map<Pool, Integer> needs,
+                                            Map<Pool, boolean[]> available) {
         Map<Pool, boolean[]> qualifying = new LinkedHashMap<>();
         needs.forEach((pool, n) -> qualifying.put(pool, qualifying(pool, r, available.get(pool))));
         Map<Pool, int[]> out = new LinkedHashMap<>();
+        if (pin.isPresent() && GroupKeys.spansJob(r)) {
+            for (Map.Entry<Pool, Integer> e : needs.entrySet()) {
+                Groups groups = e.getKey().groups(r.same().get());
+                Optional<int[]> pick = pickInGroup(e.getKey(), qualifying.get(e.getKey()), groups,
+                        groups.named(pin.get()), e.getValue());
+                if (pick.isEmpty()) {
+                    return Optional.empty();
+                }
+                out.put(e.getKey(), pick.get());
+            }
+            return Optional.of(out);
+        }
         if (r.same().isPresent() && r.effectiveScope() == Scope.JOB && needs.size() > 1) {
             Optional<Object> key = commonKey(r, needs, qualifying);
             if (key.isEmpty()) {

@@ -1,0 +1,76 @@
+// On an authority: the group keys each job's scope=job requests are held to on all its hosts, and which
+// hosts were told them; rebuilt from the journal's key records, written back by compaction.
+package rsmap.daemon;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import rsmap.alloc.GroupKeys;
+
+/**
+ * Invariant: a job is here exactly while at least one host holds it (a host was answered its keys and
+ * has not ended it); its keys only grow (a map another host asks about first is added), never change.
+ * Jobs are named as their hosts name them, {@code JOB[.TASK]}. Guarded by the daemon's lock.
+ */
+final class JobGroups {
+    /** A job's keys and the hosts that hold them, in the order they asked. */
+    record Held(GroupKeys keys, Set<String> hosts) {
+        Held {
+            hosts = java.util.Collections.unmodifiableSet(new LinkedHashSet<>(hosts));
+        }
+
+        JournalRecord.Keyed record(String job) {
+            return new JournalRecord.Keyed(job, keys, new ArrayList<>(hosts));
+        }
+    }
+
+    private final Map<String, Held> jobs = new LinkedHashMap<>();
+
+    Optional<Held> of(String job) {
+        return Optional.ofNullable(jobs.get(job));
+    }
+
+    /** Records {@code held} for {@code job}; a job held by no host is forgotten. */
+    void put(String job, Held held) {
+        if (held.hosts().isEmpty()) {
+            jobs.remove(job);
+        } else {
+            jobs.put(job, held);
+        }
+    }
+
+    /** A key record read back from the journal. */
+    void replay(JournalRecord.Keyed k) {
+        put(k.job(), new Held(k.keys(), new LinkedHashSet<>(k.hosts())));
+    }
+
+    /** The jobs {@code host} holds keys of. */
+    List<String> heldBy(String host) {
+        List<String> out = new ArrayList<>();
+        jobs.forEach((job, h) -> {
+            if (h.hosts().contains(host)) {
+                out.add(job);
+            }
+        });
+        return out;
+    }
+
+    int size() {
+        return jobs.size();
+    }
+
+    /** One key record per job, for compaction. */
+    List<JournalRecord.Keyed> records() {
+        List<JournalRecord.Keyed> out = new ArrayList<>();
+        jobs.forEach((job, h) -> out.add(h.record(job)));
+        return out;
+    }
+
+    Map<String, Held> all() {
+        return java.util.Collections.unmodifiableMap(jobs);
+    }
+}

@@ -1,0 +1,236 @@
+// docs/cluster.md, "One group for the whole job", with a real munged: an authority (a process of its own, so
+// that it can be SIGKILLed) and two host daemons on loopback TCP, jobs through execd-stub and the real hooks.
+// A job's gpu=2[same=id,scope=job] gets the first host's card on both hosts; a host that cannot grant that
+// card reschedules the job naming it and grants nothing; the job's last end forgets the card; a SIGKILL of
+// the authority between the two starts loses nothing.
+package rsmap.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import rsmap.munge.MungeD;
+import rsmap.wire.Client;
+import rsmap.wire.Code;
+import rsmap.wire.Ports;
+
+@Timeout(240)
+class JobKeysIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String SPANS_JOB = "gpu=2[same=id,scope=job]";
+    static MungeD munged;
+    Path shared;
+    Path hook;
+    Path starter;
+    int port;
+    Path authorityDir;
+    Process authority;
+    final Map<String, Daemon> hosts = new HashMap<>();
+    final Map<String, Config> configs = new HashMap<>();
+    final List<Path> gates = new ArrayList<>();
+
+    @BeforeAll
+    static void munged() throws Exception {
+        munged = MungeD.start();
+    }
+
+    @AfterAll
+    static void stopMunged() {
+        if (munged != null) {
+            munged.close();
+        }
+    }
+
+    /**
+     * node01 has cards 0 and 1 with two shares each and alone takes card 0 for two shares (best fit, first
+     * in order); node02 has three shares of card 0 and two of card 1, and alone takes card 1 (the smaller
+     * group that is large enough).
+     */
+    @BeforeEach
+    void setUp() throws Exception {
+        ExecdStubIT.jobUser(); // root, as sge_execd: the hooks and the daemons' trust need it
+        shared = Files.createTempDirectory("rsmap-job-keys", PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwxr-xr-x")));
+        hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
+        starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
+        port = Ports.free();
+        authorityDir = shared.resolve("authority");
+        AuthorityTest.authorityConfig(authorityDir, port, "lic=1(la)", "munge_socket = " + munged.socket());
+        startAuthority();
+        startHost("node01", "gpu=4(0 0 1 1)");
+        startHost("node02", "gpu=5(0 0 0 1 1)");
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (Path g : gates) {
+            Files.writeString(g, ""); // jobs still waiting end
+        }
+        for (Daemon d : hosts.values()) {
+            d.close();
+        }
+        if (authority != null) {
+            authority.destroyForcibly().waitFor();
+        }
+        try (Stream<Path> all = Files.walk(shared)) {
+            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    private void startAuthority() throws Exception {
+        authority = RsmapdProcess.start(authorityDir.resolve("rsmapd.conf"), authorityDir.resolve("rsmapd.sock"),
+                authorityDir.resolve("log"));
+    }
+
+    private void startHost(String host, String values) throws Exception {
+        Config c = TestDaemon.config(shared.resolve(host), values, "host = " + host, "authority = 127.0.0.1:" + port,
+                "munge_socket = " + munged.socket(), "socket_mode = 0666", "reconcile_interval = 0");
+        hosts.put(host, TestDaemon.start(c));
+        configs.put(host, c);
+    }
+
+    /** A job through execd-stub and the hooks on {@code host}, printing its cards; {@code gate}: it waits for that file. */
+    private Process job(String host, String id, String request, Path gate) throws Exception {
+        String script = "echo \"gpu=$SGE_HGR_gpu\"" + (gate == null ? "" : "; while [ ! -e " + gate + " ]; do sleep 0.05; done");
+        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
+                shared.resolve(host).resolve("spool").toString(), "--host", host, "--job", id, "--cwd", "/",
+                "--tmpdir", shared.toString(), "--prolog", "root@" + hook + " prolog", "--starter",
+                starter.toString(), "--epilog", "root@" + hook + " epilog", "--", "sh", "-c", script));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put("RSMAP_SOCKET", configs.get(host).socket().toString());
+        pb.environment().put("RSMAP_REQUEST", request);
+        return pb.start();
+    }
+
+    /** A job that holds its grant until {@link #open} of the gate it returns; started once it holds. */
+    private Path held(String host, String id, String request) throws Exception {
+        Path gate = shared.resolve("go-" + host + "-" + id);
+        gates.add(gate);
+        job(host, id, request, gate);
+        until("job " + id + " holds on " + host, () -> hosts.get(host).jobs().containsKey(id));
+        return gate;
+    }
+
+    private void open(Path gate, String host, String id) throws Exception {
+        Files.writeString(gate, "");
+        until("job " + id + " ended on " + host, () -> !hosts.get(host).jobs().containsKey(id));
+    }
+
+    private static String finish(Process p) throws Exception {
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the job ends").isTrue();
+        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
+    }
+
+    private static void until(String what, BooleanSupplier done) throws Exception {
+        for (int i = 0; i < 600 && !done.getAsBoolean(); i++) {
+            Thread.sleep(50);
+        }
+        assertThat(done.getAsBoolean()).as(what).isTrue();
+    }
+
+    /** `rsmap ARGS` as a process of its own, as an admin runs it. */
+    private static String rsmap(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                rsmap.cli.Main.class.getName()));
+        cmd.addAll(List.of(args));
+        return finish(new ProcessBuilder(cmd).redirectErrorStream(true).start());
+    }
+
+    private String cards(String host, String id) {
+        return hosts.get(host).jobs().get(id).env().get("SGE_HGR_gpu");
+    }
+
+    /** The authority's record of the jobs' groups: {JOB: {"keys", "hosts"}}. */
+    private JsonNode jobKeys() throws Exception {
+        try (Client c = Client.connect(authorityDir.resolve("rsmapd.sock"))) {
+            return JSON.readTree(c.call(Code.QUERY, "{\"cluster\":true}").get(0).text(0)).path("job_keys");
+        }
+    }
+
+    @Test
+    void oneJobOnTwoHosts_getsTheFirstHostsCardOnBoth_andItsLastEndForgetsIt() throws Exception {
+        assertThat(finish(job("node02", "8", "gpu=2[same=id]", null))).as("scope=host: node02's own choice")
+                .contains("gpu=1 1").endsWith("exit=0");
+        Path gate = held("node01", "7", SPANS_JOB);
+        assertThat(cards("node01", "7")).isEqualTo("0 0");
+        assertThat(jobKeys().path("7").toString()).isEqualTo("{\"keys\":{\"gpu\":\"0\"},\"hosts\":[\"node01\"]}");
+        Path second = held("node02", "7", SPANS_JOB);
+        assertThat(cards("node02", "7")).as("held to the job's card, not its own choice").isEqualTo("0 0");
+        assertThat(rsmap("status", "--cluster", "--socket", authorityDir.resolve("rsmapd.sock").toString()))
+                .contains("job 7 held to scope=job groups gpu=0 on node01 node02").endsWith("exit=0");
+        open(second, "node02", "7");
+        assertThat(jobKeys().path("7").path("hosts").toString()).as("node02's part ended").isEqualTo("[\"node01\"]");
+        open(gate, "node01", "7");
+        assertThat(jobKeys().has("7")).as("the job's last end forgets its card").isFalse();
+        // A job of that number again, first on node02: its own choice is the job's now.
+        assertThat(finish(job("node02", "7", SPANS_JOB, null))).contains("gpu=1 1").endsWith("exit=0");
+        assertThat(jobKeys().size()).isZero();
+    }
+
+    @Test
+    void aHostThatCannotGrantTheJobsCard_reschedulesItNamingTheCard_andGrantsNothing() throws Exception {
+        Path other = held("node02", "20", "gpu=2[id=0]"); // two of node02's three shares of card 0
+        Path gate = held("node01", "21", SPANS_JOB);
+        assertThat(cards("node01", "21")).isEqualTo("0 0");
+        assertThat(finish(job("node02", "21", SPANS_JOB, null))).as("rescheduled, naming the job's card")
+                .contains("prolog asked to reschedule")
+                .contains("the job's group id=0 (chosen once for the whole job) has 1 free matching instance here, needs 2")
+                .doesNotContain("gpu=").endsWith("exit=99");
+        assertThat(hosts.get("node02").jobs().keySet()).as("nothing granted").containsExactly("20");
+        assertThat(jobKeys().path("21").path("hosts").toString()).as("node02 holds no part of it")
+                .isEqualTo("[\"node01\"]");
+        open(other, "node02", "20");
+        assertThat(finish(job("node02", "21", SPANS_JOB, null))).as("rescheduled when card 0 is free again")
+                .contains("gpu=0 0").endsWith("exit=0");
+        open(gate, "node01", "21");
+        assertThat(jobKeys().size()).isZero();
+    }
+
+    @Test
+    void theAuthoritySigkilledBetweenTheTwoStarts_stillAnswersTheJobsCard() throws Exception {
+        Path gate = held("node01", "30", SPANS_JOB);
+        assertThat(cards("node01", "30")).isEqualTo("0 0");
+        authority.destroyForcibly().waitFor(); // SIGKILL: the key record was forced before node01 was answered
+        startAuthority();
+        // node01 notices at its next event and reconnects: its reconciliation lists job 30 as holding a card.
+        assertThat(finish(job("node01", "31", "gpu=1", null))).endsWith("exit=0");
+        until("node01 registered again", () -> {
+            try {
+                return jobKeys().path("30").path("hosts").toString().equals("[\"node01\"]");
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        String second = "";
+        for (int attempt = 0; attempt < 20; attempt++) { // node02's link notices the restart at its first call
+            second = finish(job("node02", "30", SPANS_JOB, null));
+            if (!second.contains("unreachable")) {
+                break;
+            }
+        }
+        assertThat(second).contains("gpu=0 0").endsWith("exit=0");
+        open(gate, "node01", "30");
+        assertThat(jobKeys().size()).isZero();
+    }
+}
