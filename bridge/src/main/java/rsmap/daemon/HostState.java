@@ -51,6 +51,7 @@ final class HostState {
     private Cluster cluster;
     /** The host's GPUs (NVML, gpu_map): set at start and by each accepted RELOAD; NONE on an authority. */
     GpuHost gpus = GpuHost.NONE;
+    CdiSpecs cdi = CdiSpecs.NONE; // the jobs' CDI specs, in step with hold and drop (off on an authority)
     /** Reallocation over {@link #cluster}: a new one with every new cluster ({@link #install}). */
     private rsmap.realloc.Reallocs reallocs;
     /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
@@ -284,11 +285,13 @@ final class HostState {
 
     /** {@code job} holds what it says from now on; its environment file says so when its environment changed. */
     void hold(Job job) {
+        job = cdi.withDevice(job, grantedInstances(job)); // RSMAP_CDI_DEVICE where it holds devices
         Job before = jobs.put(job.id(), job);
         changed();
         if (before == null || !before.env().equals(job.env())) {
             envFiles.write(job.id(), job.user(), job.env());
         }
+        cdi.held(job, grantedInstances(job)); // its CDI spec too, before the change is answered
     }
 
     /** Job {@code id} holds nothing here any more; its environment file goes. */
@@ -297,11 +300,12 @@ final class HostState {
             changed();
         }
         envFiles.remove(id);
+        cdi.removed(id);
     }
 
     /** While the journal is replayed: the job as its records say (its environment file is already there). */
     void replay(Job job) {
-        jobs.put(job.id(), job);
+        jobs.put(job.id(), cdi.withDevice(job, grantedInstances(job)));
     }
 
     /** While the journal is replayed: the job ended; false when it held nothing. */

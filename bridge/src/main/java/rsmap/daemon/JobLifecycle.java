@@ -93,6 +93,7 @@ final class JobLifecycle {
         Decision d = grantNow(spec, id);
         Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                 s.environment(d.grant()), Map.of());
+        containers(job);
         written(JournalRecord.Started.of(job)); // forced before the answer (Commands.handle)
         return granted(tid, job);
     }
@@ -107,9 +108,24 @@ final class JobLifecycle {
         return d;
     }
 
+    /**
+     * The CDI spec of a job granted in the core, written before its start is journaled (docs/containers.md):
+     * under cdi = required a spec that cannot be written fails the start closed, the grant undone
+     * (UNAVAILABLE: the job goes elsewhere); under optional it was logged.
+     */
+    private void containers(Job job) throws Session.CommandException {
+        Optional<String> failed = s.cdi.held(job, s.grantedInstances(job));
+        if (failed.isPresent() && s.cdi.required()) {
+            s.cluster().finish(job.id(), s.cluster().now());
+            throw new Session.CommandException(Category.UNAVAILABLE, "job " + job.id() + ": " + failed.get()
+                    + "; cdi = required");
+        }
+    }
+
     /** A job granted and on its way to disk: held, announced, answered. */
-    private List<Frame> granted(long tid, Job job) {
-        s.hold(job);
+    private List<Frame> granted(long tid, Job given) {
+        s.hold(given);
+        Job job = s.job(given.id()).orElse(given); // with its CDI device, where it has one
         log.note(Log.Level.INFO, "job " + job.id() + (job.user().isEmpty() ? "" : " (" + job.user() + ")") + " granted "
                 + job.env());
         publish("grant", job, () -> Views.job(job).put("event", "grant"));
@@ -146,6 +162,7 @@ final class JobLifecycle {
         Decision d = grantNow(spec, id);
         Job local = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                 s.environment(d.grant()), Map.of());
+        containers(local);
         written(JournalRecord.Started.pending(local));
         Grant remote;
         try {

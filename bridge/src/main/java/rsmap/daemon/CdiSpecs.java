@@ -1,0 +1,235 @@
+// The jobs' CDI specs in cdi_dir (docs/containers.md): one file per job holding devices, written whole and
+// renamed, rewritten when its grant changes, removed at its end; start-up and reconciliation remove the rest.
+package rsmap.daemon;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import rsmap.cdi.CdiSpec;
+import rsmap.map.Instance;
+
+/**
+ * {@code <cdi_dir>/rsmapd-job-<name>.json}, kind {@code rsmap.io/job}, one device {@code <name>}
+ * ({@link CdiSpec#jobDeviceName}), root's, mode 0644 (every runtime reads it; only root writes it). A file
+ * is written to a temporary name beginning with a dot, forced, then renamed over the old one: a runtime
+ * reads the old or the new spec, never half. Only files named {@link #PREFIX}... are rsmapd's: nothing else
+ * in the directory is read, changed or removed. Called under the daemon's lock.
+ */
+final class CdiSpecs {
+    /** The start of every file name rsmapd writes in cdi_dir; what {@link #sync} may remove. */
+    static final String PREFIX = "rsmapd-job-";
+    /** The job's variable naming its CDI device ({@code rsmap.io/job=NAME}). */
+    static final String VARIABLE = "RSMAP_CDI_DEVICE";
+    /**
+     * A fault point for crash tests only (a system property, never rsmapd.conf): {@code write:MARKER} or
+     * {@code remove:MARKER} makes the next live write or removal create MARKER and wait there, so that a
+     * test can SIGKILL rsmapd between the journal and the spec. Start-up and reconciliation never stop.
+     */
+    private static final String FAULT = System.getProperty("rsmap.cdi.fault", "");
+    /** What the test waits at a fault point at most. */
+    private static final long FAULT_WAIT_MS = 120_000;
+
+    static final CdiSpecs NONE = new CdiSpecs(new CdiSettings(CdiSettings.Mode.OFF, CdiSettings.DEFAULT_DIR), null);
+
+    private final CdiSettings settings;
+    private final LogBook log;
+    /** The content of each job's file as last written or found (a write of the same content is skipped). */
+    private final Map<String, String> written = new HashMap<>();
+
+    CdiSpecs(CdiSettings settings, LogBook log) {
+        this.settings = settings;
+        this.log = log;
+    }
+
+    boolean on() {
+        return settings.on();
+    }
+
+    boolean required() {
+        return settings.mode() == CdiSettings.Mode.REQUIRED;
+    }
+
+    /** The job's device name: {@code rsmap.io/job=NAME}. */
+    static String device(String job) {
+        JobId id = JobId.parse(job).orElseThrow(() -> new IllegalArgumentException("not a job id: " + job));
+        return CdiSpec.VENDOR + "/" + CdiSpec.JOB_CLASS + "=" + CdiSpec.jobDeviceName(id.job(), id.task());
+    }
+
+    /** The file of {@code job}'s spec. */
+    Path of(String job) {
+        JobId id = JobId.parse(job).orElseThrow(() -> new IllegalArgumentException("not a job id: " + job));
+        return settings.dir().resolve(PREFIX + CdiSpec.jobDeviceName(id.job(), id.task()) + ".json");
+    }
+
+    /**
+     * The job with {@link #VARIABLE} in its environment: its device where it holds instances with devices, empty
+     * where it held some before (as a map it no longer holds), absent otherwise or with cdi = off.
+     */
+    Job withDevice(Job job, List<Instance> held) {
+        Map<String, String> env = new java.util.LinkedHashMap<>(job.env());
+        if (on() && CdiSpec.listsDevices(held)) {
+            env.put(VARIABLE, device(job.id()));
+        } else if (env.containsKey(VARIABLE)) {
+            env.put(VARIABLE, "");
+        }
+        return env.equals(job.env()) ? job : job.withEnv(env);
+    }
+
+    /** The spec of {@code job} holding {@code held}: its device nodes and its SGE_HGR_* and GPU variables. */
+    static CdiSpec spec(Job job, List<Instance> held) {
+        List<String> env = new java.util.ArrayList<>();
+        job.env().forEach((k, v) -> {
+            if (k.startsWith("SGE_HGR_") || GpuSettings.ENV_NAMES.contains(k)) {
+                env.add(k + "=" + v);
+            }
+        });
+        JobId id = JobId.parse(job.id()).orElseThrow();
+        return new CdiSpec(CdiSpec.VENDOR + "/" + CdiSpec.JOB_CLASS, List.of(new CdiSpec.Device(
+                CdiSpec.jobDeviceName(id.job(), id.task()), CdiSpec.nodes(held).found(), env)));
+    }
+
+    /**
+     * Brings {@code job}'s file in step with what it holds: written where it holds devices, removed where it
+     * holds none. Empty when done (or off); else why the file could not be written, also logged.
+     */
+    Optional<String> held(Job job, List<Instance> held) {
+        if (!on()) {
+            return Optional.empty();
+        }
+        if (!CdiSpec.listsDevices(held)) {
+            removed(job.id());
+            return Optional.empty();
+        }
+        String text = spec(job, held).text();
+        if (text.equals(written.get(job.id()))) {
+            return Optional.empty();
+        }
+        fault("write");
+        try {
+            write(of(job.id()), text);
+            written.put(job.id(), text);
+            return Optional.empty();
+        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+            String why = "cannot write its CDI spec " + of(job.id()) + " (cdi_dir " + settings.dir() + "): " + e;
+            log.note(Log.Level.WARNING, "job " + job.id() + ": " + why);
+            return Optional.of(why);
+        }
+    }
+
+    /** {@code job} holds nothing here any more: its file goes. */
+    void removed(String job) {
+        if (!on()) {
+            return;
+        }
+        if (written.remove(job) != null || Files.exists(of(job), LinkOption.NOFOLLOW_LINKS)) {
+            fault("remove");
+            delete(of(job), job);
+        }
+    }
+
+    /**
+     * Start-up and reconciliation: every held job's file written as it holds now, every other file of
+     * rsmapd's in cdi_dir removed (a job that ended while rsmapd was away or killed). A cdi_dir that cannot
+     * be read is logged and left alone.
+     */
+    void sync(java.util.Collection<Job> jobs, java.util.function.Function<Job, List<Instance>> holding) {
+        if (!on()) {
+            return;
+        }
+        Map<String, List<Instance>> heldByJob = new java.util.LinkedHashMap<>();
+        Map<String, Job> byId = new HashMap<>();
+        jobs.forEach(j -> {
+            heldByJob.put(j.id(), holding.apply(j));
+            byId.put(j.id(), j);
+        });
+        Map<String, String> files = new HashMap<>(); // file name -> job
+        heldByJob.keySet().forEach(j -> files.put(of(j).getFileName().toString(), j));
+        if (Files.isDirectory(settings.dir())) {
+            try (DirectoryStream<Path> dir = Files.newDirectoryStream(settings.dir(), PREFIX + "*")) {
+                for (Path p : dir) {
+                    String owner = files.get(p.getFileName().toString());
+                    if (owner == null || !CdiSpec.listsDevices(heldByJob.get(owner))) {
+                        delete(p, owner == null ? p.getFileName().toString() : owner);
+                    } else if (!written.containsKey(owner)) {
+                        written.put(owner, Files.readString(p, StandardCharsets.UTF_8)); // the same is not written again
+                    }
+                }
+            } catch (IOException | java.io.UncheckedIOException e) {
+                log.note(Log.Level.WARNING, "cannot read cdi_dir " + settings.dir() + ": " + e);
+            }
+        }
+        written.keySet().retainAll(heldByJob.keySet());
+        heldByJob.forEach((j, held) -> {
+            if (CdiSpec.listsDevices(held)) {
+                String text = spec(byId.get(j), held).text();
+                if (!text.equals(written.get(j))) {
+                    try {
+                        write(of(j), text);
+                        written.put(j, text);
+                    } catch (IOException | UnsupportedOperationException | SecurityException e) {
+                        log.note(Log.Level.WARNING, "job " + j + ": cannot write its CDI spec " + of(j) + ": " + e);
+                    }
+                }
+            }
+        });
+    }
+
+    private void delete(Path file, String job) {
+        try {
+            Files.deleteIfExists(file);
+            log.note(Log.Level.INFO, "job " + job + ": CDI spec " + file + " removed");
+        } catch (IOException e) {
+            log.note(Log.Level.WARNING, "job " + job + ": cannot remove its CDI spec " + file + ": " + e);
+        }
+    }
+
+    /** {@code text} into {@code file}: a new temporary file (never through a link), forced, renamed over. */
+    private void write(Path file, String text) throws IOException {
+        Path dir = file.getParent();
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+                throw new IOException(dir + " is not a directory (a link?): not written through");
+            }
+            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+        }
+        Path tmp = dir.resolve("." + file.getFileName() + ".tmp");
+        Files.deleteIfExists(tmp); // a link is removed, not followed
+        try (var out = java.nio.channels.FileChannel.open(tmp, Set.of(StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")))) {
+            out.write(java.nio.ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
+            out.force(true);
+        }
+        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--")); // whatever the umask
+        try {
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    /** The crash tests' fault point {@code op}: marks it and waits to be killed. */
+    private static void fault(String op) {
+        if (!FAULT.startsWith(op + ":")) {
+            return;
+        }
+        try {
+            Files.writeString(Path.of(FAULT.substring(op.length() + 1)), op);
+            Thread.sleep(FAULT_WAIT_MS);
+        } catch (IOException | InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
