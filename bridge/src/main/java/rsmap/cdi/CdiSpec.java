@@ -120,9 +120,10 @@ public record CdiSpec(String kind, List<Device> devices) {
         DevicePolicy.of(instances, true).rules().forEach(r -> resolved.put(r.path(), r));
         List<DeviceRule> found = new ArrayList<>();
         List<String> missing = new ArrayList<>();
-        paths.keySet().forEach(p -> {
-            if (resolved.containsKey(p)) {
-                found.add(resolved.get(p));
+        paths.forEach((p, mode) -> {
+            DeviceRule r = resolved.get(p); // its number only: the policy widens the basic devices to rw
+            if (r != null) {
+                found.add(new DeviceRule(p, r.type(), r.major(), r.minor(), mode));
             } else {
                 missing.add(p);
             }

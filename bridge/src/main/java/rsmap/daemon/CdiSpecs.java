@@ -78,12 +78,13 @@ final class CdiSpecs {
      * where it held some before (as a map it no longer holds), absent otherwise or with cdi = off.
      */
     Job withDevice(Job job, List<Instance> held) {
-        Map<String, String> env = new java.util.LinkedHashMap<>(job.env());
+        Map<String, String> env = new java.util.LinkedHashMap<>(); // first: the maps' lines stay together
         if (on() && CdiSpec.listsDevices(held)) {
             env.put(VARIABLE, device(job.id()));
-        } else if (env.containsKey(VARIABLE)) {
+        } else if (job.env().containsKey(VARIABLE)) {
             env.put(VARIABLE, "");
         }
+        job.env().forEach(env::putIfAbsent);
         return env.equals(job.env()) ? job : job.withEnv(env);
     }
 
