@@ -103,31 +103,24 @@ public record CdiSpec(String kind, List<Device> devices) {
      * {@code m}, as {@code devices=} has no mknod mode.
      */
     public static Nodes nodes(List<Instance> instances) {
+        List<String> values = new ArrayList<>();
+        instances.forEach(i -> i.characteristics().get(DeviceList.CHARACTERISTIC).ifPresent(v -> values.add(v.text())));
+        return nodesOf(values);
+    }
+
+    /** The same for {@code devices=} values as text (QUERY's instances), each already accepted by rsmapd. */
+    public static Nodes nodesOf(List<String> values) {
         Map<String, DeviceList.Mode> paths = new LinkedHashMap<>();
-        for (Instance i : instances) {
-            var devices = i.characteristics().get(DeviceList.CHARACTERISTIC);
-            if (devices.isEmpty()) {
-                continue;
-            }
+        for (String v : values) {
             try {
-                DeviceList.parse(devices.get().text()).devices().forEach(d -> paths.merge(d.path(), d.mode(),
-                        DeviceList.Mode::widen));
+                DeviceList.parse(v).devices().forEach(d -> paths.merge(d.path(), d.mode(), DeviceList.Mode::widen));
             } catch (ParseException e) {
-                throw new IllegalStateException("devices of " + i.id() + " were accepted when read: " + e.getMessage(), e);
+                throw new IllegalStateException("devices=" + v + " was accepted when read: " + e.getMessage(), e);
             }
         }
-        Map<String, DeviceRule> resolved = new LinkedHashMap<>();
-        DevicePolicy.of(instances, true).rules().forEach(r -> resolved.put(r.path(), r));
         List<DeviceRule> found = new ArrayList<>();
         List<String> missing = new ArrayList<>();
-        paths.forEach((p, mode) -> {
-            DeviceRule r = resolved.get(p); // its number only: the policy widens the basic devices to rw
-            if (r != null) {
-                found.add(new DeviceRule(p, r.type(), r.major(), r.minor(), mode));
-            } else {
-                missing.add(p);
-            }
-        });
+        paths.forEach((p, mode) -> DevicePolicy.resolve(p, mode).ifPresentOrElse(found::add, () -> missing.add(p)));
         return new Nodes(found, missing);
     }
 

@@ -74,18 +74,18 @@ final class CdiSpecs {
     }
 
     /**
-     * The job with {@link #VARIABLE} in its environment: its device where it holds instances with devices, empty
-     * where it held some before (as a map it no longer holds), absent otherwise or with cdi = off.
+     * The job as JOB_ENTER answers it (docs/containers.md, "The job's variable"): with {@link #VARIABLE} last,
+     * where it holds a grant here and this host's maps list devices, whether or not its grant has any now
+     * (a realloc may add some; until then the name resolves to nothing, and a container gets no device).
      */
-    Job withDevice(Job job, List<Instance> held) {
-        Map<String, String> env = new java.util.LinkedHashMap<>(); // first: the maps' lines stay together
-        if (on() && CdiSpec.listsDevices(held)) {
-            env.put(VARIABLE, device(job.id()));
-        } else if (job.env().containsKey(VARIABLE)) {
-            env.put(VARIABLE, "");
+    Job entering(Job job, boolean hostListsDevices) {
+        if (!on() || !hostListsDevices) {
+            return job;
         }
-        job.env().forEach(env::putIfAbsent);
-        return env.equals(job.env()) ? job : job.withEnv(env);
+        Map<String, String> env = new java.util.LinkedHashMap<>(job.env());
+        env.remove(VARIABLE);
+        env.put(VARIABLE, device(job.id()));
+        return job.withEnv(env);
     }
 
     /** The spec of {@code job} holding {@code held}: its device nodes and its SGE_HGR_* and GPU variables. */

@@ -285,13 +285,12 @@ final class HostState {
 
     /** {@code job} holds what it says from now on; its environment file says so when its environment changed. */
     void hold(Job job) {
-        job = cdi.withDevice(job, grantedInstances(job)); // RSMAP_CDI_DEVICE where it holds devices
         Job before = jobs.put(job.id(), job);
         changed();
         if (before == null || !before.env().equals(job.env())) {
             envFiles.write(job.id(), job.user(), job.env());
         }
-        cdi.held(job, grantedInstances(job)); // its CDI spec too, before the change is answered
+        cdi.held(job, cdi.on() ? grantedInstances(job) : List.of()); // its CDI spec, before the answer
     }
 
     /** Job {@code id} holds nothing here any more; its environment file goes. */
@@ -305,7 +304,7 @@ final class HostState {
 
     /** While the journal is replayed: the job as its records say (its environment file is already there). */
     void replay(Job job) {
-        jobs.put(job.id(), cdi.withDevice(job, grantedInstances(job)));
+        jobs.put(job.id(), job);
     }
 
     /** While the journal is replayed: the job ended; false when it held nothing. */

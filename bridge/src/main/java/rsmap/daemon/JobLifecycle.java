@@ -123,9 +123,8 @@ final class JobLifecycle {
     }
 
     /** A job granted and on its way to disk: held, announced, answered. */
-    private List<Frame> granted(long tid, Job given) {
-        s.hold(given);
-        Job job = s.job(given.id()).orElse(given); // with its CDI device, where it has one
+    private List<Frame> granted(long tid, Job job) {
+        s.hold(job);
         log.note(Log.Level.INFO, "job " + job.id() + (job.user().isEmpty() ? "" : " (" + job.user() + ")") + " granted "
                 + job.env());
         publish("grant", job, () -> Views.job(job).put("event", "grant"));
@@ -294,6 +293,6 @@ final class JobLifecycle {
         }
         journal.write(new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)));
         s.hold(entered);
-        return List.of(answer(tid, entered));
+        return List.of(answer(tid, s.cdi.entering(entered, s.devicesListed()))); // RSMAP_CDI_DEVICE too
     }
 }
