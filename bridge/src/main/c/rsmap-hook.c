@@ -215,7 +215,8 @@ static int exec_job(char **cmd, char **env) {
  * starter_method). Every job enters first, whether or not it requested a map: JOB_ENTER makes rsmapd put
  * this pid (SO_PEERCRED) under the job's device policy - with no devices for a job that holds nothing here,
  * as Flux's gpubind hides every GPU from a job granted none - and answer with the grant. Every SGE_HGR_* the
- * job brought is dropped (Grid Engine's RSMAP manual: set by the execution daemon alone), as is its own value of every other
+ * job brought is dropped (Grid Engine's RSMAP manual: set by the execution daemon alone), and so is its RSMAP_CDI_DEVICE
+ * (docs/containers.md), as is its own value of every other
  * variable the answer sets (CUDA_VISIBLE_DEVICES), and the granted ones are set from that answer - never from a file or variable the job's owner could have written. Fail closed: no answer
  * from a trusted rsmapd, no job. */
 static int starter(char **cmd) {

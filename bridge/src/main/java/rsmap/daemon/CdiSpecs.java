@@ -158,18 +158,25 @@ final class CdiSpecs {
         Map<String, String> files = new HashMap<>(); // file name -> job
         heldByJob.keySet().forEach(j -> files.put(of(j).getFileName().toString(), j));
         if (Files.isDirectory(settings.dir())) {
-            try (DirectoryStream<Path> dir = Files.newDirectoryStream(settings.dir(), PREFIX + "*")) {
+            java.util.Set<String> present = new java.util.HashSet<>();
+            try (DirectoryStream<Path> dir = Files.newDirectoryStream(settings.dir(), "{,.}" + PREFIX + "*")) {
                 for (Path p : dir) {
                     String owner = files.get(p.getFileName().toString());
                     if (owner == null || !CdiSpec.listsDevices(heldByJob.get(owner))) {
-                        delete(p, owner == null ? p.getFileName().toString() : owner);
-                    } else if (!written.containsKey(owner)) {
-                        written.put(owner, Files.readString(p, StandardCharsets.UTF_8)); // the same is not written again
+                        delete(p, owner == null ? "(none held)" : owner); // also a temporary file a kill left
+                    } else {
+                        present.add(owner);
+                        if (!written.containsKey(owner)) {
+                            written.put(owner, Files.readString(p, StandardCharsets.UTF_8)); // the same is not written again
+                        }
                     }
                 }
+                written.keySet().retainAll(present); // a file removed by hand is written again
             } catch (IOException | java.io.UncheckedIOException e) {
                 log.note(Log.Level.WARNING, "cannot read cdi_dir " + settings.dir() + ": " + e);
             }
+        } else {
+            written.clear();
         }
         written.keySet().retainAll(heldByJob.keySet());
         heldByJob.forEach((j, held) -> {

@@ -158,9 +158,15 @@ class CdiSpecsTest {
         Files.writeString(cdi().resolve("rsmapd-job-77.json"), "{}"); // as if killed before the removal
         Files.writeString(cdi().resolve("nvidia.json"), "{}"); // another tool's
         Files.writeString(cdi().resolve("rsmap-static-gpu.json"), "{}"); // not rsmapd's prefix either
+        Files.writeString(cdi().resolve(".rsmapd-job-78.json.tmp"), "{"); // killed while writing
         daemon = TestDaemon.start(config);
         assertThat(files()).containsExactly("nvidia.json", "rsmap-static-gpu.json", "rsmapd-job-9.json");
         assertThat(nodes(spec("9"))).containsExactly("/dev/zero c 1:5 rw");
+        // Reconciliation too: a held job's spec removed by hand is written again, a stray one goes.
+        Files.delete(cdi().resolve("rsmapd-job-9.json"));
+        Files.writeString(cdi().resolve("rsmapd-job-79.json"), "{}");
+        daemon.reconcile();
+        assertThat(files()).containsExactly("nvidia.json", "rsmap-static-gpu.json", "rsmapd-job-9.json");
     }
 
     @Test
