@@ -23,7 +23,7 @@ import rsmap.map.Instance;
 /**
  * {@code <cdi_dir>/rsmapd-job-<name>.json}, kind {@code rsmap.io/job}, one device {@code <name>}
  * ({@link CdiSpec#jobDeviceName}), root's, mode 0644 (every runtime reads it; only root writes it). A file
- * is written to a temporary name beginning with a dot, forced, then renamed over the old one: a runtime
+ * is written to a temporary name beginning with a dot, then renamed over the old one: a runtime
  * reads the old or the new spec, never half. Only files named {@link #PREFIX}... are rsmapd's: nothing else
  * in the directory is read, changed or removed. Called under the daemon's lock.
  */
@@ -203,7 +203,10 @@ final class CdiSpecs {
         }
     }
 
-    /** {@code text} into {@code file}: a new temporary file (never through a link), forced, renamed over. */
+    /**
+     * {@code text} into {@code file}: a new temporary file (never through a link), renamed over. Not forced:
+     * the journal is what is durable, and start-up rewrites every spec that differs from it.
+     */
     private void write(Path file, String text) throws IOException {
         Path dir = file.getParent();
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
@@ -218,7 +221,6 @@ final class CdiSpecs {
                 StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")))) {
             out.write(java.nio.ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
-            out.force(true);
         }
         Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--")); // whatever the umask
         try {

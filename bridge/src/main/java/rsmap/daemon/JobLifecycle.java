@@ -168,6 +168,7 @@ final class JobLifecycle {
             remote = global.start(jobId, user, slots, globalRequest, this::forced);
         } catch (Session.CommandException e) {
             s.cluster().finish(id, s.cluster().now());
+            s.cdi.removed(id); // written before the authority was asked
             try {
                 journal.write(new JournalRecord.Ended(id, "authority"));
             } catch (Session.CommandException x) {
@@ -197,6 +198,7 @@ final class JobLifecycle {
             journal.write(r);
         } catch (Session.CommandException e) {
             s.cluster().finish(r.job(), s.cluster().now());
+            s.cdi.removed(r.job()); // written before the journal: no grant, no spec
             throw e;
         }
     }

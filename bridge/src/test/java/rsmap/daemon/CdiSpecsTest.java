@@ -191,6 +191,28 @@ class CdiSpecsTest {
     }
 
     @Test
+    void aGpuMapBuiltFromNvml_itsSpecCarriesCudaVisibleDevices() throws Exception {
+        CdiSchema.assumePresent();
+        GpuStub.use(tmp.resolve("nvml.json"), GpuStub.cards(2));
+        Files.createDirectories(tmp.resolve("dev"));
+        for (int i = 0; i < 2; i++) { // the cards' nodes: links to real character devices
+            Files.createSymbolicLink(tmp.resolve("dev/nvidia" + i), Path.of(i == 0 ? "/dev/zero" : "/dev/full"));
+        }
+        Config c = TestDaemon.config(tmp.resolve("g"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
+                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0");
+        GpuStub.declareAll(c.complexes());
+        daemon = TestDaemon.start(c);
+        assertThat(start("14", "gpu=1").get(0).code()).isEqualTo(Code.STATE.value());
+        Path f = tmp.resolve("g/cdi/rsmapd-job-14.json");
+        CdiSchema.assertValid(List.of(f));
+        JsonNode edits = JSON.readTree(f.toFile()).path("devices").path(0).path("containerEdits");
+        assertThat(edits.path("env").toString()).isEqualTo("[\"SGE_HGR_gpu=0\",\"CUDA_VISIBLE_DEVICES=" + GpuStub.uuid(0)
+                + "\"]");
+        assertThat(edits.path("deviceNodes").path(0).path("path").asText()).isEqualTo(tmp.resolve("dev/nvidia0").toString());
+        assertThat(edits.path("deviceNodes").path(0).path("minor").asInt()).isEqualTo(5); // the link's device
+    }
+
+    @Test
     void cdiOff_writesNothing_andSetsNoVariable() throws Exception {
         daemon = TestDaemon.start(config("cdi = off"));
         start("13", "gpu=1");
