@@ -136,7 +136,7 @@ final class CdiSpecs {
         }
         if (written.remove(job) != null || Files.exists(of(job), LinkOption.NOFOLLOW_LINKS)) {
             fault("remove");
-            delete(of(job), job);
+            delete(of(job), "job " + job);
         }
     }
 
@@ -163,7 +163,7 @@ final class CdiSpecs {
                 for (Path p : dir) {
                     String owner = files.get(p.getFileName().toString());
                     if (owner == null || !CdiSpec.listsDevices(heldByJob.get(owner))) {
-                        delete(p, owner == null ? "(none held)" : owner); // also a temporary file a kill left
+                        delete(p, owner == null ? "a job that holds nothing here" : "job " + owner); // or a kill's temporary file
                     } else {
                         present.add(owner);
                         if (!written.containsKey(owner)) {
@@ -194,12 +194,13 @@ final class CdiSpecs {
         });
     }
 
-    private void delete(Path file, String job) {
+    /** Removes {@code file}, the spec of {@code whose}, saying so in the log. */
+    private void delete(Path file, String whose) {
         try {
             Files.deleteIfExists(file);
-            log.note(Log.Level.INFO, "job " + job + ": CDI spec " + file + " removed");
+            log.note(Log.Level.INFO, "CDI spec " + file + " of " + whose + " removed");
         } catch (IOException e) {
-            log.note(Log.Level.WARNING, "job " + job + ": cannot remove its CDI spec " + file + ": " + e);
+            log.note(Log.Level.WARNING, "cannot remove the CDI spec " + file + " of " + whose + ": " + e);
         }
     }
 
