@@ -2,6 +2,7 @@
 // one of two fake cards (mknod c 195 0 and 1), starts a container with --device "$RSMAP_CDI_DEVICE": its card's
 // node is there with the right major:minor, the other card's is not, SGE_HGR_gpu is set; after a realloc
 // that adds the second card a new container sees both; after the epilog podman refuses the device name.
+// With cdi = required, a spec that cannot be written makes the prolog reschedule the job.
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -148,6 +149,26 @@ class CdiIT {
             assertThat(shared.resolve("cdi/rsmapd-job-" + id + ".json")).as("removed at JOB_END").doesNotExist();
             String after = ExecdStubIT.sh(container + " rsmap.io/job=" + id);
             assertThat(after).contains("unresolvable CDI devices rsmap.io/job=" + id);
+        }
+    }
+
+    @Test
+    void cdiRequired_aSpecThatCannotBeWritten_theProlog_reschedulesTheJob_namingCdiDir() throws Exception {
+        Files.writeString(shared.resolve("not-a-dir"), "");
+        Config config = TestDaemon.config(shared.resolve("r"), "gpu=1(gpu0[devices=" + cards[0] + ":rw])",
+                "reconcile_interval = 0", "cdi = required", "cdi_dir = " + shared.resolve("not-a-dir"));
+        try (Daemon daemon = TestDaemon.start(config)) {
+            ProcessBuilder pb = new ProcessBuilder(ExecdStubIT.HOOK.toString(), "prolog");
+            pb.environment().clear();
+            pb.environment().putAll(java.util.Map.of("RSMAP_SOCKET", config.socket().toString(), "JOB_ID", "31",
+                    "SGE_TASK_ID", "undefined", "NSLOTS", "1", "USER", "root", "RSMAP_REQUEST", "gpu=1"));
+            Process h = pb.redirectErrorStream(true).start();
+            String out = new String(h.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(h.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(h.exitValue()).as(out).isEqualTo(99); // execd reschedules the job elsewhere
+            assertThat(out).contains("job 31: cannot write its CDI spec").contains("cdi_dir " + shared.resolve("not-a-dir"))
+                    .contains("cdi = required");
+            assertThat(daemon.cluster().runningJobs()).isEmpty();
         }
     }
 }
