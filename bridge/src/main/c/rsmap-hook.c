@@ -119,10 +119,12 @@ static char granted[RSMAP_MAX_FRAME];
 static size_t granted_used;
 static int granted_count;
 
-/* Whether line sets a variable the answer may set: SGE_HGR_<map>, or one of the GPU variables rsmapd.conf's
- * gpu_env may name (docs/gpus.md) - never another of the job's environment (LD_PRELOAD, PATH, ...). */
+/* Whether line sets a variable the answer may set: SGE_HGR_<map>, one of the GPU variables rsmapd.conf's
+ * gpu_env may name (docs/gpus.md), or RSMAP_CDI_DEVICE, the job's CDI device (docs/containers.md) - never
+ * another of the job's environment (LD_PRELOAD, PATH, ...). */
 static int ours(const char *line) {
-    static const char *const gpu[] = {"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=", "GPU_DEVICE_ORDINAL="};
+    static const char *const gpu[] = {"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=", "GPU_DEVICE_ORDINAL=",
+                                      "RSMAP_CDI_DEVICE="};
     if (!strncmp(line, "SGE_HGR_", 8)) return strchr(line, '=') != NULL;
     for (size_t i = 0; i < sizeof gpu / sizeof *gpu; i++)
         if (!strncmp(line, gpu[i], strlen(gpu[i]))) return 1;
@@ -213,7 +215,8 @@ static int exec_job(char **cmd, char **env) {
  * starter_method). Every job enters first, whether or not it requested a map: JOB_ENTER makes rsmapd put
  * this pid (SO_PEERCRED) under the job's device policy - with no devices for a job that holds nothing here,
  * as Flux's gpubind hides every GPU from a job granted none - and answer with the grant. Every SGE_HGR_* the
- * job brought is dropped (Grid Engine's RSMAP manual: set by the execution daemon alone), as is its own value of every other
+ * job brought is dropped (Grid Engine's RSMAP manual: set by the execution daemon alone), and so is its RSMAP_CDI_DEVICE
+ * (docs/containers.md), as is its own value of every other
  * variable the answer sets (CUDA_VISIBLE_DEVICES), and the granted ones are set from that answer - never from a file or variable the job's owner could have written. Fail closed: no answer
  * from a trusted rsmapd, no job. */
 static int starter(char **cmd) {
@@ -250,7 +253,9 @@ static int starter(char **cmd) {
     }
     size_t k = 0;
     for (char **e = environ; *e; e++) {
-        if (strncmp(*e, "SGE_HGR_", 8) != 0 && !set_by_answer(*e)) env[k++] = *e;
+        /* RSMAP_CDI_DEVICE is rsmapd's alone: a job's own value never names another job's device. */
+        if (strncmp(*e, "SGE_HGR_", 8) != 0 && strncmp(*e, "RSMAP_CDI_DEVICE=", 17) != 0 && !set_by_answer(*e))
+            env[k++] = *e;
     }
     for (size_t p = 0; p < granted_used; p += strlen(granted + p) + 1) env[k++] = granted + p;
     env[k] = NULL;

@@ -165,7 +165,8 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av) {
     return 0;
 }
 
-/* Removes every SGE_HGR_* the task brought along: the grant alone sets them (Grid Engine's RSMAP manual). */
+/* Removes every SGE_HGR_* the task brought along: the grant alone sets them (Grid Engine's RSMAP manual); so
+ * is RSMAP_CDI_DEVICE, the job's CDI device (docs/containers.md). */
 static void drop_brought(spank_t sp) {
     char **env = NULL;
     if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env) return;
@@ -177,14 +178,16 @@ static void drop_brought(spank_t sp) {
             snprintf(names[n++], sizeof names[0], "%.*s", (int)(eq - *e), *e);
     }
     for (int i = 0; i < n; i++) spank_unsetenv(sp, names[i]); /* after the walk: unsetenv moves the array */
+    spank_unsetenv(sp, "RSMAP_CDI_DEVICE");
     if (n == 64) drop_brought(sp);
 }
 
 /* One SGE_HGR_<name>=value of the answer into the task's environment, or, where gpu_map is built from NVML,
- * the variable naming the job's cards (one of those gpu_env may name, docs/gpus.md), set over the task's
- * own value; others are not ours to set. */
+ * the variable naming the job's cards (one of those gpu_env may name, docs/gpus.md), or RSMAP_CDI_DEVICE
+ * (docs/containers.md), set over the task's own value; others are not ours to set. */
 static int set_one(spank_t sp, const char *name_value) {
-    static const char *const gpu[] = {"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=", "GPU_DEVICE_ORDINAL="};
+    static const char *const gpu[] = {"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=", "GPU_DEVICE_ORDINAL=",
+                                      "RSMAP_CDI_DEVICE="};
     const char *eq = strchr(name_value, '=');
     int gpu_variable = 0;
     for (size_t i = 0; i < sizeof gpu / sizeof *gpu; i++)

@@ -17,7 +17,7 @@ import picocli.CommandLine.Command;
         subcommands = {CheckComplexes.class, CheckHost.class, CheckRequest.class, CheckJobspec.class, CheckR.class,
             CheckFilter.class, GresConf.class, Discover.class,
             Simulate.class, DevicePolicyCommand.class, DaemonCommands.Status.class, DaemonCommands.Explain.class,
-            DaemonCommands.Reload.class, DaemonCommands.Events.class, Place.class, Demo.class})
+            DaemonCommands.Reload.class, DaemonCommands.Events.class, Place.class, Demo.class, CdiSpecCommand.class})
 public final class Main implements Runnable {
     public static final int OK = 0;
     public static final int INTERNAL = 1;

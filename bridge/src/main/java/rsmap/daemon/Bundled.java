@@ -28,7 +28,7 @@ public final class Bundled {
     /**
      * Writes {@code dir/complexes} and {@code dir/rsmapd.conf}: a daemon for the example host node01 (and
      * the global host's licences) on a private socket and state in {@code dir}, the current user as its
-     * admin, devices through {@code backend}. Returns the configuration file.
+     * admin, devices through {@code backend}, the jobs' CDI specs in {@code dir/cdi}. Returns the configuration file.
      */
     public static Path exampleDaemon(Path dir, String backend) throws IOException {
         Files.writeString(dir.resolve("complexes"), example("complexes"));
@@ -36,7 +36,8 @@ public final class Bundled {
                 "complex_values = " + example("node01.complex_values").strip(),
                 "global_complex_values = " + example("global.complex_values").strip(), "socket = rsmapd.sock",
                 "socket_mode = 0600", "state_dir = state", "device_backend = " + backend,
-                "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0", ""));
+                "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0",
+                "cdi_dir = cdi", "")); // the jobs' CDI specs beside the state, never in the host's /var/run/cdi
     }
 
     /** Removes {@code dir} and everything below it. */

@@ -58,6 +58,8 @@ import rsmap.wire.FrameDecoder;
  * discover              = on                            # on | off: read arch, kernel, os, cpus, ... (Discovery)
  * nvml_library          = libnvidia-ml.so.1             # NVML, or off (GpuSettings: gpu_map, gpu_shares, ...)
  * gpu_map               = gpu                           # the map of this host's NVIDIA GPUs (docs/gpus.md)
+ * cdi                   = optional                      # off | optional | required: a CDI spec per job (CdiSettings)
+ * cdi_dir               = /var/run/cdi                  # where the specs go (docs/containers.md)
  * </pre>
  * An authority serves the global maps of the cluster (global_complex_values) to the hosts: host,
  * complex_values, authority and execd_spool are refused there, listen is required. A host with an
@@ -70,7 +72,7 @@ public record Config(Path complexes, String host, String complexValues, String g
                      Role role, Endpoint authority, Endpoint listen, Path mungeSocket, Map<String, String> attributes,
                      AttributeTypes attributeTypes, OptionalInt slots, Optional<Filter> filter, boolean discover,
                      rsmap.place.Policy alternativesPolicy, GpuSettings gpus, Map<String, Integer> lines,
-                     GrowthLimit.Setting reallocMaxGrow) {
+                     GrowthLimit.Setting reallocMaxGrow, CdiSettings cdi) {
 
     /** What the daemon is: an execution host's, or the cluster's authority of the global maps. */
     public enum Role { HOST, AUTHORITY }
@@ -92,7 +94,7 @@ public record Config(Path complexes, String host, String complexValues, String g
             "daemon_user", "max_frame", "max_rsmap_ids", "reconcile_interval", "max_connections_per_user", "idle_timeout",
             "frame_timeout", "realloc", "realloc_policy", "role", "authority", "listen", "munge_socket", "attributes",
             "attribute_types", "slots", "filter", "discover", "alternatives_policy", "realloc_max_grow", "nvml_library",
-            "gpu_map", "gpu_shares", "gpu_id", "gpu_check", "gpu_env", "gpu_dev_dir");
+            "gpu_map", "gpu_shares", "gpu_id", "gpu_check", "gpu_env", "gpu_dev_dir", "cdi", "cdi_dir");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
     public static Config parse(String text, Path file, String defaultHost) throws ParseException {
@@ -156,6 +158,7 @@ public record Config(Path complexes, String host, String complexValues, String g
             List<String> hostKeys = new java.util.ArrayList<>(List.of("host", "complex_values", "authority", "execd_spool",
                     "attributes", "slots", "discover"));
             hostKeys.addAll(GpuSettings.KEYS);
+            hostKeys.addAll(CdiSettings.KEYS);
             for (String hostOnly : hostKeys) {
                 if (values.containsKey(hostOnly)) {
                     throw lines.error(hostOnly + " is an execution host's setting: an authority (role = authority) "
@@ -235,7 +238,7 @@ public record Config(Path complexes, String host, String complexValues, String g
                 role, authority, listen, dir.resolve(values.getOrDefault("munge_socket", MUNGE_SOCKET.toString())),
                 attributes, types, slots < 0 ? OptionalInt.empty() : OptionalInt.of(slots), filter, discover.equals("on"),
                 alternativesPolicy, GpuSettings.parse(lines, values, where, dir), lineNumbers(text, values.keySet()),
-                maxGrow);
+                maxGrow, CdiSettings.parse(lines, values, where, dir));
     }
 
     /** The same settings with {@code values} as complex_values (a map built from discovery added). */
@@ -244,7 +247,7 @@ public record Config(Path complexes, String host, String complexValues, String g
                 deviceBackend, isolation, execdSpool, adminUser, daemonUser, maxFrame, maxRsmapIds, reconcileInterval,
                 maxConnectionsPerUser, idleTimeout, frameTimeout, realloc, reallocPolicy, role, authority, listen,
                 mungeSocket, attributes, attributeTypes, slots, filter, discover, alternativesPolicy, gpus, lines,
-                reallocMaxGrow);
+                reallocMaxGrow, cdi);
     }
 
     private static Endpoint endpoint(Continuation lines, Map<String, String> values, Map<String, Integer> where,

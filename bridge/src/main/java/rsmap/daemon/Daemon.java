@@ -103,6 +103,7 @@ public final class Daemon implements AutoCloseable {
         this.state = new HostState(config, table, authorityRole ? EnvFiles.none()
                 : new EnvFiles(config.stateDir(), log), Scope.of(config));
         state.gpus = gpus.gpus();
+        state.cdi = authorityRole ? CdiSpecs.NONE : new CdiSpecs(config.cdi(), log);
         if (!authorityRole) {
             state.describe(config.discover() ? withGpus(discovery.discover(), gpus.gpus())
                     : new Discovery.Result(Map.of(), List.of()), log);
@@ -128,6 +129,7 @@ public final class Daemon implements AutoCloseable {
             Generations generations = new Generations(state, records, events, log, configFile, reallocation,
                     gpuReader);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log);
+            state.cdi.sync(state.jobs(), state::grantedInstances); // what a kill left out of step
             JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
             this.pending = new PendingStarts(state, records, lifecycle, log);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation);

@@ -117,6 +117,9 @@ final class Generations {
                 || !next.deviceBackend().equals(config.deviceBackend())) {
             unchangeable.add("socket, state_dir or device_backend");
         }
+        if (!next.cdi().equals(config.cdi())) {
+            unchangeable.add("cdi or cdi_dir");
+        }
         if (!next.attributes().equals(config.attributes()) || !next.attributeTypes().equals(config.attributeTypes())
                 || !next.slots().equals(config.slots()) || !next.filter().equals(config.filter())
                 || next.discover() != config.discover()) {
@@ -133,6 +136,7 @@ final class Generations {
             log.note(Log.Level.INFO, "RELOAD: configuration generation " + s.generation());
         }
         s.gpus = filled.gpus();
+        s.cdi.sync(s.jobs(), s::grantedInstances); // the new generation's devices= in the held jobs' specs
         rsmap.realloc.Policy policy = rsmap.realloc.Policy.named(next.reallocPolicy()).orElseThrow();
         if (next.realloc() != s.reallocOn() || !policy.name().equals(s.reallocPolicy().name())) {
             changed = true; // a change the answer reports, though no new generation

@@ -51,6 +51,7 @@ final class HostState {
     private Cluster cluster;
     /** The host's GPUs (NVML, gpu_map): set at start and by each accepted RELOAD; NONE on an authority. */
     GpuHost gpus = GpuHost.NONE;
+    CdiSpecs cdi = CdiSpecs.NONE; // the jobs' CDI specs, in step with hold and drop (off on an authority)
     /** Reallocation over {@link #cluster}: a new one with every new cluster ({@link #install}). */
     private rsmap.realloc.Reallocs reallocs;
     /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
@@ -291,6 +292,7 @@ final class HostState {
         if (before == null || !before.env().equals(job.env())) {
             envFiles.write(job.id(), job.user(), job.env());
         }
+        cdi.held(job, cdi.on() ? grantedInstances(job) : List.of()); // its CDI spec, before the answer
     }
 
     /** Job {@code id} holds nothing here any more; its environment file goes. */
@@ -299,6 +301,7 @@ final class HostState {
             changed();
         }
         envFiles.remove(id);
+        cdi.removed(id);
     }
 
     /** While the journal is replayed: the job as its records say (its environment file is already there). */

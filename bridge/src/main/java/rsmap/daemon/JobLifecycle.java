@@ -95,6 +95,7 @@ final class JobLifecycle {
             Decision d = grantNow(pinned, id);
             Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                     s.environment(d.grant()), Map.of());
+            containers(job);
             written(JournalRecord.Started.of(job)); // forced before the answer (Commands.handle)
             return granted(tid, job);
         } catch (Session.CommandException e) {
@@ -113,6 +114,20 @@ final class JobLifecycle {
                     + d.error());
         }
         return d;
+    }
+
+    /**
+     * The CDI spec of a job granted in the core, written before its start is journaled (docs/containers.md):
+     * under cdi = required a spec that cannot be written fails the start closed, the grant undone
+     * (UNAVAILABLE: the job goes elsewhere); under optional it was logged.
+     */
+    private void containers(Job job) throws Session.CommandException {
+        Optional<String> failed = s.cdi.held(job, s.grantedInstances(job));
+        if (failed.isPresent() && s.cdi.required()) {
+            s.cluster().finish(job.id(), s.cluster().now());
+            throw new Session.CommandException(Category.UNAVAILABLE, "job " + job.id() + ": " + failed.get()
+                    + "; cdi = required");
+        }
     }
 
     /** A job granted and on its way to disk: held, announced, answered. */
@@ -154,12 +169,14 @@ final class JobLifecycle {
         Decision d = grantNow(spec, id);
         Job local = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                 s.environment(d.grant()), Map.of());
+        containers(local);
         written(JournalRecord.Started.pending(local));
         Grant remote;
         try {
             remote = global.start(jobId, user, slots, globalRequest, this::forced);
         } catch (Session.CommandException e) {
             s.cluster().finish(id, s.cluster().now());
+            s.cdi.removed(id); // written before the authority was asked
             try {
                 journal.write(new JournalRecord.Ended(id, "authority"));
             } catch (Session.CommandException x) {
@@ -189,6 +206,7 @@ final class JobLifecycle {
             journal.write(r);
         } catch (Session.CommandException e) {
             s.cluster().finish(r.job(), s.cluster().now());
+            s.cdi.removed(r.job()); // written before the journal: no grant, no spec
             throw e;
         }
     }
@@ -286,6 +304,6 @@ final class JobLifecycle {
         }
         journal.write(new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)));
         s.hold(entered);
-        return List.of(answer(tid, entered));
+        return List.of(answer(tid, s.cdi.entering(entered, s.devicesListed()))); // RSMAP_CDI_DEVICE too
     }
 }

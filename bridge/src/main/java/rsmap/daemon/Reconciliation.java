@@ -61,6 +61,7 @@ final class Reconciliation {
             }
         }
         bareGone.forEach(lifecycle::removePolicy);
+        s.cdi.sync(s.jobs(), s::grantedInstances); // specs of jobs gone while rsmapd was away
     }
 
     private static boolean readableDirectory(Path dir) {

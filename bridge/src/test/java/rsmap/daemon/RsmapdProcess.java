@@ -12,11 +12,18 @@ final class RsmapdProcess {
 
     /** Starts rsmapd on {@code conf} and waits for its socket; its output is appended to {@code log}. */
     static Process start(Path conf, Path socket, Path log) throws Exception {
+        return start(conf, socket, log, new String[0]);
+    }
+
+    /** The same with more options for its JVM ({@code -Dname=value}: a crash test's fault point). */
+    static Process start(Path conf, Path socket, Path log, String... jvm) throws Exception {
         Files.deleteIfExists(socket);
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-cp",
-                System.getProperty("java.class.path"), Main.class.getName(), "--config", conf.toString())
-                .redirectErrorStream(true).redirectOutput(java.lang.ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(Path.of(System.getProperty("java.home"),
+                "bin", "java").toString(), "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC"));
+        cmd.addAll(java.util.List.of(jvm));
+        cmd.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), "--config",
+                conf.toString()));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(java.lang.ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         for (int i = 0; i < 600 && !Files.exists(socket); i++) {
             assertThat(p.isAlive()).as(Files.exists(log) ? Files.readString(log) : "no log").isTrue();
             Thread.sleep(50);

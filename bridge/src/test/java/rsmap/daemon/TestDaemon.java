@@ -20,7 +20,8 @@ final class TestDaemon {
                 "complex_values = " + complexValues, "socket = rsmapd.sock", "state_dir = state",
                 "device_backend = dry-run", "admin_user = " + System.getProperty("user.name"),
                 "discover = off", // this machine's attributes would vary every answer; tests discover fake files
-                "realloc_max_grow = 64")); // jobs of the tests grow freely; the limit's own tests set it
+                "realloc_max_grow = 64", // jobs of the tests grow freely; the limit's own tests set it
+                "cdi_dir = cdi")); // the jobs' CDI specs in the test's folder, never the host's /var/run/cdi
         for (String m : more) { // a setting given here replaces the default one
             String key = m.substring(0, m.indexOf('=')).strip();
             lines.removeIf(l -> l.startsWith(key + " ="));

@@ -103,7 +103,7 @@ public record DevicePolicy(boolean closed, List<DeviceRule> rules, List<String> 
     }
 
     /** The device a path names, following symlinks; empty where it does not exist or is no device. */
-    static Optional<DeviceRule> resolve(String path, DeviceList.Mode mode) {
+    public static Optional<DeviceRule> resolve(String path, DeviceList.Mode mode) {
         try {
             Path real = Path.of(path).toRealPath();
             int fileMode = (Integer) Files.getAttribute(real, "unix:mode");

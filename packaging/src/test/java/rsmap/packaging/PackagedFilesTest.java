@@ -28,12 +28,14 @@ class PackagedFilesTest {
     static final Path UNIT = MAIN.resolve("systemd/rsmapd.service");
     static final Path MAN = MAIN.resolve("man");
 
-    /** rsmapd.conf's keys: the components of the daemon's Config record, in snake case (its KEYS), GpuSettings' keys. */
+    /** rsmapd.conf's keys: the components of the daemon's Config record, in snake case (its KEYS), GpuSettings' and CdiSettings' keys. */
     static List<String> configKeys() {
         List<String> keys = new ArrayList<>();
         for (var c : Config.class.getRecordComponents()) {
             if (c.getName().equals("gpus")) { // the GPU settings, one record of their own
                 keys.addAll(rsmap.daemon.GpuSettings.KEYS);
+            } else if (c.getName().equals("cdi")) { // the CDI settings, one record of their own
+                keys.addAll(rsmap.daemon.CdiSettings.KEYS);
             } else if (!c.getName().equals("lines")) { // where each key was set, not a key
                 keys.add(c.getName().replaceAll("([A-Z])", "_$1").toLowerCase(Locale.ROOT));
             }
