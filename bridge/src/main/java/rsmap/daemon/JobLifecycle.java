@@ -233,6 +233,32 @@ final class JobLifecycle {
     }
 
     /**
+     * The first task of a job on a host where its prolog did not run (a slave host of a parallel job): granted
+     * here from the request execd spooled for the job's pe tasks ({@link SlaveSpool}), journaled and refused
+     * like a JOB_START; empty when the spool holds nothing to grant. Its end is reconciliation's: execd removes
+     * the job's {@code active_jobs} directory when the job ends on this host, and no epilog runs here.
+     */
+    private Optional<Job> slaveStart(long tid, JobId jobId, Session.Peer peer) throws Session.CommandException {
+        String id = jobId.toString();
+        SlaveSpool.Start t = SlaveSpool.read(s.config.execdSpool(), jobId).orElse(null);
+        if (t == null) {
+            return Optional.empty();
+        }
+        if (!access.mayQuery(peer, Job.bare(id, t.user()))) {
+            throw new Session.CommandException(Category.DENIED, "job " + id + " belongs to '" + t.user() + "' (" + t.from()
+                    + "), not '" + peer.user() + "'");
+        }
+        try {
+            start(tid, jobId, t.user(), t.request(), t.slots());
+        } catch (Session.CommandException e) {
+            throw new Session.CommandException(e.category(), "job " + id + ": pe task on a host where its prolog did not run, "
+                    + "request '" + t.request() + "' from " + t.from() + ": " + e.getMessage());
+        }
+        log.note(Log.Level.INFO, "job " + id + ": granted at its first JOB_ENTER on this host, from " + t.from());
+        return s.job(id);
+    }
+
+    /**
      * The starter: puts the calling process (its pid from SO_PEERCRED, never from the message) under the
      * job's device policy, and answers the job's environment like JOB_START. Only root, the admin or the
      * job's owner may, and never for a process inside another job's cgroup: that could widen what the
@@ -243,6 +269,9 @@ final class JobLifecycle {
     List<Frame> enter(long tid, JobId jobId, Session.Peer peer) throws Session.CommandException {
         String id = jobId.toString();
         Job job = s.job(id).orElse(null);
+        if (job == null && s.bareJob(id).isEmpty() && s.config.execdSpool() != null) {
+            job = slaveStart(tid, jobId, peer).orElse(null);
+        }
         if (job == null) {
             job = s.bareJob(id).orElse(Job.bare(id, peer.user()));
         } else if (!access.mayQuery(peer, job)) {
