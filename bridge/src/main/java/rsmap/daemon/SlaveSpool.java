@@ -23,7 +23,8 @@ import rsmap.wire.Session;
 /**
  * What execd leaves for a pe task ({@code qrsh -inherit}), tried on Son of Grid Engine 8.1.9 and Open Cluster
  * Scheduler 9.1.4: a directory {@code active_jobs/<job>.<task>/<pe task id>/} with {@code config} (
- * {@code job_owner}, {@code host_slots}: the job's slots on this host, {@code pe_task_id}) and
+ * {@code job_owner}, {@code host_slots}: the job's slots on this host on SGE 8.1; 0 on OCS 9.1.4
+ * (tried), where the request is granted once; {@code pe_task_id}) and
  * {@code environment} (the job's environment, then what {@code qrsh -inherit -v} passed, then execd's own).
  * The master host alone has an {@code environment} of the job itself, beside the tasks': there the prolog's
  * JOB_START is the only source of a grant, and nothing is read here.
@@ -88,9 +89,10 @@ final class SlaveSpool {
             } catch (NumberFormatException e) {
                 throw refused(id, task.resolve("config") + ": host_slots is not a number");
             }
-            if (user.isEmpty() || slots < 1) {
-                throw refused(id, task.resolve("config") + ": no job_owner or no host_slots");
+            if (user.isEmpty() || slots < 0) {
+                throw refused(id, task.resolve("config") + ": no job_owner, or host_slots below 0");
             }
+            slots = Math.max(slots, 1); // OCS 9.1.4 writes host_slots=0 for a pe task: the request once
             Start s = new Start(user, request, slots, task.resolve("environment"));
             if (found != null && (!found.user().equals(s.user()) || !found.request().equals(s.request()))) {
                 throw refused(id, "its pe tasks here disagree: " + found.from() + " asks '" + found.request() + "' for '"

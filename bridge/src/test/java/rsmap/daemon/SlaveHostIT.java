@@ -156,6 +156,14 @@ class SlaveHostIT {
     }
 
     @Test
+    void aPeTaskWhoseConfigSaysHostSlots0_asOpenClusterScheduler91Writes_isGranted() throws Exception {
+        finish(peTask(slave, "node02", "28", "1", "gpu=1", List.of("--keep"), "true"));
+        Path config = spool("node02").resolve("active_jobs/28.1/1.node02/config");
+        Files.writeString(config, Files.readString(config).replace("host_slots=1", "host_slots=0"));
+        assertThat(finish(peTask("28", "2", "gpu=1", "echo", "once=$SGE_HGR_gpu"))).isEqualTo("once=0\nexit=0");
+    }
+
+    @Test
     void onTheMasterHost_aPeTaskIsNeverGrantedFromTheSpool_onlyTheProlog() throws Exception {
         // Job 26's own files on node02 (its master task ran there without a prolog): the task enters bare.
         List<String> cmd = List.of(ExecdStubIT.STUB.toString(), "--spool", shared.resolve("spool").toString(), "--host",
