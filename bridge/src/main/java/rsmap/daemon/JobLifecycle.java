@@ -269,12 +269,7 @@ final class JobLifecycle {
     List<Frame> enter(long tid, JobId jobId, Session.Peer peer) throws Session.CommandException {
         String id = jobId.toString();
         Job job = s.job(id).orElse(null);
-        if (job == null && s.bareJob(id).isEmpty() && s.config.execdSpool() != null) {
-            job = slaveStart(tid, jobId, peer).orElse(null);
-        }
-        if (job == null) {
-            job = s.bareJob(id).orElse(Job.bare(id, peer.user()));
-        } else if (!access.mayQuery(peer, job)) {
+        if (job != null && !access.mayQuery(peer, job)) {
             throw new Session.CommandException(Category.DENIED, "job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
         }
         if (peer.pid() <= 0) {
@@ -290,10 +285,21 @@ final class JobLifecycle {
         } catch (IOException e) {
             throw new Session.CommandException(Category.UNAVAILABLE, "process " + peer.pid() + ": cannot read its cgroups: " + e.getMessage());
         }
+        boolean slave = false;
+        if (job == null && s.bareJob(id).isEmpty() && s.config.execdSpool() != null) {
+            job = slaveStart(tid, jobId, peer).orElse(null);
+            slave = job != null;
+        }
+        if (job == null) {
+            job = s.bareJob(id).orElse(Job.bare(id, peer.user()));
+        }
         DevicePolicy policy = DevicePolicy.of(s.grantedInstances(job), s.devicesListed());
         try {
             isolation.apply(id, policy, peer.pid()).ifPresent(w -> log.note(Log.Level.WARNING, w));
         } catch (DevicePolicyException e) {
+            if (slave) { // granted for this task alone, which does not run: given back now
+                end(id, "unenforceable");
+            }
             throw new Session.CommandException(Category.UNAVAILABLE, "job " + id + ": device isolation cannot be enforced: " + e.getMessage());
         }
         Instant start = ProcessHandle.of(peer.pid()).flatMap(p -> p.info().startInstant()).orElse(null);

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import rsmap.gridengine.GridEngineCluster.Run;
 
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -269,6 +270,27 @@ abstract class GridEngineIT {
                         "SPOOL OWNER root 644 TASK/environment\n", "SPOOL CONFIG pe_task_id=TASKDIR\n",
                         "SPOOL CONFIG host_slots=", "SPOOL CONFIG job_owner=" + GridEngineCluster.USER + "\n",
                         "SPOOL ENV RSMAP_REQUEST=gpu=1[same=id]\n", "SPOOL JOB-ENVIRONMENT\n");
+    }
+
+    /**
+     * The per-job cost of RSMAP_REQUEST (docs/integration-ocs.md, "What the JSV costs"): a measurement, not a
+     * check; runs only with -Drsmap.qsub.overhead=N (N pairs) and prints qsub-overhead.sh's medians.
+     */
+    @Test
+    @EnabledIfSystemProperty(named = "rsmap.qsub.overhead", matches = "\\d+")
+    @Timeout(value = 3600, unit = TimeUnit.SECONDS)
+    void qsubWithAndWithoutARequest_medians() throws Exception {
+        String n = System.getProperty("rsmap.qsub.overhead");
+        for (String mode : new String[] {"submit", "sync"}) {
+            ProcessBuilder pb = new ProcessBuilder("env", Path.of("src/test/resources/gridengine/qsub-overhead.sh")
+                    .toAbsolutePath().toString(), GridEngineCluster.USER, cluster.work.toString(), n, mode)
+                    .directory(cluster.work.toFile()).redirectErrorStream(true);
+            pb.environment().putAll(cluster.cellEnv());
+            Process p = pb.start(); // longer than run()'s bound: 2 N jobs, each seconds (OCS's -sync y up to 30 s)
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();
+            System.out.println("qsub-overhead " + release() + ": " + out);
+            assertThat(p.waitFor()).as(out).isZero();
+        }
     }
 
     @Test
