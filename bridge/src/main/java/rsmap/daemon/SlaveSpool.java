@@ -65,7 +65,7 @@ final class SlaveSpool {
                     tasks.add(d);
                 }
             }
-        } catch (IOException e) {
+        } catch (IOException | java.nio.file.DirectoryIteratorException e) {
             throw refused(id, job + ": cannot be listed: " + e.getMessage());
         }
         tasks.sort(null);
