@@ -30,9 +30,10 @@ import rsmap.wire.Session;
  * JOB_START is the only source of a grant, and nothing is read here.
  * <p>
  * Believed only when root owns every directory from {@code active_jobs} down and both files, none of them a
- * link and none writable by group or others: the job's owner writes the task's environment, never execd's
- * spool. Every pe task directory of the job must name the same owner and request (a task started with
- * {@code qrsh -inherit -v RSMAP_REQUEST=...} that differs is refused, not chosen from).
+ * link and none writable by group or others: the job's owner controls the task's process environment, never
+ * execd's files. What {@code qrsh -inherit -v} passes does reach the task's spooled environment (the bound
+ * docs/integration-ocs.md, "Limits", states); every pe task directory of the job must therefore name the same
+ * owner and request (a task started with another {@code RSMAP_REQUEST} is refused, not chosen from).
  */
 final class SlaveSpool {
     /** A spool file larger than this is not execd's (an environment is a few KiB). */
