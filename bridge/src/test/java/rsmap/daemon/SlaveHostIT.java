@@ -144,6 +144,14 @@ class SlaveHostIT {
         // Task 1 of job 24 left by execd, its environment file then handed to someone else.
         finish(peTask(slave, "node02", "24", "1", "gpu=1", List.of("--keep"), "true"));
         Path env = spool("node02").resolve("active_jobs/24.1/1.node02/environment");
+        // As the real execd leaves a pe task on a host that is not the job's master: the task's directory only,
+        // its config naming it, no pe_hostfile (GridEngineIT shows the same on both releases).
+        try (Stream<Path> job = Files.list(spool("node02").resolve("active_jobs/24.1"));
+             Stream<Path> task = Files.list(env.getParent())) {
+            assertThat(job.map(p -> p.getFileName().toString())).containsExactly("1.node02");
+            assertThat(task.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("config", "environment");
+        }
+        assertThat(Files.readAllLines(env.resolveSibling("config"))).contains("pe_task_id=1.node02", "host_slots=1");
         String user = ExecdStubIT.jobUser();
         ExecdStubIT.sh("chown " + user + " " + env);
         assertThat(finish(peTask("24", "2", "gpu=1", "echo", "task-ran"))).doesNotContain("task-ran")
