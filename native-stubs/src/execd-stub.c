@@ -34,7 +34,8 @@
  *
  * --pe-task ID: a task of a running parallel job, as Son of Grid Engine 8.1.9's execd starts one for
  * "qrsh -inherit" with the builtin rsh (tried on the real release): its spool directory is
- * JOB.TASK/ID.HOST inside the job's, no prolog and no epilog run, and the starter_method gets the task's
+ * JOB.TASK/ID.HOST inside the job's (its config names it in pe_task_id; a host that is not the job's master
+ * host has no files of the job's own, only the tasks' directories), no prolog and no epilog run, and the starter_method gets the task's
  * command line as ONE argument (COMMAND and its arguments joined by blanks, also in QRSH_COMMAND) with
  * SGE_STARTER_SHELL_PATH empty and SGE_STARTER_SHELL_START_MODE unix_behavior; without a starter_method
  * the owner's login shell runs it with -c.
@@ -247,10 +248,10 @@ int main(int argc, char **argv) {
     }
     const char *name = strrchr(command[0], '/') ? strrchr(command[0], '/') + 1 : command[0];
 
-    /* pe_hostfile: written for every job, "host slots queue processors". */
+    /* pe_hostfile: written for every job, "host slots queue processors"; not for a pe task (exec_job.cc). */
     snprintf(file, sizeof file, "%s/pe_hostfile", dir);
-    FILE *f = fopen(file, "w");
-    if (!f || fprintf(f, "%s %s %s@%s UNDEFINED\n", host, slots, queue, host) < 0 || fclose(f) != 0) {
+    FILE *f = pe_task ? NULL : fopen(file, "w");
+    if (!pe_task && (!f || fprintf(f, "%s %s %s@%s UNDEFINED\n", host, slots, queue, host) < 0 || fclose(f) != 0)) {
         fprintf(stderr, "execd-stub: cannot write %s\n", file);
         return 1;
     }
@@ -319,6 +320,7 @@ int main(int argc, char **argv) {
     fprintf(f, "prolog=%s\nepilog=%s\nstarter_method=%s\n", prolog ? prolog : "none", epilog ? epilog : "none",
             starter ? starter : "none");
     fprintf(f, "pe=%s\npe_slots=%s\nhost_slots=%s\nenable_systemd=0\n", pe ? pe : "none", slots, slots);
+    if (pe_task) fprintf(f, "pe_task_id=%s.%s\n", pe_task, host); /* the task's directory name, as execd writes it */
     int nargs = 0;
     for (char **a = command + 1; *a; a++) nargs++;
     fprintf(f, "njob_args=%d\n", nargs);

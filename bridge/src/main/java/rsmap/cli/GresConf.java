@@ -26,6 +26,10 @@ import rsmap.complex.ComplexTable;
 import rsmap.complex.Consumable;
 import rsmap.complex.Value;
 import rsmap.daemon.Config;
+import rsmap.daemon.GpuMap;
+import rsmap.device.nvml.Inventory;
+import rsmap.device.nvml.Nvml;
+import rsmap.device.nvml.NvmlException;
 import rsmap.map.ComplexValues;
 import rsmap.map.DeviceList;
 import rsmap.map.Instance;
@@ -40,7 +44,8 @@ import rsmap.map.ResourceMap;
  * (consumable YES) is left out with a comment: rsmap grants it per CPU, Slurm counts a GRES per node.
  * {@code File=} only with {@code --files}, and only where every instance has one device file of its own:
  * Slurm requires as many files as the count, and it would then pick devices itself (and set
- * CUDA_VISIBLE_DEVICES to its pick, which need not be rsmap's grant); see docs/integration-slurm.md.
+ * CUDA_VISIBLE_DEVICES to its pick, which need not be rsmap's grant); see docs/integration-slurm.md. A
+ * {@code gpu_map} built from NVML counts the cards rsmapd would build it from (times {@code gpu_shares}).
  */
 @Command(name = "gres-conf", mixinStandardHelpOptions = true, description = "Print Slurm gres.conf lines for this "
         + "host's resource maps (NodeName=HOST Name=rsmap_MAP Count=INSTANCES Flags=CountOnly), with the slurm.conf GresTypes= and Gres= "
@@ -76,7 +81,7 @@ final class GresConf implements Callable<Integer> {
         ComplexTable table = Inputs.complexes(c.complexes(), limits);
         ComplexValues values;
         try {
-            values = ComplexValues.parse(c.complexValues(), table, limits);
+            values = ComplexValues.parse(withGpuMap(c, table, limits), table, limits);
         } catch (ParseException e) {
             throw new Refused(config + ": complex_values: " + e.lineAndColumn() + ": " + e.problem());
         }
@@ -112,6 +117,28 @@ final class GresConf implements Callable<Integer> {
         notes.forEach(out::println);
         lines.forEach(out::println);
         return 0;
+    }
+
+    /**
+     * complex_values with gpu_map built from NVML where they have no entry for it, as rsmapd builds it at its
+     * start (docs/gpus.md, "Declare"): the GRES counts the instances rsmapd will serve. No NVML: refused.
+     */
+    private static String withGpuMap(Config c, ComplexTable table, Limits limits) throws Refused, ParseException {
+        String text = c.complexValues().strip();
+        String map = c.gpus().gpuMap().orElse(null);
+        if (map == null || ComplexValues.parse(text, table, limits).resourceMap(map).isPresent()) {
+            return text;
+        }
+        String lib = c.gpus().nvmlLibrary().orElseThrow(() -> new Refused("gpu_map = " + map
+                + " is built from NVML, and nvml_library = off"));
+        Inventory inv;
+        try {
+            inv = Nvml.load(lib, Nvml.PCI_DEVICES).discover();
+        } catch (NvmlException e) {
+            throw new Refused("gpu_map = " + map + " is built from NVML, and there is none: " + e.getMessage());
+        }
+        String entry = GpuMap.entry(map, inv, table, c.gpus().shares(), c.gpus().id(), c.gpus().devDir());
+        return text.isEmpty() || text.equalsIgnoreCase("NONE") ? entry : text + "," + entry;
     }
 
     /**

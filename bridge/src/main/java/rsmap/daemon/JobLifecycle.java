@@ -260,6 +260,32 @@ final class JobLifecycle {
     }
 
     /**
+     * The first task of a job on a host where its prolog did not run (a slave host of a parallel job): granted
+     * here from the request execd spooled for the job's pe tasks ({@link SlaveSpool}), journaled and refused
+     * like a JOB_START; empty when the spool holds nothing to grant. Its end is reconciliation's: execd removes
+     * the job's {@code active_jobs} directory when the job ends on this host, and no epilog runs here.
+     */
+    private Optional<Job> slaveStart(long tid, JobId jobId, Session.Peer peer) throws Session.CommandException {
+        String id = jobId.toString();
+        SlaveSpool.Start t = SlaveSpool.read(s.config.execdSpool(), jobId).orElse(null);
+        if (t == null) {
+            return Optional.empty();
+        }
+        if (!access.mayQuery(peer, Job.bare(id, t.user()))) {
+            throw new Session.CommandException(Category.DENIED, "job " + id + " belongs to '" + t.user() + "' (" + t.from()
+                    + "), not '" + peer.user() + "'");
+        }
+        try {
+            start(tid, jobId, t.user(), t.request(), t.slots());
+        } catch (Session.CommandException e) {
+            throw new Session.CommandException(e.category(), "job " + id + ": pe task on a host where its prolog did not run, "
+                    + "request '" + t.request() + "' from " + t.from() + ": " + e.getMessage());
+        }
+        log.note(Log.Level.INFO, "job " + id + ": granted at its first JOB_ENTER on this host, from " + t.from());
+        return s.job(id);
+    }
+
+    /**
      * The starter: puts the calling process (its pid from SO_PEERCRED, never from the message) under the
      * job's device policy, and answers the job's environment like JOB_START. Only root, the admin or the
      * job's owner may, and never for a process inside another job's cgroup: that could widen what the
@@ -270,9 +296,7 @@ final class JobLifecycle {
     List<Frame> enter(long tid, JobId jobId, Session.Peer peer) throws Session.CommandException {
         String id = jobId.toString();
         Job job = s.job(id).orElse(null);
-        if (job == null) {
-            job = s.bareJob(id).orElse(Job.bare(id, peer.user()));
-        } else if (!access.mayQuery(peer, job)) {
+        if (job != null && !access.mayQuery(peer, job)) {
             throw new Session.CommandException(Category.DENIED, "job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
         }
         if (peer.pid() <= 0) {
@@ -288,10 +312,21 @@ final class JobLifecycle {
         } catch (IOException e) {
             throw new Session.CommandException(Category.UNAVAILABLE, "process " + peer.pid() + ": cannot read its cgroups: " + e.getMessage());
         }
+        boolean slave = false;
+        if (job == null && s.bareJob(id).isEmpty() && s.config.execdSpool() != null) {
+            job = slaveStart(tid, jobId, peer).orElse(null);
+            slave = job != null;
+        }
+        if (job == null) {
+            job = s.bareJob(id).orElse(Job.bare(id, peer.user()));
+        }
         DevicePolicy policy = DevicePolicy.of(s.grantedInstances(job), s.devicesListed());
         try {
             isolation.apply(id, policy, peer.pid()).ifPresent(w -> log.note(Log.Level.WARNING, w));
         } catch (DevicePolicyException e) {
+            if (slave) { // granted for this task alone, which does not run: given back now
+                end(id, "unenforceable");
+            }
             throw new Session.CommandException(Category.UNAVAILABLE, "job " + id + ": device isolation cannot be enforced: " + e.getMessage());
         }
         Instant start = ProcessHandle.of(peer.pid()).flatMap(p -> p.info().startInstant()).orElse(null);

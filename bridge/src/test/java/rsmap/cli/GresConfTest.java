@@ -57,6 +57,24 @@ class GresConfTest {
                 + "\n");
     }
 
+    /** docs/gpus.md, "Declare": a gpu_map rsmapd builds from NVML is counted as rsmapd builds it. */
+    @Test
+    void gresConf_gpuMapBuiltFromNvml_countsTheCardsTimesTheirShares_orSaysThereIsNoNvml() throws Exception {
+        rsmap.daemon.GpuStub.use(tmp.resolve("nvml.json"), rsmap.daemon.GpuStub.cards(2));
+        Path c = conf("nic=2(ib0 ib1)");
+        Files.writeString(c, Files.readString(c) + "nvml_library = " + rsmap.daemon.GpuStub.LIBRARY + "\ngpu_map = gpu\n"
+                + "gpu_shares = 4\ngpu_dev_dir = " + tmp + "\n");
+        MainTest.Run r = run("gres-conf", "--config", c.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).endsWith("NodeName=node07 Name=rsmap_gpu Count=8 Flags=CountOnly\n");
+        Files.writeString(c, Files.readString(c).replace("nvml_library = " + rsmap.daemon.GpuStub.LIBRARY,
+                "nvml_library = " + tmp.resolve("no-such-libnvidia-ml.so.1")));
+        MainTest.Run none = run("gres-conf", "--config", c.toString());
+        assertThat(none.code()).isEqualTo(2);
+        assertThat(none.err()).startsWith("error: gpu_map = gpu is built from NVML, and there is none: ");
+        assertThat(none.err().lines()).hasSize(1);
+    }
+
     @Test
     void gresConf_badConfig_isOneErrorLine_exitTwo() throws Exception {
         Path c = conf("gpu=2(a)");

@@ -29,7 +29,8 @@ import rsmap.wire.TestClient;
 /**
  * Host {@code hostname}, 4 slots, a pe {@code rsmap} ({@code control_slaves TRUE}), {@code gpu} a plain
  * consumable of 8 in the scheduler and a resource map in rsmapd: two fake cards (mknod c 195 0 and 1, no
- * driver: opening one gives ENXIO), each shared four ways, {@code gpu0} an A100, {@code gpu1} an H100. Jobs run
+ * driver: opening one gives ENXIO), each shared four ways, {@code gpu0} an A100, {@code gpu1} an H100; {@code fpga}
+ * a map of two instances without devices in rsmapd only (a test may add it to the scheduler). Jobs run
  * as {@code rsmap-job}, a system user with a shell (a pe task runs through the owner's shell). Job ids start
  * at a random number, so that the device cgroups {@code rsmap/<job>} of this run name no one else's.
  */
@@ -133,7 +134,8 @@ final class GridEngineCluster implements AutoCloseable {
                 "#name    shortcut type    relop requestable consumable default urgency",
                 "gpu      gpu      RSMAP   <=    YES         HOST       0       0",
                 "devices  dev      STRING  ==    YES         NO         NONE    0",
-                "model    model    CSTRING ==    YES         NO         NONE    0") + "\n");
+                "model    model    CSTRING ==    YES         NO         NONE    0",
+                "fpga     fpga     RSMAP   <=    YES         HOST       0       0") + "\n");
 
         authority = Authority.start(dir, this);
         cell("create");
@@ -178,7 +180,7 @@ final class GridEngineCluster implements AutoCloseable {
         Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n",
                 "complexes = complexes",
                 "host = " + host,
-                "complex_values = " + gpu + ")",
+                "complex_values = " + gpu + "),fpga=2(f0 f1)", // fpga: a map OCS may also assign (its own RSMAP)
                 "socket = rsmapd.sock",
                 "socket_group = root",
                 "socket_mode = 0666", // the starter and rsmap-shell connect as the job's owner

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import rsmap.gridengine.GridEngineCluster.Run;
 
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -245,7 +246,14 @@ abstract class GridEngineIT {
 
     @Test
     void theSlaveTaskOfAParallelJob_runsUnderTheJobsDevicePolicy() throws Exception {
+        // The task's spool, where a slave host's rsmapd reads the job's request (SlaveSpool): the files' owners,
+        // the task's config and request, and whether the job's own environment is beside the task's directory.
+        Path spool = script("spool.sh", "d=$SGE_JOB_SPOOL_DIR; echo \"DIR $(basename $(dirname $d))/$(basename $d)\"; "
+                + "stat -c 'OWNER %U %a %n' $d $d/config $d/environment | sed \"s|$d|TASK|\"; "
+                + "grep -E '^(pe_task_id|host_slots|job_owner)=' $d/config | sed \"s|^|CONFIG |;s|$(basename $d)|TASKDIR|\"; "
+                + "grep -a '^RSMAP_REQUEST=' $d/environment | sed 's/^/ENV /'; [ -f $d/../environment ] && echo JOB-ENVIRONMENT");
         Path pe = script("pe.sh", "echo \"MASTER $(" + "grep :devices: /proc/self/cgroup | sed 's/^[0-9]*://') $SGE_HGR_gpu\"; "
+                + release().client("qrsh") + " -inherit $(hostname) " + spool + " | sed 's/^/SPOOL /'; "
                 + release().client("qrsh") + " -inherit $(hostname) " + show() + " " + devices() + " | sed 's/^/SLAVE /'");
         Run r = qsub(Map.of("RSMAP_REQUEST", "gpu=1[same=id]"), "parallel", "-sync", "y",
                 "-pe", "rsmap", "2", "-l", "gpu=1", "-v", "RSMAP_REQUEST", pe.toString());
@@ -255,6 +263,34 @@ abstract class GridEngineIT {
         assertThat(out).contains("MASTER devices:/rsmap/" + job + " ").contains("SLAVE CG devices:/rsmap/" + job + "\n")
                 .containsPattern("(?m)^SLAVE SGE_HGR_gpu=gpu[01]( gpu[01])*$").contains("SLAVE OPEN")
                 .contains("No such device or address").contains("Operation not permitted");
+        // active_jobs/<job>.1/<pe task id>/ with root's config and environment, the request in the environment;
+        // the master host also has the job's own environment file (a slave host has only the tasks').
+        assertThat(out).containsPattern("(?m)^SPOOL DIR " + job + "\\.1/[^/\\s]+$")
+                .contains("SPOOL OWNER root 755 TASK\n", "SPOOL OWNER root 644 TASK/config\n",
+                        "SPOOL OWNER root 644 TASK/environment\n", "SPOOL CONFIG pe_task_id=TASKDIR\n",
+                        "SPOOL CONFIG host_slots=", "SPOOL CONFIG job_owner=" + GridEngineCluster.USER + "\n",
+                        "SPOOL ENV RSMAP_REQUEST=gpu=1[same=id]\n", "SPOOL JOB-ENVIRONMENT\n");
+    }
+
+    /**
+     * The per-job cost of RSMAP_REQUEST (docs/integration-ocs.md, "What the JSV costs"): a measurement, not a
+     * check; runs only with -Drsmap.qsub.overhead=N (N pairs) and prints qsub-overhead.sh's medians.
+     */
+    @Test
+    @EnabledIfSystemProperty(named = "rsmap.qsub.overhead", matches = "\\d+")
+    @Timeout(value = 3600, unit = TimeUnit.SECONDS)
+    void qsubWithAndWithoutARequest_medians() throws Exception {
+        String n = System.getProperty("rsmap.qsub.overhead");
+        for (String mode : new String[] {"submit", "sync"}) {
+            ProcessBuilder pb = new ProcessBuilder("env", Path.of("src/test/resources/gridengine/qsub-overhead.sh")
+                    .toAbsolutePath().toString(), GridEngineCluster.USER, cluster.work.toString(), n, mode)
+                    .directory(cluster.work.toFile()).redirectErrorStream(true);
+            pb.environment().putAll(cluster.cellEnv());
+            Process p = pb.start(); // longer than run()'s bound: 2 N jobs, each seconds (OCS's -sync y up to 30 s)
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();
+            System.out.println("qsub-overhead " + release() + ": " + out);
+            assertThat(p.waitFor()).as(out).isZero();
+        }
     }
 
     @Test

@@ -59,9 +59,13 @@ final class SlurmCluster implements AutoCloseable {
         }
     }
 
-    private SlurmCluster(Path dir) {
+    /** The stand-in NVML's description when rsmapd builds {@code gpu} from discovery, else null. */
+    private final Path nvml;
+
+    private SlurmCluster(Path dir, boolean discovered) {
         this.dir = dir;
         this.work = dir.resolve("work");
+        this.nvml = discovered ? dir.resolve("nvml.json") : null;
     }
 
     /**
@@ -95,10 +99,18 @@ final class SlurmCluster implements AutoCloseable {
 
     /** Starts munged, rsmapd, slurmctld and slurmd, and waits for an idle node. */
     static SlurmCluster start() throws IOException, InterruptedException {
+        return start(false);
+    }
+
+    /**
+     * With {@code discovered}, rsmapd builds {@code gpu} from the stand-in NVML instead (docs/gpus.md): two
+     * cards, {@link rsmap.daemon.GpuStub#uuid} 0 and 1, at the same fake nodes, ids 0 and 1, four shares each.
+     */
+    static SlurmCluster start(boolean discovered) throws IOException, InterruptedException {
         requirePrerequisites();
         Path dir = Files.createTempDirectory("rsmap-slurm");
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x")); // jobs run as nobody
-        SlurmCluster c = new SlurmCluster(dir);
+        SlurmCluster c = new SlurmCluster(dir, discovered);
         Runtime.getRuntime().addShutdownHook(c.onExit);
         try {
             c.startAll();
@@ -140,6 +152,13 @@ final class SlurmCluster implements AutoCloseable {
                 "munge_socket = " + mungeSocket, "reconcile_interval = 0") + "\n");
         spawn("authority", rsmapd(dir.resolve("authority.conf")));
         awaitFile(dir.resolve("authority.sock"), "the authority");
+        if (nvml != null) { // rsmapd and rsmap gres-conf (in this JVM) read it at nvmlInit_v2
+            try {
+                rsmap.daemon.GpuStub.use(nvml, rsmap.daemon.GpuStub.cards(2));
+            } catch (Exception e) {
+                throw new IOException("the stand-in NVML: " + e, e);
+            }
+        }
         writeRsmapd("authority = 127.0.0.1:" + port, "munge_socket = " + mungeSocket, "attributes = cpu_speed=2.4GHz");
         spawn("rsmapd", rsmapd(dir.resolve("rsmapd.conf")));
         nodeDaemon = started.get(started.size() - 1);
@@ -208,10 +227,12 @@ final class SlurmCluster implements AutoCloseable {
                     .append(":rw,model=").append(card == 0 ? "A100" : "H100").append(']');
         }
         gpu.append(')');
+        String discovery = nvml == null ? "nvml_library = off" : String.join("\n", "nvml_library = "
+                + rsmap.daemon.GpuStub.LIBRARY, "gpu_map = gpu", "gpu_shares = 4", "gpu_dev_dir = " + dir.resolve("dev"));
         Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n",
                 "complexes = complexes",
                 "host = " + node,
-                "complex_values = " + gpu + ",nic=2(ib0 ib1)",
+                "complex_values = " + (nvml == null ? gpu + "," : "") + "nic=2(ib0 ib1)", discovery,
                 "socket = rsmapd.sock",
                 "socket_group = root", // the plugin talks to rsmapd as root (prolog, task, epilog), and
                 "socket_mode = 0666", // rsmap-shell inside the jobs as their owner
@@ -371,6 +392,9 @@ final class SlurmCluster implements AutoCloseable {
         pb.environment().put("SLURM_CONF", conf().toString());
         pb.environment().put("RSMAP_PLACE_COMMAND", dir.resolve("fake-rsmap-place").toString()); // job_submit.lua's
         pb.environment().put("RSMAP_AUTHORITY_SOCKET", dir.resolve("authority.sock").toString());
+        if (nvml != null) {
+            pb.environment().put("RSMAP_NVML_STUB", nvml.toString()); // rsmapd's NVML
+        }
         started.add(pb.start());
     }
 
