@@ -184,7 +184,7 @@ final class GridEngineCluster implements AutoCloseable {
                 "socket = rsmapd.sock",
                 "socket_group = root",
                 "socket_mode = 0666", // the starter and rsmap-shell connect as the job's owner
-                "state_dir = rsmap-state",
+                "state_dir = rsmap-state", "cdi_dir = cdi", // the job specs in the test's folder, not the host's /var/run/cdi
                 "device_backend = cgroup-v1",
                 "execd_spool = " + spool,
                 "attributes = cpu_speed=2.4GHz", // what RSMAP_FILTER is tested against, through the authority

@@ -236,7 +236,7 @@ final class SlurmCluster implements AutoCloseable {
                 "socket = rsmapd.sock",
                 "socket_group = root", // the plugin talks to rsmapd as root (prolog, task, epilog), and
                 "socket_mode = 0666", // rsmap-shell inside the jobs as their owner
-                "state_dir = rsmap-state", "realloc_max_grow = 8",
+                "state_dir = rsmap-state", "realloc_max_grow = 8", "cdi_dir = cdi",
                 "device_backend = cgroup-v1",
                 "execd_spool = rsmap-spool", // the plugin's job marks: rsmap-spool/active_jobs/<job>.1
                 "reconcile_interval = 5", String.join("\n", more)) + "\n");
