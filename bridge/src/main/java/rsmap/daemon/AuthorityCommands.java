@@ -19,8 +19,9 @@ final class AuthorityCommands {
     }
 
     static Commands.Table table(CommonCommands common, HostState s, JobLifecycle lifecycle, Authority authority,
-                                Access access, Object lock) {
-        Map<Code, Commands.Handler> h = common.table(authority::cluster, GlobalPart.NONE);
+                                Access access, Object lock, Lease lease) {
+        Map<Code, Commands.Handler> h = common.table(state -> Standby.active(authority.cluster(state), lease),
+                GlobalPart.NONE);
         h.put(Code.MODEL_DEF, (c, session) -> {
             Commands.noArguments(c);
             List<Frame> model = new ArrayList<>(Views.attributes(s, c.tid()));

@@ -46,6 +46,8 @@ final class AuthorityLink implements GlobalPart {
     static final long MAX_BACKOFF_MS = 30_000;
     /** The longest wait between connects while a job's global part waits to be given back. */
     static final long GIVE_BACK_RETRY_MS = 500;
+    /** The longest wait between connects when standbys are configured: a takeover is found within it. */
+    static final long FAILOVER_BACKOFF_MS = 1_000;
     /** How often a link with nothing else to say tells the authority it is there. */
     static final long KEEPALIVE_MS = 30_000;
 
@@ -57,6 +59,11 @@ final class AuthorityLink implements GlobalPart {
         long send(Code code, String json) throws IOException;
 
         List<Frame> receive(long tid) throws IOException, Client.Refusal;
+
+        /** The authority this channel reached (one of several: {@link Failover}); empty when not told. */
+        default String address() {
+            return "";
+        }
 
         default List<Frame> call(Code code, String json) throws IOException, Client.Refusal {
             return receive(send(code, json));
@@ -80,6 +87,8 @@ final class AuthorityLink implements GlobalPart {
     /** Applies what a handshake said of pending starts; called with the daemon's lock held. */
     private final Consumer<Map<String, Optional<Grant>>> afterConnect;
     private final Thread thread;
+    /** The backoff's ceiling: {@link #MAX_BACKOFF_MS}, or {@link #FAILOVER_BACKOFF_MS} with standbys. */
+    private final long maxBackoffMs;
 
     // --- the state, guarded by this link's lock ---
     private State state = State.DOWN;
@@ -107,6 +116,7 @@ final class AuthorityLink implements GlobalPart {
         this.log = log;
         this.access = access;
         this.afterConnect = afterConnect;
+        this.maxBackoffMs = where.indexOf(',') >= 0 ? FAILOVER_BACKOFF_MS : MAX_BACKOFF_MS;
         this.thread = new Thread(this::run, "rsmapd-authority");
         thread.setDaemon(true);
     }
@@ -132,7 +142,7 @@ final class AuthorityLink implements GlobalPart {
                     + givenBackLater + " gave their global instances back");
             givenBackLater.clear(); // RECONCILE lists the host's jobs: the authority freed what they held
         }
-        log.note(Log.Level.INFO, "connected to the authority " + where);
+        log.note(Log.Level.INFO, "connected to the authority " + (c.address().isEmpty() ? where : c.address()));
     }
 
     /**
@@ -153,7 +163,7 @@ final class AuthorityLink implements GlobalPart {
             return;
         }
         nextTry = now + (givenBackLater.isEmpty() ? backoffMs : Math.min(backoffMs, GIVE_BACK_RETRY_MS));
-        backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
+        backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
     }
 
     /** Any state -> CLOSED: the daemon stops. */
@@ -231,6 +241,8 @@ final class AuthorityLink implements GlobalPart {
         ObjectNode v = JSON.createObjectNode().put("address", where).put("connected", state == State.UP);
         if (state != State.UP) {
             v.put("error", lastError);
+        } else if (!channel.address().isEmpty()) {
+            v.put("active", channel.address()); // which of several authorities this host follows
         }
         ArrayNode u = v.putArray("unconfirmed");
         unconfirmed.forEach(u::add);

@@ -57,7 +57,9 @@ public final class Main {
             } catch (ParseException e) {
                 throw new IllegalArgumentException(config.complexes() + ": " + e.lineAndColumn() + ": " + e.problem());
             }
-            daemon = new Daemon(config, table, file).serve();
+            // An authority waits as a standby while another holds the state directory's lease.
+            daemon = config.isAuthority() ? new Daemon(config, table, file, Discovery.system(), HostAuth.MUNGE,
+                    Standby.await(config, HostAuth.MUNGE)).serve() : new Daemon(config, table, file).serve();
             System.out.println("rsmapd: host " + config.host() + ", socket " + config.socket() + ", state "
                     + config.stateDir());
         } catch (ParseException e) {
