@@ -161,6 +161,16 @@ public final class Daemon implements AutoCloseable {
         }
     }
 
+    /**
+     * rsmapd's daemon for {@code config}: an authority first waits as a standby while another authority holds
+     * the state directory's lease ({@link Standby}); a host is built at once.
+     */
+    static Daemon waitingAsStandby(Config config, ComplexTable table, Path configFile) throws ParseException,
+            IOException {
+        return new Daemon(config, table, configFile, Discovery.system(), HostAuth.MUNGE, config.isAuthority()
+                ? Standby.await(config, HostAuth.MUNGE) : null);
+    }
+
     /** The discovered attributes and the GPU ones NVML gave. */
     private static Discovery.Result withGpus(Discovery.Result found, GpuHost gpus) {
         Map<String, String> all = new java.util.LinkedHashMap<>(found.attributes());

@@ -57,9 +57,7 @@ public final class Main {
             } catch (ParseException e) {
                 throw new IllegalArgumentException(config.complexes() + ": " + e.lineAndColumn() + ": " + e.problem());
             }
-            // An authority waits as a standby while another holds the state directory's lease.
-            daemon = config.isAuthority() ? new Daemon(config, table, file, Discovery.system(), HostAuth.MUNGE,
-                    Standby.await(config, HostAuth.MUNGE)).serve() : new Daemon(config, table, file).serve();
+            daemon = Daemon.waitingAsStandby(config, table, file).serve();
             System.out.println("rsmapd: host " + config.host() + ", socket " + config.socket() + ", state "
                     + config.stateDir());
         } catch (ParseException e) {
