@@ -47,7 +47,7 @@ final class AuthorityLink implements GlobalPart {
     /** The longest wait between connects while a job's global part waits to be given back. */
     static final long GIVE_BACK_RETRY_MS = 500;
     /** The longest wait between connects when standbys are configured: a takeover is found within it. */
-    static final long FAILOVER_BACKOFF_MS = 1_000;
+    static final long FAILOVER_BACKOFF_MS = 500;
     /** How often a link with nothing else to say tells the authority it is there. */
     static final long KEEPALIVE_MS = 30_000;
 

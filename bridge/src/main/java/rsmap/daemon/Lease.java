@@ -145,9 +145,9 @@ final class Lease implements Closeable, Records.Fence {
         return mine.isPresent() ? mine : seen;
     }
 
-    /** How often a standby looks at the lease: a tenth of the timeout, from 50 ms to 500 ms. */
+    /** How often a standby looks at the lease: a tenth of the timeout, from 50 ms to 100 ms. */
     long pollMillis() {
-        return Math.max(50, Math.min(500, timeoutNanos / 10_000_000));
+        return Math.max(50, Math.min(100, timeoutNanos / 10_000_000));
     }
 
     /** The epoch of the held lease, stamped on every journal record; 0 before it is held. */
