@@ -169,7 +169,7 @@ final class Lease implements Closeable, Records.Fence {
         renew();
         synchronized (this) {
             if (mine.isEmpty() && !closed) {
-                stop.accept("rsmapd: the authority " + me + " holds no lease on " + file.getParent()
+                stop.accept("the authority " + me + " holds no lease on " + file.getParent()
                         + "; it answers nothing more");
             }
         }
@@ -198,7 +198,7 @@ final class Lease implements Closeable, Records.Fence {
                 if (current.isEmpty() || current.get().epoch() != mine.get().epoch()) {
                     String by = current.map(r -> "epoch " + r.epoch() + ", " + r.holder() + ", since " + r.since())
                             .orElse("a lease that does not read");
-                    stopping("rsmapd: the authority " + me + " lost its lease on " + file.getParent() + " (its epoch "
+                    stopping("the authority " + me + " lost its lease on " + file.getParent() + " (its epoch "
                             + mine.get().epoch() + "; now " + by + "): another authority is active; this one"
                             + " answers nothing more and stops");
                     return;
@@ -217,7 +217,7 @@ final class Lease implements Closeable, Records.Fence {
             }
         } catch (IOException | RuntimeException e) {
             if (System.nanoTime() - renewedAt >= timeoutNanos / 4 * 3) {
-                stopping("rsmapd: the authority " + me + " cannot renew its lease on " + file.getParent() + ": "
+                stopping("the authority " + me + " cannot renew its lease on " + file.getParent() + ": "
                         + e.getMessage() + "; a standby may take over, so this one answers nothing more and stops");
             } else {
                 Log.write(Log.Level.WARNING, "lease " + file + ": renewal failed, tried again: " + e.getMessage());
