@@ -46,8 +46,6 @@ final class AuthorityLink implements GlobalPart {
     static final long MAX_BACKOFF_MS = 30_000;
     /** The longest wait between connects while a job's global part waits to be given back. */
     static final long GIVE_BACK_RETRY_MS = 500;
-    /** The longest wait between connects when standbys are configured: a takeover is found within it. */
-    static final long FAILOVER_BACKOFF_MS = 500;
     /** How often a link with nothing else to say tells the authority it is there. */
     static final long KEEPALIVE_MS = 30_000;
 
@@ -76,6 +74,11 @@ final class AuthorityLink implements GlobalPart {
     /** Opens a channel to the authority. */
     interface Connector {
         Channel open() throws IOException, Client.Refusal;
+
+        /** The backoff's ceiling: lower with standbys ({@link Failover}), so that a takeover is found soon. */
+        default long maxBackoffMs() {
+            return MAX_BACKOFF_MS;
+        }
     }
 
     private final String where;
@@ -87,8 +90,6 @@ final class AuthorityLink implements GlobalPart {
     /** Applies what a handshake said of pending starts; called with the daemon's lock held. */
     private final Consumer<Map<String, Optional<Grant>>> afterConnect;
     private final Thread thread;
-    /** The backoff's ceiling: {@link #MAX_BACKOFF_MS}, or {@link #FAILOVER_BACKOFF_MS} with standbys. */
-    private final long maxBackoffMs;
 
     // --- the state, guarded by this link's lock ---
     private State state = State.DOWN;
@@ -116,7 +117,6 @@ final class AuthorityLink implements GlobalPart {
         this.log = log;
         this.access = access;
         this.afterConnect = afterConnect;
-        this.maxBackoffMs = where.indexOf(',') >= 0 ? FAILOVER_BACKOFF_MS : MAX_BACKOFF_MS;
         this.thread = new Thread(this::run, "rsmapd-authority");
         thread.setDaemon(true);
     }
@@ -163,7 +163,7 @@ final class AuthorityLink implements GlobalPart {
             return;
         }
         nextTry = now + (givenBackLater.isEmpty() ? backoffMs : Math.min(backoffMs, GIVE_BACK_RETRY_MS));
-        backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
+        backoffMs = Math.min(backoffMs * 2, connector.maxBackoffMs());
     }
 
     /** Any state -> CLOSED: the daemon stops. */

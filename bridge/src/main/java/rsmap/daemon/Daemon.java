@@ -168,7 +168,8 @@ public final class Daemon implements AutoCloseable {
     static Daemon waitingAsStandby(Config config, ComplexTable table, Path configFile) throws ParseException,
             IOException {
         return new Daemon(config, table, configFile, Discovery.system(), HostAuth.MUNGE, config.isAuthority()
-                ? Standby.await(config, HostAuth.MUNGE) : null);
+                ? Standby.await(config, HostAuth.MUNGE, () -> Rehearsal.start(config, table, configFile, HostAuth.MUNGE))
+                : null);
     }
 
     /** The discovered attributes and the GPU ones NVML gave. */

@@ -17,6 +17,8 @@ import rsmap.wire.Frame;
  * dead first one's connect timeout again. Each try is bounded by {@link Daemon#AUTHORITY_TIMEOUT}.
  */
 final class Failover implements AuthorityLink.Connector {
+    /** The longest wait between connects when standbys are named: a takeover is found within it. */
+    static final long STANDBY_BACKOFF_MS = 500;
     private final Authorities authorities;
     private final Credentials credentials;
 
@@ -65,6 +67,11 @@ final class Failover implements AuthorityLink.Connector {
             throw new Client.Refusal(all, refusal.category());
         }
         throw new IOException(all);
+    }
+
+    @Override
+    public long maxBackoffMs() {
+        return authorities.endpoints().size() > 1 ? STANDBY_BACKOFF_MS : AuthorityLink.MAX_BACKOFF_MS;
     }
 
     private AuthorityLink.Channel channel(Endpoint e) throws IOException, Client.Refusal {

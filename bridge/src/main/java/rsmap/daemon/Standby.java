@@ -70,7 +70,7 @@ final class Standby {
      * Waits as a standby until this authority holds the lease, serving who is active meanwhile; returns at
      * once when the lease is free. SIGTERM while waiting stops it (exit 0).
      */
-    static Lease await(Config config, HostAuth auth) throws IOException {
+    static Lease await(Config config, HostAuth auth, Runnable rehearse) throws IOException {
         Lease lease = open(config);
         try {
             if (lease.poll()) {
@@ -88,6 +88,7 @@ final class Standby {
                 Runtime.getRuntime().halt(0);
             }, "rsmapd-standby-stop");
             Runtime.getRuntime().addShutdownHook(hook);
+            rehearse.run();
             Log.write(Log.Level.INFO, "standby authority " + name(config) + ": following " + following(lease)
                     + "; takes over when it stops renewing for " + config.takeoverTimeout() + " s");
             try {

@@ -12,7 +12,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import rsmap.munge.MungeD;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
@@ -54,7 +53,8 @@ public final class BenchTakeover {
             Config host = TestDaemon.config(root.resolve("node01"), "gpu=2(0 1)", "authority = 127.0.0.1:" + ports.get("A")
                     + ",127.0.0.1:" + ports.get("B"), "munge_socket = " + munged.socket(), "reconcile_interval = 0");
             try (Daemon d = TestDaemon.start(host)) {
-                AtomicLong lastGrant = new AtomicLong();
+                java.util.concurrent.atomic.AtomicReference<long[]> lastGrant = new java.util.concurrent.atomic
+                        .AtomicReference<>(new long[] {0, 0});
                 java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
                 Thread client = granting(host.socket(), lastGrant, stop);
                 long[] serves = new long[takeovers];
@@ -67,10 +67,10 @@ public final class BenchTakeover {
                     running.get(active).destroyForcibly().waitFor();
                     waitFor(root, standby, "active");
                     serves[i] = (System.nanoTime() - killed) / 1_000_000;
-                    while (lastGrant.get() < killed) {
+                    while (lastGrant.get()[0] < killed) { // asked after the kill: granted by the standby
                         Thread.sleep(1);
                     }
-                    grants[i] = (lastGrant.get() - killed) / 1_000_000;
+                    grants[i] = (lastGrant.get()[1] - killed) / 1_000_000;
                     System.out.println("takeover " + (i + 1) + ": " + active + " killed, " + standby + " serves after "
                             + serves[i] + " ms, first global grant after " + grants[i] + " ms");
                     running.put(active, start(root, active));
@@ -88,6 +88,12 @@ public final class BenchTakeover {
             }
         } finally {
             running.values().forEach(p -> p.destroyForcibly());
+            if (System.getenv("RSMAP_BENCH_LOGS") != null) { // the authorities' logs, to see a takeover's lines
+                for (String n : List.of("A", "B")) {
+                    Path log = root.resolve(n).resolve("log");
+                    System.out.println("--- " + n + "\n" + (Files.exists(log) ? Files.readString(log) : ""));
+                }
+            }
             try (var paths = Files.walk(root)) {
                 for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
                     Files.deleteIfExists(p);
@@ -126,16 +132,18 @@ public final class BenchTakeover {
                 .resolve("log")));
     }
 
-    /** Global grants through the host without pause; {@code last} is the nanoTime of the latest. */
-    private static Thread granting(Path socket, AtomicLong last, java.util.concurrent.atomic.AtomicBoolean stop) {
+    /** Global grants through the host without pause; {@code last}: when the latest was asked and answered. */
+    private static Thread granting(Path socket, java.util.concurrent.atomic.AtomicReference<long[]> last,
+                                   java.util.concurrent.atomic.AtomicBoolean stop) {
         Thread t = new Thread(() -> {
             long job = 1;
             while (!stop.get()) {
                 try (Client c = Client.connect(socket, Duration.ofSeconds(10))) {
                     while (!stop.get()) {
+                        long asked = System.nanoTime();
                         try {
                             c.call(Code.JOB_START, "{\"job\":\"" + job + "\",\"user\":\"root\",\"request\":\"lic=1\"}");
-                            last.set(System.nanoTime());
+                            last.set(new long[] {asked, System.nanoTime()});
                             c.call(Code.JOB_END, "{\"job\":\"" + job + "\"}");
                             job++;
                         } catch (Client.Refusal e) {
