@@ -317,6 +317,22 @@ class FailoverIT {
         String standby = AuthorityIT.rsmap("status", "--cluster", "--socket", dir("B").resolve("rsmapd.sock").toString());
         assertThat(standby).contains("standby authority 127.0.0.1:" + ports.get("B") + ", following 127.0.0.1:"
                 + ports.get("A") + " (active since ").contains("epoch 1)").endsWith("exit=0");
+        // A host's login at the standby: checked, then refused as unavailable, naming the active one.
+        String credential = munged.munge().encode(rsmap.munge.MungeAuthenticator.PURPOSE.getBytes(StandardCharsets.UTF_8));
+        try (Client c = Client.connect(new java.net.InetSocketAddress("127.0.0.1", ports.get("B")), () -> credential,
+                Duration.ofSeconds(5))) {
+            throw new AssertionError("the standby let a host log in");
+        } catch (Client.Refusal e) {
+            assertThat(e.category()).contains(rsmap.wire.Category.UNAVAILABLE);
+            assertThat(e.getMessage()).isEqualTo("standby authority 127.0.0.1:" + ports.get("B") + "; the active one is "
+                    + "127.0.0.1:" + ports.get("A") + " (epoch 1, since " + query("B").path("since").asText() + ")");
+        }
+        try (Client c = Client.connect(dir("B").resolve("rsmapd.sock"), Duration.ofSeconds(5))) {
+            c.call(Code.JOB_START, "{\"host\":\"node01\",\"job\":\"1\",\"user\":\"root\",\"request\":\"lic=1\"}");
+            throw new AssertionError("the standby granted");
+        } catch (Client.Refusal e) {
+            assertThat(e.category()).contains(rsmap.wire.Category.UNAVAILABLE);
+        }
         startHost("node01", "gpu=2(0 1)");
         Path go = shared.resolve("go");
         Process held = job("node01", "7", "lic=1", "echo lic=$SGE_HGR_lic; while [ ! -e " + go + " ]; do sleep 0.05; done");
