@@ -123,7 +123,7 @@ final class DaemonCommands {
                 out.println(q);
                 return 0;
             }
-            if (cluster && q.path("role").asText().equals("standby")) { // docs/cluster.md, "Active and standby"
+            if (q.path("role").asText().equals("standby")) { // docs/cluster.md, "Active and standby"
                 out.println("standby authority " + q.path("authority").asText() + ", following " + (q.path("follows")
                         .isTextual() ? q.path("follows").asText() + " (active since " + q.path("since").asText()
                         + ", epoch " + q.path("epoch").asLong() + ")" : "no one yet") + "; takes over after "
