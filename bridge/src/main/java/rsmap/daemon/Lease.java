@@ -216,6 +216,9 @@ final class Lease implements Closeable, Records.Fence {
                 mutex.release();
             }
         } catch (IOException | RuntimeException e) {
+            if (closed) {
+                return; // stopping: the channel closed under a renewal
+            }
             if (System.nanoTime() - renewedAt >= timeoutNanos / 4 * 3) {
                 stopping("the authority " + me + " cannot renew its lease on " + file.getParent() + ": "
                         + e.getMessage() + "; a standby may take over, so this one answers nothing more and stops");
