@@ -153,10 +153,10 @@ class ArchitectureTest {
 
     /** The daemon's rooms that only an execution host has (its global part, its handler table). */
     static final Set<String> HOST_ROOMS = Set.of("AuthorityLink", "AuthorityHandshake", "HostEvents", "HostCommands",
-            "PendingStarts");
+            "PendingStarts", "Failover");
     /** The daemon's rooms that only an authority has. */
     static final Set<String> AUTHORITY_ROOMS = Set.of("Authority", "AuthorityCommands", "ClusterView", "Placing",
-            "PlaceLane");
+            "PlaceLane", "Standby", "Lease", "LeaseRecord");
     /** The composition root: it alone chooses a role's rooms, so it names both. */
     static final String COMPOSITION_ROOT = "Daemon";
 

@@ -124,9 +124,21 @@ final class DaemonCommands {
                 out.println(q);
                 return 0;
             }
+            if (q.path("role").asText().equals("standby")) { // docs/cluster.md, "Active and standby"
+                out.println("standby authority " + q.path("authority").asText() + ", following " + (q.path("follows")
+                        .isTextual() ? q.path("follows").asText() + " (active since " + q.path("since").asText()
+                        + ", epoch " + q.path("epoch").asLong() + ")" : "no one yet") + "; takes over after "
+                        + q.path("takeover_timeout").asInt() + " s without a renewal");
+                return 0;
+            }
             if (cluster) {
                 out.println("authority, configuration generation " + q.path("generation").asLong() + ", "
                         + q.path("hosts").size() + " registered hosts");
+                if (q.has("active")) {
+                    JsonNode a = q.path("active");
+                    out.println("active authority " + a.path("authority").asText() + " since " + a.path("since").asText()
+                            + ", epoch " + a.path("epoch").asLong());
+                }
                 out.println("global maps" + (q.path("maps").isEmpty() ? ": none" : ""));
                 maps(out, q.path("maps"), "  ");
                 for (Iterator<Map.Entry<String, JsonNode>> it = q.path("hosts").fields(); it.hasNext();) {
@@ -151,7 +163,8 @@ final class DaemonCommands {
             if (q.has("authority")) {
                 JsonNode a = q.path("authority");
                 out.println("authority " + a.path("address").asText() + ": " + (a.path("connected").asBoolean()
-                        ? "connected" : "unreachable (" + a.path("error").asText() + ")"));
+                        ? "connected" + (a.has("active") ? " to " + a.path("active").asText() : "")
+                        : "unreachable (" + a.path("error").asText() + ")"));
                 for (JsonNode u : a.path("unconfirmed")) {
                     out.println("  job " + u.asText() + ": its global grant is not the authority's; it gets no new "
                             + "global instance until an admin ends it (JOB_END)");

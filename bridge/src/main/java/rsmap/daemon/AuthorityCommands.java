@@ -19,8 +19,9 @@ final class AuthorityCommands {
     }
 
     static Commands.Table table(CommonCommands common, HostState s, JobLifecycle lifecycle, Authority authority,
-                                JobKeys keys, Access access, Object lock) {
-        Map<Code, Commands.Handler> h = common.table(state -> authority.cluster(state).set("job_keys", keys.view()),
+                                JobKeys keys, Access access, Object lock, Lease lease) {
+        Map<Code, Commands.Handler> h = common.table(state -> Standby.active(authority.cluster(state).set("job_keys",
+                keys.view()), lease),
                 GlobalPart.NONE);
         h.put(Code.MODEL_DEF, (c, session) -> {
             Commands.noArguments(c);

@@ -58,6 +58,11 @@ final class AuthorityLink implements GlobalPart {
 
         List<Frame> receive(long tid) throws IOException, Client.Refusal;
 
+        /** The authority this channel reached (one of several: {@link Failover}); empty when not told. */
+        default String address() {
+            return "";
+        }
+
         default List<Frame> call(Code code, String json) throws IOException, Client.Refusal {
             return receive(send(code, json));
         }
@@ -69,6 +74,11 @@ final class AuthorityLink implements GlobalPart {
     /** Opens a channel to the authority. */
     interface Connector {
         Channel open() throws IOException, Client.Refusal;
+
+        /** The backoff's ceiling: lower with standbys ({@link Failover}), so that a takeover is found soon. */
+        default long maxBackoffMs() {
+            return MAX_BACKOFF_MS;
+        }
     }
 
     private final String where;
@@ -132,7 +142,7 @@ final class AuthorityLink implements GlobalPart {
                     + givenBackLater + " gave their global instances back");
             givenBackLater.clear(); // RECONCILE lists the host's jobs: the authority freed what they held
         }
-        log.note(Log.Level.INFO, "connected to the authority " + where);
+        log.note(Log.Level.INFO, "connected to the authority " + (c.address().isEmpty() ? where : c.address()));
     }
 
     /**
@@ -153,7 +163,7 @@ final class AuthorityLink implements GlobalPart {
             return;
         }
         nextTry = now + (givenBackLater.isEmpty() ? backoffMs : Math.min(backoffMs, GIVE_BACK_RETRY_MS));
-        backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
+        backoffMs = Math.min(backoffMs * 2, connector.maxBackoffMs());
     }
 
     /** Any state -> CLOSED: the daemon stops. */
@@ -236,6 +246,8 @@ final class AuthorityLink implements GlobalPart {
         ObjectNode v = JSON.createObjectNode().put("address", where).put("connected", state == State.UP);
         if (state != State.UP) {
             v.put("error", lastError);
+        } else if (!channel.address().isEmpty()) {
+            v.put("active", channel.address()); // which of several authorities this host follows
         }
         ArrayNode u = v.putArray("unconfirmed");
         unconfirmed.forEach(u::add);

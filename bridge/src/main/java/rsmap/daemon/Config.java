@@ -48,8 +48,9 @@ import rsmap.wire.FrameDecoder;
  * realloc_max_grow      = start                         # N, start or map=N,...: how far a job may grow beyond its start
  * alternatives_policy   = user                          # user | fewest | ranking L1,L2: order of alternatives
  * role                  = host                          # host | authority
- * authority             = node00:7321                   # a host's authority of the global maps
+ * authority             = node00:7321,node01:7321       # a host's authority of the global maps, then its standbys
  * listen                = 0.0.0.0:7321                  # an authority's TCP address
+ * takeover_timeout      = 10                            # seconds an authority's lease may go unrenewed (Lease)
  * munge_socket          = /run/munge/munge.socket.2     # munged's socket (hosts and authority)
  * attributes            = cpu_speed=2.4GHz,fabric=hdr   # host attributes, added to or over the discovered
  * attribute_types       = fabric:string,gpu_arch:version # string | number | version | boolean
@@ -69,10 +70,10 @@ public record Config(Path complexes, String host, String complexValues, String g
                      String socketGroup, String socketMode, Path stateDir, String deviceBackend, Isolation.Mode isolation, Path execdSpool,
                      String adminUser, String daemonUser, int maxFrame, int maxRsmapIds, int reconcileInterval,
                      int maxConnectionsPerUser, int idleTimeout, int frameTimeout, boolean realloc, String reallocPolicy,
-                     Role role, Endpoint authority, Endpoint listen, Path mungeSocket, Map<String, String> attributes,
+                     Role role, Authorities authority, Endpoint listen, Path mungeSocket, Map<String, String> attributes,
                      AttributeTypes attributeTypes, OptionalInt slots, Optional<Filter> filter, boolean discover,
                      rsmap.place.Policy alternativesPolicy, GpuSettings gpus, Map<String, Integer> lines,
-                     GrowthLimit.Setting reallocMaxGrow, CdiSettings cdi) {
+                     GrowthLimit.Setting reallocMaxGrow, CdiSettings cdi, int takeoverTimeout) {
 
     /** What the daemon is: an execution host's, or the cluster's authority of the global maps. */
     public enum Role { HOST, AUTHORITY }
@@ -94,7 +95,7 @@ public record Config(Path complexes, String host, String complexValues, String g
             "daemon_user", "max_frame", "max_rsmap_ids", "reconcile_interval", "max_connections_per_user", "idle_timeout",
             "frame_timeout", "realloc", "realloc_policy", "role", "authority", "listen", "munge_socket", "attributes",
             "attribute_types", "slots", "filter", "discover", "alternatives_policy", "realloc_max_grow", "nvml_library",
-            "gpu_map", "gpu_shares", "gpu_id", "gpu_check", "gpu_env", "gpu_dev_dir", "cdi", "cdi_dir");
+            "gpu_map", "gpu_shares", "gpu_id", "gpu_check", "gpu_env", "gpu_dev_dir", "cdi", "cdi_dir", "takeover_timeout");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
     public static Config parse(String text, Path file, String defaultHost) throws ParseException {
@@ -170,6 +171,10 @@ public record Config(Path complexes, String host, String complexValues, String g
                         where.get("role"));
             }
         } else {
+            if (values.containsKey("takeover_timeout")) {
+                throw lines.error("takeover_timeout is an authority's setting (role = authority): how long its standby"
+                        + " waits for a lease that is not renewed", where.get("takeover_timeout"));
+            }
             if (values.containsKey("listen")) {
                 throw lines.error("listen is an authority's setting (role = authority); a host connects to its "
                         + "authority = HOST:PORT", where.get("listen"));
@@ -179,7 +184,14 @@ public record Config(Path complexes, String host, String complexValues, String g
                         + "a host with an authority has none of its own", where.get("global_complex_values"));
             }
         }
-        Endpoint authority = endpoint(lines, values, where, "authority");
+        Authorities authority = null;
+        if (values.containsKey("authority")) {
+            try {
+                authority = Authorities.parse(values.get("authority"));
+            } catch (IllegalArgumentException e) {
+                throw lines.error("authority: " + e.getMessage(), where.get("authority"));
+            }
+        }
         Endpoint listen = endpoint(lines, values, where, "listen");
         String host = role == Role.AUTHORITY ? rsmap.alloc.Cluster.GLOBAL : values.getOrDefault("host", defaultHost);
         if (!HOST.matcher(host).matches()) {
@@ -238,7 +250,8 @@ public record Config(Path complexes, String host, String complexValues, String g
                 role, authority, listen, dir.resolve(values.getOrDefault("munge_socket", MUNGE_SOCKET.toString())),
                 attributes, types, slots < 0 ? OptionalInt.empty() : OptionalInt.of(slots), filter, discover.equals("on"),
                 alternativesPolicy, GpuSettings.parse(lines, values, where, dir), lineNumbers(text, values.keySet()),
-                maxGrow, CdiSettings.parse(lines, values, where, dir));
+                maxGrow, CdiSettings.parse(lines, values, where, dir),
+                number(lines, values, where, "takeover_timeout", 10, 1, 3_600));
     }
 
     /** The same settings with {@code values} as complex_values (a map built from discovery added). */
@@ -247,7 +260,7 @@ public record Config(Path complexes, String host, String complexValues, String g
                 deviceBackend, isolation, execdSpool, adminUser, daemonUser, maxFrame, maxRsmapIds, reconcileInterval,
                 maxConnectionsPerUser, idleTimeout, frameTimeout, realloc, reallocPolicy, role, authority, listen,
                 mungeSocket, attributes, attributeTypes, slots, filter, discover, alternativesPolicy, gpus, lines,
-                reallocMaxGrow, cdi);
+                reallocMaxGrow, cdi, takeoverTimeout);
     }
 
     private static Endpoint endpoint(Continuation lines, Map<String, String> values, Map<String, Integer> where,

@@ -49,7 +49,8 @@ public final class Daemon implements AutoCloseable {
     private final Access access;
     private final LogBook log = new LogBook();
     private final EventHub events;
-    private final StateLock stateLock;
+    /** The state directory's lock: a host's {@link StateLock}, an authority's {@link Lease}. */
+    private final java.io.Closeable stateLock;
     private final Journal journal;
     private final Commands commands;
     /** A host's starts whose global part was not on disk: settled by what its authority says at a connect. */
@@ -94,6 +95,15 @@ public final class Daemon implements AutoCloseable {
      */
     Daemon(Config config, ComplexTable table, Path configFile, Discovery discovery, HostAuth auth)
             throws ParseException, IOException {
+        this(config, table, configFile, discovery, auth, null);
+    }
+
+    /**
+     * The same; an authority serves with {@code lease} (taken by its {@link Standby}), or, when null, takes
+     * its state directory's lease now or is refused.
+     */
+    Daemon(Config config, ComplexTable table, Path configFile, Discovery discovery, HostAuth auth, Lease lease)
+            throws ParseException, IOException {
         boolean authorityRole = config.isAuthority();
         // A host's GPUs first: gpu_map built from NVML is part of complex_values from here on (docs/gpus.md).
         GpuHost.Reader gpuReader = authorityRole ? GpuHost.Reader.NONE : GpuHost.Reader.host(table, configFile, log);
@@ -115,27 +125,31 @@ public final class Daemon implements AutoCloseable {
         Isolation isolation = authorityRole ? Preflight.noIsolation() : preflight.isolation(log);
         preflight.values(state);
         this.authenticator = authorityRole ? Optional.of(preflight.authenticator(auth)) : Optional.empty();
+        Config linked = config;
         this.global = config.authority() == null ? GlobalPart.NONE : new AuthorityLink(config.authority().toString(),
-                tcpConnector(config, auth), state, lock, log, access, this::resolvePending);
+                new Failover(config.authority(), () -> auth.credential(linked)), state, lock, log, access,
+                this::resolvePending);
         this.events = new EventHub(global);
         // Before the journal and the socket: a second daemon on this state must touch neither.
         StateDirTrust.check(config.stateDir(), config.daemonUser());
-        this.stateLock = StateLock.acquire(config.stateDir());
+        Lease held = !authorityRole ? null : lease != null ? lease : Standby.takeNow(config);
+        this.stateLock = held != null ? held : StateLock.acquire(config.stateDir());
         Journal opened = null;
         try {
             opened = Journal.open(config.stateDir().resolve("journal"));
-            Records records = new Records(opened, log);
+            Records records = held == null ? new Records(opened, log) : new Records(opened, log, held);
             Reallocation reallocation = new Reallocation(state, records, isolation, events, log, access);
             Generations generations = new Generations(state, records, events, log, configFile, reallocation,
                     gpuReader);
-            Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log);
+            Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log,
+                    held == null ? 0 : held.epoch());
             state.cdi.sync(state.jobs(), state::grantedInstances); // what a kill left out of step
             JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
             this.pending = new PendingStarts(state, records, lifecycle, log);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation);
             Commands.Table handlers = authorityRole
                     ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log),
-                    new JobKeys(state, records, log), access, lock)
+                    new JobKeys(state, records, log), access, lock, held)
                     : HostCommands.table(common, state, lifecycle, global);
             this.commands = new Commands(handlers, state, access, global, records, lock);
             this.reconciliation = new Reconciliation(state, lifecycle, log);
@@ -147,6 +161,17 @@ public final class Daemon implements AutoCloseable {
             stateLock.close();
             throw e;
         }
+    }
+
+    /**
+     * rsmapd's daemon for {@code config}: an authority first waits as a standby while another authority holds
+     * the state directory's lease ({@link Standby}); a host is built at once.
+     */
+    static Daemon waitingAsStandby(Config config, ComplexTable table, Path configFile) throws ParseException,
+            IOException {
+        return new Daemon(config, table, configFile, Discovery.system(), HostAuth.MUNGE, config.isAuthority()
+                ? Standby.await(config, HostAuth.MUNGE, () -> Rehearsal.start(config, table, configFile, HostAuth.MUNGE))
+                : null);
     }
 
     /** The discovered attributes and the GPU ones NVML gave. */
@@ -218,7 +243,7 @@ public final class Daemon implements AutoCloseable {
         return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }
 
-    private static String groupIfExists(String group) {
+    static String groupIfExists(String group) {
         try {
             Path p = Path.of("/etc/group");
             if (Files.isReadable(p) && Files.readAllLines(p).stream().anyMatch(l -> l.startsWith(group + ":"))) {
@@ -300,37 +325,6 @@ public final class Daemon implements AutoCloseable {
     /** The authority's TCP address once serving (its {@code listen}, with the port bound). */
     public java.net.InetSocketAddress tcpAddress() {
         return server.tcpAddress();
-    }
-
-    /** TCP to the authority, logged in with a fresh credential each connect, every call bounded. */
-    private static AuthorityLink.Connector tcpConnector(Config config, HostAuth auth) {
-        java.net.InetSocketAddress address = config.authority().address();
-        return () -> {
-            java.util.function.Supplier<String> credential = auth.credential(config);
-            rsmap.wire.Client c = rsmap.wire.Client.connect(address.isUnresolved()
-                    ? new java.net.InetSocketAddress(address.getHostString(), address.getPort()) : address,
-                    credential, AUTHORITY_TIMEOUT);
-            return new AuthorityLink.Channel() {
-                @Override
-                public long send(Code code, String json) throws IOException {
-                    return c.send(code, json);
-                }
-
-                @Override
-                public List<Frame> receive(long tid) throws IOException, rsmap.wire.Client.Refusal {
-                    return c.receive(tid);
-                }
-
-                @Override
-                public void close() {
-                    try {
-                        c.close();
-                    } catch (IOException e) {
-                        // closing anyway
-                    }
-                }
-            };
-        };
     }
 
     @Override

@@ -35,6 +35,11 @@ import rsmap.alloc.Grant;
  * with its {@code alloc_id}) or a RELEASE ({@code why} release): {@code grant} it may use, {@code
  * releasing} taken away and not given back yet. A {@code start} written by compaction carries {@code
  * releasing} too, and the configuration record the last {@code alloc_id} handed out.
+ * <p>
+ * An authority stamps every record with the epoch of its lease ({@link Lease}): {@code {"v":1,"epoch":3,
+ * "op":...}}. A record without one (a host's, or an authority's before leases) is of epoch 0, so old
+ * journals read as before; on replay a record of an older epoch after one of a newer epoch was written by
+ * an authority that had lost its lease, and is refused ({@link Recovery}).
  */
 sealed interface JournalRecord {
     int VERSION = 1;
@@ -172,6 +177,32 @@ sealed interface JournalRecord {
         public String line() {
             return head("end").put("job", job).put("why", why).toString();
         }
+    }
+
+    /** {@code line} with the epoch after the version; unchanged for epoch 0. */
+    static String stamped(String line, long epoch) {
+        String head = "{\"v\":" + VERSION + ",";
+        if (epoch == 0 || !line.startsWith(head)) {
+            return line;
+        }
+        return head + "\"epoch\":" + epoch + "," + line.substring(head.length());
+    }
+
+    /** The epoch a record was stamped with: 0 when it has none; an IOException when it is not a whole number. */
+    static long epoch(String line) throws IOException {
+        JsonNode r;
+        try {
+            r = JSON.readTree(line);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IOException("not JSON: " + e.getOriginalMessage(), e);
+        }
+        if (r == null || !r.has("epoch")) {
+            return 0;
+        }
+        if (!r.path("epoch").isIntegralNumber() || !r.path("epoch").canConvertToLong() || r.path("epoch").asLong() < 0) {
+            throw new IOException("\"epoch\" is a whole number of at least 0");
+        }
+        return r.path("epoch").asLong();
     }
 
     private static void put(ObjectNode r, String key, Grant grant) {

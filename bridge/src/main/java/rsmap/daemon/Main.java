@@ -57,7 +57,7 @@ public final class Main {
             } catch (ParseException e) {
                 throw new IllegalArgumentException(config.complexes() + ": " + e.lineAndColumn() + ": " + e.problem());
             }
-            daemon = new Daemon(config, table, file).serve();
+            daemon = Daemon.waitingAsStandby(config, table, file).serve();
             System.out.println("rsmapd: host " + config.host() + ", socket " + config.socket() + ", state "
                     + config.stateDir());
         } catch (ParseException e) {

@@ -25,16 +25,48 @@ final class Records {
     static final int HALT = 75;
     private final Journal journal;
     private final LogBook log;
+    private final Fence fence;
+
+    /**
+     * What an authority checks before any answer leaves (its {@link Lease}), and the epoch it stamps on every
+     * record; a host has none (epoch 0: no stamp).
+     */
+    interface Fence {
+        long epoch();
+
+        /** Returns when this daemon may answer; otherwise it stops it. */
+        void check();
+
+        Fence NONE = new Fence() {
+            @Override
+            public long epoch() {
+                return 0;
+            }
+
+            @Override
+            public void check() {
+            }
+        };
+    }
 
     Records(Journal journal, LogBook log) {
+        this(journal, log, Fence.NONE);
+    }
+
+    Records(Journal journal, LogBook log, Fence fence) {
         this.journal = journal;
         this.log = log;
+        this.fence = fence;
+    }
+
+    private String line(JournalRecord r) {
+        return JournalRecord.stamped(r.line(), fence.epoch());
     }
 
     /** Writes {@code r}: on disk at the next {@link #force}, which runs before the command's answer. */
     void write(JournalRecord r) throws Session.CommandException {
         try {
-            journal.write(r.line());
+            journal.write(line(r));
         } catch (IOException e) {
             throw new JournalRefusal(e);
         }
@@ -43,7 +75,7 @@ final class Records {
     /** Writes {@code r}, which no answer waits for: on disk with the next force of another record. */
     void writeLazily(JournalRecord r) throws Session.CommandException {
         try {
-            journal.writeLazily(r.line());
+            journal.writeLazily(line(r));
         } catch (IOException e) {
             throw new JournalRefusal(e);
         }
@@ -52,7 +84,7 @@ final class Records {
     /** Writes and forces {@code r} now: for a change already made that cannot be undone. */
     void writeNow(JournalRecord r) {
         try {
-            journal.write(r.line());
+            journal.write(line(r));
         } catch (IOException e) {
             halt(e);
         }
@@ -69,6 +101,7 @@ final class Records {
         } catch (IOException e) {
             halt(e);
         }
+        fence.check(); // an authority that lost its lease answers nothing, forced or not
     }
 
     private void halt(IOException e) {

@@ -28,9 +28,29 @@ final class Recovery {
     /** Replays {@code journal} into {@code s}, then the file's configuration; compacts where it is longer than the state. */
     static void recover(HostState s, Journal journal, Path file, Generations generations, LogBook log)
             throws IOException, ParseException {
+        recover(s, journal, file, generations, log, 0);
+    }
+
+    /**
+     * The same for an authority that took its lease at {@code epoch} (0: a host): a record of an older epoch
+     * after one of a newer epoch is refused, and the journal is always compacted, stamped with {@code epoch},
+     * into a new file, so that a former holder still writing writes into a file no one reads.
+     */
+    static void recover(HostState s, Journal journal, Path file, Generations generations, LogBook log, long epoch)
+            throws IOException, ParseException {
         List<String> records = journal.replayed();
+        long newest = 0;
+        int refused = 0;
         for (int i = 0; i < records.size(); i++) {
             try {
+                long e = records.get(i).contains("\"epoch\"") ? JournalRecord.epoch(records.get(i)) : 0;
+                if (e < newest) {
+                    refused++;
+                    log.note(Log.Level.ERROR, file + ": record " + (i + 1) + " is of epoch " + e + " after one of epoch "
+                            + newest + ": written by an authority that had lost its lease; not replayed");
+                    continue;
+                }
+                newest = e;
                 apply(s, JournalRecord.parse(records.get(i)));
             } catch (IOException | ParseException | RuntimeException e) {
                 String why = e instanceof ParseException p ? p.getMessage()
@@ -59,8 +79,10 @@ final class Recovery {
         s.reallocs().continueAfter(s.lastAllocId());
         // Compaction: only when the journal holds more than one configuration and the held grants (one
         // record each); any end, enter, change or earlier configuration makes it longer.
-        if (records.size() != 1 + s.jobs().size() + s.jobGroups.size() || reconfigured) {
-            journal.compact(snapshot(s));
+        if (records.size() != 1 + s.jobs().size() + s.jobGroups.size() || reconfigured || epoch > 0 || refused > 0) {
+            List<String> snapshot = new ArrayList<>();
+            snapshot(s).forEach(line -> snapshot.add(JournalRecord.stamped(line, epoch)));
+            journal.compact(snapshot);
         }
     }
 

@@ -16,7 +16,7 @@ import java.nio.file.StandardOpenOption;
  * when the process dies, so a SIGKILL leaves no stale lock) is taken before the journal is opened or the
  * socket bound; the file holds the owner's pid, so the refusal can name it.
  */
-final class StateLock implements AutoCloseable {
+final class StateLock implements java.io.Closeable {
     /** The lock files this JVM holds (several daemons in one process: tests, the demo). */
     private static final java.util.Set<Path> HELD = java.util.concurrent.ConcurrentHashMap.newKeySet();
 

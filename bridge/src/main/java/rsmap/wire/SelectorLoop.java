@@ -107,6 +107,7 @@ final class SelectorLoop {
             } catch (IOException e) {
                 // closing: nothing more to do
             }
+            drainStopped();
         }
     }
 
@@ -205,6 +206,8 @@ final class SelectorLoop {
             try {
                 c.key = c.channel.register(selector, SelectionKey.OP_READ, c);
                 connections.add(c);
+            } catch (ClosedSelectorException e) {
+                kill(c, null); // accepted while the server closed: the peer learns at once, not at its timeout
             } catch (IOException e) {
                 kill(c, null);
             } catch (RuntimeException e) {
@@ -249,6 +252,20 @@ final class SelectorLoop {
         } else {
             pending.add(r);
             selector.wakeup();
+            if (!running && !thread.isAlive()) {
+                drainStopped(); // the loop ended: nobody else runs what is queued (a connection accepted late)
+            }
+        }
+    }
+
+    /** After the loop ended: runs what was queued for it; a connection's registration then closes it. */
+    private void drainStopped() {
+        for (Runnable r = pending.poll(); r != null; r = pending.poll()) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                // the server is closed
+            }
         }
     }
 }

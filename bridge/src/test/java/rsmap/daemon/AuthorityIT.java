@@ -143,7 +143,7 @@ class AuthorityIT {
     }
 
     /** `rsmap ARGS` as a process of its own, as an admin runs it. */
-    private static String rsmap(String... args) throws Exception {
+    static String rsmap(String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                 rsmap.cli.Main.class.getName()));
@@ -280,7 +280,7 @@ class AuthorityIT {
     }
 
     /** Replays an authority's journal: no seat is granted while another job holds it. */
-    private static void assertNoDoubledGrant(Path journal) throws Exception {
+    static void assertNoDoubledGrant(Path journal) throws Exception {
         Path copy = Files.copy(journal, journal.resolveSibling(journal.getFileName() + ".check"));
         Map<String, String> holder = new HashMap<>();
         Map<String, List<String>> held = new HashMap<>();

@@ -159,4 +159,30 @@ class ConfigTest {
         Config c = Config.parse(authority + "attribute_types = fabric:string\nfilter = fabric == \"hdr\"\n", FILE, "n");
         assertThat(c.filter()).isPresent();
     }
+
+    /** docs/cluster.md, "Active and standby": a host's authorities in order, an authority's takeover_timeout. */
+    @Test
+    void standbyKeys_table_parseOrRefuseWithLineAndReason() throws ParseException {
+        String host = "complexes = c\n";
+        String authority = "complexes = c\nrole = authority\nlisten = 127.0.0.1:7321\n";
+        Config two = Config.parse(host + "authority = node00:7321, node01:7321\n", FILE, "n");
+        assertThat(two.authority().toString()).isEqualTo("node00:7321,node01:7321");
+        assertThat(Config.parse(host + "authority = [::1]:7321\n", FILE, "n").authority().endpoints()).hasSize(1);
+        assertThat(Config.parse(authority, FILE, "n").takeoverTimeout()).as("the documented default").isEqualTo(10);
+        assertThat(Config.parse(authority + "takeover_timeout = 2\n", FILE, "n").takeoverTimeout()).isEqualTo(2);
+        String[][] rows = {
+            {host + "authority = node00:7321,,node01:7321\n", "line 2, column 1: authority: 'node00:7321,,node01:7321'"
+                    + " has an empty entry"},
+            {host + "authority = node00:7321,node00:7321\n", "line 2, column 1: authority: an authority is named twice"},
+            {host + "authority = node00:7321,node01\n", "line 2, column 1: authority: 'node01' is not HOST:PORT"},
+            {host + "takeover_timeout = 5\n", "line 2, column 1: takeover_timeout is an authority's setting"},
+            {authority + "takeover_timeout = 0\n", "line 4, column 1: takeover_timeout is a whole number from 1 to 3600"},
+            {authority + "takeover_timeout = 1.5\n", "line 4, column 1: takeover_timeout is a whole number"},
+        };
+        for (String[] row : rows) {
+            ParseException e = refused(row[0]);
+            assertThat(e).as(row[0]).isNotNull();
+            assertThat(e.lineAndColumn() + ": " + e.problem()).as(row[0]).startsWith(row[1]).doesNotContain("\n");
+        }
+    }
 }

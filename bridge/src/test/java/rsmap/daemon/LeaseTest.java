@@ -1,0 +1,142 @@
+// docs/cluster.md, "The lease": its record and slots, a takeover only from a holder that died or stopped
+// renewing for the timeout, never from an rsmapd that keeps no lease, and the holder stopped by a newer epoch.
+package rsmap.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class LeaseTest {
+    @TempDir
+    Path tmp;
+    final List<String> stops = new ArrayList<>();
+
+    private Lease open(Duration timeout) throws Exception {
+        return Lease.open(tmp, "node00:7321", timeout, stops::add);
+    }
+
+    @Test
+    void record_printsAndParsesBack_aDamagedSlotReadsAsNone() {
+        LeaseRecord r = new LeaseRecord(3, 41, "node00:7321", 4711, Instant.parse("2026-12-03T12:00:00Z"));
+        assertThat(r.toString()).startsWith("rsmap-lease 1 epoch=3 seq=41 holder=node00:7321 pid=4711 "
+                + "since=2026-12-03T12:00:00Z crc=");
+        assertThat(LeaseRecord.parse(r + "   \n")).contains(r);
+        String[] damaged = {"", "4711\n", r.toString().replace("seq=41", "seq=42"), r.toString().replace("crc=", "crc=0"),
+            r.toString().substring(0, 60)};
+        for (String d : damaged) {
+            assertThat(LeaseRecord.parse(d)).as(d).isEmpty();
+        }
+    }
+
+    /** Writes {@code r} into slot {@code slot} of the lock file, as another authority would. */
+    private void plant(LeaseRecord r, int slot) throws Exception {
+        try (RandomAccessFile f = new RandomAccessFile(tmp.resolve("lock").toFile(), "rw")) {
+            byte[] line = new byte[LeaseRecord.SLOT];
+            java.util.Arrays.fill(line, (byte) ' ');
+            byte[] text = r.toString().getBytes(StandardCharsets.US_ASCII);
+            System.arraycopy(text, 0, line, 0, text.length);
+            f.seek((long) slot * LeaseRecord.SLOT);
+            f.write(line);
+        }
+    }
+
+    @Test
+    void aFreeLease_isTakenAtOnce_andEachTakeoverIsANewEpoch_theHighestSlotWins() throws Exception {
+        try (Lease first = open(Duration.ofSeconds(10))) {
+            assertThat(first.poll()).isTrue();
+            assertThat(first.epoch()).isEqualTo(1);
+        }
+        // a holder that died (its life lock gone with it) of a newer epoch, in the other slot
+        plant(new LeaseRecord(7, 3, "node01:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 1);
+        try (Lease second = open(Duration.ofSeconds(10))) {
+            assertThat(second.poll()).as("its holder died: taken without waiting").isTrue();
+            assertThat(second.epoch()).isEqualTo(8);
+            second.renew();
+            second.renew();
+            assertThat(second.current().orElseThrow().seq()).isEqualTo(2);
+            assertThat(stops).isEmpty();
+        }
+    }
+
+    /** A process of its own holding byte 1 of the lock file, as a live active authority does. */
+    private static Process lifeLock(Path file) throws Exception {
+        Process p = new ProcessBuilder("python3", "-c", "import fcntl,os,sys\n"
+                + "fd=os.open(sys.argv[1], os.O_RDWR|os.O_CREAT)\nfcntl.lockf(fd, fcntl.LOCK_EX|fcntl.LOCK_NB, 1, 1)\n"
+                + "print('held', flush=True)\nsys.stdin.read()\n", file.toString()).start();
+        assertThat(new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)).readLine())
+                .isEqualTo("held");
+        return p;
+    }
+
+    @Test
+    void aLiveHolder_isTakenFromOnlyAfterItsLeaseStayedUnchangedForTheTimeout() throws Exception {
+        plant(new LeaseRecord(4, 9, "node01:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 0);
+        Process holder = lifeLock(tmp.resolve("lock"));
+        try (Lease standby = open(Duration.ofMillis(600))) {
+            long t0 = System.nanoTime();
+            assertThat(standby.poll()).isFalse();
+            assertThat(standby.current().orElseThrow().holder()).isEqualTo("node01:7321");
+            Thread.sleep(300);
+            plant(new LeaseRecord(4, 10, "node01:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 1); // renewed
+            long renewed = System.nanoTime();
+            while (!standby.poll()) {
+                Thread.sleep(20);
+                assertThat((System.nanoTime() - t0) / 1_000_000).as("taken within the timeout after the renewal")
+                        .isLessThan(3_000);
+            }
+            assertThat((System.nanoTime() - renewed) / 1_000_000).as("not before the timeout after the last renewal")
+                    .isGreaterThanOrEqualTo(600);
+            assertThat(standby.epoch()).isEqualTo(5);
+        } finally {
+            holder.destroy();
+        }
+    }
+
+    @Test
+    void aLockHolderThatKeepsNoLease_isNeverTakenFrom() throws Exception {
+        Files.writeString(tmp.resolve("lock"), "4711\n"); // a host's rsmapd, or a release before leases
+        Process holder = lifeLock(tmp.resolve("lock"));
+        try (Lease standby = open(Duration.ofMillis(100))) {
+            for (int i = 0; i < 10; i++) {
+                assertThat(standby.poll()).isFalse();
+                Thread.sleep(30);
+            }
+            assertThat(standby.current()).isEmpty();
+        } finally {
+            holder.destroy();
+        }
+    }
+
+    @Test
+    void aHolderThatFindsANewerEpoch_stopsSayingWhy_andItsChecksStopItToo() throws Exception {
+        try (Lease active = open(Duration.ofMillis(400))) {
+            assertThat(active.poll()).isTrue();
+            active.check(); // just renewed: nothing to read
+            assertThat(stops).isEmpty();
+            plant(new LeaseRecord(2, 0, "node01:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 1);
+            Thread.sleep(350); // past three quarters of the timeout: the check reads the lease
+            active.check();
+            assertThat(stops).isNotEmpty();
+            assertThat(stops.get(0)).isEqualTo("the authority node00:7321 lost its lease on " + tmp + " (its epoch 1; now "
+                    + "epoch 2, node01:7321, since 2026-12-03T12:00:00Z): another authority is active; this one answers"
+                    + " nothing more and stops");
+            assertThat(active.epoch()).isZero();
+            int before = stops.size();
+            active.check();
+            assertThat(stops.size()).as("every later check stops it again").isGreaterThan(before);
+            assertThat(Optional.of(active.pollMillis())).contains(50L);
+        }
+    }
+}
