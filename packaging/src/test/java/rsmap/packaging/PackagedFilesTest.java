@@ -70,8 +70,8 @@ class PackagedFilesTest {
     @Test
     void defaultConfig_everyCommentedLine_parsesWhenUncommented() throws Exception {
         // what the admin gets by deleting the '#' of a key line: the daemon must take it. One line at a time:
-        // some exclude each other (authority and global_complex_values); an authority's own key
-        // (listen) is read as the authority's configuration.
+        // some exclude each other (authority and global_complex_values); an authority's own keys
+        // (listen, takeover_timeout) are read as the authority's configuration.
         List<String> lines = Files.readAllLines(CONF);
         StringBuilder base = new StringBuilder();
         List<String> commented = new ArrayList<>();
@@ -90,8 +90,9 @@ class PackagedFilesTest {
         }
         assertThat(Config.parse(base.toString(), Path.of("/etc/rsmap/rsmapd.conf"), "node01").host()).isEqualTo("node01");
         for (String one : commented) {
-            if (one.startsWith("listen = ")) {
-                Config a = Config.parse("role = authority\ncomplexes = /etc/rsmap/complexes\n" + one,
+            if (one.startsWith("listen = ") || one.startsWith("takeover_timeout = ")) {
+                Config a = Config.parse("role = authority\ncomplexes = /etc/rsmap/complexes\n"
+                        + (one.startsWith("listen = ") ? "" : "listen = 0.0.0.0:7321\n") + one,
                         Path.of("/etc/rsmap/rsmapd.conf"), "node00");
                 assertThat(a.isAuthority()).isTrue();
                 continue;
