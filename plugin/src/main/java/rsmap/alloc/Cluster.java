@@ -31,6 +31,8 @@ public final class Cluster {
     private final Reservations reservations;
     /** Host slots: every running job takes its slots on each of its hosts. */
     private final Slots slots;
+    /** Tainted identifiers (docs/health.md), applied again to a reconfigured host's pools. */
+    private final Taints taints;
     private long now;
 
     public Cluster(ComplexTable table) {
@@ -39,6 +41,7 @@ public final class Cluster {
         this.queue = new Queue(this);
         this.reservations = new Reservations();
         this.slots = new Slots();
+        this.taints = new Taints();
     }
 
     /** A deep copy of {@code o}: the same configuration, an independent state. */
@@ -47,6 +50,7 @@ public final class Cluster {
         queue = o.queue.copy(this);
         reservations = o.reservations.copy();
         slots = o.slots.copy();
+        taints = o.taints.copy();
         now = o.now;
         Map<Pool, Pool> mapping = Hosts.mapping();
         hosts = o.hosts.copy(mapping);
@@ -94,7 +98,9 @@ public final class Cluster {
                     + " are gone");
         }
         now = time;
-        hosts.put(Host.of(host, values));
+        Host h = Host.of(host, values);
+        taints.applyTo(h);
+        hosts.put(h);
         queue.forgetDemands();
         return Decision.ok(queue.pass());
     }
@@ -332,6 +338,50 @@ public final class Cluster {
             return Decision.granted(commit(job.get(), picks.get())).after(before);
         }
         return Decision.waiting(queue.add(id, chooser, runtime, reserve)).after(before);
+    }
+
+    /**
+     * Taints every instance (every share) of identifier {@code id} of {@code map} on {@code host}: from now
+     * on no placement is offered it (docs/health.md); a job holding it keeps it. {@code why} is what
+     * explanations show ("nvml: Xid 79 at 12:03:05"). Tainting again replaces why. Refused, changing
+     * nothing, when the host has no such map or identifier.
+     */
+    public Decision taint(String host, String map, String id, String why, long time) {
+        java.util.Objects.requireNonNull(why, "why");
+        Optional<String> error = lateness(time).or(() -> unknownInstance(host, map, id));
+        if (error.isPresent()) {
+            return Decision.refused(error.get());
+        }
+        now = time;
+        hosts.pool(host, map).orElseThrow().setTaint(id, why);
+        taints.put(host, map, id, why);
+        return Decision.ok(List.of());
+    }
+
+    /** Clears the taint of {@code id}: waiting jobs may start on it now. Untainting a healthy one is no change. */
+    public Decision untaint(String host, String map, String id, long time) {
+        Optional<String> error = lateness(time).or(() -> unknownInstance(host, map, id));
+        if (error.isPresent()) {
+            return Decision.refused(error.get());
+        }
+        now = time;
+        hosts.pool(host, map).orElseThrow().setTaint(id, null);
+        taints.remove(host, map, id);
+        return Decision.ok(queue.pass());
+    }
+
+    /** The tainted identifiers of {@code map} on {@code host}, and why. */
+    public Map<String, String> taints(String host, String map) {
+        return taints.of(host, map);
+    }
+
+    private Optional<String> unknownInstance(String host, String map, String id) {
+        Optional<Pool> p = hosts.pool(host, map);
+        if (p.isEmpty()) {
+            return Optional.of("host " + host + " has no resource map " + map);
+        }
+        return p.get().indexesOf(id).length == 0 ? Optional.of(host + "/" + map + " has no instance " + id)
+                : Optional.empty();
     }
 
     /** The job as it runs: its hosts and slots, requests and timing. */
