@@ -182,8 +182,8 @@ final class DaemonCommands {
             out.println(indent + m.getKey() + " (" + m.getValue().path("amount").asInt() + " instances)");
             for (JsonNode i : m.getValue().path("instances")) {
                 String holder = i.path("holder").asText();
-                out.printf("%s  %-12s %s%n", indent, i.path("id").asText(), holder.isEmpty() ? "free"
-                        : "held by job " + holder);
+                out.printf("%s  %-12s %-24s %s%n", indent, i.path("id").asText(), holder.isEmpty() ? "free"
+                        : "held by job " + holder, Drain.health(i.path("health")));
             }
         }
     }

@@ -70,7 +70,7 @@ public record Config(Path complexes, String host, String complexValues, String g
                      Role role, Endpoint authority, Endpoint listen, Path mungeSocket, Map<String, String> attributes,
                      AttributeTypes attributeTypes, OptionalInt slots, Optional<Filter> filter, boolean discover,
                      rsmap.place.Policy alternativesPolicy, GpuSettings gpus, Map<String, Integer> lines,
-                     GrowthLimit.Setting reallocMaxGrow) {
+                     GrowthLimit.Setting reallocMaxGrow, HealthSettings health) {
 
     /** What the daemon is: an execution host's, or the cluster's authority of the global maps. */
     public enum Role { HOST, AUTHORITY }
@@ -92,7 +92,8 @@ public record Config(Path complexes, String host, String complexValues, String g
             "daemon_user", "max_frame", "max_rsmap_ids", "reconcile_interval", "max_connections_per_user", "idle_timeout",
             "frame_timeout", "realloc", "realloc_policy", "role", "authority", "listen", "munge_socket", "attributes",
             "attribute_types", "slots", "filter", "discover", "alternatives_policy", "realloc_max_grow", "nvml_library",
-            "gpu_map", "gpu_shares", "gpu_id", "gpu_check", "gpu_env", "gpu_dev_dir");
+            "gpu_map", "gpu_shares", "gpu_id", "gpu_check", "gpu_env", "gpu_dev_dir", "health_command", "health_interval",
+            "health_timeout", "gpu_ignore_xids");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
     public static Config parse(String text, Path file, String defaultHost) throws ParseException {
@@ -235,7 +236,7 @@ public record Config(Path complexes, String host, String complexValues, String g
                 role, authority, listen, dir.resolve(values.getOrDefault("munge_socket", MUNGE_SOCKET.toString())),
                 attributes, types, slots < 0 ? OptionalInt.empty() : OptionalInt.of(slots), filter, discover.equals("on"),
                 alternativesPolicy, GpuSettings.parse(lines, values, where, dir), lineNumbers(text, values.keySet()),
-                maxGrow);
+                maxGrow, HealthSettings.parse(lines, values, where, dir));
     }
 
     /** The same settings with {@code values} as complex_values (a map built from discovery added). */
@@ -244,7 +245,7 @@ public record Config(Path complexes, String host, String complexValues, String g
                 deviceBackend, isolation, execdSpool, adminUser, daemonUser, maxFrame, maxRsmapIds, reconcileInterval,
                 maxConnectionsPerUser, idleTimeout, frameTimeout, realloc, reallocPolicy, role, authority, listen,
                 mungeSocket, attributes, attributeTypes, slots, filter, discover, alternativesPolicy, gpus, lines,
-                reallocMaxGrow);
+                reallocMaxGrow, health);
     }
 
     private static Endpoint endpoint(Continuation lines, Map<String, String> values, Map<String, Integer> where,

@@ -56,6 +56,9 @@ public final class Daemon implements AutoCloseable {
     private final PendingStarts pending;
     private final Reconciliation reconciliation;
     private final Preflight preflight;
+    /** Instances' health (docs/health.md): DRAIN, NVML's events, the site's check. */
+    private final Health health;
+    private HealthWatch watch;
     private SocketServer server;
     private ScheduledExecutorService timer;
     /** The host's global part: none, or the link to its authority; none on an authority. */
@@ -130,7 +133,9 @@ public final class Daemon implements AutoCloseable {
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log);
             JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
             this.pending = new PendingStarts(state, records, lifecycle, log);
-            CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation);
+            this.health = new Health(state, records, events, log, access);
+            CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation,
+                    health);
             Commands.Table handlers = authorityRole
                     ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log), access, lock)
                     : HostCommands.table(common, state, lifecycle, global);
@@ -181,6 +186,7 @@ public final class Daemon implements AutoCloseable {
                     : config.socket()) + ": " + reason(e), e);
         }
         global.start();
+        watch = new HealthWatch(state, health, lock, log).start();
         reconcile();
         if (config.reconcileInterval() > 0) {
             timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -334,6 +340,9 @@ public final class Daemon implements AutoCloseable {
     public void close() throws IOException {
         if (timer != null) {
             timer.shutdownNow();
+        }
+        if (watch != null) {
+            watch.close();
         }
         global.close();
         try {

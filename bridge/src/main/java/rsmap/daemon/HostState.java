@@ -49,6 +49,8 @@ final class HostState {
     /** Ended jobs with processes left in their cgroup, under a closed policy until they exit ({@link Leftovers}). */
     private final Map<String, java.util.List<Long>> leftovers = new LinkedHashMap<>();
     private Cluster cluster;
+    /** Every instance's health (docs/health.md): told to each new core as it is installed. */
+    final HostHealth health = new HostHealth();
     /** The host's GPUs (NVML, gpu_map): set at start and by each accepted RELOAD; NONE on an authority. */
     GpuHost gpus = GpuHost.NONE;
     /** Reallocation over {@link #cluster}: a new one with every new cluster ({@link #install}). */
@@ -118,6 +120,7 @@ final class HostState {
 
     /** {@code next} (with its reallocation {@code r}) becomes the state's core. */
     void install(Cluster next, rsmap.realloc.Reallocs r) {
+        health.applyTo(next, host());
         cluster = next;
         reallocs = r;
         changed();
@@ -250,7 +253,7 @@ final class HostState {
     }
 
     /** The state changed: what QUERY answered from the cache is stale. */
-    private void changed() {
+    void changed() {
         stateCache = null;
     }
 

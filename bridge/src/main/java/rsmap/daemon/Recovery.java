@@ -59,7 +59,7 @@ final class Recovery {
         s.reallocs().continueAfter(s.lastAllocId());
         // Compaction: only when the journal holds more than one configuration and the held grants (one
         // record each); any end, enter, change or earlier configuration makes it longer.
-        if (records.size() != 1 + s.jobs().size() || reconfigured) {
+        if (records.size() != 1 + s.jobs().size() + s.health.persistent().size() || reconfigured) {
             journal.compact(snapshot(s));
         }
     }
@@ -122,6 +122,12 @@ final class Recovery {
             if (j != null) {
                 s.replay(j.withPid(e.pid(), e.start().orElse(null)));
             }
+        } else if (record instanceof JournalRecord.Health h) {
+            if (h.tainted()) {
+                s.health.put(h.taint(), s.cluster(), s.host());
+            } else {
+                s.health.remove(h.taint().map(), h.taint().id(), h.taint().source(), s.cluster(), s.host());
+            }
         } else if (record instanceof JournalRecord.Ended e) {
             s.confirmed(e.job());
             if (s.replayEnd(e.job())) {
@@ -139,6 +145,7 @@ final class Recovery {
             out.add((s.isPending(j.id()) ? JournalRecord.Started.pending(j) : JournalRecord.Started.of(j))
                     .line());
         }
+        s.health.persistent().forEach(t -> out.add(new JournalRecord.Health(t, true).line()));
         return out;
     }
 }
