@@ -96,6 +96,9 @@ class HealthDaemonTest {
             assertThat(error(root(d, Code.JOB_START, "{\"job\":\"9\",\"user\":\"bob\",\"request\":\"gpu=1[id=0]\"}")))
                     .contains("tainted: 0 (admin: fan at ");
 
+            String explained = root(d, Code.QUERY, "{\"explain\":\"gpu=1\"}").get(0).text(0);
+            assertThat(explained).as("explain names the tainted instance and why").contains("tainted   admin: fan at ")
+                    .contains("tainted: 0 (admin: fan at ");
             assertThat(error(call(d, "alice", 1000, Code.UNDRAIN, "{\"map\":\"gpu\",\"id\":\"0\"}")))
                     .contains("UNDRAIN is for root or the admin user");
             root(d, Code.UNDRAIN, "{\"map\":\"gpu\",\"id\":\"0\"}");
