@@ -268,7 +268,7 @@ final class DaemonCommands {
         List<String> jobs = new ArrayList<>();
         @Option(names = "--user", paramLabel = "NAME", description = "Only this user's jobs (repeatable).")
         List<String> users = new ArrayList<>();
-        @Option(names = "--kind", paramLabel = "KIND", description = "grant, release or config (repeatable).")
+        @Option(names = "--kind", paramLabel = "KIND", description = "grant, release, config, taint or untaint (repeatable).")
         List<String> kinds = new ArrayList<>();
 
         @Override
