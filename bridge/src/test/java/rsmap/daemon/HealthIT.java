@@ -128,6 +128,24 @@ class HealthIT {
             assertThat(health(config)).as("Xid 13 is the application's fault").containsExactly("ok", "ok");
             assertThat(daemon.log()).anyMatch(l -> l.contains("Xid 13") && l.contains("nothing tainted"));
 
+            // a real socket's event stream (root's: a job owner's sees the same for its own job, HealthDaemonTest)
+            List<String> diffs = java.util.Collections.synchronizedList(new ArrayList<>());
+            rsmap.wire.TestClient stream = new rsmap.wire.TestClient(config.socket());
+            stream.call(rsmap.wire.Frame.of(1, Code.INIT.value(), rsmap.wire.Session.VERSION));
+            stream.send(rsmap.wire.Frame.of(2, Code.START_EVENTS.value()).encode());
+            Thread reader = new Thread(() -> {
+                try {
+                    for (rsmap.wire.Frame f = stream.next(); f != null; f = stream.next()) {
+                        if (f.code() == Code.DIFF.value()) {
+                            diffs.add(f.text(0));
+                        }
+                    }
+                } catch (Exception e) {
+                    // the stream closed with the test
+                }
+            });
+            reader.setDaemon(true);
+            reader.start();
             describe("failed");
             long appended = System.nanoTime();
             append(events, "{\"uuid\":\"" + GpuStub.uuid(0) + "\",\"type\":\"xid\",\"xid\":79}");
@@ -140,6 +158,12 @@ class HealthIT {
             assertThat(h).containsExactly("nvml: Xid 79", "nvml: Xid 79");
             assertThat(ms).as("tainted within 2 s").isLessThan(2000);
             assertThat(daemon.log()).anyMatch(l -> l.contains("taint map=gpu id=0 source=nvml") && l.contains(holder));
+            for (int i = 0; i < 100 && diffs.stream().noneMatch(d -> d.contains("\"event\":\"taint\"")); i++) {
+                Thread.sleep(20);
+            }
+            assertThat(diffs).as("the event stream is told, with the job holding the card").anyMatch(d ->
+                    d.contains("\"event\":\"taint\"") && d.contains("\"source\":\"nvml\",\"reason\":\"Xid 79\"")
+                            && d.contains("\"jobs\":[\"" + holder + "\"]"));
 
             String refused = output(job(config, ProcessHandle.current().pid() + "2", "echo started"));
             assertThat(refused).as("rescheduled, naming the taint").contains("prolog asked to reschedule")
@@ -158,6 +182,8 @@ class HealthIT {
                     .contains("hgr=0\n").endsWith("exit=0");
             Files.writeString(release, "");
             assertThat(output(a)).contains("hgr=0\n").endsWith("exit=0");
+            assertThat(diffs).anyMatch(d -> d.contains("\"event\":\"untaint\"") && d.contains("\"health\":\"ok\""));
+            stream.close();
         }
     }
 }
