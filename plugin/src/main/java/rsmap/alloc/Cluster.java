@@ -341,47 +341,29 @@ public final class Cluster {
     }
 
     /**
-     * Taints every instance (every share) of identifier {@code id} of {@code map} on {@code host}: from now
-     * on no placement is offered it (docs/health.md); a job holding it keeps it. {@code why} is what
-     * explanations show ("nvml: Xid 79 at 12:03:05"). Tainting again replaces why. Refused, changing
-     * nothing, when the host has no such map or identifier.
+     * Taints ({@code why} not null: "nvml: Xid 79 at 12:03:05", what explanations show) or clears every share
+     * of identifier {@code id} of {@code map} on {@code host} (docs/health.md): a tainted one is offered to no
+     * placement; a job holding it keeps it; clearing lets waiting jobs start. Refused, changing nothing, for
+     * an identifier the host does not have.
      */
     public Decision taint(String host, String map, String id, String why, long time) {
-        java.util.Objects.requireNonNull(why, "why");
-        Optional<String> error = lateness(time).or(() -> unknownInstance(host, map, id));
+        Optional<String> error = lateness(time).or(() -> Taints.unknown(hosts, host, map, id));
         if (error.isPresent()) {
             return Decision.refused(error.get());
         }
         now = time;
-        hosts.pool(host, map).orElseThrow().setTaint(id, why);
-        taints.put(host, map, id, why);
-        return Decision.ok(List.of());
+        taints.set(hosts.pool(host, map).orElseThrow(), host, id, why);
+        return Decision.ok(why == null ? queue.pass() : List.of());
     }
 
-    /** Clears the taint of {@code id}: waiting jobs may start on it now. Untainting a healthy one is no change. */
+    /** {@link #taint} with no why: the taint is cleared. */
     public Decision untaint(String host, String map, String id, long time) {
-        Optional<String> error = lateness(time).or(() -> unknownInstance(host, map, id));
-        if (error.isPresent()) {
-            return Decision.refused(error.get());
-        }
-        now = time;
-        hosts.pool(host, map).orElseThrow().setTaint(id, null);
-        taints.remove(host, map, id);
-        return Decision.ok(queue.pass());
+        return taint(host, map, id, null, time);
     }
 
     /** The tainted identifiers of {@code map} on {@code host}, and why. */
     public Map<String, String> taints(String host, String map) {
         return taints.of(host, map);
-    }
-
-    private Optional<String> unknownInstance(String host, String map, String id) {
-        Optional<Pool> p = hosts.pool(host, map);
-        if (p.isEmpty()) {
-            return Optional.of("host " + host + " has no resource map " + map);
-        }
-        return p.get().indexesOf(id).length == 0 ? Optional.of(host + "/" + map + " has no instance " + id)
-                : Optional.empty();
     }
 
     /** The job as it runs: its hosts and slots, requests and timing. */

@@ -22,15 +22,28 @@ final class Taints {
         return c;
     }
 
-    void put(String host, String map, String id, String why) {
-        byHost.computeIfAbsent(host, h -> new LinkedHashMap<>()).computeIfAbsent(map, m -> new LinkedHashMap<>())
-                .put(id, why);
+    /** Taints (why not null) or clears {@code id} of {@code pool} on {@code host}, kept for its next pools. */
+    void set(Pool pool, String host, String id, String why) {
+        pool.setTaint(id, why);
+        if (why != null) {
+            byHost.computeIfAbsent(host, h -> new LinkedHashMap<>()).computeIfAbsent(pool.name(), m -> new LinkedHashMap<>())
+                    .put(id, why);
+        } else {
+            Map<String, String> ids = byHost.getOrDefault(host, Map.of()).get(pool.name());
+            if (ids != null) {
+                ids.remove(id);
+            }
+        }
     }
 
-    /** Whether {@code id} was tainted. */
-    boolean remove(String host, String map, String id) {
-        Map<String, String> ids = byHost.getOrDefault(host, Map.of()).get(map);
-        return ids != null && ids.remove(id) != null;
+    /** Why {@code host} has no instance {@code id} of {@code map}, if it has none. */
+    static java.util.Optional<String> unknown(Hosts hosts, String host, String map, String id) {
+        java.util.Optional<Pool> p = hosts.pool(host, map);
+        if (p.isEmpty()) {
+            return java.util.Optional.of("host " + host + " has no resource map " + map);
+        }
+        return p.get().indexesOf(id).length == 0 ? java.util.Optional.of(host + "/" + map + " has no instance " + id)
+                : java.util.Optional.empty();
     }
 
     /** The tainted identifiers of {@code map} on {@code host} and why. */
