@@ -58,6 +58,7 @@ import rsmap.wire.FrameDecoder;
  * discover              = on                            # on | off: read arch, kernel, os, cpus, ... (Discovery)
  * nvml_library          = libnvidia-ml.so.1             # NVML, or off (GpuSettings: gpu_map, gpu_shares, ...)
  * gpu_map               = gpu                           # the map of this host's NVIDIA GPUs (docs/gpus.md)
+ * health_command        = /usr/libexec/rsmap/gpu-check  # a site's check (HealthSettings: health_interval, ...)
  * </pre>
  * An authority serves the global maps of the cluster (global_complex_values) to the hosts: host,
  * complex_values, authority and execd_spool are refused there, listen is required. A host with an
