@@ -37,13 +37,13 @@ final class HealthCommand {
 
     static Run run(Path command, int timeoutSeconds) {
         Path out = null;
+        Process p = null;
         try {
             out = Files.createTempFile("rsmap-health", ".out");
-            Process p = new ProcessBuilder(command.toString()).redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null")
+            p = new ProcessBuilder(command.toString()).redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null")
                     .toFile())).redirectOutput(out.toFile()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-                p.descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
+                kill(p);
                 p.waitFor(5, TimeUnit.SECONDS);
                 return failed(command + " did not finish within health_timeout (" + timeoutSeconds
                         + " s): killed; nothing changed");
@@ -59,6 +59,7 @@ final class HealthCommand {
         } catch (IOException e) {
             return failed(command + ": " + e.getMessage() + "; nothing changed");
         } catch (InterruptedException e) {
+            kill(p); // rsmapd stops: the check goes with it
             Thread.currentThread().interrupt();
             return failed(command + ": interrupted; nothing changed");
         } finally {
@@ -69,6 +70,14 @@ final class HealthCommand {
                     // a temporary file left in /tmp: the system's cleaning takes it
                 }
             }
+        }
+    }
+
+    /** The command and every process it started (the descendants first: they would be orphaned). */
+    private static void kill(Process p) {
+        if (p != null) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
         }
     }
 

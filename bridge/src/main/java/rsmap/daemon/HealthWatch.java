@@ -29,7 +29,7 @@ import rsmap.wire.Session;
  * healthy ({@link NvmlEvents#sickness}).
  */
 final class HealthWatch implements AutoCloseable {
-    /** How long one wait for an event lasts: also how long {@link #close} waits for the watcher to end. */
+    /** How long one wait for an event lasts: {@link #close} waits twice that for the watcher to end. */
     static final int WAIT_MS = 500;
     private final HostState s;
     private final Health health;
@@ -227,14 +227,15 @@ final class HealthWatch implements AutoCloseable {
     @Override
     public void close() {
         running = false;
-        timer.shutdownNow();
+        timer.shutdownNow(); // a running check is interrupted: killed, nothing changed
         Thread w = watcher;
-        if (w != null) {
-            try {
+        try {
+            timer.awaitTermination(5, TimeUnit.SECONDS); // nothing of a round is written after the journal closes
+            if (w != null) {
                 w.join(2L * WAIT_MS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }
