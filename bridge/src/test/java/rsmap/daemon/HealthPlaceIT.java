@@ -100,6 +100,10 @@ class HealthPlaceIT {
                 .endsWith("exit=0");
         assertThat(rsmap("status", "--socket", node01.socket().toString())).contains("tainted (admin: fan failed")
                 .endsWith("exit=0");
+        assertThat(rsmap("status", "--json", "--socket", node01.socket().toString()))
+                .contains("{\"id\":\"0\",\"holder\":\"\",\"health\":{\"source\":\"admin\",\"reason\":\"fan failed\","
+                        + "\"since\":\"").endsWith("exit=0");
+        assertThat(rsmap("status", "--json", "--socket", sock)).contains("\"health\":\"ok\"").endsWith("exit=0");
 
         assertThat(rsmap("undrain", "--socket", node01.socket().toString(), "gpu", "0")).startsWith("gpu 0: ok")
                 .endsWith("exit=0");
