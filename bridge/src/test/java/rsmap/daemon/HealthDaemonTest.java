@@ -135,6 +135,10 @@ class HealthDaemonTest {
         }
         try (Daemon d = TestDaemon.start(c)) {
             assertThat(gpus(d)).containsExactly("0 ok", "0 ok", "1 check: fan failed", "1 check: fan failed");
+            JsonNode alt = JSON.readTree(root(d, Code.JOB_START, "{\"job\":\"10\",\"user\":\"bob\","
+                    + "\"alternatives\":[\"gpu=1[id=1]\",\"gpu=1[id=0]\"]}").get(0).text(0));
+            assertThat(alt.path("alternative").asInt()).as("the first alternative wants the tainted card").isEqualTo(1);
+            assertThat(alt.path("env").path("SGE_HGR_gpu").asText()).isEqualTo("0");
         }
     }
 
