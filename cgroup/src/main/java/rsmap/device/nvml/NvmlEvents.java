@@ -129,7 +129,12 @@ public final class NvmlEvents implements AutoCloseable {
             return Optional.empty();
         }
         NvmlLibrary.EventData data = new NvmlLibrary.EventData();
-        int r = lib.nvmlEventSetWait_v2(set, data, timeoutMs);
+        int r;
+        try {
+            r = lib.nvmlEventSetWait_v2(set, data, timeoutMs);
+        } catch (UnsatisfiedLinkError e) {
+            r = lib.nvmlEventSetWait(set, data, timeoutMs);
+        }
         if (r == TIMEOUT) {
             return Optional.empty();
         }

@@ -62,6 +62,9 @@ interface NvmlLibrary extends Library {
 
     int nvmlEventSetWait_v2(Pointer set, EventData data, int timeoutms);
 
+    /** Drivers before R450 only (its nvmlEventData_t ends before the instance ids, which stay unread). */
+    int nvmlEventSetWait(Pointer set, EventData data, int timeoutms);
+
     int nvmlEventSetFree(Pointer set);
 
     /** nvml.h, nvmlEventData_t. */
