@@ -133,7 +133,7 @@ public final class Daemon implements AutoCloseable {
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log);
             JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
             this.pending = new PendingStarts(state, records, lifecycle, log);
-            this.health = new Health(state, records, events, log, access);
+            this.health = new Health(state, records, events, log, access, reallocation);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation,
                     health);
             Commands.Table handlers = authorityRole

@@ -26,8 +26,11 @@ final class Health {
     private final EventHub events;
     private final LogBook log;
     private final Access access;
+    /** Where the waiting reallocs an untaint lets through are answered. */
+    private final Reallocation reallocation;
 
-    Health(HostState s, Records records, EventHub events, LogBook log, Access access) {
+    Health(HostState s, Records records, EventHub events, LogBook log, Access access, Reallocation reallocation) {
+        this.reallocation = reallocation;
         this.s = s;
         this.records = records;
         this.events = events;
@@ -65,7 +68,7 @@ final class Health {
             return false;
         }
         journal(new JournalRecord.Health(t, true), t.source(), now);
-        s.health.put(t, s.cluster(), s.host());
+        s.health.put(t, s.cluster(), s.host()).ifPresent(d -> reallocation.dispatch(s.reallocs().events(d)));
         s.changed();
         List<String> jobs = holders(t.map(), t.id());
         log.note(Log.Level.WARNING, "taint map=" + t.map() + " id=" + t.id() + " source=" + t.source().text()
@@ -82,8 +85,9 @@ final class Health {
             return false;
         }
         journal(new JournalRecord.Health(before.get(), false), source, now);
-        s.health.remove(map, id, source, s.cluster(), s.host());
         s.changed();
+        // Before the untaint event: a waiting realloc it lets through is answered (and its event sent) first.
+        s.health.remove(map, id, source, s.cluster(), s.host()).ifPresent(d -> reallocation.dispatch(s.reallocs().events(d)));
         List<String> jobs = holders(map, id);
         log.note(Log.Level.INFO, "untaint map=" + map + " id=" + id + " source=" + source.text() + " jobs=" + jobs
                 + (s.health.shown(map, id).isPresent() ? " still=" + s.health.shown(map, id).get().source().text() : ""));

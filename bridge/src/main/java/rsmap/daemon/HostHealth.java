@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import rsmap.alloc.Cluster;
+import rsmap.alloc.Decision;
 
 /**
  * Several sources may taint one identifier at once (a drained card that also threw an Xid); it is healthy
@@ -37,23 +38,25 @@ final class HostHealth {
         return all == null ? Optional.empty() : Optional.ofNullable(all.get(source));
     }
 
-    /** Sets {@code t}, replacing the same source's; the core follows. */
-    void put(Taint t, Cluster core, String host) {
+    /** Sets {@code t}, replacing the same source's; the core follows (its decision). */
+    Optional<Decision> put(Taint t, Cluster core, String host) {
         taints.computeIfAbsent(key(t.map(), t.id()), k -> new EnumMap<>(Taint.Source.class)).put(t.source(), t);
-        tell(core, host, t.map(), t.id());
+        return tell(core, host, t.map(), t.id());
     }
 
-    /** Clears {@code source}'s taint; the core follows. False when there was none. */
-    boolean remove(String map, String id, Taint.Source source, Cluster core, String host) {
+    /**
+     * Clears {@code source}'s taint; the core follows. Its decision (waiting reallocs it let through are in
+     * the core's outbox), or empty when there was no such taint.
+     */
+    Optional<Decision> remove(String map, String id, Taint.Source source, Cluster core, String host) {
         EnumMap<Taint.Source, Taint> all = taints.get(key(map, id));
         if (all == null || all.remove(source) == null) {
-            return false;
+            return Optional.empty();
         }
         if (all.isEmpty()) {
             taints.remove(key(map, id));
         }
-        tell(core, host, map, id);
-        return true;
+        return tell(core, host, map, id);
     }
 
     /** Every taint, in the order set. */
@@ -81,17 +84,16 @@ final class HostHealth {
         }
     }
 
-    private void tell(Cluster core, String host, String map, String id) {
+    /** The core's decision; empty without a core (a journal's health record before its configuration). */
+    private Optional<Decision> tell(Cluster core, String host, String map, String id) {
         if (core == null) {
-            return;
+            return Optional.empty();
         }
         Optional<Taint> t = shown(map, id);
         // The host's own map, else the global host's (a daemon without authority serves global maps itself).
         String where = core.instances(host).containsKey(map) ? host : Cluster.GLOBAL;
-        if (t.isPresent()) {
-            core.taint(where, map, id, t.get().why(), core.now()); // refused for an identifier not configured: nothing to do
-        } else {
-            core.untaint(where, map, id, core.now());
-        }
+        // refused for an identifier not configured: nothing to do
+        return Optional.of(t.isPresent() ? core.taint(where, map, id, t.get().why(), core.now())
+                : core.untaint(where, map, id, core.now()));
     }
 }

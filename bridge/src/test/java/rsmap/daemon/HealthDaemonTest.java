@@ -110,6 +110,26 @@ class HealthDaemonTest {
     }
 
     @Test
+    void aWaitingRealloc_isAnsweredWhenTheCardItWaitsFor_isUndrained() throws Exception {
+        Config c = TestDaemon.config(tmp.resolve("d"), "gpu=2(0 1)", "reconcile_interval = 0");
+        try (Daemon d = TestDaemon.start(c)) {
+            root(d, Code.JOB_START, "{\"job\":\"7\",\"user\":\"alice\",\"request\":\"gpu=1\"}");
+            root(d, Code.DRAIN, "{\"map\":\"gpu\",\"id\":\"1\"}");
+            List<Frame> alice = new ArrayList<>();
+            Session waiting = DaemonSessions.as(d, "alice", 1000, 0, alice);
+            assertThat(waiting.onCommand(Frame.of(5, Code.REALLOC.value(), "{\"job\":\"7\",\"tag\":\"w\",\"add\":"
+                    + "\"gpu=1\"}"))).as("the only other card is drained: it waits").isEmpty();
+            root(d, Code.UNDRAIN, "{\"map\":\"gpu\",\"id\":\"1\"}");
+            assertThat(alice).hasSize(2);
+            assertThat(JSON.readTree(alice.get(0).text(0)).path("added").toString())
+                    .isEqualTo("{\"node01\":{\"gpu\":[\"1\"]}}");
+            assertThat(alice.get(1)).isEqualTo(Session.ok(5));
+            JsonNode job = JSON.readTree(root(d, Code.QUERY, "{\"job\":\"7\"}").get(0).text(0)).path("jobs").get(0);
+            assertThat(job.path("env").path("SGE_HGR_gpu").asText()).isEqualTo("0 1");
+        }
+    }
+
+    @Test
     void adminAndCheckTaints_surviveARestart() throws Exception {
         Path check = tmp.resolve("check");
         Files.writeString(check, "#!/bin/sh\ncat " + tmp.resolve("verdicts") + "\n");
