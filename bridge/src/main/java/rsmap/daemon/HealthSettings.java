@@ -19,12 +19,13 @@ import rsmap.ParseException;
  * gpu_ignore_xids = 13,31,43,45,68,109              # Xids that taint nothing (NVIDIA: the application's fault)
  * </pre>
  */
-record HealthSettings(Optional<Path> command, int interval, int timeout, Set<Long> ignoredXids) {
+public record HealthSettings(Optional<Path> command, int interval, int timeout, Set<Long> ignoredXids) {
     /** The Xids NVIDIA's XID catalogue lays at the application's door (its device plugins skip the same). */
     static final Set<Long> APPLICATION_XIDS = Set.of(13L, 31L, 43L, 45L, 68L, 109L);
-    static final List<String> KEYS = List.of("health_command", "health_interval", "health_timeout", "gpu_ignore_xids");
+    /** The keys, all rsmapd.conf's (docs/health.md). */
+    public static final List<String> KEYS = List.of("health_command", "health_interval", "health_timeout", "gpu_ignore_xids");
 
-    HealthSettings {
+    public HealthSettings {
         ignoredXids = Set.copyOf(ignoredXids);
     }
 
