@@ -6,9 +6,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -24,9 +22,9 @@ import rsmap.wire.Session;
 /**
  * NVML's calls and the check run outside the daemon's lock; what they found is applied under it. A card's
  * event taints every instance of gpu_map behind it (those whose devices= name its /dev/nvidiaN, or whose
- * identifier is its UUID or, for a built map with gpu_id = index, its index). A card tainted from NVML is
- * cleared at the first recheck at least one health_interval after its event at which NVML reports it
- * healthy ({@link NvmlEvents#sickness}).
+ * identifier is its UUID or, for a built map with gpu_id = index, its index). Every health_interval (and
+ * at start) each card is rechecked ({@link NvmlEvents#sickness}): a sick one is tainted, and one tainted
+ * from NVML at least one interval ago that NVML reports healthy is cleared.
  */
 final class HealthWatch implements AutoCloseable {
     /** How long one wait for an event lasts: {@link #close} waits twice that for the watcher to end. */
@@ -130,33 +128,32 @@ final class HealthWatch implements AutoCloseable {
         }
     }
 
+    /**
+     * Every registered card, asked outside the lock: a sick one without an NVML taint is tainted with what
+     * NVML says (so a restart learns again what the card is, and a sickness no event told is seen); a
+     * healthy one whose NVML taints are at least one interval old is cleared.
+     */
     private void recheck() {
         NvmlEvents e = events;
         if (e == null) {
             return;
         }
         String map = s.config.gpus().gpuMap().orElseThrow();
-        Instant due = Instant.now().minus(Duration.ofSeconds(settings.interval()));
-        Map<String, List<String>> tainted = new LinkedHashMap<>();
-        synchronized (lock) {
-            for (String uuid : e.registered()) {
-                List<String> ids = idsOf(uuid).stream().filter(id -> s.health.of(map, id, Taint.Source.NVML)
-                        .filter(t -> !t.since().isAfter(due)).isPresent()).toList();
-                if (!ids.isEmpty()) {
-                    tainted.put(uuid, ids);
+        for (String uuid : e.registered()) {
+            Optional<String> sick = e.sickness(uuid);
+            Instant now = Instant.now();
+            Instant due = now.minus(Duration.ofSeconds(settings.interval()));
+            synchronized (lock) {
+                for (String id : idsOf(uuid)) {
+                    Optional<Taint> t = s.health.of(map, id, Taint.Source.NVML);
+                    if (sick.isPresent() && t.isEmpty()) {
+                        apply(() -> health.taint(new Taint(map, id, Taint.Source.NVML, sick.get(), now), false));
+                    } else if (sick.isEmpty() && t.isPresent() && !t.get().since().isAfter(due)) {
+                        apply(() -> health.untaint(map, id, Taint.Source.NVML, false));
+                    }
                 }
             }
         }
-        tainted.forEach((uuid, ids) -> {
-            Optional<String> sick = e.sickness(uuid);
-            if (sick.isPresent()) {
-                log.note(Log.Level.INFO, "NVML: " + uuid + " still not healthy: " + sick.get());
-                return;
-            }
-            synchronized (lock) {
-                ids.forEach(id -> apply(() -> health.untaint(map, id, Taint.Source.NVML, false)));
-            }
-        });
     }
 
     private void check(Path command) {

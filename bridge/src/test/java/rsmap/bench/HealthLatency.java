@@ -34,7 +34,7 @@ public final class HealthLatency {
             for (int i = 0; i < runs; i++) {
                 gpus.add(String.format("{\"uuid\":\"GPU-%08x-1111-2222-3333-444455556666\",\"name\":\"NVIDIA A100\","
                         + "\"minor\":%d,\"memory_mib\":81920,\"pci_bus_id\":\"00000000:%02X:00.0\",\"numa_node\":0,"
-                        + "\"compute_capability\":\"8.0\",\"health\":\"failed\"}", i, i, 0x10 + i));
+                        + "\"compute_capability\":\"8.0\"}", i, i, 0x10 + i));
             }
             Path description = Files.writeString(dir.resolve("nvml.json"), "{\"driver\":\"550.54.15\",\"cuda\":\"12.4\","
                     + "\"events_file\":\"" + events + "\",\"gpus\":[" + String.join(",", gpus) + "]}");
