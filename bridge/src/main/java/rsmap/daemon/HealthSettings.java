@@ -14,7 +14,7 @@ import rsmap.ParseException;
 /**
  * <pre>
  * health_command  = /usr/libexec/rsmap/gpu-check   # run as root every health_interval; none by default
- * health_interval = 60                              # seconds (1 to 86400): the check, and NVML's recheck
+ * health_interval = 60                              # seconds (1 to 86400): the check, and NVML's recheck of every card
  * health_timeout  = 30                              # seconds (1 to 3600): a check running longer is killed
  * gpu_ignore_xids = 13,31,43,45,68,109              # Xids that taint nothing (NVIDIA: the application's fault)
  * </pre>
