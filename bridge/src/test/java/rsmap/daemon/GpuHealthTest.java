@@ -32,7 +32,7 @@ class GpuHealthTest {
             cards.add(c.substring(0, c.length() - 1) + ",\"health\":\"" + health[i] + "\"}");
         }
         String d = GpuStub.description(cards);
-        GpuStub.use(tmp.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
+        HealthIT.use(tmp.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
                 + tmp.resolve("events") + "\"}");
     }
 

@@ -73,8 +73,22 @@ class HealthIT {
         String card = GpuStub.card(0, "NVIDIA A100-SXM4-80GB", false);
         card = card.substring(0, card.length() - 1) + ",\"health\":\"" + health + "\"}";
         String d = GpuStub.description(List.of(card));
-        GpuStub.use(shared.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
+        use(shared.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
                 + shared.resolve("events") + "\"}");
+    }
+
+    /**
+     * Points the stand-in at {@code description}; a later change replaces the file atomically, so that
+     * NVML, which reads it again at each call that reports health, never sees it half written.
+     */
+    static void use(Path file, String description) throws Exception {
+        if (!Files.exists(file)) {
+            GpuStub.use(file, description);
+            return;
+        }
+        Path next = file.resolveSibling(file.getFileName() + ".next");
+        Files.writeString(next, description);
+        Files.move(next, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
 
     static void append(Path events, String line) throws Exception {
