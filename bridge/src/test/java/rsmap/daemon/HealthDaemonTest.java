@@ -130,6 +130,28 @@ class HealthDaemonTest {
     }
 
     @Test
+    void drainOnAnAuthority_taintsAGlobalInstance_andAHostsGlobalPartIsRefusedNamingIt() throws Exception {
+        int port = rsmap.wire.Ports.free();
+        Config a = AuthorityTest.authorityConfig(tmp.resolve("authority"), port, "lic=2(la lb)");
+        try (Daemon authority = TestDaemon.start(a, AuthorityTest.TOKENS);
+             Daemon host = TestDaemon.start(TestDaemon.config(tmp.resolve("node01"), "gpu=2(0 1)", "host = node01",
+                     "authority = 127.0.0.1:" + port, "reconcile_interval = 0"), AuthorityTest.TOKENS)) {
+            root(authority, Code.DRAIN, "{\"map\":\"lic\",\"id\":\"la\",\"reason\":\"licence server down\"}");
+            JsonNode q = JSON.readTree(root(authority, Code.QUERY, null).get(0).text(0));
+            assertThat(q.path("maps").path("lic").path("instances").get(0).path("health").path("reason").asText())
+                    .isEqualTo("licence server down");
+            List<Frame> first = root(host, Code.JOB_START, "{\"job\":\"7\",\"user\":\"alice\",\"request\":\"lic=1\"}");
+            for (int i = 0; i < 100 && first.get(0).code() == Code.ERROR.value(); i++) { // the host connects first
+                Thread.sleep(50);
+                first = root(host, Code.JOB_START, "{\"job\":\"7\",\"user\":\"alice\",\"request\":\"lic=1\"}");
+            }
+            assertThat(first.get(0).text(0)).as(first.toString()).contains("\"SGE_HGR_lic\":\"lb\"");
+            assertThat(error(root(host, Code.JOB_START, "{\"job\":\"8\",\"user\":\"alice\",\"request\":\"lic=1\"}")))
+                    .contains("tainted: la (admin: licence server down at ");
+        }
+    }
+
+    @Test
     void adminAndCheckTaints_surviveARestart() throws Exception {
         Path check = tmp.resolve("check");
         Files.writeString(check, "#!/bin/sh\ncat " + tmp.resolve("verdicts") + "\n");
