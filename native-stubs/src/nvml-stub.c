@@ -10,7 +10,8 @@
  * without NVML_ERROR_): nvmlInit_v2 fails with it. A card's "lost": true: its calls answer
  * NVML_ERROR_GPU_IS_LOST. The order of "gpus" is NVML's index order. A card without "numa_node" answers
  * NVML_ERROR_NOT_SUPPORTED to nvmlDeviceGetNumaNodeId, as a PCIe card does on a real driver. The file is
- * read again at each first nvmlInit_v2 (after the last nvmlShutdown), so a test can change it. */
+ * read again at every nvmlInit_v2 (also while another client holds NVML initialised, as rsmapd's event
+ * watcher does), so a test can change it; handles stay valid. */
 #include "stub-json.h"
 
 #include <pthread.h>
@@ -102,6 +103,9 @@ struct nvmlDevice_st {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int refs;                 /* nvmlInit_v2 calls not yet matched by nvmlShutdown */
 static struct json *description; /* the parsed file while refs > 0 */
+/* Descriptions replaced while initialised (a handle may still be read): freed at the last nvmlShutdown. */
+static struct json *retired[64];
+static unsigned nretired;
 static struct nvmlDevice_st devices[MAX_GPUS];
 static unsigned ndevices;
 
@@ -168,6 +172,7 @@ static nvmlReturn_t load(void) {
         json_free(d);
         return NVML_ERROR_UNKNOWN;
     }
+    if (description && nretired < sizeof retired / sizeof *retired) retired[nretired++] = description;
     description = d;
     ndevices = gpus ? (unsigned)gpus->n : 0;
     for (unsigned i = 0; i < ndevices; i++) devices[i].desc = gpus->items[i];
@@ -176,7 +181,7 @@ static nvmlReturn_t load(void) {
 
 nvmlReturn_t nvmlInit_v2(void) {
     pthread_mutex_lock(&lock);
-    nvmlReturn_t r = refs > 0 ? NVML_SUCCESS : load();
+    nvmlReturn_t r = load(); /* read again at every init: another client may hold NVML initialised */
     if (r == NVML_SUCCESS) refs++;
     pthread_mutex_unlock(&lock);
     return r;
@@ -192,6 +197,7 @@ nvmlReturn_t nvmlShutdown(void) {
         json_free(description);
         description = NULL;
         ndevices = 0;
+        while (nretired > 0) json_free(retired[--nretired]);
     }
     pthread_mutex_unlock(&lock);
     return r;

@@ -205,8 +205,8 @@ final class DaemonCommands {
             out.println(indent + m.getKey() + " (" + m.getValue().path("amount").asInt() + " instances)");
             for (JsonNode i : m.getValue().path("instances")) {
                 String holder = i.path("holder").asText();
-                out.printf("%s  %-12s %s%n", indent, i.path("id").asText(), holder.isEmpty() ? "free"
-                        : "held by job " + holder);
+                out.printf("%s  %-12s %-24s %s%n", indent, i.path("id").asText(), holder.isEmpty() ? "free"
+                        : "held by job " + holder, Drain.health(i.path("health")));
             }
         }
     }
@@ -291,7 +291,7 @@ final class DaemonCommands {
         List<String> jobs = new ArrayList<>();
         @Option(names = "--user", paramLabel = "NAME", description = "Only this user's jobs (repeatable).")
         List<String> users = new ArrayList<>();
-        @Option(names = "--kind", paramLabel = "KIND", description = "grant, release or config (repeatable).")
+        @Option(names = "--kind", paramLabel = "KIND", description = "grant, release, config, taint or untaint (repeatable).")
         List<String> kinds = new ArrayList<>();
 
         @Override

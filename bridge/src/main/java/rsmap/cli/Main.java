@@ -17,7 +17,8 @@ import picocli.CommandLine.Command;
         subcommands = {CheckComplexes.class, CheckHost.class, CheckRequest.class, CheckJobspec.class, CheckR.class,
             CheckFilter.class, GresConf.class, Discover.class,
             Simulate.class, DevicePolicyCommand.class, DaemonCommands.Status.class, DaemonCommands.Explain.class,
-            DaemonCommands.Reload.class, DaemonCommands.Events.class, Place.class, Demo.class, CdiSpecCommand.class})
+            DaemonCommands.Reload.class, DaemonCommands.Events.class, Place.class, Demo.class, CdiSpecCommand.class,
+            Drain.class, Drain.Undrain.class})
 public final class Main implements Runnable {
     public static final int OK = 0;
     public static final int INTERNAL = 1;
@@ -70,7 +71,7 @@ public final class Main implements Runnable {
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing command: check-complexes, "
                 + "check-host, check-request, check-jobspec, check-r, check-filter, gres-conf, simulate, device-policy, status, "
-                + "explain, reload, events or demo");
+                + "explain, reload, events, drain, undrain or demo");
     }
 
     static String oneLine(String s) {

@@ -8,14 +8,14 @@ import rsmap.wire.Session;
 
 /**
  * One table: JOB_START, JOB_END and RELOAD (the commands of execd's hooks and of the admin), and a host's
- * REGISTER, HOST_EVENT and RECONCILE to its authority, are for root and {@code admin_user}; every other command is for anyone, and what it shows or touches of a job is for
+ * REGISTER, HOST_EVENT and RECONCILE to its authority, and DRAIN and UNDRAIN, are for root and {@code admin_user}; every other command is for anyone, and what it shows or touches of a job is for
  * its owner, root and the admin ({@link #mayQuery}). JOB_ENTER of a job that holds nothing is for anyone:
  * it only narrows what the caller reaches. The server's budget exempts the same privileged peers.
  */
 final class Access {
     /** The commands for root and the admin only. */
     static final Set<Code> PRIVILEGED = Set.of(Code.JOB_START, Code.JOB_END, Code.RELOAD, Code.REGISTER, Code.HOST_EVENT,
-            Code.RECONCILE, Code.JOB_KEY);
+            Code.RECONCILE, Code.JOB_KEY, Code.DRAIN, Code.UNDRAIN);
 
     private final String adminUser;
     private final String daemonUser;

@@ -150,6 +150,10 @@ final class ClusterView {
                     v.maps = (ObjectNode) diff.path("maps").deepCopy();
                 }
                 break;
+            case "taint":
+            case "untaint":
+                v.maps = HealthView.withHealth(v.maps, diff); // docs/health.md: PLACE skips tainted instances
+                break;
             default:
                 break; // alloc, free: resource-update and release say the same
         }

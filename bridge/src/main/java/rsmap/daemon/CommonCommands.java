@@ -38,9 +38,11 @@ final class CommonCommands {
     private final JobLifecycle lifecycle;
     private final Generations generations;
     private final Reallocation reallocation;
+    private final Health health;
 
     CommonCommands(HostState s, Access access, EventHub events, JobLifecycle lifecycle, Generations generations,
-                   Reallocation reallocation) {
+                   Reallocation reallocation, Health health) {
+        this.health = health;
         this.s = s;
         this.access = access;
         this.events = events;
@@ -70,6 +72,7 @@ final class CommonCommands {
             return List.of();
         });
         h.put(Code.QUERY, (c, session) -> query(c, session, cluster, global));
+        DrainCommands.add(h, health, s); // docs/health.md
         h.put(Code.JOB_ENTER, (c, session) ->
                 lifecycle.enter(c.tid(), JobId.of(Args.of(Code.JOB_ENTER.name(), c, JOB_KEYS)), session.peer()));
         h.put(Code.REALLOC, (c, session) -> {

@@ -61,6 +61,7 @@ import rsmap.wire.FrameDecoder;
  * gpu_map               = gpu                           # the map of this host's NVIDIA GPUs (docs/gpus.md)
  * cdi                   = optional                      # off | optional | required: a CDI spec per job (CdiSettings)
  * cdi_dir               = /var/run/cdi                  # where the specs go (docs/containers.md)
+ * health_command        = /usr/libexec/rsmap/gpu-check  # a site's check (HealthSettings: health_interval, ...)
  * </pre>
  * An authority serves the global maps of the cluster (global_complex_values) to the hosts: host,
  * complex_values, authority and execd_spool are refused there, listen is required. A host with an
@@ -73,7 +74,7 @@ public record Config(Path complexes, String host, String complexValues, String g
                      Role role, Authorities authority, Endpoint listen, Path mungeSocket, Map<String, String> attributes,
                      AttributeTypes attributeTypes, OptionalInt slots, Optional<Filter> filter, boolean discover,
                      rsmap.place.Policy alternativesPolicy, GpuSettings gpus, Map<String, Integer> lines,
-                     GrowthLimit.Setting reallocMaxGrow, CdiSettings cdi, int takeoverTimeout) {
+                     GrowthLimit.Setting reallocMaxGrow, CdiSettings cdi, int takeoverTimeout, HealthSettings health) {
 
     /** What the daemon is: an execution host's, or the cluster's authority of the global maps. */
     public enum Role { HOST, AUTHORITY }
@@ -95,7 +96,8 @@ public record Config(Path complexes, String host, String complexValues, String g
             "daemon_user", "max_frame", "max_rsmap_ids", "reconcile_interval", "max_connections_per_user", "idle_timeout",
             "frame_timeout", "realloc", "realloc_policy", "role", "authority", "listen", "munge_socket", "attributes",
             "attribute_types", "slots", "filter", "discover", "alternatives_policy", "realloc_max_grow", "nvml_library",
-            "gpu_map", "gpu_shares", "gpu_id", "gpu_check", "gpu_env", "gpu_dev_dir", "cdi", "cdi_dir", "takeover_timeout");
+            "gpu_map", "gpu_shares", "gpu_id", "gpu_check", "gpu_env", "gpu_dev_dir", "cdi", "cdi_dir", "takeover_timeout",
+            "health_command", "health_interval", "health_timeout", "gpu_ignore_xids");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
     public static Config parse(String text, Path file, String defaultHost) throws ParseException {
@@ -251,7 +253,7 @@ public record Config(Path complexes, String host, String complexValues, String g
                 attributes, types, slots < 0 ? OptionalInt.empty() : OptionalInt.of(slots), filter, discover.equals("on"),
                 alternativesPolicy, GpuSettings.parse(lines, values, where, dir), lineNumbers(text, values.keySet()),
                 maxGrow, CdiSettings.parse(lines, values, where, dir),
-                number(lines, values, where, "takeover_timeout", 10, 1, 3_600));
+                number(lines, values, where, "takeover_timeout", 10, 1, 3_600), HealthSettings.parse(lines, values, where, dir));
     }
 
     /** The same settings with {@code values} as complex_values (a map built from discovery added). */
@@ -260,7 +262,7 @@ public record Config(Path complexes, String host, String complexValues, String g
                 deviceBackend, isolation, execdSpool, adminUser, daemonUser, maxFrame, maxRsmapIds, reconcileInterval,
                 maxConnectionsPerUser, idleTimeout, frameTimeout, realloc, reallocPolicy, role, authority, listen,
                 mungeSocket, attributes, attributeTypes, slots, filter, discover, alternativesPolicy, gpus, lines,
-                reallocMaxGrow, cdi, takeoverTimeout);
+                reallocMaxGrow, cdi, takeoverTimeout, health);
     }
 
     private static Endpoint endpoint(Continuation lines, Map<String, String> values, Map<String, Integer> where,

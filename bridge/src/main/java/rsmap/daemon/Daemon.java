@@ -57,6 +57,9 @@ public final class Daemon implements AutoCloseable {
     private final PendingStarts pending;
     private final Reconciliation reconciliation;
     private final Preflight preflight;
+    /** Instances' health (docs/health.md): DRAIN, NVML's events, the site's check. */
+    private final Health health;
+    private HealthWatch watch;
     private SocketServer server;
     private ScheduledExecutorService timer;
     /** The host's global part: none, or the link to its authority; none on an authority. */
@@ -146,7 +149,9 @@ public final class Daemon implements AutoCloseable {
             state.cdi.sync(state.jobs(), state::grantedInstances); // what a kill left out of step
             JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
             this.pending = new PendingStarts(state, records, lifecycle, log);
-            CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation);
+            this.health = new Health(state, records, events, log, access, reallocation);
+            CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation,
+                    health);
             Commands.Table handlers = authorityRole
                     ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log),
                     new JobKeys(state, records, log), access, lock, held)
@@ -209,6 +214,7 @@ public final class Daemon implements AutoCloseable {
                     : config.socket()) + ": " + reason(e), e);
         }
         global.start();
+        watch = new HealthWatch(state, health, lock, log).start();
         reconcile();
         if (config.reconcileInterval() > 0) {
             timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -331,6 +337,9 @@ public final class Daemon implements AutoCloseable {
     public void close() throws IOException {
         if (timer != null) {
             timer.shutdownNow();
+        }
+        if (watch != null) {
+            watch.close();
         }
         global.close();
         try {

@@ -31,7 +31,8 @@ final class EventHub {
     EventHub(GlobalPart forward) {
         this.forward = forward;
     }
-    static final List<String> KINDS = List.of("grant", "release", "config", "alloc", "resource-update", "free");
+    static final List<String> KINDS = List.of("grant", "release", "config", "alloc", "resource-update", "free", "taint",
+            "untaint");
 
     /** What one session wants to see. Empty sets mean "everything". */
     record Filters(Map<String, Set<String>> byKey) {

@@ -49,6 +49,8 @@ final class HostState {
     /** Ended jobs with processes left in their cgroup, under a closed policy until they exit ({@link Leftovers}). */
     private final Map<String, java.util.List<Long>> leftovers = new LinkedHashMap<>();
     private Cluster cluster;
+    /** Every instance's health (docs/health.md): told to each new core as it is installed. */
+    final HostHealth health = new HostHealth();
     /** The host's GPUs (NVML, gpu_map): set at start and by each accepted RELOAD; NONE on an authority. */
     GpuHost gpus = GpuHost.NONE;
     CdiSpecs cdi = CdiSpecs.NONE; // the jobs' CDI specs, in step with hold and drop (off on an authority)
@@ -121,6 +123,7 @@ final class HostState {
 
     /** {@code next} (with its reallocation {@code r}) becomes the state's core. */
     void install(Cluster next, rsmap.realloc.Reallocs r) {
+        health.applyTo(next, host());
         cluster = next;
         reallocs = r;
         changed();
@@ -253,7 +256,7 @@ final class HostState {
     }
 
     /** The state changed: what QUERY answered from the cache is stale. */
-    private void changed() {
+    void changed() {
         stateCache = null;
     }
 

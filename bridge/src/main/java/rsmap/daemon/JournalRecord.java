@@ -132,6 +132,36 @@ sealed interface JournalRecord {
     }
 
     /**
+     * An admin's or a site check's taint of an instance set ({@code tainted}) or cleared (docs/health.md):
+     * {@code {"v":1,"op":"health","map":"gpu","id":"0","source":"admin","reason":"fan","since":"...","tainted":true}}.
+     * NVML's taints are not written: the card says them again after a restart.
+     */
+    record Health(Taint taint, boolean tainted) implements JournalRecord {
+        @Override
+        public String line() {
+            return head("health").put("map", taint.map()).put("id", taint.id()).put("source", taint.source().text())
+                    .put("reason", taint.reason()).put("since", taint.since().toString()).put("tainted", tainted)
+                    .toString();
+        }
+
+        static Health read(JsonNode r) throws IOException {
+            java.util.Optional<Taint.Source> source = Taint.Source.of(r.path("source").asText(""));
+            if (!r.path("map").isTextual() || !r.path("id").isTextual() || source.isEmpty()
+                    || !r.path("tainted").isBoolean() || !r.path("reason").isTextual()) {
+                throw new IOException("a health record needs map, id, source (admin or check), reason and tainted");
+            }
+            Instant since;
+            try {
+                since = Instant.parse(r.path("since").asText(""));
+            } catch (java.time.format.DateTimeParseException e) {
+                throw new IOException("a health record's since is an ISO-8601 instant");
+            }
+            return new Health(new Taint(r.path("map").asText(), r.path("id").asText(), source.get(),
+                    r.path("reason").asText(), since), r.path("tainted").asBoolean());
+        }
+    }
+
+    /**
      * The global part the authority granted a job, written after the job's start record without
      * being forced before the answer: the authority holds it durably, and a host that lost it asks the
      * authority at its next connect ({@link #PENDING}).
@@ -240,6 +270,9 @@ sealed interface JournalRecord {
                 throw new IOException("an alloc_ids record needs up_to, a whole number of at least 1");
             }
             return new AllocIds(r.path("up_to").asLong());
+        }
+        if (op.equals("health")) {
+            return Health.read(r);
         }
         if (!op.equals("config") && JobId.parse(job).isEmpty()) {
             throw new IOException("\"job\" is missing or not a job id: " + Args.quote(job));

@@ -196,6 +196,7 @@ final class Placing {
             if (h.slots != null && h.slots.isIntegralNumber()) {
                 m.setSlots(name, OptionalInt.of(h.slots.asInt()), 0);
             }
+            HealthView.taint(m, name, h.maps); // a tainted instance is not free to PLACE either
             for (JsonNode j : h.jobs.values()) {
                 String id = JobId.parse(j.path("job").asText()).map(x -> x.onHost(name).toString())
                         .orElse(name + ":" + j.path("job").asText()); // as the host said it: held by that name

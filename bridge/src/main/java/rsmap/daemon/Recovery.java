@@ -79,7 +79,8 @@ final class Recovery {
         s.reallocs().continueAfter(s.lastAllocId());
         // Compaction: only when the journal holds more than one configuration and the held grants (one
         // record each); any end, enter, change or earlier configuration makes it longer.
-        if (records.size() != 1 + s.jobs().size() + s.jobGroups.size() || reconfigured || epoch > 0 || refused > 0) {
+        if (records.size() != 1 + s.jobs().size() + s.jobGroups.size() + s.health.persistent().size() || reconfigured
+                || epoch > 0 || refused > 0) {
             List<String> snapshot = new ArrayList<>();
             snapshot(s).forEach(line -> snapshot.add(JournalRecord.stamped(line, epoch)));
             journal.compact(snapshot);
@@ -146,6 +147,12 @@ final class Recovery {
             }
         } else if (record instanceof JournalRecord.Keyed k) {
             s.jobGroups.replay(k);
+        } else if (record instanceof JournalRecord.Health h) {
+            if (h.tainted()) {
+                s.health.put(h.taint(), s.cluster(), s.host());
+            } else {
+                s.health.remove(h.taint().map(), h.taint().id(), h.taint().source(), s.cluster(), s.host());
+            }
         } else if (record instanceof JournalRecord.Ended e) {
             s.confirmed(e.job());
             if (s.replayEnd(e.job())) {
@@ -164,6 +171,7 @@ final class Recovery {
                     .line());
         }
         s.jobGroups.records().forEach(k -> out.add(k.line()));
+        s.health.persistent().forEach(t -> out.add(new JournalRecord.Health(t, true).line()));
         return out;
     }
 }

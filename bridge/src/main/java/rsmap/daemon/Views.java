@@ -120,6 +120,7 @@ final class Views {
                     o.put("holder", holder.isEmpty() || j == null || access.mayQuery(peer, j) ? holder : OTHER);
                 }
                 inst.characteristics().asMap().forEach((k, v) -> o.put(k, v.text()));
+                o.set("health", d.health.json(e.getKey(), inst.id())); // docs/health.md
             }
         }
         return maps;

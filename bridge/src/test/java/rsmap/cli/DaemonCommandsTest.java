@@ -54,8 +54,8 @@ class DaemonCommandsTest {
         MainTest.Run r = MainTest.run("status", "--socket", socket.toString());
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).isEqualTo(String.join("\n", "host node01, configuration generation 1", "gpu (4 instances)",
-                "  0            held by job 7", "  0            held by job 7", "  1            free",
-                "  1            free", "jobs", "  7          alice      gpu=2[same=id] -> SGE_HGR_gpu=0 0", ""));
+                "  0            held by job 7            ok", "  0            held by job 7            ok",
+                "  1            free                     ok", "  1            free                     ok", "jobs", "  7          alice      gpu=2[same=id] -> SGE_HGR_gpu=0 0", ""));
         assertThat(MainTest.run("status", "--socket", socket.toString(), "--json").out()).startsWith("{\"host\":\"node01\"");
     }
 

@@ -183,7 +183,7 @@ class AuthorityIT {
                 .endsWith("exit=0");
         JsonNode cluster = authorityQuery(true);
         assertThat(cluster.path("maps").path("lic").path("instances").toString())
-                .isEqualTo("[{\"id\":\"la\",\"holder\":\"\"}]");
+                .isEqualTo("[{\"id\":\"la\",\"holder\":\"\",\"health\":\"ok\"}]");
         until("node01's events reach the authority", () -> {
             try {
                 return authorityQuery(true).path("hosts").path("node01").path("jobs").isEmpty();

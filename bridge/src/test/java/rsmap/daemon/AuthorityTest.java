@@ -132,7 +132,7 @@ class AuthorityTest {
         assertThat(again.get(0).text(1)).isEqualTo("SGE_HGR_lic=la");
         JsonNode q = JSON.readTree(call(authority, Code.QUERY, "{}").get(0).text(0));
         assertThat(q.path("maps").path("lic").path("instances").toString())
-                .isEqualTo("[{\"id\":\"la\",\"holder\":\"node02:8\"}]");
+                .isEqualTo("[{\"id\":\"la\",\"holder\":\"node02:8\",\"health\":\"ok\"}]");
     }
 
     @Test
@@ -164,18 +164,18 @@ class AuthorityTest {
                 () -> holders(clusterView(), "node01").equals("7,") && holders(clusterView(), "node02").equals("8,8"));
         JsonNode q = clusterView();
         assertThat(q.path("hosts").path("node01").path("maps").path("gpu").path("instances").toString())
-                .isEqualTo("[{\"id\":\"0\",\"holder\":\"7\"},{\"id\":\"1\",\"holder\":\"\"}]");
+                .isEqualTo("[{\"id\":\"0\",\"holder\":\"7\",\"health\":\"ok\"},{\"id\":\"1\",\"holder\":\"\",\"health\":\"ok\"}]");
         assertThat(q.path("hosts").path("node02").path("maps").path("gpu").path("instances").toString())
-                .isEqualTo("[{\"id\":\"0\",\"holder\":\"8\"},{\"id\":\"1\",\"holder\":\"8\"}]");
+                .isEqualTo("[{\"id\":\"0\",\"holder\":\"8\",\"health\":\"ok\"},{\"id\":\"1\",\"holder\":\"8\",\"health\":\"ok\"}]");
         assertThat(q.path("maps").path("lic").path("instances").toString())
-                .isEqualTo("[{\"id\":\"la\",\"holder\":\"node01:7\"}]");
+                .isEqualTo("[{\"id\":\"la\",\"holder\":\"node01:7\",\"health\":\"ok\"}]");
         // MODEL_DEF there describes the cluster: the global host's model, then every registered host's.
         List<String> model = call(authority, Code.MODEL_DEF, null).stream()
                 .filter(f -> f.code() == Code.ELEMENT_DEF.value()).map(f -> f.text(0)).toList();
         assertThat(model).contains("{\"element\":\"cluster-host\",\"name\":\"node02\",\"connected\":true}",
                 "{\"element\":\"cluster-map\",\"host\":\"node01\",\"name\":\"gpu\",\"amount\":2}",
                 "{\"element\":\"cluster-instance\",\"host\":\"node01\",\"map\":\"gpu\",\"index\":1,"
-                        + "\"values\":{\"id\":\"1\",\"holder\":\"\"}}");
+                        + "\"values\":{\"id\":\"1\",\"holder\":\"\",\"health\":\"ok\"}}");
     }
 
     /** REGISTER is the host's QUERY answer, so its attributes and slots reach the cluster view. */
@@ -327,7 +327,7 @@ class AuthorityTest {
         // Never doubled: la is held for node01:7 by its host's word, not granted to another job ...
         JsonNode held = JSON.readTree(call(authority, Code.QUERY, "{}").get(0).text(0));
         assertThat(held.path("maps").path("lic").path("instances").toString())
-                .isEqualTo("[{\"id\":\"la\",\"holder\":\"node01:7\"}]");
+                .isEqualTo("[{\"id\":\"la\",\"holder\":\"node01:7\",\"health\":\"ok\"}]");
         List<Frame> b = start(hosts.get(1), "8", "lic=1");
         assertThat(b.get(0).code()).as(b.toString()).isEqualTo(Code.ERROR.value());
         // ... until the admin ends job 7: then la is free again.

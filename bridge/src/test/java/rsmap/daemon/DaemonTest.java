@@ -155,7 +155,7 @@ class DaemonTest {
             assertThat(q.path("host").asText()).isEqualTo("node01");
             assertThat(q.path("generation").asInt()).isEqualTo(1);
             assertThat(q.path("maps").path("nic").toString()).isEqualTo("{\"amount\":2,\"instances\":[{\"id\":\"ib0\","
-                    + "\"holder\":\"\",\"numa_node\":\"0\"},{\"id\":\"ib1\",\"holder\":\"7\",\"numa_node\":\"1\"}]}");
+                    + "\"holder\":\"\",\"numa_node\":\"0\",\"health\":\"ok\"},{\"id\":\"ib1\",\"holder\":\"7\",\"numa_node\":\"1\",\"health\":\"ok\"}]}");
             assertThat(q.path("jobs").get(0).path("job").asText()).isEqualTo("7");
             assertThat(q.path("reservations").isArray()).isTrue();
             JsonNode one = JSON.readTree(c.call(json(4, Code.QUERY, "{\"job\":\"7\"}")).get(0).text(0));
@@ -265,7 +265,7 @@ class DaemonTest {
             JsonNode f = JSON.readTree(listed.get(0).text(0));
             assertThat(f.path("filters").toString()).isEqualTo("{\"map\":[\"nic\"],\"job\":[],\"user\":[],\"event\":[\"grant\"]}");
             assertThat(f.path("keys").path("map").toString()).isEqualTo("[\"gpu\",\"nic\"]");
-            assertThat(f.path("keys").path("event").toString()).isEqualTo("[\"grant\",\"release\",\"config\",\"alloc\",\"resource-update\",\"free\"]");
+            assertThat(f.path("keys").path("event").toString()).isEqualTo("[\"grant\",\"release\",\"config\",\"alloc\",\"resource-update\",\"free\",\"taint\",\"untaint\"]");
             watcher.send(Frame.of(4, Code.START_EVENTS.value()).encode());
             JsonNode state = JSON.readTree(watcher.next().text(0));
             assertThat(state.path("maps").fieldNames()).toIterable().containsExactly("nic");
@@ -278,7 +278,7 @@ class DaemonTest {
             assertThat(watcher.call(json(5, Code.SET_FILTERS, "{\"colour\":[\"red\"]}")).get(0).text(0))
                     .isEqualTo("unknown filter 'colour' (map, job, user, event)");
             assertThat(watcher.call(json(6, Code.SET_FILTERS, "{\"event\":[\"boom\"]}")).get(0).text(0))
-                    .isEqualTo("filter 'event': unknown kind 'boom' (grant, release, config, alloc, resource-update, free)");
+                    .isEqualTo("filter 'event': unknown kind 'boom' (grant, release, config, alloc, resource-update, free, taint, untaint)");
             assertThat(watcher.call(json(7, Code.SET_FILTERS, "{\"user\":\"bob\"}")).get(0).text(0))
                     .isEqualTo("filter 'user' is a list of strings");
             assertThat(watcher.call(json(8, Code.SET_FILTERS, "{\"user\":[\"bob\"]}"))).containsExactly(Session.ok(8));

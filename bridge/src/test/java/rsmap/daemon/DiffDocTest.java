@@ -76,6 +76,8 @@ class DiffDocTest {
             ok(root, Code.REALLOC, "{\"job\":\"7\",\"add\":\"gpu=1\"}"); // alloc, resource-update
             ok(root, Code.REALLOC, "{\"job\":\"7\",\"sub\":\"gpu=1\"}"); // resource-update
             ok(root, Code.RELEASE, "{\"job\":\"7\"}"); // release (ids), free
+            ok(root, Code.DRAIN, "{\"map\":\"gpu\",\"id\":\"0\"}"); // taint
+            ok(root, Code.UNDRAIN, "{\"map\":\"gpu\",\"id\":\"0\"}"); // untaint
             ok(root, Code.JOB_END, "{\"job\":\"7\"}"); // release (the job)
             Path conf = config.complexes().resolveSibling("rsmapd.conf");
             Files.writeString(conf, Files.readString(conf).replace("gpu=2(0 1)", "gpu=3(0 1 2)"));

@@ -109,7 +109,7 @@ class ReallocDaemonTest {
         List<Frame> q = root().onCommand(cmd(3, Code.QUERY, "{\"job\":\"7\"}"));
         assertThat(JSON.readTree(q.get(0).text(0)).path("maps").path("gpu").path("instances").toString())
                 .as("held by the job until it releases it").isEqualTo("[{\"id\":\"0\",\"holder\":\"7\",\"devices\":"
-                        + "\"/dev/zero\"},{\"id\":\"1\",\"holder\":\"7\",\"devices\":\"/dev/ptmx\"}]");
+                        + "\"/dev/zero\",\"health\":\"ok\"},{\"id\":\"1\",\"holder\":\"7\",\"devices\":\"/dev/ptmx\",\"health\":\"ok\"}]");
         // Taken away but not released: nobody else gets it.
         List<Frame> other = root().onCommand(cmd(6, Code.JOB_START, "{\"job\":\"8\",\"request\":\"gpu=1\"}"));
         assertThat(other.get(0).code()).isEqualTo(Code.ERROR.value());

@@ -36,6 +36,8 @@ class PackagedFilesTest {
                 keys.addAll(rsmap.daemon.GpuSettings.KEYS);
             } else if (c.getName().equals("cdi")) { // the CDI settings, one record of their own
                 keys.addAll(rsmap.daemon.CdiSettings.KEYS);
+            } else if (c.getName().equals("health")) { // the health settings, one record of their own
+                keys.addAll(rsmap.daemon.HealthSettings.KEYS);
             } else if (!c.getName().equals("lines")) { // where each key was set, not a key
                 keys.add(c.getName().replaceAll("([A-Z])", "_$1").toLowerCase(Locale.ROOT));
             }

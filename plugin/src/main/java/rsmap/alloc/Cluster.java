@@ -31,6 +31,8 @@ public final class Cluster {
     private final Reservations reservations;
     /** Host slots: every running job takes its slots on each of its hosts. */
     private final Slots slots;
+    /** Tainted identifiers (docs/health.md), applied again to a reconfigured host's pools. */
+    private final Taints taints;
     private long now;
 
     public Cluster(ComplexTable table) {
@@ -39,6 +41,7 @@ public final class Cluster {
         this.queue = new Queue(this);
         this.reservations = new Reservations();
         this.slots = new Slots();
+        this.taints = new Taints();
     }
 
     /** A deep copy of {@code o}: the same configuration, an independent state. */
@@ -47,6 +50,7 @@ public final class Cluster {
         queue = o.queue.copy(this);
         reservations = o.reservations.copy();
         slots = o.slots.copy();
+        taints = o.taints.copy();
         now = o.now;
         Map<Pool, Pool> mapping = Hosts.mapping();
         hosts = o.hosts.copy(mapping);
@@ -94,7 +98,9 @@ public final class Cluster {
                     + " are gone");
         }
         now = time;
-        hosts.put(Host.of(host, values));
+        Host h = Host.of(host, values);
+        taints.applyTo(h);
+        hosts.put(h);
         queue.forgetDemands();
         return Decision.ok(queue.pass());
     }
@@ -338,6 +344,32 @@ public final class Cluster {
             return Decision.granted(commit(job.get(), picks.get())).after(before);
         }
         return Decision.waiting(queue.add(id, chooser, runtime, reserve)).after(before);
+    }
+
+    /**
+     * Taints ({@code why} not null: "nvml: Xid 79 at 12:03:05", what explanations show) or clears every share
+     * of identifier {@code id} of {@code map} on {@code host} (docs/health.md): a tainted one is offered to no
+     * placement; a job holding it keeps it; clearing lets waiting jobs start. Refused, changing nothing, for
+     * an identifier the host does not have.
+     */
+    public Decision taint(String host, String map, String id, String why, long time) {
+        Optional<String> error = lateness(time).or(() -> Taints.unknown(hosts, host, map, id));
+        if (error.isPresent()) {
+            return Decision.refused(error.get());
+        }
+        now = time;
+        taints.set(hosts.pool(host, map).orElseThrow(), host, id, why);
+        return Decision.ok(why == null ? queue.pass() : List.of());
+    }
+
+    /** {@link #taint} with no why: the taint is cleared. */
+    public Decision untaint(String host, String map, String id, long time) {
+        return taint(host, map, id, null, time);
+    }
+
+    /** The tainted identifiers of {@code map} on {@code host}, and why. */
+    public Map<String, String> taints(String host, String map) {
+        return taints.of(host, map);
     }
 
     /** The job as it runs: its hosts and slots, requests and timing. */

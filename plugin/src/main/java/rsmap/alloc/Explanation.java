@@ -31,7 +31,7 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
         }
     }
 
-    /** @param state free, held, reserved or filtered; {@code why} says by what */
+    /** @param state free, held, reserved, tainted or filtered; {@code why} says by what */
     public record InstanceReport(int index, String id, String state, String why) {
     }
 
@@ -77,7 +77,11 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
             } else if (pool.heldBy[i] != null) {
                 state = "held";
                 why = "by job " + pool.heldBy[i]
-                        + (pool.states[i] == InstanceState.RELEASING ? ", being given back" : "");
+                        + (pool.states[i] == InstanceState.RELEASING ? ", being given back" : "")
+                        + (pool.taint[i] != null ? "; tainted (" + pool.taint[i] + ")" : "");
+            } else if (pool.taint[i] != null) {
+                state = "tainted";
+                why = pool.taint[i];
             } else {
                 Hold h = holdNow(pool, i, now);
                 if (h != null) {
@@ -128,7 +132,22 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
                     : "needs " + needed + " free matching instance" + (needed == 1 ? "" : "s") + ", " + count
                     + " available";
         }
+        if (picks.isEmpty()) {
+            verdict += tainted(instances);
+        }
         return new MapReport(r.name(), pool.host, needed, same, instances, groups, picks.isPresent(), verdict);
+    }
+
+    /** "; tainted: 0 (nvml: Xid 79 at 12:03:05)" for the tainted identifiers the request could have had, once each. */
+    private static String tainted(List<InstanceReport> instances) {
+        Map<String, String> why = new LinkedHashMap<>();
+        instances.stream().filter(i -> i.state().equals("tainted")).forEach(i -> why.putIfAbsent(i.id(), i.why()));
+        if (why.isEmpty()) {
+            return "";
+        }
+        List<String> each = new ArrayList<>();
+        why.forEach((id, w) -> each.add(id + " (" + w + ")"));
+        return "; tainted: " + String.join(", ", each);
     }
 
     private static String ids(Pool pool, int[] idx) {

@@ -27,6 +27,11 @@ final class Pool {
     final String[] heldBy;
     /** Invariant: FREE exactly where {@link #heldBy} is null. */
     final InstanceState[] states;
+    /**
+     * Why each instance is tainted (docs/health.md: a sick card, a site's check, a drain), or null when
+     * healthy. A tainted instance is never offered to a placement; a job holding it keeps it.
+     */
+    final String[] taint;
     /** When the holder's run time ends (its time + runtime), Long.MAX_VALUE when unlimited. */
     final long[] heldUntil;
     /** How many instances no running job holds: the cheap first test of every placement. */
@@ -95,6 +100,7 @@ final class Pool {
         this.states = new InstanceState[instances.length];
         Arrays.fill(states, InstanceState.FREE);
         this.heldUntil = new long[instances.length];
+        this.taint = new String[instances.length];
         this.free = instances.length;
         this.holds = new ArrayList<>();
         this.groups = new GroupCache();
@@ -110,6 +116,7 @@ final class Pool {
         heldBy = o.heldBy.clone();
         states = o.states.clone();
         heldUntil = o.heldUntil.clone();
+        taint = o.taint.clone();
         free = o.free;
         holds = new ArrayList<>(o.holds);
         groups = o.groups;
@@ -248,7 +255,7 @@ final class Pool {
         for (int i = 0; i < a.length; i++) {
             // When planning, a holder's instances are free from the end of its run time on - unless it is
             // already overdue (ran past time + runtime without finishing): then nobody knows when.
-            if (heldBy[i] != null && (!planning || heldUntil[i] > from || heldUntil[i] <= now)) {
+            if (heldBy[i] != null && (!planning || heldUntil[i] > from || heldUntil[i] <= now) || taint[i] != null) {
                 a[i] = false;
             }
         }
@@ -265,7 +272,7 @@ final class Pool {
     boolean[] reservable(long start, long end) {
         boolean[] a = new boolean[size()];
         for (int i = 0; i < a.length; i++) {
-            a[i] = heldBy[i] == null || heldUntil[i] <= start;
+            a[i] = (heldBy[i] == null || heldUntil[i] <= start) && taint[i] == null;
         }
         for (Hold h : holds) {
             if (h.kind() == Hold.Kind.AR && h.overlaps(start, end)) {
@@ -279,6 +286,15 @@ final class Pool {
         for (int i : h.indices()) {
             a[i] = false;
         }
+    }
+
+    /** Taints (why not null) or clears (null) every share of identifier {@code id}; false when no instance has it. */
+    boolean setTaint(String id, String why) {
+        int[] idx = indexesOf(id);
+        for (int i : idx) {
+            taint[i] = why;
+        }
+        return idx.length > 0;
     }
 
     /** Adds to {@code times} every time after {@code now} at which something here is freed, or a hold starts or ends. */
@@ -303,6 +319,9 @@ final class Pool {
                 .append(Arrays.toString(heldUntil));
         if (Arrays.asList(states).contains(InstanceState.RELEASING)) {
             b.append(Arrays.toString(states));
+        }
+        if (Arrays.stream(taint).anyMatch(java.util.Objects::nonNull)) {
+            b.append(" taint").append(Arrays.toString(taint));
         }
         for (Hold x : holds) {
             b.append(' ').append(x.kind()).append(':').append(x.owner()).append('[').append(x.start()).append(',')

@@ -28,7 +28,9 @@ final class Script {
             Map.entry("realloc", plus(ReallocRequest.FIELDS, "op", "job", "tag", "time")),
             Map.entry("release", Set.of("op", "job", "ids", "R", "time")),
             Map.entry("realloc_cancel", Set.of("op", "job", "tag", "time")),
-            Map.entry("settings", Set.of("op", "realloc", "realloc_policy")));
+            Map.entry("settings", Set.of("op", "realloc", "realloc_policy")),
+            Map.entry("taint", Set.of("op", "host", "map", "id", "reason", "time")),
+            Map.entry("untaint", Set.of("op", "host", "map", "id", "time")));
 
     private Script() {
     }
@@ -51,7 +53,7 @@ final class Script {
         Set<String> allowed = FIELDS.get(op);
         if (allowed == null) {
             throw new Malformed("unknown op '" + op + "' (host, submit, finish, reserve, env, explain, realloc,"
-                    + " release, realloc_cancel, settings, attribute-types, filter, policy)");
+                    + " release, realloc_cancel, settings, attribute-types, filter, policy, taint, untaint)");
         }
         for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
             String f = it.next();

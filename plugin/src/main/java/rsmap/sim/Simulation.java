@@ -40,6 +40,7 @@ public final class Simulation {
     private final ReallocOps reallocOps;
     private final NodeOps nodeOps;
     private final PlaceOps placeOps;
+    private final HealthOps healthOps;
     private final Limits limits;
     private final boolean human;
 
@@ -51,6 +52,7 @@ public final class Simulation {
         this.nodeOps = new NodeOps(lines, limits);
         this.placeOps = new PlaceOps(cluster, nodeOps, lines, limits);
         this.lines.onStart(placeOps::describe);
+        this.healthOps = new HealthOps(cluster, reallocs, lines);
         this.limits = limits;
         this.human = human;
     }
@@ -123,6 +125,10 @@ public final class Simulation {
                 return nodeOps.filter(n);
             case "policy":
                 return placeOps.policy(n);
+            case "taint":
+                return healthOps.taint(n, time);
+            case "untaint":
+                return healthOps.untaint(n, time);
             default:
                 throw new AssertionError(op);
         }

@@ -5,6 +5,7 @@ import com.sun.jna.Library;
 import com.sun.jna.Pointer;
 import com.sun.jna.Structure;
 import com.sun.jna.ptr.IntByReference;
+import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 
 /**
@@ -41,6 +42,40 @@ interface NvmlLibrary extends Library {
 
     /** Newer drivers only, and only where GPUs are NUMA nodes; else NOT_SUPPORTED (or no such symbol). */
     int nvmlDeviceGetNumaNodeId(Pointer device, IntByReference node);
+
+    // Health (docs/gpus.md, "Health"): the events of a sick card, and the calls the recheck asks.
+
+    int nvmlDeviceGetHandleByUUID(String uuid, PointerByReference device);
+
+    /** Ampere and later; NOT_SUPPORTED elsewhere and under MIG. */
+    int nvmlDeviceGetRemappedRows(Pointer device, IntByReference corrRows, IntByReference uncRows,
+                                  IntByReference isPending, IntByReference failureOccurred);
+
+    /** errorType nvmlMemoryErrorType_t, counterType nvmlEccCounterType_t; NOT_SUPPORTED without ECC. */
+    int nvmlDeviceGetTotalEccErrors(Pointer device, int errorType, int counterType, LongByReference eccCounts);
+
+    int nvmlDeviceGetSupportedEventTypes(Pointer device, LongByReference eventTypes);
+
+    int nvmlEventSetCreate(PointerByReference set);
+
+    int nvmlDeviceRegisterEvents(Pointer device, long eventTypes, Pointer set);
+
+    int nvmlEventSetWait_v2(Pointer set, EventData data, int timeoutms);
+
+    /** Drivers before R450 only (its nvmlEventData_t ends before the instance ids, which stay unread). */
+    int nvmlEventSetWait(Pointer set, EventData data, int timeoutms);
+
+    int nvmlEventSetFree(Pointer set);
+
+    /** nvml.h, nvmlEventData_t. */
+    @Structure.FieldOrder({"device", "eventType", "eventData", "gpuInstanceId", "computeInstanceId"})
+    final class EventData extends Structure {
+        public Pointer device;
+        public long eventType;
+        public long eventData;
+        public int gpuInstanceId;
+        public int computeInstanceId;
+    }
 
     /** nvml.h, nvmlMemory_t: bytes. */
     @Structure.FieldOrder({"total", "free", "used"})

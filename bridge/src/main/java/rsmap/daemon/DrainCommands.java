@@ -1,0 +1,61 @@
+// DRAIN and UNDRAIN (docs/protocol.md): the admin's taint of an instance, set and cleared; root and the
+// admin only (Access), journaled, kept across a restart.
+package rsmap.daemon;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import rsmap.wire.Category;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+
+/**
+ * {@code DRAIN {"map":"gpu","id":"0","reason":"fan"}} and {@code UNDRAIN {"map":"gpu","id":"0"}}: STATE
+ * {@code {"map","id","changed","health"}} - changed false when it was drained (undrained) already alike.
+ * A map or identifier that is not here, or a reason that is not one printable line, is refused.
+ */
+final class DrainCommands {
+    static final Set<String> KEYS = Set.of("map", "id", "reason");
+    /** The longest reason kept: one line of a status table. */
+    static final int MAX_REASON = 200;
+
+    private DrainCommands() {
+    }
+
+    /** Adds DRAIN and UNDRAIN to a role's handlers. */
+    static void add(Map<Code, Commands.Handler> h, Health health, HostState s) {
+        h.put(Code.DRAIN, (c, session) -> change(c, health, s, true));
+        h.put(Code.UNDRAIN, (c, session) -> change(c, health, s, false));
+    }
+
+    private static List<Frame> change(Frame c, Health health, HostState s, boolean drain)
+            throws Session.CommandException {
+        String name = drain ? Code.DRAIN.name() : Code.UNDRAIN.name();
+        Args a = Args.of(name, c, KEYS);
+        String map = required(a, "map");
+        String id = required(a, "id");
+        String reason = a.string("reason", "").strip();
+        if (reason.length() > MAX_REASON || reason.chars().anyMatch(ch -> ch < 0x20 || ch == 0x7f)) {
+            throw new Session.CommandException(Category.MALFORMED, name + ": \"reason\" is one printable line of at most "
+                    + MAX_REASON + " characters");
+        }
+        boolean changed = drain
+                ? health.taint(new Taint(map, id, Taint.Source.ADMIN, reason.isEmpty() ? "drained" : reason, Instant.now()),
+                        false)
+                : health.untaint(map, id, Taint.Source.ADMIN, false);
+        var answer = JsonNodeFactory.instance.objectNode().put("map", map).put("id", id).put("changed", changed);
+        answer.set("health", s.health.json(map, id));
+        return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
+    }
+
+    private static String required(Args a, String key) throws Session.CommandException {
+        String v = a.string(key, "");
+        if (v.isEmpty()) {
+            throw new Session.CommandException(Category.MALFORMED, a.command() + " needs \"" + key + "\"");
+        }
+        return v;
+    }
+}

@@ -1,0 +1,98 @@
+// docs/gpus.md, "Health", against a daemon and the stand-in NVML: a card NVML reports sick at start is
+// tainted (NVML taints are learnt again after a restart, never journaled), gpu_ignore_xids is the admin's
+// list, a double-bit ECC error and a lost GPU taint, and a card healthy again is cleared one interval on.
+package rsmap.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+
+@Timeout(60)
+class GpuHealthTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    @TempDir
+    Path tmp;
+
+    private void describe(String health0, String health1) throws Exception {
+        List<String> cards = new ArrayList<>();
+        String[] health = {health0, health1};
+        for (int i = 0; i < 2; i++) {
+            String c = GpuStub.card(i, "NVIDIA A100-SXM4-80GB", false);
+            cards.add(c.substring(0, c.length() - 1) + ",\"health\":\"" + health[i] + "\"}");
+        }
+        String d = GpuStub.description(cards);
+        HealthIT.use(tmp.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
+                + tmp.resolve("events") + "\"}");
+    }
+
+    /** Each card's health: "ok" or "SOURCE: REASON". */
+    private static List<String> health(Daemon d) throws Exception {
+        Session s = DaemonSessions.as(d, "root", 0, 0, new ArrayList<>());
+        JsonNode q = JSON.readTree(s.onCommand(Frame.of(2, Code.QUERY.value())).get(0).text(0));
+        List<String> out = new ArrayList<>();
+        for (JsonNode i : q.path("maps").path("gpu").path("instances")) {
+            JsonNode h = i.path("health");
+            out.add(h.isObject() ? h.path("source").asText() + ": " + h.path("reason").asText() : h.asText());
+        }
+        return out;
+    }
+
+    private static List<String> until(Daemon d, List<String> wanted, long ms) throws Exception {
+        long end = System.nanoTime() + ms * 1_000_000;
+        List<String> h = health(d);
+        while (!h.equals(wanted) && System.nanoTime() < end) {
+            Thread.sleep(20);
+            h = health(d);
+        }
+        return h;
+    }
+
+    @Test
+    void sickAtStart_ignoredXids_doubleBitEcc_gpuLost_andHealthyAgain() throws Exception {
+        describe("ok", "failed");
+        Files.createDirectories(tmp.resolve("dev"));
+        Config c = TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
+                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0", "health_interval = 1",
+                "gpu_ignore_xids = 79");
+        Path events = tmp.resolve("events");
+        try (Daemon d = TestDaemon.start(c)) {
+            assertThat(until(d, List.of("ok", "nvml: row remapping pending (a reset is needed)"), 3000))
+                    .as("a card NVML reports sick at start").containsExactly("ok",
+                            "nvml: row remapping pending (a reset is needed)");
+            HealthIT.append(events, "{\"uuid\":\"" + GpuStub.uuid(0) + "\",\"type\":\"xid\",\"xid\":79}");
+            HealthIT.append(events, "{\"uuid\":\"" + GpuStub.uuid(1) + "\",\"type\":\"gpu_lost\"}");
+            assertThat(until(d, List.of("ok", "nvml: GPU lost"), 3000)).containsExactly("ok", "nvml: GPU lost");
+            assertThat(d.log()).anyMatch(l -> l.contains("Xid 79 on " + GpuStub.uuid(0)) && l.contains("gpu_ignore_xids"));
+            HealthIT.append(events, "{\"uuid\":\"" + GpuStub.uuid(0) + "\",\"type\":\"double_bit_ecc\"}");
+            assertThat(until(d, List.of("nvml: double-bit ECC error", "nvml: GPU lost"), 3000))
+                    .containsExactly("nvml: double-bit ECC error", "nvml: GPU lost");
+            describe("ok", "ok");
+            assertThat(until(d, List.of("ok", "ok"), 6000)).as("both healthy again, one interval on")
+                    .containsExactly("ok", "ok");
+            describe("ok", "failed");
+            assertThat(until(d, List.of("ok", "nvml: row remapping pending (a reset is needed)"), 3000))
+                    .containsExactly("ok", "nvml: row remapping pending (a reset is needed)");
+        }
+        try (Daemon d = TestDaemon.start(c)) {
+            assertThat(until(d, List.of("ok", "nvml: row remapping pending (a reset is needed)"), 3000))
+                    .as("learnt again from the card after a restart, not from the journal")
+                    .containsExactly("ok", "nvml: row remapping pending (a reset is needed)");
+        }
+        describe("ok", "ok");
+        try (Daemon d = TestDaemon.start(c)) {
+            Thread.sleep(1500);
+            assertThat(health(d)).as("nothing of NVML was journaled").containsExactly("ok", "ok");
+        }
+    }
+}
