@@ -11,6 +11,7 @@
  * NVML_ERROR_GPU_IS_LOST. The order of "gpus" is NVML's index order. A card without "numa_node" answers
  * NVML_ERROR_NOT_SUPPORTED to nvmlDeviceGetNumaNodeId, as a PCIe card does on a real driver. The file is
  * read again at each first nvmlInit_v2 (after the last nvmlShutdown), so a test can change it. */
+#include "nvml-mig.h"
 #include "stub-json.h"
 
 #include <pthread.h>
@@ -270,7 +271,9 @@ static nvmlReturn_t check(nvmlDevice_t device) {
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length) {
-    nvmlReturn_t r = check(device);
+    nvmlReturn_t r;
+    if (nvml_mig_device_uuid(device, uuid, length, &r)) return r; /* a MIG device's handle (nvml-mig.c) */
+    r = check(device);
     return r ? r : copy_out(text_of(device->desc, "uuid"), uuid, length);
 }
 
