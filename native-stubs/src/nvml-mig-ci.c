@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* nvml.h, nvmlComputeInstanceProfileInfo_v2_t (140 bytes), nvmlComputeInstanceInfo_t. */
+/* nvml.h, nvmlComputeInstanceProfileInfo_v2_t (136 bytes), nvmlComputeInstanceInfo_t. */
 typedef struct {
     unsigned int version, id, sliceCount, instanceCount, multiprocessorCount, sharedCopyEngineCount,
         sharedDecoderCount, sharedEncoderCount, sharedJpegCount, sharedOfaCount;

@@ -309,6 +309,9 @@ nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsig
 /* The state's record of a GPU instance handle, with the state open (the caller closes it). */
 nvmlReturn_t gi_record(nvmlGpuInstance_t gi, struct state *s, struct card *c, struct record **out) {
     if (!gi || gi < &gi_handles[0][0] || gi > &gi_handles[MAX_CARDS - 1][MAX_GI - 1]) return NVML_ERROR_INVALID_ARGUMENT;
+    long at = gi - &gi_handles[0][0]; /* the handle's place says which it is */
+    gi->card = (int)(at / MAX_GI);
+    gi->gi = (int)(at % MAX_GI);
     nvmlDevice_t d;
     nvmlReturn_t r = nvmlDeviceGetHandleByIndex_v2((unsigned)gi->card, &d);
     if (r || (r = card_of(d, c))) return r;
