@@ -180,7 +180,8 @@ final class CommonCommands {
         if (!access.privileged(peer)) {
             x = masked(x, peer);
         }
-        return JSON.createObjectNode().put("request", request).put("can_start", x.canStart()).put("text", x.toHuman());
+        return JSON.createObjectNode().put("request", request).put("can_start", x.canStart()).put("text", x.toHuman()
+                + MigExplain.text(s.mig, parsed, s.cluster().instances(s.host())));
     }
 
     private Explanation masked(Explanation x, Session.Peer peer) {

@@ -96,13 +96,16 @@ public final class Daemon implements AutoCloseable {
             throws ParseException, IOException {
         boolean authorityRole = config.isAuthority();
         // A host's GPUs first: gpu_map built from NVML is part of complex_values from here on (docs/gpus.md).
-        GpuHost.Reader gpuReader = authorityRole ? GpuHost.Reader.NONE : GpuHost.Reader.host(table, configFile, log);
+        MigHost mig = authorityRole ? MigHost.none() : new MigHost(config.stateDir(), log); // slices (mig_map)
+        GpuHost.Reader gpuReader = authorityRole ? GpuHost.Reader.NONE
+                : mig.reader(GpuHost.Reader.host(table, configFile, log), table, configFile);
         GpuHost.Filled gpus = gpuReader.read(config);
         config = gpus.config();
         this.config = config;
         this.state = new HostState(config, table, authorityRole ? EnvFiles.none()
                 : new EnvFiles(config.stateDir(), log), Scope.of(config));
         state.gpus = gpus.gpus();
+        state.mig = mig;
         if (!authorityRole) {
             state.describe(config.discover() ? withGpus(discovery.discover(), gpus.gpus())
                     : new Discovery.Result(Map.of(), List.of()), log);
@@ -128,6 +131,8 @@ public final class Daemon implements AutoCloseable {
             Generations generations = new Generations(state, records, events, log, configFile, reallocation,
                     gpuReader);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log);
+            mig.reconcile(state.jobIds()); // slices of no running job destroyed before anything is served
+            state.cluster().reapplyExclusions(config.host());
             JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
             this.pending = new PendingStarts(state, records, lifecycle, log);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation);

@@ -133,6 +133,7 @@ final class Generations {
             log.note(Log.Level.INFO, "RELOAD: configuration generation " + s.generation());
         }
         s.gpus = filled.gpus();
+        s.cluster().reapplyExclusions(s.config.host()); // MIG cards read again, taints cleared
         rsmap.realloc.Policy policy = rsmap.realloc.Policy.named(next.reallocPolicy()).orElseThrow();
         if (next.realloc() != s.reallocOn() || !policy.name().equals(s.reallocPolicy().name())) {
             changed = true; // a change the answer reports, though no new generation

@@ -91,6 +91,7 @@ final class JobLifecycle {
             return startWithGlobalPart(tid, jobId, user, request, slots, spec, global);
         }
         Decision d = grantNow(spec, id);
+        slices(id, d.grant());
         Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                 s.environment(d.grant()), Map.of());
         written(JournalRecord.Started.of(job)); // forced before the answer (Commands.handle)
@@ -209,6 +210,7 @@ final class JobLifecycle {
         rsmap.realloc.Outcome o = s.reallocs().finish(id, s.cluster().now());
         s.drop(id);
         removePolicy(id);
+        s.mig.destroy(id); // after the policy is narrowed: no process of the job reaches the slice any more
         reallocation.dispatch(o.events());
         if (!job.remote().isEmpty()) {
             global.end(JobId.parse(id).orElseThrow()); // told now, or as soon as the authority is back
@@ -278,5 +280,20 @@ final class JobLifecycle {
         journal.write(new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)));
         s.hold(entered);
         return List.of(answer(tid, entered));
+    }
+
+    /**
+     * The job's MIG slices made before it is answered (docs/gpus.md, "Partitions on demand"); a creation that
+     * fails frees the grant, and its card is tainted (no new grant there until RELOAD or restart).
+     */
+    private void slices(String id, Grant grant) throws Session.CommandException {
+        try {
+            s.mig.create(id, grant, s.config.host());
+        } catch (Session.CommandException e) {
+            s.cluster().finish(id, s.cluster().now());
+            s.cluster().reapplyExclusions(s.config.host());
+            log.note(Log.Level.WARNING, e.getMessage());
+            throw e;
+        }
     }
 }

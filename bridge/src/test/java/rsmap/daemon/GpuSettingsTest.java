@@ -32,7 +32,7 @@ class GpuSettingsTest {
         GpuSettings s = parse("nvml_library = off", "gpu_map = gpu", "gpu_shares = 4", "gpu_id = uuid",
                 "gpu_check = warn", "gpu_env = off", "gpu_dev_dir = /tmp/dev");
         assertThat(s).isEqualTo(new GpuSettings(Optional.empty(), Optional.of("gpu"), 4, GpuSettings.Id.UUID, false,
-                Optional.empty(), Path.of("/tmp/dev")));
+                Optional.empty(), Path.of("/tmp/dev"), MigSettings.defaults()));
         assertThat(parse("nvml_library = lib/libnvidia-ml.so.1").nvmlLibrary()).contains("/etc/rsmap/lib/libnvidia-ml.so.1");
     }
 
