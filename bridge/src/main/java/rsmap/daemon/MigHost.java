@@ -240,7 +240,7 @@ final class MigHost {
                 nvml.get().destroy(e.get().card(), gi);
             }
             checkpoint.remove(slot);
-            log.note(Log.Level.INFO, "slice " + slot + " destroyed (" + why + ")");
+            log.note(Log.Level.INFO, "slice " + slot + (gi >= 0 ? " destroyed (" : " was not made (") + why + ")");
         } catch (NvmlException | IOException x) {
             log.note(Log.Level.WARNING, "slice " + slot + " of job " + e.get().job() + " not destroyed: " + x.getMessage()
                     + " (tried again at the next reconciliation)");
