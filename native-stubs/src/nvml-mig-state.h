@@ -55,6 +55,7 @@ struct record *find(struct state *s, const char *gpu, int gi);
 /* The record of a GPU instance handle, the state left open (the caller closes it and frees c). */
 nvmlReturn_t gi_record(nvmlGpuInstance_t gi, struct state *s, struct card *c, struct record **out);
 void new_uuid(char *out, unsigned long len);
+void pause_ms(const struct card *c, const char *key);
 
 #pragma GCC visibility pop
 

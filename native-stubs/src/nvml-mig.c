@@ -81,6 +81,12 @@ nvmlReturn_t card_of(nvmlDevice_t device, struct card *c) {
     return NVML_ERROR_INVALID_ARGUMENT;
 }
 
+/* A card's "create_delay_ms" / "destroy_delay_ms": tests widen the windows a crash may fall into. */
+void pause_ms(const struct card *c, const char *key) {
+    double ms = num(c->gpu, key, 0);
+    if (ms > 0) usleep((useconds_t)(ms * 1000));
+}
+
 /* The card's MIG, enabled: else NOT_SUPPORTED, as a driver answers for a card with MIG mode off. */
 nvmlReturn_t mig_on(const struct card *c) {
     const struct json *mode = json_get(c->mig, "mode");
@@ -276,6 +282,7 @@ nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsig
     int possible = 0;
     for (size_t i = 0; pl && i < pl->n; i++) possible |= (unsigned)pl->items[i]->number == placement->start;
     if (!possible || placement->size != placement_size(p)) { card_free(&c); return NVML_ERROR_INVALID_ARGUMENT; }
+    pause_ms(&c, "create_delay_ms"); /* a test's window between rsmapd's intent and the creation */
     if ((r = state_open(&s))) { state_close(&s); card_free(&c); return r; }
     unsigned used = 0; /* memory slices occupied on this card, as bits */
     int gi = 1;
@@ -325,6 +332,13 @@ nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance) {
     struct card c = {0};
     struct record *rec;
     nvmlReturn_t r = gi_record(gpuInstance, &s, &c, &rec);
+    if (!r) {
+        state_close(&s); /* not under the lock while it waits */
+        pause_ms(&c, "destroy_delay_ms");
+        r = state_open(&s);
+        rec = r ? NULL : find(&s, c.uuid, gpuInstance->gi);
+        if (!r && !rec) r = NVML_ERROR_INVALID_ARGUMENT;
+    }
     if (!r && rec->ci >= 0) r = NVML_ERROR_IN_USE;
     if (!r) {
         *rec = s.r[--s.n];
