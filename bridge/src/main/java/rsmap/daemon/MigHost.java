@@ -221,6 +221,16 @@ final class MigHost {
                 + " ended"));
     }
 
+    /** Destroys the slices of {@code job} that {@code holds} (on {@code host}) no longer names: a RELEASE. */
+    void destroyReleased(String job, Grant holds, String host) {
+        if (map().isEmpty()) {
+            return;
+        }
+        List<String> kept = holds.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of());
+        checkpoint.entries().stream().filter(e -> e.job().equals(job) && !kept.contains(e.slot().toString()))
+                .forEach(e -> destroySlot(e.slot(), "released by job " + job));
+    }
+
     /** The slices rsmapd made on {@code slots}' places, destroyed: the entry marked, NVML asked, the entry gone. */
     private void destroySlot(MigSlot slot, String why) {
         Optional<MigCheckpoint.Entry> e = checkpoint.of(slot);

@@ -153,4 +153,25 @@ class MigDaemonTest {
             assertThat(slicesInDriver()).hasSize(4).contains("1g.10gb@6=MIG-admins");
         }
     }
+
+    @Test
+    void realloc_growsByASlice_andReleasesIt_theDriverFollows() throws Exception {
+        try (Daemon d = TestDaemon.start(config(""))) {
+            String first = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
+            List<Frame> grow = call(d, Code.REALLOC, "{\"job\":\"1\",\"add\":\"mig=1[profile=1g.10gb]\"}");
+            assertThat(grow.get(0).code()).as(grow.toString()).isEqualTo(Code.ALLOC.value());
+            assertThat(grow.get(0).text(1)).as("SUCCESS").isEqualTo("0");
+            assertThat(slicesInDriver()).hasSize(2);
+            JsonNode job = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("jobs").get(0);
+            String both = env(job, "SGE_HGR_mig");
+            assertThat(both.split(" ")).hasSize(2).contains(first).allMatch(u -> u.startsWith("MIG-"));
+            assertThat(env(job, "CUDA_VISIBLE_DEVICES")).isEqualTo(both.replace(' ', ','));
+            String added = job.path("grants").path("node01").path("mig").get(1).asText();
+            List<Frame> sub = call(d, Code.REALLOC, "{\"job\":\"1\",\"sub\":\"mig=1\",\"ids\":{\"node01\":{\"mig\":[\""
+                    + added + "\"]}}}");
+            assertThat(sub.get(0).text(1)).as(sub.toString()).isEqualTo("0");
+            assertThat(call(d, Code.RELEASE, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.STATE.value());
+            assertThat(slicesInDriver()).hasSize(1).allMatch(x -> x.endsWith("=" + first));
+        }
+    }
 }
