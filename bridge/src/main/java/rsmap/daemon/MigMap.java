@@ -22,7 +22,7 @@ import rsmap.map.DeviceList;
  * {@code pci}, {@code compute_capability}, and {@code devices=} of the card's node and the driver's shared
  * nodes (JOB_START adds the slice's capability nodes once it exists).
  */
-final class MigMap {
+public final class MigMap {
     /** What a slice may carry besides the card's characteristics (GpuMap's, without uuid and memory). */
     static final List<String> OWN = List.of("profile", "slices", "memory");
     private static final List<String> CARD = List.of("model", "numa_node", "pci", "compute_capability");
@@ -47,7 +47,7 @@ final class MigMap {
     }
 
     /** {@code MAP=N(id[...] ...)} for {@code cards}; {@code MAP=0} when none has MIG on. */
-    static String entry(String map, List<MigCard> cards, Inventory inv, ComplexTable table, Path devDir) {
+    public static String entry(String map, List<MigCard> cards, Inventory inv, ComplexTable table, Path devDir) {
         boolean devices = table.find(DeviceList.CHARACTERISTIC).isPresent();
         List<String> instances = new ArrayList<>();
         for (MigSlot s : slots(cards)) {

@@ -7,14 +7,14 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-final class MigStub {
-    static final String UUID = "GPU-00000000-1111-2222-3333-444455556666";
+public final class MigStub {
+    public static final String UUID = "GPU-00000000-1111-2222-3333-444455556666";
 
     private MigStub() {
     }
 
     /** The description: card 0 (minor 0) with MIG on, its state in {@code state}; {@code extra} into the card. */
-    static String description(Path state, String extra) {
+    public static String description(Path state, String extra) {
         return "{\"driver\":\"550.54.15\",\"cuda\":\"12.4\",\"state_file\":\"" + state + "\",\"gpus\":[{\"uuid\":\"" + UUID
                 + "\",\"name\":\"NVIDIA A100-SXM4-80GB\",\"minor\":0,\"memory_mib\":81920,"
                 + "\"pci_bus_id\":\"00000000:3B:00.0\",\"numa_node\":0,\"compute_capability\":\"8.0\","
@@ -27,7 +27,7 @@ final class MigStub {
     }
 
     /** Declares the map of slices and the characteristics a slice carries. */
-    static void declare(Path complexes) throws Exception {
+    public static void declare(Path complexes) throws Exception {
         Files.writeString(complexes, Files.readString(complexes)
                 + "mig                 mig        RSMAP       <=    YES         HOST       0        0\n"
                 + "profile             prof       STRING      ==    YES         NO         NONE     0\n"
