@@ -1,5 +1,5 @@
-// The slices rsmapd made, on disk: an intent before NVML is asked to create, the result after, a mark
-// before a destroy; so that after a crash every slice it made is either a running job's or destroyed.
+// The slices rsmapd made, on disk: an intent before NVML is asked to create, the result after, the entry
+// removed once destroyed; so that after a crash every slice it made is either a running job's or destroyed.
 package rsmap.daemon;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -20,7 +20,7 @@ import java.util.Optional;
  * {@code STATE_DIR/mig.json}, {@code {"version":1,"slices":[{"job","id","card","profile","start","state",
  * "gi","ci","uuid"}]}}, written whole each time: temp file, fsync, rename, fsync of the directory (the
  * checkpoint of Kubernetes DRA drivers). States: {@code creating} (asked of NVML, no answer kept),
- * {@code created}, {@code destroying}. A file that cannot be read is refused at start with its path.
+ * {@code created}. A file that cannot be read is refused at start with its path.
  */
 final class MigCheckpoint {
     static final int VERSION = 1;
@@ -30,10 +30,6 @@ final class MigCheckpoint {
     record Entry(String job, MigSlot slot, String card, String state, int gi, int ci, String uuid, List<String> caps) {
         Entry {
             caps = List.copyOf(caps);
-        }
-
-        Entry with(String newState) {
-            return new Entry(job, slot, card, newState, gi, ci, uuid, caps);
         }
     }
 

@@ -23,7 +23,7 @@ import rsmap.wire.Session;
 
 /**
  * Mutable, under the daemon's lock. Every creation is journaled in {@link MigCheckpoint} before NVML is asked
- * (state {@code creating}) and after ({@code created}); every destroy is marked before. A slice NVML reports
+ * (state {@code creating}) and after ({@code created}); an entry goes once its slice is destroyed. A slice NVML reports
  * that the checkpoint does not name is an admin's: left alone, and what it occupies counts as used.
  */
 final class MigHost {
@@ -191,13 +191,10 @@ final class MigHost {
             try {
                 checkpoint.put(intent);
                 MigCard.Slice s = nvml.get().create(c.uuid(), slot.profile(), slot.start());
-                MigCheckpoint.Entry done = new MigCheckpoint.Entry(job, slot, c.uuid(), "created", s.gi(),
-                        s.ci().orElse(0), s.uuid().orElse(""), List.of());
-                checkpoint.put(done);
-                made.add(slot);
+                made.add(slot); // from here a failure destroys it (the intent finds it by its place)
+                List<String> caps = MigCaps.nodes(settings.capsFile(), gpu.devDir(), c.minor(), s.gi(), s.ci().orElse(0));
                 checkpoint.put(new MigCheckpoint.Entry(job, slot, c.uuid(), "created", s.gi(), s.ci().orElse(0),
-                        s.uuid().orElse(""), MigCaps.nodes(settings.capsFile(), gpu.devDir(), c.minor(), s.gi(),
-                                s.ci().orElse(0))));
+                        s.uuid().orElse(""), caps));
                 log.note(Log.Level.INFO, "job " + job + ": slice " + slot + " created: " + s.uuid().orElse("")
                         + " (gi " + s.gi() + ")");
             } catch (NvmlException | IOException e) {
@@ -238,7 +235,8 @@ final class MigHost {
             return;
         }
         try {
-            checkpoint.put(e.get().with("destroying"));
+            // No mark before: the job's end (or release) is journaled already, so after a crash here the entry
+            // names a slice no job holds, and start-up destroys it.
             int gi = e.get().gi();
             if (gi < 0) {
                 // Asked to create, no answer kept: the slice at its place is ours if NVML has one there.
