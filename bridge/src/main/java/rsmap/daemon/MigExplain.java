@@ -13,8 +13,12 @@ final class MigExplain {
     private MigExplain() {
     }
 
-    /** Lines to append to the explanation of {@code request}, given who holds each instance of the host. */
-    static String text(MigHost mig, RequestList request, Map<String, List<Map.Entry<String, String>>> holders) {
+    /**
+     * Lines to append to the explanation of {@code request}, given who holds each instance of the host;
+     * {@code shown} is how a job's id may be shown to the asker.
+     */
+    static String text(MigHost mig, RequestList request, Map<String, List<Map.Entry<String, String>>> holders,
+                       java.util.function.UnaryOperator<String> shown) {
         if (mig.map().isEmpty() || request.resourceRequests().stream().noneMatch(r -> r.name().equals(mig.map().get()))) {
             return "";
         }
@@ -45,7 +49,7 @@ final class MigExplain {
             String wholeHolder = mig.wholeCardHolder(c, holders);
             b.append("  card ").append(c.index()).append(" (").append(c.uuid()).append(")")
                     .append(mig.taints.reason(c.uuid()).map(t -> ": tainted: " + t).orElse(""))
-                    .append(wholeHolder.isEmpty() ? "" : ": the whole card is held by job " + wholeHolder).append('\n');
+                    .append(wholeHolder.isEmpty() ? "" : ": the whole card is held by job " + shown.apply(wholeHolder)).append('\n');
             for (MigCard.Profile p : c.profiles()) {
                 long free = p.placements().stream().filter(at -> taken.stream().noneMatch(at::overlaps)).count();
                 b.append("    ").append(p.name()).append(": ").append(free > 0 && wholeHolder.isEmpty()
