@@ -105,6 +105,28 @@ public final class Exclusions {
         return null;
     }
 
+    /** Unmarks in {@code a} (of {@code pool}) the partners of instances {@code picked} on the same host. */
+    static void unmarkPartnersOf(Pool pool, boolean[] a, Map<Pool, int[]> picked) {
+        if (pool.exclusions.isEmpty() || picked.isEmpty()) {
+            return;
+        }
+        for (int i = 0; i < a.length; i++) {
+            if (!a[i]) {
+                continue;
+            }
+            for (Key k : pool.exclusions.partners(new Key(pool.name(), pool.instances[i].id()))) {
+                for (Map.Entry<Pool, int[]> e : picked.entrySet()) {
+                    Pool q = e.getKey();
+                    if (q.host.equals(pool.host) && q.name().equals(k.map())) {
+                        for (int j : e.getValue()) {
+                            a[i] &= !q.instances[j].id().equals(k.id());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /** Whether {@code a} and {@code b} of {@code pool} exclude each other. */
     static boolean apart(Pool pool, int a, int b) {
         return !pool.exclusions.isEmpty() && pool.exclusions.partners(new Key(pool.name(), pool.instances[a].id()))

@@ -71,4 +71,11 @@ class ExclusionsTest {
         assertThat(c.explain(RequestList.parse("nic=1[id=c]", Fixtures.TABLE), HOST).toHuman())
                 .contains("an admin's static slice");
     }
+
+    @Test
+    void grantNow_cardAndItsSliceInOneJob_neverBoth() throws Exception {
+        Cluster c = cluster(Map.of());
+        assertThat(start(c, "1", "gpu=1,nic=1").result()).as("every nic is a slice of card 0").isNotEqualTo(
+                Decision.Result.GRANTED);
+    }
 }
