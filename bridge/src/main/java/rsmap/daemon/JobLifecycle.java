@@ -145,6 +145,7 @@ final class JobLifecycle {
                                             String globalRequest) throws Session.CommandException {
         String id = jobId.toString();
         Decision d = grantNow(spec, id);
+        slices(id, d.grant());
         Job local = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                 s.environment(d.grant()), Map.of());
         written(JournalRecord.Started.pending(local));
@@ -153,6 +154,7 @@ final class JobLifecycle {
             remote = global.start(jobId, user, slots, globalRequest, this::forced);
         } catch (Session.CommandException e) {
             s.cluster().finish(id, s.cluster().now());
+            s.mig.destroy(id); // its slices too: a job never holds half a grant
             try {
                 journal.write(new JournalRecord.Ended(id, "authority"));
             } catch (Session.CommandException x) {
