@@ -184,6 +184,7 @@ final class JobLifecycle {
             journal.write(r);
         } catch (Session.CommandException e) {
             s.cluster().finish(r.job(), s.cluster().now());
+            s.mig.destroy(r.job());
             throw e;
         }
     }

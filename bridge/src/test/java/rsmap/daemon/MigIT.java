@@ -114,4 +114,28 @@ class MigIT {
             assertThat(daemon.cluster().runningJobs()).isEmpty();
         }
     }
+
+    @Test
+    void aFailedCreation_theProlog_exits99NamingNvmlsError_andTheCardIsTainted() throws Exception {
+        GpuStub.use(shared.resolve("nvml.json"), MigStub.description(shared.resolve("mig-state.json"),
+                ",\"fail_create\":true"));
+        Config config = TestDaemon.config(shared.resolve("d"), "NONE", "reconcile_interval = 0",
+                "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu", "mig_map = mig",
+                "mig_caps_file = " + shared.resolve("mig-minors"), "gpu_dev_dir = " + shared.resolve("dev"));
+        MigStub.declare(config.complexes());
+        try (Daemon daemon = TestDaemon.start(config)) {
+            for (String[] job : new String[][] {{"41", "mig=1[profile=1g.10gb]"}, {"42", "gpu=1"}}) {
+                ProcessBuilder pb = new ProcessBuilder(RsmapHookIT.HOOK.toAbsolutePath().toString(), "prolog");
+                pb.environment().clear();
+                pb.environment().putAll(java.util.Map.of("RSMAP_SOCKET", config.socket().toString(), "JOB_ID", job[0],
+                        "SGE_TASK_ID", "undefined", "NSLOTS", "1", "USER", "root", "RSMAP_REQUEST", job[1]));
+                Process h = pb.start();
+                String err = new String(h.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+                assertThat(h.waitFor(60, TimeUnit.SECONDS)).isTrue();
+                assertThat(h.exitValue()).as(err).isEqualTo(99);
+                assertThat(err).contains(job[0].equals("41") ? "NVML_ERROR_INSUFFICIENT_RESOURCES" : "cannot be granted now");
+            }
+            assertThat(daemon.cluster().runningJobs()).isEmpty();
+        }
+    }
 }
