@@ -328,6 +328,18 @@ final class MigHost {
                 .orElse("");
     }
 
+    /** Each slot of {@code g} on {@code host} with a slice, to its MIG UUID (ALLOC answers and events), or null. */
+    com.fasterxml.jackson.databind.node.ObjectNode names(Grant g, String host) {
+        if (map().isEmpty()) {
+            return null;
+        }
+        var n = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        for (String id : g.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of())) {
+            MigSlot.parse(id).flatMap(checkpoint::of).filter(e -> !e.uuid().isEmpty()).ifPresent(e -> n.put(id, e.uuid()));
+        }
+        return n.isEmpty() ? null : n;
+    }
+
     /** The cards as last read. */
     List<MigCard> cards() {
         return cards;

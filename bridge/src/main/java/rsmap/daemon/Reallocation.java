@@ -255,8 +255,11 @@ final class Reallocation {
                 + (a.added().isEmpty() ? "" : " added " + a.added().byHost())
                 + (a.removed().isEmpty() ? "" : " took away " + a.removed().byHost()));
         if (!a.added().isEmpty()) {
-            publish("alloc", now, () -> event("alloc", now).put("alloc_id", a.allocId())
-                    .<ObjectNode>set("added", Views.grant(a.added())));
+            publish("alloc", now, () -> {
+                ObjectNode n = event("alloc", now).put("alloc_id", a.allocId()).set("added", Views.grant(a.added()));
+                var slices = s.mig.names(a.added(), s.host()); // the added slices' MIG UUIDs
+                return slices == null ? n : n.set("mig", slices);
+            });
         }
         publish("resource-update", now, () -> {
             ObjectNode n = event("resource-update", now).put("alloc_id", a.allocId());

@@ -162,6 +162,9 @@ class MigDaemonTest {
             assertThat(grow.get(0).code()).as(grow.toString()).isEqualTo(Code.ALLOC.value());
             assertThat(grow.get(0).text(1)).as("SUCCESS").isEqualTo("0");
             assertThat(slicesInDriver()).hasSize(2);
+            JsonNode alloc = JSON.readTree(grow.get(0).text(0));
+            assertThat(alloc.path("mig").toString()).as("the added place named by its MIG UUID")
+                    .matches("\\{\"0:1g\\.10gb@[0-6]\":\"MIG-[0-9a-f-]+\"\\}");
             JsonNode job = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("jobs").get(0);
             String both = env(job, "SGE_HGR_mig");
             assertThat(both.split(" ")).hasSize(2).contains(first).allMatch(u -> u.startsWith("MIG-"));
