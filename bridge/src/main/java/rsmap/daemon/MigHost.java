@@ -185,8 +185,14 @@ final class MigHost {
         List<String> ids = grant.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of());
         java.util.Set<MigSlot> made = new java.util.LinkedHashSet<>();
         for (String id : ids) {
-            MigSlot slot = MigSlot.parse(id).orElseThrow();
-            MigCard c = MigMap.card(cards, slot.card()).orElseThrow();
+            MigSlot slot = MigSlot.parse(id).orElseThrow(); // the map's ids are slots (MigMap)
+            Optional<MigCard> card = MigMap.card(cards, slot.card());
+            if (card.isEmpty()) {
+                made.forEach(x -> destroySlot(x, "creation failed"));
+                throw new Session.CommandException(Category.BUSY, "job " + job + ": slice " + slot + " cannot be created: "
+                        + "NVML no longer reports card " + slot.card());
+            }
+            MigCard c = card.get();
             MigCheckpoint.Entry intent = new MigCheckpoint.Entry(job, slot, c.uuid(), "creating", -1, -1, "", List.of());
             try {
                 checkpoint.put(intent);

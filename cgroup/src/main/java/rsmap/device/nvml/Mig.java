@@ -161,8 +161,12 @@ public final class Mig {
     private Optional<MigCard> card(int index, Pointer d) throws NvmlException {
         IntByReference current = new IntByReference();
         IntByReference pending = new IntByReference();
-        if (lib.nvmlDeviceGetMigMode(d, current, pending) != Nvml.SUCCESS) {
-            return Optional.empty(); // not MIG-capable (NOT_SUPPORTED), or a driver without MIG
+        try {
+            if (lib.nvmlDeviceGetMigMode(d, current, pending) != Nvml.SUCCESS) {
+                return Optional.empty(); // not MIG-capable (NOT_SUPPORTED)
+            }
+        } catch (UnsatisfiedLinkError e) {
+            return Optional.empty(); // a driver older than MIG (before R450) has no such function
         }
         byte[] u = new byte[96];
         check("nvmlDeviceGetUUID (gpu " + index + ")", lib.nvmlDeviceGetUUID(d, u, u.length));
