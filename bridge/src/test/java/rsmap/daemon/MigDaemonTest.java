@@ -177,4 +177,14 @@ class MigDaemonTest {
             assertThat(slicesInDriver()).hasSize(1).allMatch(x -> x.endsWith("=" + first));
         }
     }
+
+    @Test
+    void aCheckpointThatIsNotOne_refusesTheStartNamingItsPath() throws Exception {
+        Config c = config("");
+        Files.createDirectories(c.stateDir());
+        Files.writeString(c.stateDir().resolve("mig.json"), "{\"version\":7}");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> TestDaemon.start(c).close())
+                .isInstanceOf(java.io.IOException.class)
+                .hasMessage(c.stateDir().resolve("mig.json") + ": not a MIG checkpoint of version 1");
+    }
 }
