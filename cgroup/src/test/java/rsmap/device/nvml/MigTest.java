@@ -112,4 +112,15 @@ class MigTest {
         assertTrue(c.profiles().isEmpty());
         assertThrows(NvmlException.class, () -> mig.create(UUID, "1g.10gb", 0));
     }
+
+    @Test
+    void structures_haveNvmlHsSizes_soThatARealDriverAcceptsTheirVersion() {
+        // NVML_STRUCT_VERSION(x, 2) is sizeof(x_v2_t) | 2 << 24: a driver refuses a version that does not match.
+        assertEquals(152, new NvmlLibrary.GpuInstanceProfileInfo().size());
+        assertEquals(152 | 2 << 24, new NvmlLibrary.GpuInstanceProfileInfo().version);
+        assertEquals(136, new NvmlLibrary.ComputeInstanceProfileInfo().size());
+        assertEquals(136 | 2 << 24, new NvmlLibrary.ComputeInstanceProfileInfo().version);
+        assertEquals(24, new NvmlLibrary.GpuInstanceInfo().size(), "nvmlGpuInstanceInfo_t");
+        assertEquals(32, new NvmlLibrary.ComputeInstanceInfo().size(), "nvmlComputeInstanceInfo_t");
+    }
 }
