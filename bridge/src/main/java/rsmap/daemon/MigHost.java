@@ -149,7 +149,10 @@ final class MigHost {
         return Exclusions.of(pairs, blocked);
     }
 
-    /** The gpu_map instances of card {@code c} (a built map's ids: gpu_id). */
+    /**
+     * The gpu_map instances of card {@code c}: a built map's by their ids (gpu_id), a hand-written one's by the
+     * card's node in their devices= (what gpu_check matches them by).
+     */
     private List<Exclusions.Key> wholeCard(MigCard c, ComplexValues values) {
         if (gpu.gpuMap().isEmpty() || inventory.isEmpty()) {
             return List.of();
@@ -157,8 +160,9 @@ final class MigHost {
         String g = gpu.gpuMap().get();
         List<String> ids = inventory.get().gpus().stream().filter(x -> x.index() == c.index())
                 .map(x -> GpuMap.id(x, gpu.id())).toList();
-        return values.resourceMap(g).map(r -> r.instances().stream().map(rsmap.map.Instance::id).filter(ids::contains)
-                .distinct().map(id -> new Exclusions.Key(g, id)).toList()).orElse(List.of());
+        return values.resourceMap(g).map(r -> r.instances().stream()
+                .filter(i -> GpuMap.minor(i, gpu.devDir()).map(m -> m == c.minor()).orElse(ids.contains(i.id())))
+                .map(rsmap.map.Instance::id).distinct().map(id -> new Exclusions.Key(g, id)).toList()).orElse(List.of());
     }
 
     private static MigCard.Placement placement(MigCard c, MigSlot s) {

@@ -27,12 +27,16 @@ class MigDaemonTest {
     Path state;
 
     private Config config(String extra) throws Exception {
+        return config(extra, "NONE");
+    }
+
+    private Config config(String extra, String values) throws Exception {
         state = tmp.resolve("mig-state.json");
         GpuStub.use(tmp.resolve("nvml.json"), MigStub.description(state, extra));
         Files.createDirectories(tmp.resolve("dev"));
         Files.writeString(tmp.resolve("dev/nvidiactl"), "");
         MigStub.caps(tmp.resolve("mig-minors"), tmp.resolve("dev"), false);
-        Config c = TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
+        Config c = TestDaemon.config(tmp.resolve("d"), values, "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
                 "mig_map = mig", "mig_caps_file = " + tmp.resolve("mig-minors"), "gpu_dev_dir = " + tmp.resolve("dev"),
                 "reconcile_interval = 0");
         MigStub.declare(c.complexes());
@@ -186,5 +190,16 @@ class MigDaemonTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> TestDaemon.start(c).close())
                 .isInstanceOf(java.io.IOException.class)
                 .hasMessage(c.stateDir().resolve("mig.json") + ": not a MIG checkpoint of version 1");
+    }
+
+    @Test
+    void aHandWrittenGpuMap_itsCardByItsNode_excludesTheCardsSlices() throws Exception {
+        try (Daemon d = TestDaemon.start(config("", "gpu=1(card0[devices=" + tmp.resolve("dev/nvidia0") + ":rw])"))) {
+            granted(d, "1", "mig=1[profile=1g.10gb]");
+            assertThat(start(d, "2", "gpu=1").get(0).code()).isEqualTo(Code.ERROR.value());
+            call(d, Code.JOB_END, "{\"job\":\"1\"}");
+            granted(d, "2", "gpu=1");
+            assertThat(start(d, "3", "mig=1[profile=1g.10gb]").get(0).code()).isEqualTo(Code.ERROR.value());
+        }
     }
 }
