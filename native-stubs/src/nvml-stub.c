@@ -12,6 +12,7 @@
  * NVML_ERROR_NOT_SUPPORTED to nvmlDeviceGetNumaNodeId, as a PCIe card does on a real driver. The file is
  * read again at every nvmlInit_v2 (also while another client holds NVML initialised, as rsmapd's event
  * watcher does), so a test can change it; handles stay valid. */
+#include "nvml-mig.h"
 #include "stub-json.h"
 
 #include <pthread.h>
@@ -276,7 +277,9 @@ static nvmlReturn_t check(nvmlDevice_t device) {
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length) {
-    nvmlReturn_t r = check(device);
+    nvmlReturn_t r;
+    if (nvml_mig_device_uuid(device, uuid, length, &r)) return r; /* a MIG device's handle (nvml-mig.c) */
+    r = check(device);
     return r ? r : copy_out(text_of(device->desc, "uuid"), uuid, length);
 }
 

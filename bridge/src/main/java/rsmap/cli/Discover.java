@@ -113,6 +113,9 @@ final class Discover implements Callable<Integer> {
                 }
             }
             o.put("complex_values", entry);
+            java.util.List<rsmap.device.nvml.MigCard> mig = DiscoverMig.read(lib, err); // MIG cards, where any
+            o.set("mig", DiscoverMig.json(mig));
+            o.put("mig_complex_values", DiscoverMig.entry(s.mig().map().orElse("mig"), mig, inv, t, s.devDir()));
             ArrayNode unread = o.putArray("unread");
             inv.unread().forEach(unread::add);
             out.println(o);
@@ -130,6 +133,12 @@ final class Discover implements Callable<Integer> {
         out.println("# the complex_values entry rsmapd builds (gpu_map = " + map + ", gpu_shares = " + n + ", gpu_id = "
                 + ids.name().toLowerCase(java.util.Locale.ROOT) + "):");
         out.println(entry);
+        java.util.List<rsmap.device.nvml.MigCard> mig = DiscoverMig.read(lib, err);
+        if (mig.stream().anyMatch(rsmap.device.nvml.MigCard::enabled)) {
+            DiscoverMig.print(mig, out);
+            out.println("# the complex_values entry rsmapd builds (mig_map = " + s.mig().map().orElse("mig") + "):");
+            out.println(DiscoverMig.entry(s.mig().map().orElse("mig"), mig, inv, t, s.devDir()));
+        }
         return 0;
     }
 

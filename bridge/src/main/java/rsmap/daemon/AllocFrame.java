@@ -30,6 +30,10 @@ final class AllocFrame {
         if (!a.added().isEmpty()) {
             n.set("added", Views.grant(a.added()));
             n.set("R_delta_add", RDelta.of(a.added(), a.addedAt(), hosts).toJson());
+            var slices = s.mig.names(a.added(), s.host()); // each added slice's MIG UUID (docs/gpus.md)
+            if (slices != null) {
+                n.set("mig", slices);
+            }
         }
         if (!a.removed().isEmpty()) {
             n.set("removed", Views.grant(a.removed()));

@@ -183,7 +183,13 @@ final class CommonCommands {
         if (!access.privileged(peer)) {
             x = masked(x, peer);
         }
-        return JSON.createObjectNode().put("request", request).put("can_start", x.canStart()).put("text", x.toHuman());
+        return JSON.createObjectNode().put("request", request).put("can_start", x.canStart()).put("text", x.toHuman()
+                + MigExplain.text(s.mig, parsed, s.cluster().instances(s.host()), job -> shown(peer, job)));
+    }
+
+    /** A job's id as {@code peer} may see it: its own, or "other" (as QUERY masks them). */
+    private String shown(Session.Peer peer, String job) {
+        return access.privileged(peer) || s.job(job).filter(j -> access.mayQuery(peer, j)).isPresent() ? job : Views.OTHER;
     }
 
     private Explanation masked(Explanation x, Session.Peer peer) {
@@ -197,6 +203,10 @@ final class CommonCommands {
                     if (holder == null || !access.mayQuery(peer, holder)) {
                         why = "by job " + Views.OTHER;
                     }
+                }
+                int by = why.indexOf(" held by job ");
+                if (i.state().equals("excluded") && by >= 0 && !shown(peer, why.substring(by + 13)).equals(why.substring(by + 13))) {
+                    why = why.substring(0, by) + " held by job " + Views.OTHER; // a card's slice or the whole card
                 }
                 instances.add(new Explanation.InstanceReport(i.index(), i.id(), i.state(), why));
             }

@@ -97,7 +97,7 @@ public record Config(Path complexes, String host, String complexValues, String g
             "frame_timeout", "realloc", "realloc_policy", "role", "authority", "listen", "munge_socket", "attributes",
             "attribute_types", "slots", "filter", "discover", "alternatives_policy", "realloc_max_grow", "nvml_library",
             "gpu_map", "gpu_shares", "gpu_id", "gpu_check", "gpu_env", "gpu_dev_dir", "cdi", "cdi_dir", "takeover_timeout",
-            "health_command", "health_interval", "health_timeout", "gpu_ignore_xids");
+            "health_command", "health_interval", "health_timeout", "gpu_ignore_xids", "mig_map", "mig_caps_file");
 
     /** Reads the text of {@code file}; {@code defaultHost} stands where the file names no host. */
     public static Config parse(String text, Path file, String defaultHost) throws ParseException {

@@ -109,7 +109,9 @@ public final class Daemon implements AutoCloseable {
             throws ParseException, IOException {
         boolean authorityRole = config.isAuthority();
         // A host's GPUs first: gpu_map built from NVML is part of complex_values from here on (docs/gpus.md).
-        GpuHost.Reader gpuReader = authorityRole ? GpuHost.Reader.NONE : GpuHost.Reader.host(table, configFile, log);
+        MigHost mig = authorityRole ? MigHost.none() : new MigHost(config.stateDir(), log); // slices (mig_map)
+        GpuHost.Reader gpuReader = authorityRole ? GpuHost.Reader.NONE
+                : mig.reader(GpuHost.Reader.host(table, configFile, log), table, configFile);
         GpuHost.Filled gpus = gpuReader.read(config);
         config = gpus.config();
         this.config = config;
@@ -117,6 +119,7 @@ public final class Daemon implements AutoCloseable {
                 : new EnvFiles(config.stateDir(), log), Scope.of(config));
         state.gpus = gpus.gpus();
         state.cdi = authorityRole ? CdiSpecs.NONE : new CdiSpecs(config.cdi(), log);
+        state.mig = mig;
         if (!authorityRole) {
             state.describe(config.discover() ? withGpus(discovery.discover(), gpus.gpus())
                     : new Discovery.Result(Map.of(), List.of()), log);
@@ -146,6 +149,8 @@ public final class Daemon implements AutoCloseable {
                     gpuReader);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log,
                     held == null ? 0 : held.epoch());
+            mig.reconcile(state.jobIds()); // slices of no running job destroyed before anything is served
+            state.cluster().reapplyExclusions(config.host());
             state.cdi.sync(state.jobs(), state::grantedInstances); // what a kill left out of step
             JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
             this.pending = new PendingStarts(state, records, lifecycle, log);

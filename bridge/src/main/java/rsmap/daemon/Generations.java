@@ -137,6 +137,7 @@ final class Generations {
         }
         s.gpus = filled.gpus();
         s.cdi.sync(s.jobs(), s::grantedInstances); // the new generation's devices= in the held jobs' specs
+        s.cluster().reapplyExclusions(s.config.host()); // MIG cards read again, taints cleared
         rsmap.realloc.Policy policy = rsmap.realloc.Policy.named(next.reallocPolicy()).orElseThrow();
         if (next.realloc() != s.reallocOn() || !policy.name().equals(s.reallocPolicy().name())) {
             changed = true; // a change the answer reports, though no new generation

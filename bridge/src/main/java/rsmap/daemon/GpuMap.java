@@ -190,7 +190,7 @@ public final class GpuMap {
     }
 
     /** N of the instance's /dev/nvidiaN (under devDir) in its devices=, if any. */
-    private static Optional<Integer> minor(Instance i, Path devDir) {
+    static Optional<Integer> minor(Instance i, Path devDir) {
         Optional<Value> devices = i.characteristics().get(DeviceList.CHARACTERISTIC);
         if (devices.isEmpty()) {
             return Optional.empty();

@@ -18,6 +18,7 @@ import rsmap.ParseException;
  * gpu_env      = CUDA_VISIBLE_DEVICES  # the variable with the granted cards' UUIDs (or NVIDIA_VISIBLE_DEVICES,
  *                                    # GPU_DEVICE_ORDINAL); off: none
  * gpu_dev_dir  = /dev                # where /dev/nvidiaN, nvidiactl, nvidia-uvm(-tools) are looked up
+ * mig_map, mig_caps_file             # slices of MIG cards on demand (MigSettings)
  * </pre>
  *
  * @param nvmlLibrary empty: {@code off}
@@ -25,13 +26,13 @@ import rsmap.ParseException;
  * @param env         empty: {@code off}
  */
 public record GpuSettings(Optional<String> nvmlLibrary, Optional<String> gpuMap, int shares, Id id, boolean strict,
-                          Optional<String> env, Path devDir) {
+                          Optional<String> env, Path devDir, MigSettings mig) {
     /** How a built map names its instances. */
     public enum Id { INDEX, UUID }
 
     /** The keys, all an execution host's. */
     public static final java.util.List<String> KEYS = java.util.List.of("nvml_library", "gpu_map", "gpu_shares", "gpu_id",
-            "gpu_check", "gpu_env", "gpu_dev_dir");
+            "gpu_check", "gpu_env", "gpu_dev_dir", "mig_map", "mig_caps_file");
     /**
      * The variables gpu_env may name: those the starter and the SPANK plugin take from rsmapd's answer beside
      * SGE_HGR_* (nothing else of a job's environment is rsmapd's to set).
@@ -44,7 +45,7 @@ public record GpuSettings(Optional<String> nvmlLibrary, Optional<String> gpuMap,
     /** The defaults: NVML from the loader, no gpu_map. */
     public static GpuSettings defaults() {
         return new GpuSettings(Optional.of(rsmap.device.nvml.Nvml.DEFAULT), Optional.empty(), 1, Id.INDEX, true,
-                Optional.of("CUDA_VISIBLE_DEVICES"), Path.of("/dev"));
+                Optional.of("CUDA_VISIBLE_DEVICES"), Path.of("/dev"), MigSettings.defaults());
     }
 
     static GpuSettings parse(Continuation lines, Map<String, String> values, Map<String, Integer> where, Path dir)
@@ -81,6 +82,7 @@ public record GpuSettings(Optional<String> nvmlLibrary, Optional<String> gpuMap,
         }
         Path devDir = dir.resolve(values.getOrDefault("gpu_dev_dir", "/dev")).normalize();
         return new GpuSettings(library, map, Integer.parseInt(shares), id.equals("uuid") ? Id.UUID : Id.INDEX,
-                check.equals("strict"), env.equals("off") ? Optional.empty() : Optional.of(env), devDir);
+                check.equals("strict"), env.equals("off") ? Optional.empty() : Optional.of(env), devDir,
+                MigSettings.parse(lines, values, where, dir));
     }
 }

@@ -54,6 +54,8 @@ final class HostState {
     /** The host's GPUs (NVML, gpu_map): set at start and by each accepted RELOAD; NONE on an authority. */
     GpuHost gpus = GpuHost.NONE;
     CdiSpecs cdi = CdiSpecs.NONE; // the jobs' CDI specs, in step with hold and drop (off on an authority)
+    /** The host's slices on demand (mig_map): set once at start; without mig_map it does nothing. */
+    MigHost mig = MigHost.none();
     /** Reallocation over {@link #cluster}: a new one with every new cluster ({@link #install}). */
     private rsmap.realloc.Reallocs reallocs;
     /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
@@ -102,7 +104,7 @@ final class HostState {
 
     /** A job's environment when it holds {@code grant}: its SGE_HGR_*, and the variable naming its cards. */
     Map<String, String> environment(rsmap.alloc.Grant grant) {
-        return gpus.environment(grant.environment(host()));
+        return mig.environment(gpus.environment(grant.environment(host())));
     }
 
     /** This host as filters see it. */
@@ -325,6 +327,7 @@ final class HostState {
     /** A core for this host (and the global host, where it has maps) configured with these values. */
     Cluster build(String host, String global) throws ParseException {
         Cluster c = new Cluster(table);
+        c.setExclusionRule((h, v) -> mig.exclusions(h, v)); // a card and its slices are one pool
         scope.configure(c, config.host(), values(host), values(global));
         return c;
     }
@@ -395,7 +398,7 @@ final class HostState {
 
     /** The instances behind a job's grant on this host (and the global host), for its device policy. */
     List<Instance> grantedInstances(Job job) {
-        return cluster.instancesOf(job.id());
+        return mig.withCaps(cluster.instancesOf(job.id()));
     }
 
     /** Whether any instance of this host or the global host lists devices: then every job's policy is closed. */

@@ -93,6 +93,7 @@ final class JobLifecycle {
                 return startWithGlobalPart(tid, jobId, user, request, slots, pinned, global);
             }
             Decision d = grantNow(pinned, id);
+            slices(id, d.grant()); // created before the job is told (the environment names their MIG UUIDs)
             Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                     s.environment(d.grant()), Map.of());
             containers(job);
@@ -125,6 +126,7 @@ final class JobLifecycle {
         Optional<String> failed = s.cdi.held(job, s.grantedInstances(job));
         if (failed.isPresent() && s.cdi.required()) {
             s.cluster().finish(job.id(), s.cluster().now());
+            s.mig.destroy(job.id()); // its slices too: a job never holds half a grant
             throw new Session.CommandException(Category.UNAVAILABLE, "job " + job.id() + ": " + failed.get()
                     + "; cdi = required");
         }
@@ -167,6 +169,7 @@ final class JobLifecycle {
                                             String globalRequest) throws Session.CommandException {
         String id = jobId.toString();
         Decision d = grantNow(spec, id);
+        slices(id, d.grant());
         Job local = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                 s.environment(d.grant()), Map.of());
         containers(local);
@@ -177,6 +180,7 @@ final class JobLifecycle {
         } catch (Session.CommandException e) {
             s.cluster().finish(id, s.cluster().now());
             s.cdi.removed(id); // written before the authority was asked
+            s.mig.destroy(id); // its slices too: a job never holds half a grant
             try {
                 journal.write(new JournalRecord.Ended(id, "authority"));
             } catch (Session.CommandException x) {
@@ -207,6 +211,7 @@ final class JobLifecycle {
         } catch (Session.CommandException e) {
             s.cluster().finish(r.job(), s.cluster().now());
             s.cdi.removed(r.job()); // written before the journal: no grant, no spec
+            s.mig.destroy(r.job());
             throw e;
         }
     }
@@ -236,6 +241,7 @@ final class JobLifecycle {
         rsmap.realloc.Outcome o = s.reallocs().finish(id, s.cluster().now());
         s.drop(id);
         removePolicy(id);
+        s.mig.destroy(id); // after the policy is narrowed: no process of the job reaches the slice any more
         reallocation.dispatch(o.events());
         if (!job.remote().isEmpty() || keyed) {
             global.end(JobId.parse(id).orElseThrow()); // told now, or as soon as the authority is back
@@ -340,5 +346,20 @@ final class JobLifecycle {
         journal.write(new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)));
         s.hold(entered);
         return List.of(answer(tid, s.cdi.entering(entered, s.devicesListed()))); // RSMAP_CDI_DEVICE too
+    }
+
+    /**
+     * The job's MIG slices made before it is answered (docs/gpus.md, "Partitions on demand"); a creation that
+     * fails frees the grant, and its card is tainted (no new grant there until RELOAD or restart).
+     */
+    private void slices(String id, Grant grant) throws Session.CommandException {
+        try {
+            s.mig.create(id, grant, s.config.host());
+        } catch (Session.CommandException e) {
+            s.cluster().finish(id, s.cluster().now());
+            s.cluster().reapplyExclusions(s.config.host());
+            log.note(Log.Level.WARNING, e.getMessage());
+            throw e;
+        }
     }
 }

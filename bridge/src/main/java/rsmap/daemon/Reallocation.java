@@ -163,6 +163,7 @@ final class Reallocation {
         Job now = job.holding(job.grant(), left, job.env());
         journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing()));
         s.hold(now);
+        s.mig.destroyReleased(id, now.grant().plus(now.releasing()), s.host()); // after the narrowing
         log.note(Log.Level.INFO, "job " + id + " released " + ids.byHost());
         publish("release", now, () -> event("release", now).<ObjectNode>set("ids", Views.grant(ids)));
         publish("free", now, () -> event("free", now).<ObjectNode>set("ids", Views.grant(ids)));
@@ -236,6 +237,7 @@ final class Reallocation {
         Job job = s.job(a.job()).orElse(null);
         Grant held = s.cluster().grantOf(a.job()).orElse(Grant.NONE);
         Grant releasing = s.reallocs().releasingOf(a.job());
+        grownSlices(a);
         Job now = job.holding(held, releasing, environment(job, held, s));
         journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing));
         s.hold(now); // its environment file follows
@@ -253,8 +255,11 @@ final class Reallocation {
                 + (a.added().isEmpty() ? "" : " added " + a.added().byHost())
                 + (a.removed().isEmpty() ? "" : " took away " + a.removed().byHost()));
         if (!a.added().isEmpty()) {
-            publish("alloc", now, () -> event("alloc", now).put("alloc_id", a.allocId())
-                    .<ObjectNode>set("added", Views.grant(a.added())));
+            publish("alloc", now, () -> {
+                ObjectNode n = event("alloc", now).put("alloc_id", a.allocId()).set("added", Views.grant(a.added()));
+                var slices = s.mig.names(a.added(), s.host()); // the added slices' MIG UUIDs
+                return slices == null ? n : n.set("mig", slices);
+            });
         }
         publish("resource-update", now, () -> {
             ObjectNode n = event("resource-update", now).put("alloc_id", a.allocId());
@@ -329,7 +334,7 @@ final class Reallocation {
             maps.forEach((m, ids) -> values.resourceMap(m).ifPresent((ResourceMap rm) -> ids.forEach(id ->
                     rm.instance(id).ifPresent(out::add))));
         });
-        return out;
+        return s.mig.withCaps(out); // a slice's capability nodes, where it has them
     }
 
     private ObjectNode event(String kind, Job job) {
@@ -348,5 +353,19 @@ final class Reallocation {
             parts.add("ids " + r.ids().byHost());
         }
         return String.join(", ", parts);
+    }
+
+    /**
+     * The slices a grow added, made before the job is told (docs/gpus.md, "Partitions on demand"). The core has
+     * already committed the grow: a creation that fails leaves the job holding the place without a slice
+     * (its policy has no capability node for it: it cannot use it), logged, and taints the card.
+     */
+    private void grownSlices(Answer a) {
+        try {
+            s.mig.create(a.job(), a.added(), s.host());
+        } catch (Session.CommandException e) {
+            log.note(Log.Level.ERROR, e.getMessage() + " (the realloc " + a.tag() + " stands; release the place)");
+            s.cluster().reapplyExclusions(s.host());
+        }
     }
 }

@@ -33,6 +33,8 @@ final class Reconciliation {
     /** One pass; called under the daemon's lock. */
     void run() {
         lifecycle.leftovers.sweep();
+        s.mig.reconcile(s.jobIds()); // slices rsmapd made that no job holds any more
+        s.cluster().reapplyExclusions(s.config.host());
         Path spool = s.config.execdSpool();
         if (spool != null && !readableDirectory(spool.resolve("active_jobs"))) {
             log.note(Log.Level.ERROR, "reconciliation skipped: " + spool.resolve("active_jobs") + " is not a readable "

@@ -94,6 +94,9 @@ final class Views {
         if (nvidia != null) {
             q.set("nvidia", nvidia);
         }
+        if (d.mig.map().isPresent()) {
+            q.set("mig", d.mig.view()); // docs/gpus.md: each slice with its profile, card and MIG UUID
+        }
     }
 
     /**

@@ -32,7 +32,7 @@ class GpuSettingsTest {
         GpuSettings s = parse("nvml_library = off", "gpu_map = gpu", "gpu_shares = 4", "gpu_id = uuid",
                 "gpu_check = warn", "gpu_env = off", "gpu_dev_dir = /tmp/dev");
         assertThat(s).isEqualTo(new GpuSettings(Optional.empty(), Optional.of("gpu"), 4, GpuSettings.Id.UUID, false,
-                Optional.empty(), Path.of("/tmp/dev")));
+                Optional.empty(), Path.of("/tmp/dev"), MigSettings.defaults()));
         assertThat(parse("nvml_library = lib/libnvidia-ml.so.1").nvmlLibrary()).contains("/etc/rsmap/lib/libnvidia-ml.so.1");
     }
 
@@ -48,6 +48,8 @@ class GpuSettingsTest {
             {"gpu_env = LD_PRELOAD", "gpu_env is off or one of CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, "
                 + "GPU_DEVICE_ORDINAL, not 'LD_PRELOAD'"},
             {"gpu_map = g(1)", "gpu_map names a resource map of the complex table, not 'g(1)'"},
+            {"mig_map = m[x]", "mig_map names a resource map of the complex table, not 'm[x]'"},
+            {"gpu_map = gpu\nmig_map = gpu", "mig_map and gpu_map name one map; a card's slices are a map of their own"},
         };
         for (String[] row : rows) {
             assertThatThrownBy(() -> parse(row[0])).as(row[0]).isInstanceOf(ParseException.class)
@@ -60,5 +62,12 @@ class GpuSettingsTest {
         assertThatThrownBy(() -> Config.parse("complexes = c\nrole = authority\nlisten = 127.0.0.1:7321\ngpu_map = gpu\n",
                 FILE, "n")).isInstanceOf(ParseException.class)
                 .hasMessageContaining("gpu_map is an execution host's setting");
+    }
+
+    @Test
+    void migKeys_readAndDefaulted() throws Exception {
+        assertThat(parse().mig()).isEqualTo(new MigSettings(java.util.Optional.empty(), MigSettings.CAPS_FILE));
+        assertThat(parse("mig_map = mig", "mig_caps_file = caps/mig-minors").mig()).isEqualTo(new MigSettings(
+                java.util.Optional.of("mig"), Path.of("/etc/rsmap/caps/mig-minors")));
     }
 }

@@ -54,7 +54,27 @@ public final class Cluster {
         now = o.now;
         Map<Pool, Pool> mapping = Hosts.mapping();
         hosts = o.hosts.copy(mapping);
+        exclusionRule = o.exclusionRule;
         o.running.forEach((id, r) -> running.put(id, r.on(mapping)));
+    }
+
+    /** How each configured host's exclusions follow from its complex_values ({@link Exclusions}). */
+    private Exclusions.Rule exclusionRule = Exclusions.Rule.NONE;
+
+    /** Sets the rule for the exclusions of hosts configured from now on. */
+    public void setExclusionRule(Exclusions.Rule rule) {
+        exclusionRule = java.util.Objects.requireNonNull(rule, "rule");
+    }
+
+    /**
+     * Asks the rule again for {@code host} as configured (what is blocked changed: an admin's slice, a taint);
+     * held instances stay held.
+     */
+    public void reapplyExclusions(String host) {
+        hosts.get(host).ifPresent(h -> {
+            Exclusions x = exclusionRule.of(host, h.values());
+            h.pools().values().forEach(p -> p.exclusions = x);
+        });
     }
 
     /** Sets how many waiting jobs may hold a reserved start at once (0 turns resource reservation off). */
@@ -99,6 +119,8 @@ public final class Cluster {
         }
         now = time;
         Host h = Host.of(host, values);
+        Exclusions x = exclusionRule.of(host, values);
+        h.pools().values().forEach(p -> p.exclusions = x);
         taints.applyTo(h);
         hosts.put(h);
         queue.forgetDemands();

@@ -119,7 +119,9 @@ sealed interface Demands permits Demands.Each, Demands.Unserved {
             for (Demand d : list) {
                 Map<Pool, boolean[]> offered = new LinkedHashMap<>();
                 for (Pool p : d.perPool().keySet()) {
-                    offered.put(p, available.apply(p));
+                    boolean[] a = available.apply(p);
+                    Exclusions.unmarkPartnersOf(p, a, all); // no partner of what an earlier request took
+                    offered.put(p, a);
                 }
                 Optional<Map<Pool, int[]>> picks = Placement.place(d.request(), d.pin(), d.perPool(), offered);
                 if (picks.isEmpty()) {

@@ -84,7 +84,11 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
                 why = pool.taint[i];
             } else {
                 Hold h = holdNow(pool, i, now);
-                if (h != null) {
+                String excluded = Exclusions.why(pool, i, pool.siblings);
+                if (excluded != null) {
+                    state = "excluded";
+                    why = excluded;
+                } else if (h != null) {
                     state = "reserved";
                     why = (h.kind() == Hold.Kind.AR ? "by advance reservation " : "for waiting job ") + h.owner()
                             + " over [" + h.start() + ", " + (h.end() == JobSpec.UNLIMITED ? "unlimited" : h.end()) + ")";

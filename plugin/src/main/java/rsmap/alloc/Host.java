@@ -12,6 +12,9 @@ import rsmap.map.ResourceMap;
 record Host(String name, ComplexValues values, Map<String, Pool> pools) {
     Host {
         pools = Collections.unmodifiableMap(new LinkedHashMap<>(pools));
+        for (Pool p : pools.values()) {
+            p.siblings = pools; // exclusions look across the host's maps
+        }
     }
 
     /** A host as configured, every instance free. */

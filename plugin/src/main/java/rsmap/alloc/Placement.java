@@ -229,9 +229,24 @@ final class Placement {
             }
         }
         for (int j = 0; j < total && got < n; j++) {
-            pick[got++] = byRank[j];
+            if (!apartFromPicked(pool, byRank[j], pick, got)) {
+                pick[got++] = byRank[j];
+            }
+        }
+        if (got < n) {
+            return Optional.empty(); // partners left too few (Exclusions)
         }
         Arrays.sort(pick);
         return Optional.of(pick);
+    }
+
+    /** Whether instance {@code i} excludes one of the first {@code got} of {@code pick}. */
+    private static boolean apartFromPicked(Pool pool, int i, int[] pick, int got) {
+        for (int k = 0; k < got; k++) {
+            if (Exclusions.apart(pool, i, pick[k])) {
+                return true;
+            }
+        }
+        return false;
     }
 }

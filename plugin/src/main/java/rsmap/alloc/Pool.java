@@ -37,6 +37,10 @@ final class Pool {
     /** How many instances no running job holds: the cheap first test of every placement. */
     private int free;
     final List<Hold> holds;
+    /** Instances of this host that exclude each other (configuration: shared between copies). */
+    Exclusions exclusions = Exclusions.NONE;
+    /** The pools of this pool's host by map name (set by {@link Host}), for {@link #exclusions}. */
+    Map<String, Pool> siblings = Map.of();
     /** same= groups by name; configuration only, so shared between copies. */
     private final GroupCache groups;
     /** The instances of each identifier, built when first asked (restore); shared between copies. */
@@ -119,6 +123,7 @@ final class Pool {
         taint = o.taint.clone();
         free = o.free;
         holds = new ArrayList<>(o.holds);
+        exclusions = o.exclusions;
         groups = o.groups;
         byId = o.byId;
     }
@@ -265,7 +270,20 @@ final class Pool {
                 unmark(a, h);
             }
         }
+        excluded(a);
         return a;
+    }
+
+    /** Unmarks in {@code a} the instances a held partner or a block excludes ({@link Exclusions}). */
+    void excluded(boolean[] a) {
+        if (exclusions.isEmpty()) {
+            return;
+        }
+        for (int i = 0; i < a.length; i++) {
+            if (a[i] && Exclusions.why(this, i, siblings) != null) {
+                a[i] = false;
+            }
+        }
     }
 
     /** Instances an advance reservation over {@code [start, end)} may hold: not used by a job running into it, not reserved. */

@@ -15,7 +15,8 @@ import rsmap.realloc.ReallocRequest;
 /** The ops and their fields as docs/allocation.md lists them; {@link Simulation} runs what this reads. */
 final class Script {
     static final Map<String, Set<String>> FIELDS = Map.ofEntries(
-            Map.entry("host", Set.of("op", "host", "complex_values", "slots", "attributes", "time")),
+            Map.entry("host", Set.of("op", "host", "complex_values", "slots", "attributes", "time", "mig_cards", "mig_map",
+                    "gpu_map")),
             Map.entry("attribute-types", Set.of("op", "types")),
             Map.entry("filter", Set.of("op", "filter", "admin")),
             Map.entry("submit", plus(PlaceOps.OPTION_FIELDS, "op", "job", "master", "time", "runtime", "ar", "reserve",

@@ -35,6 +35,8 @@ public final class Simulation {
             .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
     private final Cluster cluster;
+    /** Each host's exclusions from its mig_cards (MigCards): a card and its slices are one pool. */
+    private final Map<String, rsmap.alloc.Exclusions> migExclusions = new java.util.HashMap<>();
     private final Reallocs reallocs;
     private final Lines lines;
     private final ReallocOps reallocOps;
@@ -46,6 +48,7 @@ public final class Simulation {
 
     public Simulation(ComplexTable table, Limits limits, boolean human) {
         this.cluster = new Cluster(table);
+        cluster.setExclusionRule((h, v) -> migExclusions.getOrDefault(h, rsmap.alloc.Exclusions.NONE));
         this.lines = new Lines(json, () -> List.copyOf(cluster.hosts().keySet()));
         this.reallocs = new Reallocs(cluster);
         this.reallocOps = new ReallocOps(reallocs, lines, limits);
@@ -144,6 +147,12 @@ public final class Simulation {
         boolean known = cluster.hosts().containsKey(host);
         boolean nodeOnly = n.has("slots") || n.has("attributes");
         String values = Fields.text(n, "complex_values", !nodeOnly);
+        if (n.has("mig_cards")) {
+            MigCards.Built mig = MigCards.build(n, cluster.table());
+            values = values == null || values.isBlank() || values.equalsIgnoreCase("NONE") ? mig.entry()
+                    : values + "," + mig.entry();
+            migExclusions.put(host, mig.exclusions());
+        }
         ObjectNode o = lines.echo("host", "host", host);
         Decision d;
         try {

@@ -96,4 +96,102 @@ interface NvmlLibrary extends Library {
         public int pciSubSystemId;
         public byte[] busId = new byte[32];
     }
+    // MIG (docs/gpus.md, "Partitions on demand"): GPU instances, compute instances, MIG device handles.
+
+    int nvmlDeviceGetMigMode(Pointer device, IntByReference currentMode, IntByReference pendingMode);
+
+    int nvmlDeviceGetGpuInstanceProfileInfoV(Pointer device, int profile, GpuInstanceProfileInfo info);
+
+    int nvmlDeviceGetGpuInstancePossiblePlacements_v2(Pointer device, int profileId, int[] placements,
+                                                       IntByReference count);
+
+    int nvmlDeviceCreateGpuInstanceWithPlacement(Pointer device, int profileId, int[] placement,
+                                                 PointerByReference gpuInstance);
+
+    int nvmlGpuInstanceDestroy(Pointer gpuInstance);
+
+    int nvmlDeviceGetGpuInstances(Pointer device, int profileId, Pointer[] gpuInstances, IntByReference count);
+
+    int nvmlGpuInstanceGetInfo(Pointer gpuInstance, GpuInstanceInfo info);
+
+    int nvmlGpuInstanceGetComputeInstanceProfileInfoV(Pointer gpuInstance, int profile, int engProfile,
+                                                      ComputeInstanceProfileInfo info);
+
+    int nvmlGpuInstanceCreateComputeInstance(Pointer gpuInstance, int profileId, PointerByReference computeInstance);
+
+    int nvmlComputeInstanceDestroy(Pointer computeInstance);
+
+    int nvmlGpuInstanceGetComputeInstances(Pointer gpuInstance, int profileId, Pointer[] computeInstances,
+                                           IntByReference count);
+
+    int nvmlComputeInstanceGetInfo_v2(Pointer computeInstance, ComputeInstanceInfo info);
+
+    int nvmlDeviceGetMaxMigDeviceCount(Pointer device, IntByReference count);
+
+    int nvmlDeviceGetMigDeviceHandleByIndex(Pointer device, int index, PointerByReference migDevice);
+
+    int nvmlDeviceGetGpuInstanceId(Pointer migDevice, IntByReference id);
+
+    int nvmlDeviceGetComputeInstanceId(Pointer migDevice, IntByReference id);
+
+    /** nvml.h, nvmlGpuInstanceProfileInfo_v2_t; {@code version} is NVML_STRUCT_VERSION(GpuInstanceProfileInfo, 2). */
+    @Structure.FieldOrder({"version", "id", "isP2pSupported", "sliceCount", "instanceCount", "multiprocessorCount",
+        "copyEngineCount", "decoderCount", "encoderCount", "jpegCount", "ofaCount", "memorySizeMB", "name"})
+    final class GpuInstanceProfileInfo extends Structure {
+        /** NVML_STRUCT_VERSION: the structure's size (152 bytes on 64-bit) | 2 << 24. */
+        static final int VERSION_2 = 152 | 2 << 24;
+        public int version = VERSION_2;
+        public int id;
+        public int isP2pSupported;
+        public int sliceCount;
+        public int instanceCount;
+        public int multiprocessorCount;
+        public int copyEngineCount;
+        public int decoderCount;
+        public int encoderCount;
+        public int jpegCount;
+        public int ofaCount;
+        public long memorySizeMB;
+        public byte[] name = new byte[96];
+    }
+
+    /** nvml.h, nvmlComputeInstanceProfileInfo_v2_t; {@code version} as for the GPU instance's. */
+    @Structure.FieldOrder({"version", "id", "sliceCount", "instanceCount", "multiprocessorCount",
+        "sharedCopyEngineCount", "sharedDecoderCount", "sharedEncoderCount", "sharedJpegCount", "sharedOfaCount", "name"})
+    final class ComputeInstanceProfileInfo extends Structure {
+        /** NVML_STRUCT_VERSION: the structure's size (136 bytes) | 2 << 24. */
+        static final int VERSION_2 = 136 | 2 << 24;
+        public int version = VERSION_2;
+        public int id;
+        public int sliceCount;
+        public int instanceCount;
+        public int multiprocessorCount;
+        public int sharedCopyEngineCount;
+        public int sharedDecoderCount;
+        public int sharedEncoderCount;
+        public int sharedJpegCount;
+        public int sharedOfaCount;
+        public byte[] name = new byte[96];
+    }
+
+    /** nvml.h, nvmlGpuInstanceInfo_t (its placement's start and size inline). */
+    @Structure.FieldOrder({"device", "id", "profileId", "start", "size"})
+    final class GpuInstanceInfo extends Structure {
+        public Pointer device;
+        public int id;
+        public int profileId;
+        public int start;
+        public int size;
+    }
+
+    /** nvml.h, nvmlComputeInstanceInfo_t (its placement's start and size inline). */
+    @Structure.FieldOrder({"device", "gpuInstance", "id", "profileId", "start", "size"})
+    final class ComputeInstanceInfo extends Structure {
+        public Pointer device;
+        public Pointer gpuInstance;
+        public int id;
+        public int profileId;
+        public int start;
+        public int size;
+    }
 }

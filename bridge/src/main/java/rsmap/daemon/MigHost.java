@@ -1,0 +1,379 @@
+// A host's slices on demand (docs/gpus.md, "Partitions on demand"): mig_map built from NVML, the
+// exclusions that make a card one pool, slices created at JOB_START and destroyed at JOB_END, orphans
+// destroyed at start-up and in reconciliation, the job's environment and capability nodes.
+package rsmap.daemon;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import rsmap.alloc.Exclusions;
+import rsmap.alloc.Grant;
+import rsmap.complex.ComplexTable;
+import rsmap.device.nvml.Inventory;
+import rsmap.device.nvml.Mig;
+import rsmap.device.nvml.MigCard;
+import rsmap.device.nvml.NvmlException;
+import rsmap.map.ComplexValues;
+import rsmap.wire.Category;
+import rsmap.wire.Session;
+
+/**
+ * Mutable, under the daemon's lock. Every creation is journaled in {@link MigCheckpoint} before NVML is asked
+ * (state {@code creating}) and after ({@code created}); an entry goes once its slice is destroyed. A slice NVML reports
+ * that the checkpoint does not name is an admin's: left alone, and what it occupies counts as used.
+ */
+final class MigHost {
+    private final LogBook log;
+    private final Path checkpointFile;
+    /** The seam to the host's health model: a failed creation taints its card. */
+    final CardTaints taints;
+    private MigCheckpoint checkpoint;
+    private MigSettings settings = MigSettings.defaults();
+    private GpuSettings gpu = GpuSettings.defaults();
+    private Optional<Mig> nvml = Optional.empty();
+    private Optional<Inventory> inventory = Optional.empty();
+    /** The cards as NVML last reported them (at start, RELOAD and each reconciliation). */
+    private List<MigCard> cards = List.of();
+
+    MigHost(Path stateDir, LogBook log) {
+        this.log = log;
+        this.checkpointFile = stateDir.resolve("mig.json");
+        this.taints = new CardTaints(log);
+    }
+
+    /** An authority's: no slices. */
+    static MigHost none() {
+        return new MigHost(Path.of("/nonexistent"), new LogBook());
+    }
+
+    /** {@code inner}, with mig_map built into complex_values where rsmapd.conf sets it. */
+    GpuHost.Reader reader(GpuHost.Reader inner, ComplexTable table, Path file) {
+        return config -> fill(inner.read(config), table, file);
+    }
+
+    private GpuHost.Filled fill(GpuHost.Filled f, ComplexTable table, Path file) throws IOException {
+        Config config = f.config();
+        settings = config.gpus().mig();
+        gpu = config.gpus();
+        taints.clear();
+        if (settings.map().isEmpty()) {
+            return f;
+        }
+        String map = settings.map().get();
+        String at = (file == null ? "rsmapd.conf" : file.toString()) + (config.lineOf("mig_map") > 0 ? ": line "
+                + config.lineOf("mig_map") : "") + ": mig_map";
+        if (table.find(map).filter(c -> c.name().equals(map) && c.isResourceMap()).isEmpty()) {
+            throw new IOException(at + ": '" + map + "' is not a resource map (type RSMAP) of the complex table "
+                    + config.complexes());
+        }
+        String text = config.complexValues().strip();
+        try {
+            if (ComplexValues.parse(text, table).resourceMap(map).isPresent()) {
+                throw new IOException(at + ": complex_values writes " + map + ", which is built from NVML: remove it");
+            }
+        } catch (rsmap.ParseException e) {
+            return f; // Preflight says where
+        }
+        if (f.gpus().inventory().isEmpty() || gpu.nvmlLibrary().isEmpty()) {
+            throw new IOException(at + ": " + map + " is built from NVML, and there is none (nvml_library = "
+                    + gpu.nvmlLibrary().orElse("off") + ")");
+        }
+        try {
+            if (checkpoint == null) {
+                checkpoint = MigCheckpoint.open(checkpointFile);
+            }
+            nvml = Optional.of(Mig.load(gpu.nvmlLibrary().get()));
+            cards = nvml.get().read();
+        } catch (NvmlException e) {
+            throw new IOException(at + ": " + e.getMessage());
+        }
+        inventory = f.gpus().inventory();
+        String entry = MigMap.entry(map, cards, inventory.get(), table, gpu.devDir());
+        log.note(Log.Level.INFO, "MIG: " + cards.stream().filter(MigCard::enabled).count() + " cards with MIG on, "
+                + MigMap.slots(cards).size() + " placements in " + map);
+        return new GpuHost.Filled(config.withComplexValues(text.equalsIgnoreCase("NONE") || text.isEmpty() ? entry
+                : text + "," + entry), f.gpus());
+    }
+
+    /** The map of slices, if one is configured. */
+    Optional<String> map() {
+        return nvml.isPresent() ? settings.map() : Optional.empty();
+    }
+
+    /**
+     * The card as one pool: its whole-card instances of gpu_map exclude its slots, overlapping slots exclude
+     * each other; slots an admin's slice (or an unfinished one of rsmapd's) occupies, and every instance of a
+     * tainted card, are blocked.
+     */
+    Exclusions exclusions(String host, ComplexValues values) {
+        if (map().isEmpty()) {
+            return Exclusions.NONE;
+        }
+        String m = map().get();
+        List<Map.Entry<Exclusions.Key, Exclusions.Key>> pairs = new ArrayList<>();
+        Map<Exclusions.Key, String> blocked = new java.util.HashMap<>();
+        List<MigSlot> slots = values.resourceMap(m).map(r -> r.instances().stream().map(i -> MigSlot.parse(i.id()))
+                .flatMap(Optional::stream).distinct().toList()).orElse(List.of());
+        for (MigCard c : cards) {
+            List<MigSlot> mine = slots.stream().filter(s -> s.card() == c.index()).toList();
+            List<Exclusions.Key> whole = wholeCard(c, values);
+            List<MigCard.Slice> foreign = c.slices().stream().filter(x -> !ours(c, x)).toList();
+            Optional<String> tainted = taints.reason(c.uuid());
+            for (int a = 0; a < mine.size(); a++) {
+                Exclusions.Key ka = new Exclusions.Key(m, mine.get(a).toString());
+                MigCard.Placement pa = placement(c, mine.get(a));
+                whole.forEach(w -> pairs.add(Map.entry(w, ka)));
+                for (int b = a + 1; b < mine.size(); b++) {
+                    if (pa.overlaps(placement(c, mine.get(b)))) {
+                        pairs.add(Map.entry(ka, new Exclusions.Key(m, mine.get(b).toString())));
+                    }
+                }
+                for (MigCard.Slice x : foreign) {
+                    if (pa.overlaps(x.placement())) {
+                        blocked.put(ka, "occupied by slice gi " + x.gi() + " (" + x.profile() + ") that rsmapd did not create");
+                    }
+                }
+                tainted.ifPresent(t -> blocked.put(ka, "card " + c.uuid() + " tainted: " + t));
+            }
+            for (Exclusions.Key w : whole) {
+                if (!foreign.isEmpty()) {
+                    blocked.put(w, "card " + c.uuid() + " has slices rsmapd did not create");
+                }
+                tainted.ifPresent(t -> blocked.put(w, "card " + c.uuid() + " tainted: " + t));
+            }
+        }
+        return Exclusions.of(pairs, blocked);
+    }
+
+    /**
+     * The gpu_map instances of card {@code c}: a built map's by their ids (gpu_id), a hand-written one's by the
+     * card's node in their devices= (what gpu_check matches them by).
+     */
+    private List<Exclusions.Key> wholeCard(MigCard c, ComplexValues values) {
+        if (gpu.gpuMap().isEmpty() || inventory.isEmpty()) {
+            return List.of();
+        }
+        String g = gpu.gpuMap().get();
+        List<String> ids = inventory.get().gpus().stream().filter(x -> x.index() == c.index())
+                .map(x -> GpuMap.id(x, gpu.id())).toList();
+        return values.resourceMap(g).map(r -> r.instances().stream()
+                .filter(i -> GpuMap.minor(i, gpu.devDir()).map(m -> m == c.minor()).orElse(ids.contains(i.id())))
+                .map(rsmap.map.Instance::id).distinct().map(id -> new Exclusions.Key(g, id)).toList()).orElse(List.of());
+    }
+
+    private static MigCard.Placement placement(MigCard c, MigSlot s) {
+        return c.profile(s.profile()).flatMap(p -> p.placements().stream().filter(x -> x.start() == s.start()).findFirst())
+                .orElse(new MigCard.Placement(s.start(), 1));
+    }
+
+    /** Whether slice {@code x} of {@code c} is one rsmapd made (the checkpoint names it, in any state). */
+    private boolean ours(MigCard c, MigCard.Slice x) {
+        return checkpoint != null && checkpoint.entries().stream().anyMatch(e -> e.card().equals(c.uuid())
+                && (e.gi() == x.gi() || e.gi() < 0 && e.slot().start() == x.placement().start()
+                && e.slot().profile().equals(x.profile())));
+    }
+
+    /**
+     * Creates the slices {@code grant} gives job {@code job} on {@code host}, each journaled before and after.
+     * A failure destroys what this call made, taints the card and is refused BUSY (the job is rescheduled)
+     * naming NVML's error.
+     */
+    void create(String job, Grant grant, String host) throws Session.CommandException {
+        if (map().isEmpty()) {
+            return;
+        }
+        List<String> ids = grant.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of());
+        java.util.Set<MigSlot> made = new java.util.LinkedHashSet<>();
+        for (String id : ids) {
+            MigSlot slot = MigSlot.parse(id).orElseThrow(); // the map's ids are slots (MigMap)
+            Optional<MigCard> card = MigMap.card(cards, slot.card());
+            if (card.isEmpty()) {
+                made.forEach(x -> destroySlot(x, "creation failed"));
+                throw new Session.CommandException(Category.BUSY, "job " + job + ": slice " + slot + " cannot be created: "
+                        + "NVML no longer reports card " + slot.card());
+            }
+            MigCard c = card.get();
+            MigCheckpoint.Entry intent = new MigCheckpoint.Entry(job, slot, c.uuid(), "creating", -1, -1, "", List.of());
+            try {
+                checkpoint.put(intent);
+                MigCard.Slice s = nvml.get().create(c.uuid(), slot.profile(), slot.start());
+                made.add(slot); // from here a failure destroys it (the intent finds it by its place)
+                List<String> caps = MigCaps.nodes(settings.capsFile(), gpu.devDir(), c.minor(), s.gi(), s.ci().orElse(0));
+                checkpoint.put(new MigCheckpoint.Entry(job, slot, c.uuid(), "created", s.gi(), s.ci().orElse(0),
+                        s.uuid().orElse(""), caps));
+                log.note(Log.Level.INFO, "job " + job + ": slice " + slot + " created: " + s.uuid().orElse("")
+                        + " (gi " + s.gi() + ")");
+            } catch (NvmlException | IOException e) {
+                made.add(slot);
+                made.forEach(x -> destroySlot(x, "creation failed"));
+                if (e instanceof NvmlException) {
+                    taints.taint(c.uuid(), e.getMessage());
+                }
+                throw new Session.CommandException(Category.BUSY, "job " + job + ": slice " + slot + " cannot be created: "
+                        + e.getMessage());
+            }
+        }
+    }
+
+    /** Destroys the slices of {@code job} (after its policy was narrowed); a failure is logged and retried later. */
+    void destroy(String job) {
+        if (checkpoint == null) {
+            return;
+        }
+        checkpoint.entries().stream().filter(e -> e.job().equals(job)).forEach(e -> destroySlot(e.slot(), "job " + job
+                + " ended"));
+    }
+
+    /** Destroys the slices of {@code job} that {@code holds} (on {@code host}) no longer names: a RELEASE. */
+    void destroyReleased(String job, Grant holds, String host) {
+        if (map().isEmpty()) {
+            return;
+        }
+        List<String> kept = holds.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of());
+        checkpoint.entries().stream().filter(e -> e.job().equals(job) && !kept.contains(e.slot().toString()))
+                .forEach(e -> destroySlot(e.slot(), "released by job " + job));
+    }
+
+    /** The slices rsmapd made on {@code slots}' places, destroyed: the entry marked, NVML asked, the entry gone. */
+    private void destroySlot(MigSlot slot, String why) {
+        Optional<MigCheckpoint.Entry> e = checkpoint.of(slot);
+        if (e.isEmpty()) {
+            return;
+        }
+        try {
+            // No mark before: the job's end (or release) is journaled already, so after a crash here the entry
+            // names a slice no job holds, and start-up destroys it.
+            int gi = e.get().gi();
+            if (gi < 0) {
+                // Asked to create, no answer kept: the slice at its place is ours if NVML has one there.
+                gi = MigMap.card(nvml.get().read(), slot.card()).flatMap(c -> c.slices().stream()
+                        .filter(x -> x.placement().start() == slot.start() && x.profile().equals(slot.profile()))
+                        .findFirst()).map(MigCard.Slice::gi).orElse(-1);
+            }
+            if (gi >= 0) {
+                nvml.get().destroy(e.get().card(), gi);
+            }
+            checkpoint.remove(slot);
+            log.note(Log.Level.INFO, "slice " + slot + (gi >= 0 ? " destroyed (" : " was not made (") + why + ")");
+        } catch (NvmlException | IOException x) {
+            log.note(Log.Level.WARNING, "slice " + slot + " of job " + e.get().job() + " not destroyed: " + x.getMessage()
+                    + " (tried again at the next reconciliation)");
+        }
+    }
+
+    /**
+     * Start-up and reconciliation: slices rsmapd made that no job in {@code held} holds are destroyed, the held
+     * ones kept; NVML is read again (an admin's slices count as used from here on).
+     */
+    void reconcile(Set<String> held) {
+        if (map().isEmpty()) {
+            return;
+        }
+        for (MigCheckpoint.Entry e : checkpoint.entries()) {
+            if (!held.contains(e.job()) || !e.state().equals("created")) {
+                destroySlot(e.slot(), "no job holds it");
+            }
+        }
+        try {
+            cards = nvml.get().read();
+        } catch (NvmlException e) {
+            log.note(Log.Level.WARNING, "MIG: " + e.getMessage());
+        }
+    }
+
+    /** The job's environment with its slots as MIG UUIDs in SGE_HGR_MAP and the gpu_env variable. */
+    Map<String, String> environment(Map<String, String> env) {
+        if (map().isEmpty()) {
+            return env;
+        }
+        Map<String, String> out = new java.util.LinkedHashMap<>(env);
+        String key = "SGE_HGR_" + map().get();
+        List<String> uuids = new ArrayList<>();
+        String ids = env.getOrDefault(key, "").strip();
+        if (!ids.isEmpty()) {
+            List<String> named = new ArrayList<>();
+            for (String id : ids.split(" +")) {
+                String u = MigSlot.parse(id).flatMap(checkpoint::of).map(MigCheckpoint.Entry::uuid).filter(x -> !x.isEmpty())
+                        .orElse(id);
+                named.add(u);
+                uuids.add(u);
+            }
+            out.put(key, String.join(" ", named));
+        }
+        gpu.env().ifPresent(v -> {
+            String cardsToo = out.getOrDefault(v, "");
+            List<String> all = new ArrayList<>(cardsToo.isEmpty() ? List.of() : List.of(cardsToo.split(",")));
+            all.addAll(uuids);
+            out.put(v, String.join(",", all));
+        });
+        return out;
+    }
+
+    /** {@code instances} with each created slice's capability nodes added to its devices=. */
+    List<rsmap.map.Instance> withCaps(List<rsmap.map.Instance> instances) {
+        if (map().isEmpty()) {
+            return instances;
+        }
+        List<rsmap.map.Instance> out = new ArrayList<>();
+        for (rsmap.map.Instance i : instances) {
+            Optional<MigCheckpoint.Entry> e = MigSlot.parse(i.id()).flatMap(checkpoint::of);
+            out.add(e.isPresent() && !e.get().caps().isEmpty() ? MigCaps.widened(i, e.get().caps()) : i);
+        }
+        return out;
+    }
+
+    /** The job holding a whole-card instance of {@code c} in gpu_map ("" when none). */
+    String wholeCardHolder(MigCard c, Map<String, List<Map.Entry<String, String>>> holders) {
+        if (gpu.gpuMap().isEmpty() || inventory.isEmpty()) {
+            return "";
+        }
+        List<String> ids = inventory.get().gpus().stream().filter(x -> x.index() == c.index())
+                .map(x -> GpuMap.id(x, gpu.id())).toList();
+        return holders.getOrDefault(gpu.gpuMap().get(), List.of()).stream()
+                .filter(e -> ids.contains(e.getKey()) && !e.getValue().isEmpty()).map(Map.Entry::getValue).findFirst()
+                .orElse("");
+    }
+
+    /** Each slot of {@code g} on {@code host} with a slice, to its MIG UUID (ALLOC answers and events), or null. */
+    com.fasterxml.jackson.databind.node.ObjectNode names(Grant g, String host) {
+        if (map().isEmpty()) {
+            return null;
+        }
+        var n = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        for (String id : g.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of())) {
+            MigSlot.parse(id).flatMap(checkpoint::of).filter(e -> !e.uuid().isEmpty()).ifPresent(e -> n.put(id, e.uuid()));
+        }
+        return n.isEmpty() ? null : n;
+    }
+
+    /** The cards as last read. */
+    List<MigCard> cards() {
+        return cards;
+    }
+
+    /** What QUERY and rsmap status --json show: each slice with its profile, card and MIG UUID. */
+    com.fasterxml.jackson.databind.node.ArrayNode view() {
+        var list = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode();
+        if (map().isEmpty()) {
+            return list;
+        }
+        for (MigCheckpoint.Entry e : checkpoint.entries()) {
+            list.addObject().put("id", e.slot().toString()).put("profile", e.slot().profile()).put("card", e.card())
+                    .put("uuid", e.uuid()).put("job", e.job()).put("gi", e.gi()).put("ci", e.ci()).put("state", e.state());
+        }
+        for (MigCard c : cards) {
+            for (MigCard.Slice x : c.slices()) {
+                if (!ours(c, x)) {
+                    list.addObject().putNull("id").put("profile", x.profile()).put("card", c.uuid())
+                            .put("uuid", x.uuid().orElse("")).put("job", "").put("gi", x.gi()).put("ci", x.ci().orElse(-1))
+                            .put("state", "static");
+                }
+            }
+        }
+        return list;
+    }
+}

@@ -1,0 +1,205 @@
+// Slices on demand through the stand-in NVML (docs/gpus.md, "Partitions on demand"): a card is one pool
+// of whole-card grants and slices, slices exist in the driver exactly while held, the smallest profile
+// that satisfies characteristics, explain per profile, a failed creation refused and its card tainted, an
+// admin's slices left alone and counted as used, orphans destroyed at start.
+package rsmap.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Session;
+
+@Timeout(60)
+class MigDaemonTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    @TempDir
+    Path tmp;
+    Path state;
+
+    private Config config(String extra) throws Exception {
+        return config(extra, "NONE");
+    }
+
+    private Config config(String extra, String values) throws Exception {
+        state = tmp.resolve("mig-state.json");
+        GpuStub.use(tmp.resolve("nvml.json"), MigStub.description(state, extra));
+        Files.createDirectories(tmp.resolve("dev"));
+        Files.writeString(tmp.resolve("dev/nvidiactl"), "");
+        MigStub.caps(tmp.resolve("mig-minors"), tmp.resolve("dev"), false);
+        Config c = TestDaemon.config(tmp.resolve("d"), values, "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
+                "mig_map = mig", "mig_caps_file = " + tmp.resolve("mig-minors"), "gpu_dev_dir = " + tmp.resolve("dev"),
+                "reconcile_interval = 0");
+        MigStub.declare(c.complexes());
+        return c;
+    }
+
+    private static List<Frame> call(Daemon d, Code code, String json) {
+        Session s = DaemonSessions.as(d, "root", 0, 0, new ArrayList<>());
+        return s.onCommand(json == null ? Frame.of(2, code.value()) : Frame.of(2, code.value(), json));
+    }
+
+    private static List<Frame> start(Daemon d, String job, String request) {
+        return call(d, Code.JOB_START, "{\"job\":\"" + job + "\",\"user\":\"alice\",\"request\":\"" + request + "\"}");
+    }
+
+    private static JsonNode granted(Daemon d, String job, String request) throws Exception {
+        List<Frame> a = start(d, job, request);
+        assertThat(a.get(0).code()).as(a.toString()).isEqualTo(Code.STATE.value());
+        return JSON.readTree(a.get(0).text(0));
+    }
+
+    private static String env(JsonNode job, String name) {
+        return job.path("env").path(name).asText();
+    }
+
+    private List<String> slicesInDriver() throws Exception {
+        List<String> out = new ArrayList<>();
+        if (Files.exists(state)) {
+            JSON.readTree(Files.readString(state)).path("instances").forEach(i -> out.add(i.path("profile").asText()
+                    + "@" + i.path("placement").asInt() + "=" + i.path("uuid").asText()));
+        }
+        return out;
+    }
+
+    @Test
+    void threeSlices_fourthWaits_wholeCardWaitsUntilTheLastJobEnd_slicesExistExactlyWhileHeld() throws Exception {
+        try (Daemon d = TestDaemon.start(config(""))) {
+            List<String> uuids = new ArrayList<>();
+            for (String job : List.of("1", "2", "3")) {
+                JsonNode j = granted(d, job, "mig=1[profile=2g.20gb]");
+                String u = env(j, "SGE_HGR_mig");
+                assertThat(u).as(j.toString()).startsWith("MIG-");
+                assertThat(env(j, "CUDA_VISIBLE_DEVICES")).isEqualTo(u);
+                uuids.add(u);
+            }
+            assertThat(slicesInDriver()).hasSize(3).allMatch(s -> s.startsWith("2g.20gb@"))
+                    .allMatch(s -> uuids.contains(s.substring(s.indexOf('=') + 1)));
+            List<Frame> fourth = start(d, "4", "mig=1[profile=2g.20gb]");
+            assertThat(fourth.get(0).code()).isEqualTo(Code.ERROR.value());
+            JsonNode x = JSON.readTree(call(d, Code.QUERY, "{\"explain\":\"mig=1[profile=2g.20gb]\"}").get(0).text(0))
+                    .path("explain");
+            assertThat(x.path("can_start").asBoolean()).isFalse();
+            assertThat(x.path("text").asText()).contains("2g.20gb: no placement free: 6 of 7 compute slices held")
+                    .contains("1g.10gb: 1 of 7 placements free");
+            assertThat(start(d, "5", "gpu=1").get(0).code()).as("the whole card while slices are held")
+                    .isEqualTo(Code.ERROR.value());
+            JsonNode q = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0));
+            assertThat(q.path("mig")).hasSize(3);
+            assertThat(q.path("mig").get(0).path("card").asText()).isEqualTo(MigStub.UUID);
+            assertThat(q.path("mig").get(0).path("profile").asText()).isEqualTo("2g.20gb");
+            for (String job : List.of("1", "2")) {
+                assertThat(call(d, Code.JOB_END, "{\"job\":\"" + job + "\"}").get(0).code()).isEqualTo(Code.OK.value());
+            }
+            assertThat(slicesInDriver()).hasSize(1);
+            assertThat(start(d, "5", "gpu=1").get(0).code()).isEqualTo(Code.ERROR.value());
+            call(d, Code.JOB_END, "{\"job\":\"3\"}");
+            assertThat(slicesInDriver()).isEmpty();
+            JsonNode whole = granted(d, "5", "gpu=1");
+            assertThat(env(whole, "CUDA_VISIBLE_DEVICES")).isEqualTo(MigStub.UUID);
+            assertThat(start(d, "6", "mig=1[profile=1g.10gb]").get(0).code()).as("the card is held whole")
+                    .isEqualTo(Code.ERROR.value());
+            assertThat(slicesInDriver()).isEmpty();
+        }
+    }
+
+    @Test
+    void characteristics_smallestProfileThatSatisfiesThem() throws Exception {
+        try (Daemon d = TestDaemon.start(config(""))) {
+            granted(d, "1", "mig=1[memory=20G]");
+            granted(d, "2", "mig=1[memory=15G]");
+            assertThat(slicesInDriver()).extracting(s -> s.substring(0, s.indexOf('@')))
+                    .containsExactly("3g.40gb", "2g.20gb");
+        }
+    }
+
+    @Test
+    void failedCreation_refusedNamingNvmlsError_nothingLeft_cardTainted() throws Exception {
+        try (Daemon d = TestDaemon.start(config(",\"fail_create\":true"))) {
+            List<Frame> a = start(d, "1", "mig=1[profile=1g.10gb]");
+            assertThat(a.get(0).code()).isEqualTo(Code.ERROR.value());
+            assertThat(a.get(0).text(0)).contains("NVML_ERROR_INSUFFICIENT_RESOURCES");
+            assertThat(slicesInDriver()).isEmpty();
+            assertThat(d.cluster().runningJobs()).isEmpty();
+            assertThat(start(d, "2", "gpu=1").get(0).code()).as("a tainted card gets no new grant")
+                    .isEqualTo(Code.ERROR.value());
+            JsonNode x = JSON.readTree(call(d, Code.QUERY, "{\"explain\":\"gpu=1\"}").get(0).text(0)).path("explain");
+            assertThat(x.path("text").asText()).contains("tainted");
+        }
+    }
+
+    @Test
+    void adminsStaticSlice_leftAlone_countsAsUsed_orphanOfACrash_destroyedAtStart() throws Exception {
+        Config c = config("");
+        Files.writeString(state, "{\"instances\":[{\"gpu\":\"" + MigStub.UUID + "\",\"profile\":\"1g.10gb\",\"placement\":6,"
+                + "\"gi\":13,\"ci\":0,\"uuid\":\"MIG-admins\"},{\"gpu\":\"" + MigStub.UUID + "\",\"profile\":\"1g.10gb\","
+                + "\"placement\":5,\"gi\":14,\"ci\":0,\"uuid\":\"MIG-orphan\"}]}");
+        Files.createDirectories(c.stateDir());
+        Files.writeString(c.stateDir().resolve("mig.json"), "{\"version\":1,\"slices\":[{\"job\":\"9\",\"id\":"
+                + "\"0:1g.10gb@5\",\"card\":\"" + MigStub.UUID + "\",\"profile\":\"1g.10gb\",\"start\":5,\"state\":\"created\","
+                + "\"gi\":14,\"ci\":0,\"uuid\":\"MIG-orphan\"}]}");
+        try (Daemon d = TestDaemon.start(c)) {
+            assertThat(slicesInDriver()).containsExactly("1g.10gb@6=MIG-admins");
+            assertThat(start(d, "1", "gpu=1").get(0).code()).isEqualTo(Code.ERROR.value());
+            assertThat(start(d, "2", "mig=1[profile=7g.80gb]").get(0).code()).isEqualTo(Code.ERROR.value());
+            for (String job : List.of("3", "4", "5")) {
+                granted(d, job, "mig=1[profile=2g.20gb]");
+            }
+            assertThat(slicesInDriver()).hasSize(4).contains("1g.10gb@6=MIG-admins");
+        }
+    }
+
+    @Test
+    void realloc_growsByASlice_andReleasesIt_theDriverFollows() throws Exception {
+        try (Daemon d = TestDaemon.start(config(""))) {
+            String first = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
+            List<Frame> grow = call(d, Code.REALLOC, "{\"job\":\"1\",\"add\":\"mig=1[profile=1g.10gb]\"}");
+            assertThat(grow.get(0).code()).as(grow.toString()).isEqualTo(Code.ALLOC.value());
+            assertThat(grow.get(0).text(1)).as("SUCCESS").isEqualTo("0");
+            assertThat(slicesInDriver()).hasSize(2);
+            JsonNode alloc = JSON.readTree(grow.get(0).text(0));
+            assertThat(alloc.path("mig").toString()).as("the added place named by its MIG UUID")
+                    .matches("\\{\"0:1g\\.10gb@[0-6]\":\"MIG-[0-9a-f-]+\"\\}");
+            JsonNode job = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("jobs").get(0);
+            String both = env(job, "SGE_HGR_mig");
+            assertThat(both.split(" ")).hasSize(2).contains(first).allMatch(u -> u.startsWith("MIG-"));
+            assertThat(env(job, "CUDA_VISIBLE_DEVICES")).isEqualTo(both.replace(' ', ','));
+            String added = job.path("grants").path("node01").path("mig").get(1).asText();
+            List<Frame> sub = call(d, Code.REALLOC, "{\"job\":\"1\",\"sub\":\"mig=1\",\"ids\":{\"node01\":{\"mig\":[\""
+                    + added + "\"]}}}");
+            assertThat(sub.get(0).text(1)).as(sub.toString()).isEqualTo("0");
+            assertThat(call(d, Code.RELEASE, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.STATE.value());
+            assertThat(slicesInDriver()).hasSize(1).allMatch(x -> x.endsWith("=" + first));
+        }
+    }
+
+    @Test
+    void aCheckpointThatIsNotOne_refusesTheStartNamingItsPath() throws Exception {
+        Config c = config("");
+        Files.createDirectories(c.stateDir());
+        Files.writeString(c.stateDir().resolve("mig.json"), "{\"version\":7}");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> TestDaemon.start(c).close())
+                .isInstanceOf(java.io.IOException.class)
+                .hasMessage(c.stateDir().resolve("mig.json") + ": not a MIG checkpoint of version 1");
+    }
+
+    @Test
+    void aHandWrittenGpuMap_itsCardByItsNode_excludesTheCardsSlices() throws Exception {
+        try (Daemon d = TestDaemon.start(config("", "gpu=1(card0[devices=" + tmp.resolve("dev/nvidia0") + ":rw])"))) {
+            granted(d, "1", "mig=1[profile=1g.10gb]");
+            assertThat(start(d, "2", "gpu=1").get(0).code()).isEqualTo(Code.ERROR.value());
+            call(d, Code.JOB_END, "{\"job\":\"1\"}");
+            granted(d, "2", "gpu=1");
+            assertThat(start(d, "3", "mig=1[profile=1g.10gb]").get(0).code()).isEqualTo(Code.ERROR.value());
+        }
+    }
+}
