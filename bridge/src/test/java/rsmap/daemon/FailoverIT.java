@@ -290,7 +290,7 @@ class FailoverIT {
             System.out.println("FailoverIT: B took over " + tookMs + " ms after A's SIGSTOP (takeover_timeout 2 s)");
         }
         JsonNode b = query("B");
-        assertThat(b.path("maps").path("lic").path("instances").toString()).isEqualTo("[{\"id\":\"la\",\"holder\":\"\"}]");
+        assertThat(b.path("maps").path("lic").path("instances").toString()).isEqualTo("[{\"id\":\"la\",\"holder\":\"\",\"health\":\"ok\"}]");
         assertThat(Files.readString(state.resolve("journal"))).doesNotContain("node09");
         String sixth = "";
         for (int attempt = 0; attempt < 40 && !sixth.endsWith("exit=0"); attempt++) {

@@ -284,22 +284,10 @@ public final class Mig {
     }
 
     private void check(String call, int r) throws NvmlException {
-        if (r != Nvml.SUCCESS) {
-            String text;
-            try {
-                text = lib.nvmlErrorString(r);
-            } catch (RuntimeException | UnsatisfiedLinkError e) {
-                text = null;
-            }
-            throw new NvmlException(call, r, text == null || text.isBlank() ? "error " + r : text);
-        }
+        Nvml.check(lib, call, r);
     }
 
     private static String text(byte[] buffer) {
-        int n = 0;
-        while (n < buffer.length && buffer[n] != 0) {
-            n++;
-        }
-        return new String(buffer, 0, n, StandardCharsets.UTF_8);
+        return Nvml.text(buffer);
     }
 }

@@ -181,6 +181,11 @@ public final class Nvml {
     }
 
     private void check(String call, int r) throws NvmlException {
+        check(lib, call, r);
+    }
+
+    /** NVML's return code {@code r} of {@code call}: nothing on success, else the typed error with nvmlErrorString's text. */
+    static void check(NvmlLibrary lib, String call, int r) throws NvmlException {
         if (r != SUCCESS) {
             String text;
             try {
@@ -193,7 +198,7 @@ public final class Nvml {
     }
 
     /** A NUL-terminated buffer's text. */
-    private static String text(byte[] buffer) {
+    static String text(byte[] buffer) {
         int n = 0;
         while (n < buffer.length && buffer[n] != 0) {
             n++;
