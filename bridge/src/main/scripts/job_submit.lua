@@ -190,10 +190,15 @@ local function json_decode(s)
     return v
 end
 
+-- rsmap-place bounds its own wait (RSMAP_TIMEOUT, whole seconds): one process less per submission than
+-- timeout(1), which bounds any other place command (the Java `rsmap place`).
+local bound = PLACE:match("rsmap%-place$") and ("RSMAP_TIMEOUT=" .. math.max(1, math.floor(TIMEOUT)) .. " ")
+    or ("timeout " .. TIMEOUT .. " ")
+
 -- Runs `rsmap place`: its exit code, its JSON line (the answer on exit 0 or 3; {"error","category"} when rsmapd
 -- answered ERROR) and its error line. Lua 5.1's popen gives no exit code, so the shell prints it last.
 local function place(filter, request)
-    local cmd = "timeout " .. TIMEOUT .. " " .. PLACE .. " --filter " .. shell_quote(filter)
+    local cmd = bound .. PLACE .. " --filter " .. shell_quote(filter)
     if request then cmd = cmd .. " --request " .. shell_quote(request) end
     cmd = cmd .. " --json"
     if SOCKET and SOCKET ~= "" then cmd = cmd .. " --socket " .. shell_quote(SOCKET) end

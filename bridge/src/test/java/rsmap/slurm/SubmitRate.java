@@ -25,13 +25,18 @@ public final class SubmitRate {
         long[] nanos = new long[cases.length];
         try (SlurmCluster cluster = SlurmCluster.start()) {
             Path place = cluster.dir.resolve("fake-rsmap-place");
-            String script = Files.readString(place);
-            String java = "exec " + Path.of("..", "bin", "rsmap").toAbsolutePath().normalize() + " place \"$@\"";
-            String c = script.lines().filter(l -> l.startsWith("exec ")).findFirst().orElseThrow();
+            // The place command job_submit.lua runs (slurmctld's RSMAP_PLACE_COMMAND): the C client itself, as
+            // installed (a link, no fault-injecting script in between), or a script that runs the Java one.
+            Path java = cluster.dir.resolve("java-rsmap-place");
+            Files.writeString(java, "#!/bin/sh\nexec " + Path.of("..", "bin", "rsmap").toAbsolutePath().normalize()
+                    + " place \"$@\"\n");
+            java.toFile().setExecutable(true);
+            Path c = Path.of("target", "rsmap-place").toAbsolutePath();
             submit(cluster, 2, false); // slurmctld's first submissions load the script
             for (int r = 0; r < rounds; r++) {
                 for (int k = 0; k < cases.length; k++) {
-                    Files.writeString(place, script.replace(c, k == 2 ? java : c));
+                    Files.deleteIfExists(place);
+                    Files.createSymbolicLink(place, k == 2 ? java : c);
                     nanos[k] += submit(cluster, jobs, k > 0);
                 }
             }
