@@ -190,7 +190,7 @@ class PackageInstallIT {
     void installedCli_talksToTheInstalledDaemon_checksValues_andRunsTheDemo() throws Exception {
         String status = Run.ok(List.of("/usr/bin/rsmap", "status"));
         assertThat(status).startsWith("host node01, configuration generation 1\n").contains("gpu (2 instances)\n")
-                .containsPattern("(?m)^  gpu0 +free$");
+                .containsPattern("(?m)^  gpu0 +free +ok$");
         // systemctl reload runs the unit's ExecReload=
         assertThat(Run.ok(UnitFile.read(UNIT).words("Service", "ExecReload"))).contains("(unchanged)");
         assertThat(Run.ok(List.of("/usr/bin/rsmap", "check-host", "--complexes", COMPLEXES.toString(), "gpu=2(gpu0 gpu1)")))
@@ -228,7 +228,7 @@ class PackageInstallIT {
 
         startDaemon();
         assertThat(Run.ok(List.of("/usr/bin/rsmap", "status"))).as("job 2's grant came back from the journal")
-                .containsPattern("(?m)^  gpu[01] +held by job 2$");
+                .containsPattern("(?m)^  gpu[01] +held by job 2 +ok$");
         Job both = job("3", "gpu=2", "echo job-ran");
         assertThat(both.exit()).as(both.output()).isEqualTo(99);
         assertThat(both.output()).doesNotContain("job-ran");
