@@ -65,33 +65,9 @@ struct nvmlEventSet_st {
     struct { nvmlDevice_t device; unsigned long long mask; char uuid[UUID_LEN]; } registered[MAX_REGISTERED];
 };
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    size_t cap = 4096, len = 0;
-    char *text = malloc(cap);
-    for (size_t got; text && (got = fread(text + len, 1, cap - len - 1, f)) > 0;) {
-        len += got;
-        if (len + 1 == cap) {
-            char *grown = realloc(text, cap *= 2);
-            if (!grown) free(text);
-            text = grown;
-        }
-    }
-    fclose(f);
-    if (text) text[len] = '\0';
-    return text;
-}
-
 /* The description as it is now (the contract: health is read again at each call that reports it). */
 static struct json *description_now(void) {
-    const char *path = getenv("RSMAP_NVML_STUB");
-    char *text = path ? slurp(path) : NULL;
-    if (!text) return NULL;
-    char err[160];
-    struct json *d = json_parse(text, err, sizeof err);
-    free(text);
-    return d;
+    return json_parse_file(getenv("RSMAP_NVML_STUB"));
 }
 
 static const char *text_of(const struct json *object, const char *key) {

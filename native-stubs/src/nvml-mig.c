@@ -37,28 +37,8 @@ static const unsigned slices_of_profile[] = {1, 2, 3, 4, 7, 8, 6};
 
 void card_free(struct card *c) { json_free(c->desc); c->desc = NULL; }
 
-/* A file's text, NUL-terminated (malloc'd), or NULL. */
-static char *slurp(const char *path) {
-    FILE *f = path ? fopen(path, "r") : NULL;
-    if (!f) return NULL;
-    size_t cap = 1 << 16, len = 0, got;
-    char *text = malloc(cap);
-    while (text && (got = fread(text + len, 1, cap - len - 1, f)) > 0)
-        if ((len += got) + 1 == cap) {
-            char *grown = realloc(text, cap *= 2);
-            if (!grown) free(text);
-            text = grown;
-        }
-    fclose(f);
-    if (text) text[len] = '\0';
-    return text;
-}
-
 static struct json *description(void) {
-    char *text = slurp(getenv("RSMAP_NVML_STUB")), err[160];
-    struct json *d = text ? json_parse(text, err, sizeof err) : NULL;
-    free(text);
-    return d;
+    return json_parse_file(getenv("RSMAP_NVML_STUB"));
 }
 
 nvmlReturn_t card_of(nvmlDevice_t device, struct card *c) {
@@ -141,7 +121,7 @@ nvmlReturn_t state_open(struct state *s) {
     snprintf(lock, sizeof lock, "%s.lock", s->path);
     if ((s->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0 || flock(s->lock_fd, LOCK_EX) != 0)
         return NVML_ERROR_OPERATING_SYSTEM;
-    char *text = slurp(s->path), err[160] = "";
+    char *text = json_read_file(s->path), err[160] = "";
     if (!text) return NVML_SUCCESS;
     struct json *j = json_parse(text, err, sizeof err);
     free(text);

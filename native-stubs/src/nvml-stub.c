@@ -122,32 +122,12 @@ const char *nvmlErrorString(nvmlReturn_t result) {
     return "Unknown Error";
 }
 
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    size_t cap = 4096, len = 0;
-    char *text = malloc(cap);
-    for (size_t got; text && (got = fread(text + len, 1, cap - len - 1, f)) > 0;) {
-        len += got;
-        if (len + 1 == cap) {
-            char *grown = realloc(text, cap *= 2);
-            if (!grown) { free(text); text = NULL; }
-            text = grown;
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!text || bad) { free(text); return NULL; }
-    text[len] = '\0';
-    return text;
-}
-
 /* Reads and checks the description; a file that is not what the contract says is the stand-in's own
  * fault, said on stderr, and NVML_ERROR_UNKNOWN. */
 static nvmlReturn_t load(void) {
     const char *path = getenv("RSMAP_NVML_STUB");
     if (!path || !*path) return NVML_ERROR_LIBRARY_NOT_FOUND;
-    char *text = read_file(path);
+    char *text = json_read_file(path);
     if (!text) return NVML_ERROR_LIBRARY_NOT_FOUND;
     char err[160];
     struct json *d = json_parse(text, err, sizeof err);

@@ -213,3 +213,30 @@ const struct json *json_get(const struct json *v, const char *key) {
         if (strcmp(v->keys[i], key) == 0) return v->items[i];
     return NULL;
 }
+
+char *json_read_file(const char *path) {
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (!f) return NULL;
+    size_t cap = 4096, len = 0;
+    char *text = malloc(cap);
+    for (size_t got; text && (got = fread(text + len, 1, cap - len - 1, f)) > 0;) {
+        len += got;
+        if (len + 1 == cap) {
+            char *grown = realloc(text, cap *= 2);
+            if (!grown) { free(text); text = NULL; }
+            text = grown;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!text || bad) { free(text); return NULL; }
+    text[len] = '\0';
+    return text;
+}
+
+struct json *json_parse_file(const char *path) {
+    char *text = json_read_file(path), err[160];
+    struct json *d = text ? json_parse(text, err, sizeof err) : NULL;
+    free(text);
+    return d;
+}

@@ -25,6 +25,10 @@ struct json *json_parse(const char *text, char *err, size_t errlen);
 void json_free(struct json *v);
 /* The member named key of an object, or NULL (also when v is not an object). */
 const struct json *json_get(const struct json *v, const char *key);
+/* A file's whole text, NUL-terminated (malloc'd); NULL for a NULL path or a file that cannot be read whole. */
+char *json_read_file(const char *path);
+/* json_parse of a file's text; NULL where json_read_file or json_parse fails (the caller says nothing). */
+struct json *json_parse_file(const char *path);
 
 #pragma GCC visibility pop
 
