@@ -152,7 +152,7 @@ class ArchitectureTest {
     }
 
     /** The daemon's rooms that only an execution host has (its global part, its handler table). */
-    static final Set<String> HOST_ROOMS = Set.of("AuthorityLink", "AuthorityHandshake", "HostEvents", "HostCommands",
+    static final Set<String> HOST_ROOMS = Set.of("AuthorityLink", "AuthorityChannel", "AuthorityHandshake", "HostEvents", "HostCommands",
             "PendingStarts", "Failover");
     /** The daemon's rooms that only an authority has. */
     static final Set<String> AUTHORITY_ROOMS = Set.of("Authority", "AuthorityCommands", "ClusterView", "Placing",

@@ -69,7 +69,7 @@ final class AuthorityHandshake {
     }
 
     /** REGISTER then RECONCILE on {@code channel}; each answer's oddities logged against {@code where}. */
-    static Answer run(AuthorityLink.Channel channel, Hello hello, String where, LogBook log)
+    static Answer run(AuthorityChannel channel, Hello hello, String where, LogBook log)
             throws IOException, Client.Refusal {
         channel.call(Code.REGISTER, hello.register());
         List<Frame> r = channel.call(Code.RECONCILE, hello.reconcile());

@@ -51,38 +51,8 @@ final class AuthorityLink implements GlobalPart {
 
     enum State { DOWN, UP, CLOSED }
 
-    /** One connection to the authority, INIT done (and authenticated). */
-    interface Channel extends AutoCloseable {
-        /** Sends without waiting; {@link #receive} reads the answer (nothing else is sent in between). */
-        long send(Code code, String json) throws IOException;
-
-        List<Frame> receive(long tid) throws IOException, Client.Refusal;
-
-        /** The authority this channel reached (one of several: {@link Failover}); empty when not told. */
-        default String address() {
-            return "";
-        }
-
-        default List<Frame> call(Code code, String json) throws IOException, Client.Refusal {
-            return receive(send(code, json));
-        }
-
-        @Override
-        void close();
-    }
-
-    /** Opens a channel to the authority. */
-    interface Connector {
-        Channel open() throws IOException, Client.Refusal;
-
-        /** The backoff's ceiling: lower with standbys ({@link Failover}), so that a takeover is found soon. */
-        default long maxBackoffMs() {
-            return MAX_BACKOFF_MS;
-        }
-    }
-
     private final String where;
-    private final Connector connector;
+    private final AuthorityChannel.Connector connector;
     private final HostState s;
     private final Object daemonLock;
     private final LogBook log;
@@ -94,7 +64,7 @@ final class AuthorityLink implements GlobalPart {
     // --- the state, guarded by this link's lock ---
     private State state = State.DOWN;
     /** Open exactly when UP. */
-    private Channel channel;
+    private AuthorityChannel channel;
     private long backoffMs = MIN_BACKOFF_MS;
     /** When DOWN: the time of the next connect. */
     private long nextTry;
@@ -108,7 +78,7 @@ final class AuthorityLink implements GlobalPart {
     /** What handshakes said of pending starts, until applied under the daemon's lock. */
     private final ConcurrentLinkedQueue<Map<String, Optional<Grant>>> resolved = new ConcurrentLinkedQueue<>();
 
-    AuthorityLink(String where, Connector connector, HostState s, Object daemonLock, LogBook log, Access access,
+    AuthorityLink(String where, AuthorityChannel.Connector connector, HostState s, Object daemonLock, LogBook log, Access access,
                   Consumer<Map<String, Optional<Grant>>> afterConnect) {
         this.where = where;
         this.connector = connector;
@@ -129,7 +99,7 @@ final class AuthorityLink implements GlobalPart {
     // --- transitions ---
 
     /** DOWN -> UP: a channel opened and the handshake done. */
-    private void connected(Channel c, AuthorityHandshake.Answer answer) {
+    private void connected(AuthorityChannel c, AuthorityHandshake.Answer answer) {
         channel = c;
         state = State.UP;
         backoffMs = MIN_BACKOFF_MS;
@@ -284,7 +254,7 @@ final class AuthorityLink implements GlobalPart {
 
     /** Connects and runs the handshake with {@code hello}: UP, or still DOWN. Holds the link's lock. */
     private void connect(AuthorityHandshake.Hello hello) throws Session.CommandException {
-        Channel c = null;
+        AuthorityChannel c = null;
         try {
             c = connector.open();
             connected(c, AuthorityHandshake.run(c, hello, where, log));

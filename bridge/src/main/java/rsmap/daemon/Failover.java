@@ -16,7 +16,7 @@ import rsmap.wire.Frame;
  * the configured order: after a takeover every reconnect reaches the new active one without waiting for a
  * dead first one's connect timeout again. Each try is bounded by {@link Daemon#AUTHORITY_TIMEOUT}.
  */
-final class Failover implements AuthorityLink.Connector {
+final class Failover implements AuthorityChannel.Connector {
     /** The longest wait between connects when standbys are named: a takeover is found within it. */
     static final long STANDBY_BACKOFF_MS = 500;
     private final Authorities authorities;
@@ -35,7 +35,7 @@ final class Failover implements AuthorityLink.Connector {
     }
 
     @Override
-    public AuthorityLink.Channel open() throws IOException, Client.Refusal {
+    public AuthorityChannel open() throws IOException, Client.Refusal {
         List<Endpoint> order = new ArrayList<>(authorities.endpoints());
         int first;
         synchronized (this) {
@@ -46,7 +46,7 @@ final class Failover implements AuthorityLink.Connector {
         Client.Refusal refusal = null;
         for (Endpoint e : order) {
             try {
-                AuthorityLink.Channel c = channel(e);
+                AuthorityChannel c = channel(e);
                 synchronized (this) {
                     last = authorities.endpoints().indexOf(e);
                 }
@@ -74,11 +74,11 @@ final class Failover implements AuthorityLink.Connector {
         return authorities.endpoints().size() > 1 ? STANDBY_BACKOFF_MS : AuthorityLink.MAX_BACKOFF_MS;
     }
 
-    private AuthorityLink.Channel channel(Endpoint e) throws IOException, Client.Refusal {
+    private AuthorityChannel channel(Endpoint e) throws IOException, Client.Refusal {
         InetSocketAddress address = e.address();
         Client c = Client.connect(address.isUnresolved() ? new InetSocketAddress(address.getHostString(),
                 address.getPort()) : address, credentials.get(), Daemon.AUTHORITY_TIMEOUT);
-        return new AuthorityLink.Channel() {
+        return new AuthorityChannel() {
             @Override
             public long send(Code code, String json) throws IOException {
                 return c.send(code, json);
