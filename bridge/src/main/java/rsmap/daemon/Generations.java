@@ -62,7 +62,7 @@ final class Generations {
         }
         rsmap.realloc.Reallocs nextReallocs = s.reallocsOver(next);
         nextReallocs.continueAfter(s.reallocs().lastAllocId());
-        Optional<String> lost = s.restoreAll(nextReallocs);
+        Optional<String> lost = restoreAll(s, nextReallocs);
         if (lost.isPresent()) {
             throw new Session.CommandException(Category.REFUSED, "the new configuration would take away what " + lost.get());
         }
@@ -151,5 +151,26 @@ final class Generations {
         }
         return List.of(Frame.of(tid, Code.STATE.value(), JSON.createObjectNode().put("generation", s.generation())
                 .put("changed", changed).toString()));
+    }
+
+    /**
+     * Puts every held grant, exactly, into {@code next} (a new configuration generation): what each job
+     * uses and what it is to give back; empty when all fit, else which running job holds what {@code
+     * next} cannot give back.
+     */
+    static Optional<String> restoreAll(HostState s, rsmap.realloc.Reallocs next) {
+        for (Job j : s.jobs()) {
+            rsmap.realloc.Outcome o;
+            try {
+                s.prepare(next.cluster(), j.id());
+                o = next.restore(s.spec(j.id(), j.request(), j.slots()), j.grant(), j.releasing(), 0);
+            } catch (ParseException e) {
+                return Optional.of("running job " + j.id() + " holds: its request no longer parses: " + e.getMessage());
+            }
+            if (!o.ok()) {
+                return Optional.of("running job " + j.id() + " holds: " + o.error());
+            }
+        }
+        return Optional.empty();
     }
 }

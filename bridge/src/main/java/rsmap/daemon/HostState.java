@@ -370,27 +370,6 @@ final class HostState {
         return split(parsed(request), true).toString();
     }
 
-    /**
-     * Puts every held grant, exactly, into {@code next} (a new configuration generation): what each job
-     * uses and what it is to give back; empty when all fit, else which running job holds what {@code
-     * next} cannot give back.
-     */
-    Optional<String> restoreAll(rsmap.realloc.Reallocs next) {
-        for (Job j : jobs.values()) {
-            rsmap.realloc.Outcome o;
-            try {
-                prepare(next.cluster(), j.id());
-                o = next.restore(spec(j.id(), j.request(), j.slots()), j.grant(), j.releasing(), 0);
-            } catch (ParseException e) {
-                return Optional.of("running job " + j.id() + " holds: its request no longer parses: " + e.getMessage());
-            }
-            if (!o.ok()) {
-                return Optional.of("running job " + j.id() + " holds: " + o.error());
-            }
-        }
-        return Optional.empty();
-    }
-
     /** The names of this host's maps, in configured order. */
     Set<String> mapNames() {
         return new LinkedHashSet<>(cluster.instances(config.host()).keySet());

@@ -93,7 +93,7 @@ final class Recovery {
             s.allocIdsUpTo(c.allocId());
             Cluster next = s.build(s.hostValues(), s.globalValues());
             Reallocs r = s.reallocsOver(next);
-            Optional<String> lost = s.restoreAll(r);
+            Optional<String> lost = Generations.restoreAll(s, r);
             if (lost.isPresent()) {
                 throw new IOException("generation " + s.generation() + " drops a grant: " + lost.get());
             }
