@@ -49,16 +49,6 @@ class GpuPlaceIT {
         }
     }
 
-    private static String rsmap(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                rsmap.cli.Main.class.getName()));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
-    }
-
     /** A host whose NVML reports two cards of {@code model}; discovery on, so that its attributes say so. */
     private void host(String name, int port, String model) throws Exception {
         GpuStub.use(shared.resolve(name + ".json"), GpuStub.description(List.of(GpuStub.card(0, model, false),
@@ -87,13 +77,13 @@ class GpuPlaceIT {
         String out = "";
         for (int i = 0; i < 200 && !out.contains("1 hosts pass"); i++) {
             Thread.sleep(50); // both hosts register after their connect
-            out = rsmap("place", "--socket", sock, "--filter", filter);
+            out = AuthorityIT.rsmap("place", "--socket", sock, "--filter", filter);
         }
         assertThat(out).contains("1 hosts pass: node02").contains("node01 fails (job)").endsWith("exit=0");
-        assertThat(rsmap("place", "--socket", sock, "--filter", "gpu_model == \"NVIDIA A100-SXM4-80GB\"",
+        assertThat(AuthorityIT.rsmap("place", "--socket", sock, "--filter", "gpu_model == \"NVIDIA A100-SXM4-80GB\"",
                 "--request", "gpu=2")).contains("can start now on node01").endsWith("exit=0");
         // the registration carries what each host's NVML reported
-        String cluster = rsmap("status", "--cluster", "--json", "--socket", sock);
+        String cluster = AuthorityIT.rsmap("status", "--cluster", "--json", "--socket", sock);
         JsonNode hostsJson = new ObjectMapper().readTree(cluster.substring(0, cluster.lastIndexOf("exit=")))
                 .path("hosts");
         assertThat(hostsJson.path("node02").path("nvidia").path("driver").asText()).isEqualTo("550.54.15");

@@ -48,16 +48,6 @@ class HealthPlaceIT {
         }
     }
 
-    private static String rsmap(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                rsmap.cli.Main.class.getName()));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
-    }
-
     private Config host(String name, int port) throws Exception {
         Config c = TestDaemon.config(shared.resolve(name), "gpu=1(0)", "host = " + name, "authority = 127.0.0.1:" + port,
                 "munge_socket = " + munged.socket(), "reconcile_interval = 0");
@@ -70,7 +60,7 @@ class HealthPlaceIT {
         String out = "";
         for (int i = 0; i < 200 && !out.contains(expected); i++) {
             Thread.sleep(50);
-            out = rsmap("place", "--socket", sock, "--request", "gpu=1");
+            out = AuthorityIT.rsmap("place", "--socket", sock, "--request", "gpu=1");
         }
         return out;
     }
@@ -90,22 +80,22 @@ class HealthPlaceIT {
         String sock = dir.resolve("rsmapd.sock").toString();
         assertThat(placeUntil(sock, "can start now on node01")).contains("can start now on node01").endsWith("exit=0");
 
-        assertThat(rsmap("drain", "--socket", node01.socket().toString(), "gpu", "7")).contains("gpu has no instance 7")
+        assertThat(AuthorityIT.rsmap("drain", "--socket", node01.socket().toString(), "gpu", "7")).contains("gpu has no instance 7")
                 .endsWith("exit=2");
-        assertThat(rsmap("drain", "--socket", node01.socket().toString(), "gpu", "0", "--reason", "fan failed"))
+        assertThat(AuthorityIT.rsmap("drain", "--socket", node01.socket().toString(), "gpu", "0", "--reason", "fan failed"))
                 .startsWith("gpu 0: tainted (admin: fan failed, since ").endsWith("exit=0");
         assertThat(placeUntil(sock, "can start now on node02")).as("node01's only card is tainted")
                 .contains("can start now on node02").endsWith("exit=0");
-        assertThat(rsmap("status", "--cluster", "--socket", sock)).contains("tainted (admin: fan failed, since ")
+        assertThat(AuthorityIT.rsmap("status", "--cluster", "--socket", sock)).contains("tainted (admin: fan failed, since ")
                 .endsWith("exit=0");
-        assertThat(rsmap("status", "--socket", node01.socket().toString())).contains("tainted (admin: fan failed")
+        assertThat(AuthorityIT.rsmap("status", "--socket", node01.socket().toString())).contains("tainted (admin: fan failed")
                 .endsWith("exit=0");
-        assertThat(rsmap("status", "--json", "--socket", node01.socket().toString()))
+        assertThat(AuthorityIT.rsmap("status", "--json", "--socket", node01.socket().toString()))
                 .contains("{\"id\":\"0\",\"holder\":\"\",\"health\":{\"source\":\"admin\",\"reason\":\"fan failed\","
                         + "\"since\":\"").endsWith("exit=0");
-        assertThat(rsmap("status", "--json", "--socket", sock)).contains("\"health\":\"ok\"").endsWith("exit=0");
+        assertThat(AuthorityIT.rsmap("status", "--json", "--socket", sock)).contains("\"health\":\"ok\"").endsWith("exit=0");
 
-        assertThat(rsmap("undrain", "--socket", node01.socket().toString(), "gpu", "0")).startsWith("gpu 0: ok")
+        assertThat(AuthorityIT.rsmap("undrain", "--socket", node01.socket().toString(), "gpu", "0")).startsWith("gpu 0: ok")
                 .endsWith("exit=0");
         assertThat(placeUntil(sock, "can start now on node01")).contains("can start now on node01").endsWith("exit=0");
     }

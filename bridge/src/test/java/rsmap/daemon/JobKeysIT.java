@@ -159,15 +159,6 @@ class JobKeysIT {
         assertThat(done.getAsBoolean()).as(what).isTrue();
     }
 
-    /** `rsmap ARGS` as a process of its own, as an admin runs it. */
-    private static String rsmap(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                rsmap.cli.Main.class.getName()));
-        cmd.addAll(List.of(args));
-        return finish(new ProcessBuilder(cmd).redirectErrorStream(true).start());
-    }
-
     private String cards(String host, String id) {
         return hosts.get(host).jobs().get(id).env().get("SGE_HGR_gpu");
     }
@@ -188,7 +179,7 @@ class JobKeysIT {
         assertThat(jobKeys().path("7").toString()).isEqualTo("{\"keys\":{\"gpu\":\"0\"},\"hosts\":[\"node01\"]}");
         Path second = held("node02", "7", SPANS_JOB);
         assertThat(cards("node02", "7")).as("held to the job's card, not its own choice").isEqualTo("0 0");
-        assertThat(rsmap("status", "--cluster", "--socket", authorityDir.resolve("rsmapd.sock").toString()))
+        assertThat(AuthorityIT.rsmap("status", "--cluster", "--socket", authorityDir.resolve("rsmapd.sock").toString()))
                 .contains("job 7 held to scope=job groups gpu=0 on node01 node02").endsWith("exit=0");
         open(second, "node02", "7");
         assertThat(jobKeys().path("7").path("hosts").toString()).as("node02's part ended").isEqualTo("[\"node01\"]");
