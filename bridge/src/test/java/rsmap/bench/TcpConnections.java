@@ -43,7 +43,8 @@ public final class TcpConnections {
         String mode = args.length > 4 ? args[4] : "query";
         boolean grant = mode.equals("grant");
         String opts = System.getenv().getOrDefault("RSMAPD_JAVA_OPTS", DAEMON_OPTS);
-        List<String> cmd = new ArrayList<>(List.of(JAVA));
+        List<String> cmd = new ArrayList<>(pinned("RSMAP_BENCH_SERVER_CPUS"));
+        cmd.add(JAVA);
         cmd.addAll(Arrays.asList(opts.trim().split("\\s+")));
         cmd.addAll(List.of("--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp",
                 System.getProperty("java.class.path"), grant ? rsmap.daemon.BenchAuthority.class.getName()
@@ -103,6 +104,15 @@ public final class TcpConnections {
         }
     }
 
+    /**
+     * {@code taskset -c CPUS} when the environment variable {@code name} names CPUs (the server's and the
+     * load generator's apart, on a small machine), else nothing.
+     */
+    static List<String> pinned(String name) {
+        String cpus = System.getenv(name);
+        return cpus == null || cpus.isBlank() ? List.of() : List.of("taskset", "-c", cpus.trim());
+    }
+
     private static String line(Map<String, String> m) {
         return String.format("p50 %6.2f ms  p99 %6.2f ms  p99.9 %6.2f ms  max %6.2f ms  (%s of %s answered, %s errors,"
                 + " %s late sends)", us(m, "p50_us") / 1000.0, us(m, "p99_us") / 1000.0, us(m, "p999_us") / 1000.0,
@@ -133,10 +143,11 @@ public final class TcpConnections {
         }
 
         static Hosts start(int port, int n, int rate, int seconds, String mode) throws IOException {
-            return new Hosts(new ProcessBuilder(JAVA, "-XX:+UseSerialGC", "-Xmx512m", "-cp",
+            List<String> cmd = new ArrayList<>(pinned("RSMAP_BENCH_LOAD_CPUS"));
+            cmd.addAll(List.of(JAVA, "-XX:+UseSerialGC", "-Xmx512m", "-cp",
                     System.getProperty("java.class.path"), TcpHosts.class.getName(), "127.0.0.1", Integer.toString(port),
-                    Integer.toString(n), Integer.toString(rate), Integer.toString(seconds), "host", mode)
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start());
+                    Integer.toString(n), Integer.toString(rate), Integer.toString(seconds), "host", mode));
+            return new Hosts(new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start());
         }
 
         Map<String, String> go() throws IOException {
