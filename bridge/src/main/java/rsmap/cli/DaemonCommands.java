@@ -181,6 +181,15 @@ final class DaemonCommands {
                             g.path("compute_capability").asText());
                 }
             }
+            if (q.has("mig")) { // docs/gpus.md, "Partitions on demand": the slices in the driver
+                out.println("mig slices" + (q.path("mig").isEmpty() ? ": none" : ""));
+                for (JsonNode x : q.path("mig")) {
+                    out.printf("  %-8s %-8s on %s  gi %s ci %s  %s  %s%n", x.path("profile").asText(),
+                            x.path("state").asText(), x.path("card").asText(), x.path("gi").asText(), x.path("ci").asText(),
+                            x.path("uuid").asText().isEmpty() ? "-" : x.path("uuid").asText(),
+                            x.path("job").asText().isEmpty() ? "(not rsmapd's)" : "job " + x.path("job").asText());
+                }
+            }
             maps(out, q.path("maps"), "");
             out.println("jobs" + (q.path("jobs").isEmpty() ? ": none" : ""));
             for (JsonNode j : q.path("jobs")) {

@@ -2,6 +2,7 @@
 // the diffs, and the self-describing attributes of MODEL_DEF.
 package rsmap.daemon;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -61,6 +62,12 @@ final class Views {
     static ObjectNode state(HostState d, Access access, Session.Peer peer, EventHub.Filters filters, String onlyJob) {
         ObjectNode q = JSON.createObjectNode().put("host", d.host()).put("generation", d.generation());
         hostAttributes(d, q);
+        for (JsonNode slice : q.path("mig")) { // another user's slice shows its job as the maps show its holder
+            Job j = d.job(slice.path("job").asText()).orElse(null);
+            if (j != null && !access.mayQuery(peer, j)) {
+                ((ObjectNode) slice).put("job", OTHER);
+            }
+        }
         q.set("maps", maps(d, access, peer, filters));
         ArrayNode jobs = q.putArray("jobs");
         for (Job j : d.jobs()) {

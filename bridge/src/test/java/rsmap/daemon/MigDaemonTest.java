@@ -113,6 +113,31 @@ class MigDaemonTest {
     }
 
     @Test
+    void anotherUsersSlice_showsItsJobMasked_ownSliceAndRootSeeTheJob() throws Exception {
+        try (Daemon d = TestDaemon.start(config(""))) {
+            granted(d, "1", "mig=1[profile=1g.10gb]"); // alice's
+            assertThat(call(d, Code.JOB_START, "{\"job\":\"2\",\"user\":\"bob\",\"request\":\"mig=1[profile=1g.10gb]\"}")
+                    .get(0).code()).isEqualTo(Code.STATE.value());
+            Session bob = DaemonSessions.as(d, "bob", 1001, 0, new ArrayList<>());
+            JsonNode seen = JSON.readTree(bob.onCommand(Frame.of(3, Code.QUERY.value())).get(0).text(0)).path("mig");
+            assertThat(seen).hasSize(2);
+            List<String> jobs = new ArrayList<>();
+            seen.forEach(x -> jobs.add(x.path("job").asText()));
+            assertThat(jobs).containsExactlyInAnyOrder(Views.OTHER, "2");
+            List<String> asRoot = new ArrayList<>();
+            JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig").forEach(x -> asRoot.add(x.path("job").asText()));
+            assertThat(asRoot).containsExactlyInAnyOrder("1", "2");
+            java.io.StringWriter out = new java.io.StringWriter();
+            int code = rsmap.cli.Main.run(new java.io.PrintWriter(out), new java.io.PrintWriter(new java.io.StringWriter()),
+                    "status", "--socket", d.socket().toString());
+            assertThat(code).isZero();
+            assertThat(out.toString()).as("rsmap status prints the slices as a table").contains("mig slices\n")
+                    .containsPattern("  1g\\.10gb +created +on " + MigStub.UUID + "  gi \\d+ ci 0  MIG-\\S+  job 1\n")
+                    .containsPattern("  1g\\.10gb +created .*  job 2\n");
+        }
+    }
+
+    @Test
     void characteristics_smallestProfileThatSatisfiesThem() throws Exception {
         try (Daemon d = TestDaemon.start(config(""))) {
             granted(d, "1", "mig=1[memory=20G]");
