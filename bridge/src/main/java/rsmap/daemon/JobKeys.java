@@ -1,6 +1,7 @@
 // The authority's side of one group for the whole job: JOB_KEY answers a host the group keys recorded
-// for its job (the first host's proposal wins), journaled before the answer; a host's JOB_END or
-// reconciliation lets go of them, and the job's last host makes the authority forget them.
+// for its job (the first host's proposal wins), and a host's global part is held to them (GlobalKeys),
+// journaled before the answer; a host's JOB_END or reconciliation lets go of them, and the job's last
+// host makes the authority forget them.
 package rsmap.daemon;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -139,8 +140,8 @@ final class JobKeys {
      * holds: of the jobs it holds keys of here, those it neither lists ({@code listed}, its jobs' names)
      * nor holds a global part of here ended while it was away or never started; it lets go of them. A
      * global part held here to a job's groups counts the host in (a key whose record was lost, or a grant
-     * older than the record, is learnt from it); one in another group than the job's is logged, never
-     * granted anew.
+     * older than the record, is learnt from it); one in another group than the job's is logged (nothing
+     * is taken away).
      */
     void reconciled(String host, Set<String> listed) throws Session.CommandException {
         for (String job : s.jobGroups.heldBy(host)) {
