@@ -105,13 +105,16 @@ class GlobalKeysTest {
     @Test
     void aPartTheJobsGroupCannotServe_isRefusedNamingIt_andLeavesNothing() throws Exception {
         assertThat(granted("node01", "21", "lic=3[same=id,scope=job]")).isEqualTo("SGE_HGR_lic=lb lb lb");
+        call(Code.JOB_KEY, "{\"host\":\"node02\",\"job\":\"21\",\"keys\":{\"gpu\":\"0\"}}"); // its own maps' group
+        assertThat(jobKeys().path("21").path("hosts").toString()).isEqualTo("[\"node01\",\"node02\"]");
         List<Frame> refused = start("node02", "21", "lic=3[same=id,scope=job]");
         assertThat(refused.get(0).code()).as(refused.toString()).isEqualTo(Code.ERROR.value());
         assertThat(refused.get(0).text(0)).isEqualTo("job node02:21 cannot be granted now: lic: the job's group id=lb "
                 + "(chosen once for the whole job) has 0 free matching instances here, needs 3");
         assertThat(refused.get(0).text(1)).isEqualTo("busy");
         assertThat(held()).as("nothing granted to node02").containsExactly("node01:21");
-        assertThat(jobKeys().path("21").path("hosts").toString()).as("node02 holds no part").isEqualTo("[\"node01\"]");
+        assertThat(jobKeys().path("21").path("hosts").toString()).as("node02, refused, holds no part: counted out")
+                .isEqualTo("[\"node01\"]");
         restart();
         assertThat(jobKeys().path("21").path("hosts").toString()).as("nor after a replay").isEqualTo("[\"node01\"]");
         end("node01", "21");
