@@ -152,14 +152,17 @@ public final class Daemon implements AutoCloseable {
             mig.reconcile(state.jobIds()); // slices of no running job destroyed before anything is served
             state.cluster().reapplyExclusions(config.host());
             state.cdi.sync(state.jobs(), state::grantedInstances); // what a kill left out of step
-            JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation, global);
+            JobKeys keys = authorityRole ? new JobKeys(state, records, log) : null;
+            // An authority's hosts' global parts of one job are held to one group (docs/cluster.md).
+            JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation,
+                    authorityRole ? new GlobalKeys(keys, log) : global);
             this.pending = new PendingStarts(state, records, lifecycle, log);
             this.health = new Health(state, records, events, log, access, reallocation);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation,
                     health);
             Commands.Table handlers = authorityRole
                     ? AuthorityCommands.table(common, state, lifecycle, new Authority(state, lifecycle, log),
-                    new JobKeys(state, records, log), access, lock, held)
+                    keys, access, lock, held)
                     : HostCommands.table(common, state, lifecycle, global);
             this.commands = new Commands(handlers, state, access, global, records, lock);
             this.reconciliation = new Reconciliation(state, lifecycle, log);

@@ -1,6 +1,7 @@
 // The authority's side of one group for the whole job: JOB_KEY answers a host the group keys recorded
-// for its job (the first host's proposal wins), journaled before the answer; a host's JOB_END or
-// reconciliation lets go of them, and the job's last host makes the authority forget them.
+// for its job (the first host's proposal wins), and a host's global part is held to them (GlobalKeys),
+// journaled before the answer; a host's JOB_END or reconciliation lets go of them, and the job's last
+// host makes the authority forget them.
 package rsmap.daemon;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -48,24 +49,35 @@ final class JobKeys {
     List<Frame> ask(Frame c) throws Session.CommandException {
         Args a = Args.of(Code.JOB_KEY.name(), c, KEYS);
         JobId id = JobId.ofHost(a);
+        GroupKeys keys = held(id.host(), id, new GroupKeys(proposal(a.node().get("keys"))));
+        ObjectNode answer = JSON.createObjectNode().put("job", id.local().toString());
+        ObjectNode k = answer.putObject("keys");
+        keys.byMap().forEach(k::put);
+        return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
+    }
+
+    /**
+     * The keys job {@code id} ({@code JOB[.TASK]}, or {@code HOST:JOB[.TASK]}: its local part names it) is
+     * held to on every host, {@code proposed} added for each map none is recorded for, {@code host} counted
+     * as holding them; the record written (forced before the caller's answer) when anything changed. Both
+     * a host's JOB_KEY (its own maps) and a host's JOB_START of global maps ({@link GlobalKeys}) come here:
+     * one record per job, one key per map.
+     */
+    GroupKeys held(String host, JobId id, GroupKeys proposed) throws Session.CommandException {
         String job = id.local().toString();
-        Map<String, String> proposed = proposal(a.node().get("keys"));
         JobGroups.Held was = s.jobGroups.of(job).orElse(new JobGroups.Held(GroupKeys.NONE, Set.of()));
         Map<String, String> keys = new LinkedHashMap<>(was.keys().byMap());
-        proposed.forEach(keys::putIfAbsent); // first proposal wins, map by map
+        proposed.byMap().forEach(keys::putIfAbsent); // first proposal wins, map by map
         Set<String> hosts = new LinkedHashSet<>(was.hosts());
-        hosts.add(id.host());
+        hosts.add(host);
         JobGroups.Held now = new JobGroups.Held(new GroupKeys(keys), hosts);
         if (!now.equals(was)) {
             records.write(now.record(job)); // refused (unavailable) when it cannot be written: nothing changed
             s.jobGroups.put(job, now);
-            log.note(Log.Level.INFO, "job " + job + ": host " + id.host() + " proposed " + new GroupKeys(proposed)
+            log.note(Log.Level.INFO, "job " + job + ": host " + host + " proposed " + proposed
                     + ", held to " + now.keys() + " on " + now.hosts());
         }
-        ObjectNode answer = JSON.createObjectNode().put("job", job);
-        ObjectNode k = answer.putObject("keys");
-        now.keys().byMap().forEach(k::put);
-        return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
+        return now.keys();
     }
 
     private static Map<String, String> proposal(JsonNode keys) throws Session.CommandException {
@@ -124,14 +136,33 @@ final class JobKeys {
     }
 
     /**
-     * A host's reconciliation: of the jobs it holds keys of here, those it no longer lists ({@code
-     * listed}, its jobs' names) ended while it was away or never started; it lets go of them.
+     * A host's reconciliation, after the authority freed the global grants of the host's jobs it no longer
+     * holds: of the jobs it holds keys of here, those it neither lists ({@code listed}, its jobs' names)
+     * nor holds a global part of here ended while it was away or never started; it lets go of them. A
+     * global part held here to a job's groups counts the host in (a key whose record was lost, or a grant
+     * older than the record, is learnt from it); one in another group than the job's is logged (nothing
+     * is taken away).
      */
     void reconciled(String host, Set<String> listed) throws Session.CommandException {
         for (String job : s.jobGroups.heldBy(host)) {
-            if (!listed.contains(job)) {
-                left(host, JobId.parse(job).orElseThrow());
+            JobId local = JobId.parse(job).orElseThrow();
+            if (!listed.contains(job) && !s.holds(local.onHost(host).toString())) {
+                left(host, local);
             }
+        }
+        for (Job j : new java.util.ArrayList<>(s.jobs())) {
+            JobId id = JobId.parse(j.id()).orElseThrow();
+            GroupKeys holds = s.cluster().groupKeys(j.id());
+            if (!id.host().equals(host) || holds.isEmpty()) {
+                continue;
+            }
+            GroupKeys recorded = held(host, id, holds);
+            holds.byMap().forEach((map, key) -> {
+                if (!recorded.byMap().get(map).equals(key)) {
+                    log.note(Log.Level.ERROR, "job " + j.id() + " holds " + map + " group " + key + " here, but the job "
+                            + "is held to " + map + "=" + recorded.byMap().get(map) + " on its other hosts");
+                }
+            });
         }
     }
 

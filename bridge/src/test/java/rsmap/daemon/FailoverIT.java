@@ -335,7 +335,8 @@ class FailoverIT {
         }
         startHost("node01", "gpu=2(0 1)");
         Path go = shared.resolve("go");
-        Process held = job("node01", "7", "lic=1", "echo lic=$SGE_HGR_lic; while [ ! -e " + go + " ]; do sleep 0.05; done");
+        Process held = job("node01", "7", "lic=1[same=id,scope=job]", "echo lic=$SGE_HGR_lic; while [ ! -e " + go
+                + " ]; do sleep 0.05; done");
         until("node01:7 holds la at A", 30_000, () -> holder(query("A")).equals("node01:7"));
         String active = "A";
         for (String first : List.of("B", "A")) {
@@ -351,9 +352,18 @@ class FailoverIT {
             assertThat(holder(query(first))).as("restarted " + first + " first").isEqualTo("node01:7");
             assertThat(query(second).path("follows").asText()).isEqualTo("127.0.0.1:" + ports.get(first));
         }
+        // The job's scope=job group (docs/cluster.md) came over both takeovers with the grant: another
+        // host's part of job 7 is held to la, which is taken, though lb is free.
+        assertThat(query("A").path("job_keys").path("7").toString())
+                .isEqualTo("{\"keys\":{\"lic\":\"la\"},\"hosts\":[\"node01\"]}");
+        startHost("node02", "gpu=2(0 1)");
+        assertThat(finish(job("node02", "7", "lic=1[same=id,scope=job]", "echo lic=$SGE_HGR_lic")))
+                .contains("the job's group id=la (chosen once for the whole job) has 0 free matching instances here")
+                .doesNotContain("lic=").endsWith("exit=99");
         Files.writeString(go, "");
         assertThat(finish(held)).contains("lic=la").endsWith("exit=0");
         until("la given back to A", 30_000, () -> holder(query("A")).isEmpty());
+        assertThat(query("A").path("job_keys").size()).as("the job's key forgotten with its last part").isZero();
         assertThat(query("A").path("active").path("epoch").asLong()).isEqualTo(3);
     }
 

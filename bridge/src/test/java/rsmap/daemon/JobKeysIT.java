@@ -2,7 +2,8 @@
 // that it can be SIGKILLed) and two host daemons on loopback TCP, jobs through execd-stub and the real hooks.
 // A job's gpu=2[same=id,scope=job] gets the first host's card on both hosts; a host that cannot grant that
 // card reschedules the job naming it and grants nothing; the job's last end forgets the card; a SIGKILL of
-// the authority between the two starts loses nothing.
+// the authority between the two starts loses nothing. The same for a global map's licence servers: every
+// host's global part of one job is held to the server its first part chose.
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -62,7 +63,7 @@ class JobKeysIT {
     /**
      * node01 has cards 0 and 1 with two shares each and alone takes card 0 for two shares (best fit, first
      * in order); node02 has three shares of card 0 and two of card 1, and alone takes card 1 (the smaller
-     * group that is large enough).
+     * group that is large enough). The authority's licences are {@link GlobalKeysTest.LICENCES}.
      */
     @BeforeEach
     void setUp() throws Exception {
@@ -73,7 +74,7 @@ class JobKeysIT {
         starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
         port = Ports.free();
         authorityDir = shared.resolve("authority");
-        AuthorityTest.authorityConfig(authorityDir, port, "lic=1(la)", "munge_socket = " + munged.socket());
+        AuthorityTest.authorityConfig(authorityDir, port, GlobalKeysTest.LICENCES, "munge_socket = " + munged.socket());
         startAuthority();
         startHost("node01", "gpu=4(0 0 1 1)");
         startHost("node02", "gpu=5(0 0 0 1 1)");
@@ -111,7 +112,7 @@ class JobKeysIT {
 
     /** A job through execd-stub and the hooks on {@code host}, printing its cards; {@code gate}: it waits for that file. */
     private Process job(String host, String id, String request, Path gate) throws Exception {
-        String script = "echo \"gpu=$SGE_HGR_gpu\"" + (gate == null ? "" : "; while [ ! -e " + gate + " ]; do sleep 0.05; done");
+        String script = "echo \"gpu=$SGE_HGR_gpu lic=$SGE_HGR_lic\"" + (gate == null ? "" : "; while [ ! -e " + gate + " ]; do sleep 0.05; done");
         List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
                 shared.resolve(host).resolve("spool").toString(), "--host", host, "--job", id, "--cwd", "/",
                 "--tmpdir", shared.toString(), "--prolog", "root@" + hook + " prolog", "--starter",
@@ -161,6 +162,19 @@ class JobKeysIT {
 
     private String cards(String host, String id) {
         return hosts.get(host).jobs().get(id).env().get("SGE_HGR_gpu");
+    }
+
+    private String licences(String host, String id) {
+        return hosts.get(host).jobs().get(id).env().get("SGE_HGR_lic");
+    }
+
+    /** The jobs the authority holds global grants of, HOST:JOB. */
+    private List<String> authorityJobs() throws Exception {
+        List<String> out = new ArrayList<>();
+        try (Client c = Client.connect(authorityDir.resolve("rsmapd.sock"))) {
+            JSON.readTree(c.call(Code.QUERY, "{}").get(0).text(0)).path("jobs").forEach(j -> out.add(j.path("job").asText()));
+        }
+        return out;
     }
 
     /** The authority's record of the jobs' groups: {JOB: {"keys", "hosts"}}. */
@@ -234,5 +248,67 @@ class JobKeysIT {
         assertThat(second).contains("gpu=0 0").endsWith("exit=0");
         open(gate, "node01", "30");
         forgotten(); // the hosts' JOB_ENDs reach the authority through their links
+    }
+
+    @Test
+    void aGlobalMap_oneJobOnTwoHosts_getsTheFirstHostsServerOnBoth_andAServerThatCannotServeReschedules()
+            throws Exception {
+        String licence = "lic=1[same=id,scope=job]";
+        Path gate = held("node01", "70", licence);
+        assertThat(licences("node01", "70")).as("alone: lb, the smaller server large enough").isEqualTo("lb");
+        Path other = held("node01", "69", "lic=3[id=la]"); // la one free, lb two: alone, node02 would take la
+        Path second = held("node02", "70", licence);
+        assertThat(licences("node02", "70")).as("held to the job's server, not its own choice").isEqualTo("lb");
+        assertThat(jobKeys().path("70").toString()).isEqualTo("{\"keys\":{\"lic\":\"lb\"},\"hosts\":[\"node01\",\"node02\"]}");
+        open(other, "node01", "69"); // la four free, lb one
+        Path three = held("node01", "71", licence);
+        assertThat(licences("node01", "71")).as("lb's last").isEqualTo("lb");
+        assertThat(finish(job("node02", "71", licence, null))).as("rescheduled, naming the server, where la is free")
+                .contains("prolog asked to reschedule")
+                .contains("the job's group id=lb (chosen once for the whole job) has 0 free matching instances here, needs 1")
+                .doesNotContain("lic=").endsWith("exit=99");
+        assertThat(hosts.get("node02").jobs().keySet()).as("nothing granted on node02").containsExactly("70");
+        assertThat(authorityJobs()).as("nor by the authority").containsExactlyInAnyOrder("node01:70", "node02:70",
+                "node01:71");
+        assertThat(jobKeys().path("71").path("hosts").toString()).isEqualTo("[\"node01\"]");
+        open(three, "node01", "71");
+        open(second, "node02", "70");
+        assertThat(jobKeys().path("70").path("hosts").toString()).as("node02's part ended").isEqualTo("[\"node01\"]");
+        open(gate, "node01", "70");
+        assertThat(jobKeys().has("70")).as("the job's last end forgets its server").isFalse();
+        forgotten();
+        assertThat(authorityJobs()).isEmpty();
+    }
+
+    @Test
+    void aHostAndAGlobalMap_eachKeepItsKey_overASigkillOfTheAuthorityBetweenTheTwoStarts() throws Exception {
+        String both = SPANS_JOB + ",lic=1[same=id,scope=job]";
+        Path gate = held("node01", "80", both);
+        assertThat(cards("node01", "80") + " " + licences("node01", "80")).isEqualTo("0 0 lb");
+        Path other = held("node02", "79", "lic=3[id=la]"); // la one free, lb two: alone, node02 would take la
+        authority.destroyForcibly().waitFor(); // SIGKILL: both keys were forced before node01 was answered
+        startAuthority();
+        assertThat(finish(job("node01", "81", "gpu=1", null))).endsWith("exit=0"); // node01 reconnects (its events)
+        until("node01 registered again", () -> {
+            try {
+                return jobKeys().path("80").toString()
+                        .equals("{\"keys\":{\"gpu\":\"0\",\"lic\":\"lb\"},\"hosts\":[\"node01\"]}");
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        String second = "";
+        // node02's link may have seen the kill already: then it waits out its backoff (250 ms doubling).
+        for (int attempt = 0; attempt < 60; attempt++) {
+            second = finish(job("node02", "80", both, null));
+            if (!second.contains("unreachable")) {
+                break;
+            }
+            Thread.sleep(250);
+        }
+        assertThat(second).as("one key per map, both kept").contains("gpu=0 0 lic=lb").endsWith("exit=0");
+        open(other, "node02", "79");
+        open(gate, "node01", "80");
+        forgotten();
     }
 }
