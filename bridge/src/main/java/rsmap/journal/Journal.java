@@ -55,6 +55,17 @@ public final class Journal implements AutoCloseable {
     private long allocated;
     /** One force at a time; those who wait behind it find their record forced by it. */
     private final Object forcing = new Object();
+    /**
+     * The first force that failed: every later {@link #sync} fails with it. After a failed fsync the kernel
+     * may have dropped the dirty pages and report the next fsync clean, so a failure is never retried.
+     */
+    private volatile IOException failed;
+    /** The thread that forces ahead ({@link #forceSoon}), started at its first use (guarded by ahead). */
+    private Thread forcer;
+    private final Object ahead = new Object();
+    /** A force was asked for ahead and not yet begun; the journal closed (guarded by ahead). */
+    private boolean asked;
+    private boolean stopping;
 
     private Journal(Path file, FileChannel channel, List<String> replayed) {
         this.file = file;
@@ -171,9 +182,56 @@ public final class Journal implements AutoCloseable {
         lazy = true;
     }
 
+    /**
+     * Starts forcing what was written so far on the journal's own thread, and returns at once: the caller
+     * goes on with work that the record does not wait for (the job's files, its answer) while the disk
+     * writes, and its {@link #sync} then waits only for the rest of that force. What is durable when is
+     * unchanged: nothing is answered before its {@code sync} returns.
+     */
+    public void forceSoon() {
+        synchronized (ahead) {
+            if (stopping) {
+                return;
+            }
+            if (forcer == null) {
+                forcer = new Thread(this::forceAhead, "journal-force");
+                forcer.setDaemon(true);
+                forcer.start();
+            }
+            asked = true;
+            ahead.notify();
+        }
+    }
+
+    private void forceAhead() {
+        while (true) {
+            synchronized (ahead) {
+                while (!asked && !stopping) {
+                    try {
+                        ahead.wait();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                if (stopping) {
+                    return;
+                }
+                asked = false;
+            }
+            try {
+                sync();
+            } catch (IOException e) {
+                // kept in failed: the sync of the command that asked fails with it
+            }
+        }
+    }
+
     /** Forces every record written so far; returns at once when they are already. */
     public void sync() throws IOException {
         synchronized (this) {
+            if (failed != null) {
+                throw failed;
+            }
             if (forced >= written) {
                 return;
             }
@@ -182,6 +240,9 @@ public final class Journal implements AutoCloseable {
             long target;
             FileChannel ch;
             synchronized (this) {
+                if (failed != null) {
+                    throw failed;
+                }
                 if (forced >= written) {
                     return; // the force before ours took our record along
                 }
@@ -196,6 +257,10 @@ public final class Journal implements AutoCloseable {
                         return; // closed meanwhile: close() forced what was written
                     }
                 }
+                failed = e;
+                throw e;
+            } catch (IOException e) {
+                failed = e;
                 throw e;
             }
             synchronized (this) {
@@ -234,6 +299,12 @@ public final class Journal implements AutoCloseable {
 
     @Override
     public synchronized void close() throws IOException {
+        synchronized (ahead) {
+            // Never interrupted: an interrupt in a force would close the channel. It finishes the force it
+            // began, if any, and stops.
+            stopping = true;
+            ahead.notify();
+        }
         try {
             if (channel.isOpen() && allocated > channel.position()) {
                 channel.truncate(channel.position()); // at rest the journal ends with its last record
@@ -254,12 +325,26 @@ public final class Journal implements AutoCloseable {
         byte[] body = record.getBytes(StandardCharsets.UTF_8);
         CRC32 crc = new CRC32();
         crc.update(body);
-        byte[] head = String.format("%08x %08x ", crc.getValue(), body.length).getBytes(StandardCharsets.US_ASCII);
-        byte[] line = new byte[head.length + body.length + 1];
-        System.arraycopy(head, 0, line, 0, head.length);
-        System.arraycopy(body, 0, line, head.length, body.length);
+        byte[] line = new byte[HEAD + body.length + 1];
+        putHex(line, 0, crc.getValue());
+        line[8] = ' ';
+        putHex(line, 9, body.length);
+        line[17] = ' ';
+        System.arraycopy(body, 0, line, HEAD, body.length);
         line[line.length - 1] = '\n';
         return line;
+    }
+
+    /** The head's length: CRC32, a space, the length, a space. */
+    private static final int HEAD = 18;
+    private static final byte[] DIGITS = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+    /** {@code v} as 8 lower-case hex digits at {@code at} (what "%08x" wrote, without a formatter per record). */
+    private static void putHex(byte[] into, int at, long v) {
+        for (int i = 7; i >= 0; i--) {
+            into[at + i] = DIGITS[(int) (v & 0xf)];
+            v >>>= 4;
+        }
     }
 
     /** The record of the line {@code all[from, lf)}, or null when it is not a whole, intact line. */
