@@ -33,6 +33,8 @@ import java.util.zip.CRC32;
  * file without forcing it, {@link #sync} forces everything written so far, once for all the threads that
  * wait for it. The file is written in order, so a forced record has every earlier one on disk too: a
  * caller answers only after its {@code sync}, and a crash loses only what was never answered.
+ * {@link #forceSoon} begins that force on the journal's own thread ({@link ForceAhead}), so that the caller's
+ * work after its write overlaps the disk's; a force that failed fails every later {@code sync}.
  *
  * <p>The file is zero-filled {@value #AHEAD} bytes ahead of the records (forced once per chunk), so that
  * a record's force writes data into allocated space and changes no file size: no file-system journal
@@ -60,12 +62,8 @@ public final class Journal implements AutoCloseable {
      * may have dropped the dirty pages and report the next fsync clean, so a failure is never retried.
      */
     private volatile IOException failed;
-    /** The thread that forces ahead ({@link #forceSoon}), started at its first use (guarded by ahead). */
-    private Thread forcer;
-    private final Object ahead = new Object();
-    /** A force was asked for ahead and not yet begun; the journal closed (guarded by ahead). */
-    private boolean asked;
-    private boolean stopping;
+    /** The thread that forces ahead ({@link #forceSoon}). */
+    private final ForceAhead ahead = new ForceAhead(this);
 
     private Journal(Path file, FileChannel channel, List<String> replayed) {
         this.file = file;
@@ -189,41 +187,7 @@ public final class Journal implements AutoCloseable {
      * unchanged: nothing is answered before its {@code sync} returns.
      */
     public void forceSoon() {
-        synchronized (ahead) {
-            if (stopping) {
-                return;
-            }
-            if (forcer == null) {
-                forcer = new Thread(this::forceAhead, "journal-force");
-                forcer.setDaemon(true);
-                forcer.start();
-            }
-            asked = true;
-            ahead.notify();
-        }
-    }
-
-    private void forceAhead() {
-        while (true) {
-            synchronized (ahead) {
-                while (!asked && !stopping) {
-                    try {
-                        ahead.wait();
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                }
-                if (stopping) {
-                    return;
-                }
-                asked = false;
-            }
-            try {
-                sync();
-            } catch (IOException e) {
-                // kept in failed: the sync of the command that asked fails with it
-            }
-        }
+        ahead.ask();
     }
 
     /** Forces every record written so far; returns at once when they are already. */
@@ -299,12 +263,7 @@ public final class Journal implements AutoCloseable {
 
     @Override
     public synchronized void close() throws IOException {
-        synchronized (ahead) {
-            // Never interrupted: an interrupt in a force would close the channel. It finishes the force it
-            // began, if any, and stops.
-            stopping = true;
-            ahead.notify();
-        }
+        ahead.stop();
         try {
             if (channel.isOpen() && allocated > channel.position()) {
                 channel.truncate(channel.position()); // at rest the journal ends with its last record
