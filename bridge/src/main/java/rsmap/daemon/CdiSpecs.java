@@ -47,6 +47,11 @@ final class CdiSpecs {
     private final LogBook log;
     /** The content of each job's file as last written or found (a write of the same content is skipped). */
     private final Map<String, String> written = new HashMap<>();
+    /**
+     * The job just brought in step by {@link #held}, the very instance: a start asks twice in a row (before its
+     * record, and when the job is held), and the second finds nothing to do. Any other call forgets it.
+     */
+    private Job inStep;
 
     CdiSpecs(CdiSettings settings, LogBook log) {
         this.settings = settings;
@@ -109,18 +114,26 @@ final class CdiSpecs {
         if (!on()) {
             return Optional.empty();
         }
+        if (job == inStep) {
+            inStep = null;
+            return Optional.empty();
+        }
+        inStep = null;
         if (!CdiSpec.listsDevices(held)) {
             removed(job.id());
+            inStep = job;
             return Optional.empty();
         }
         String text = spec(job, held).text();
         if (text.equals(written.get(job.id()))) {
+            inStep = job;
             return Optional.empty();
         }
         fault("write");
         try {
             write(of(job.id()), text);
             written.put(job.id(), text);
+            inStep = job;
             return Optional.empty();
         } catch (IOException | UnsupportedOperationException | SecurityException e) {
             String why = "cannot write its CDI spec " + of(job.id()) + " (cdi_dir " + settings.dir() + "): " + e;
@@ -129,12 +142,17 @@ final class CdiSpecs {
         }
     }
 
-    /** {@code job} holds nothing here any more: its file goes. */
+    /**
+     * {@code job} holds nothing here any more: its file goes. Only a file rsmapd wrote or found is looked
+     * for: start-up ({@link #sync}) read cdi_dir, and every file since was written here, so a job not in
+     * {@link #written} has none (a file put there by hand goes at the next reconciliation).
+     */
     void removed(String job) {
         if (!on()) {
             return;
         }
-        if (written.remove(job) != null || Files.exists(of(job), LinkOption.NOFOLLOW_LINKS)) {
+        inStep = null;
+        if (written.remove(job) != null) {
             fault("remove");
             delete(of(job), "job " + job);
         }
@@ -149,6 +167,7 @@ final class CdiSpecs {
         if (!on()) {
             return;
         }
+        inStep = null;
         Map<String, List<Instance>> heldByJob = new java.util.LinkedHashMap<>();
         Map<String, Job> byId = new HashMap<>();
         jobs.forEach(j -> {

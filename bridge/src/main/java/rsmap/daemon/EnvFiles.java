@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.util.Map;
 import java.util.Set;
 
@@ -21,21 +22,60 @@ import java.util.Set;
  * user does, and nobody but root writes it. Written whole to a temporary file (created new, never through
  * a link) and renamed, so a reader sees the old or the new content, never half. Written at JOB_START, after every
  * change, removed at JOB_END. A failure to write is logged, never fails the command: the answer carries
- * the same lines.
+ * the same lines. The owner's uid is remembered for {@link #OWNER_TTL_NANOS} (docs/isolation.md).
  */
 final class EnvFiles {
+    /**
+     * How long a job owner's uid, once looked up, is used without asking the name service again: a user
+     * renumbered or removed while rsmapd runs shows in the files written after at most this long.
+     */
+    static final long OWNER_TTL_NANOS = 60_000_000_000L;
+    /** Owners remembered at most (a host runs the jobs of a few users at a time). */
+    static final int OWNERS_KEPT = 256;
+    private static final java.nio.file.attribute.FileAttribute<?> ROOT_ONLY =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+    private static final Set<java.nio.file.attribute.PosixFilePermission> READ_ONLY =
+            PosixFilePermissions.fromString("r--------");
+    private static final Set<java.nio.file.OpenOption> CREATE = Set.of(StandardOpenOption.CREATE_NEW,
+            StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+
     /** Where the files go; null: nowhere (an authority runs no job, nothing reads them there). */
     private final Path dir;
     private final LogBook log;
+    /** The name service: a user's principal by name (getpwnam through nsswitch). */
+    private final Lookup lookup;
+    private final java.util.function.LongSupplier clock;
+    /** Job owners looked up lately, each with when (the clock's nanoseconds) (guarded by this). */
+    private final Map<String, Owner> owners = new java.util.HashMap<>();
+    /** The directory was found (or made) root's, a directory and mode 0711; checked again after a failure. */
+    private volatile boolean dirChecked;
+
+    /** A user's principal by name, or an IOException saying why there is none. */
+    interface Lookup {
+        UserPrincipal owner(String user) throws IOException;
+    }
+
+    private record Owner(UserPrincipal principal, long since) {
+    }
 
     EnvFiles(Path stateDir, LogBook log) {
+        this(stateDir, log, user -> stateDir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(user),
+                System::nanoTime);
+    }
+
+    /** With the name service and clock given (tests of how long an owner is remembered). */
+    EnvFiles(Path stateDir, LogBook log, Lookup lookup, java.util.function.LongSupplier clock) {
         this.dir = stateDir.resolve("env");
         this.log = log;
+        this.lookup = lookup;
+        this.clock = clock;
     }
 
     private EnvFiles() {
         this.dir = null;
         this.log = null;
+        this.lookup = null;
+        this.clock = null;
     }
 
     /** No environment files at all. */
@@ -55,22 +95,14 @@ final class EnvFiles {
         StringBuilder b = new StringBuilder();
         env.forEach((k, v) -> b.append(k).append('=').append(v).append('\n'));
         try {
-            if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-                if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-                    throw new IOException(dir + " is not a directory (a link?): not written through");
-                }
-                Files.createDirectories(dir);
-            }
-            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+            directory();
             Path tmp = dir.resolve("." + job + ".tmp");
-            Files.deleteIfExists(tmp); // a link is removed, not followed
-            try (var out = Files.newByteChannel(tmp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
-                    LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+            try (var out = create(tmp)) {
                 out.write(java.nio.ByteBuffer.wrap(b.toString().getBytes(StandardCharsets.UTF_8)));
             }
             try {
-                Files.setOwner(tmp, tmp.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(user));
-                Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("r--------"));
+                Files.setOwner(tmp, owner(user));
+                Files.setPosixFilePermissions(tmp, READ_ONLY);
             } catch (IOException e) {
                 log.note(Log.Level.WARNING, "job " + job + ": its environment file " + of(job) + " stays readable by "
                         + "root only: cannot give it to '" + user + "': " + e);
@@ -81,8 +113,62 @@ final class EnvFiles {
                 Files.move(tmp, of(job), StandardCopyOption.REPLACE_EXISTING);
             }
         } catch (IOException | UnsupportedOperationException e) {
+            dirChecked = false; // made anew, or its failure said again, at the next write
             log.note(Log.Level.WARNING, "job " + job + ": cannot write its environment file " + of(job) + ": " + e);
         }
+    }
+
+    /**
+     * The directory, made if missing and set to 0711, once: only root writes in state_dir, so it stays
+     * so until a write fails (then it is checked again before the next).
+     */
+    private void directory() throws IOException {
+        if (dirChecked) {
+            return;
+        }
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+                throw new IOException(dir + " is not a directory (a link?): not written through");
+            }
+            Files.createDirectories(dir);
+        }
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+        dirChecked = true;
+    }
+
+    /**
+     * A new temporary file, never through a link: one left behind (a kill between create and rename, or a
+     * link planted there) is removed and the file created anew; a directory removed since is made again.
+     */
+    private java.nio.channels.SeekableByteChannel create(Path tmp) throws IOException {
+        try {
+            return Files.newByteChannel(tmp, CREATE, ROOT_ONLY);
+        } catch (java.nio.file.FileAlreadyExistsException e) {
+            Files.deleteIfExists(tmp); // a link is removed, not followed
+        } catch (java.nio.file.NoSuchFileException e) {
+            dirChecked = false; // removed since it was checked: made anew
+            directory();
+        }
+        return Files.newByteChannel(tmp, CREATE, ROOT_ONLY);
+    }
+
+    /**
+     * The owner's principal, looked up at most once per {@link #OWNER_TTL_NANOS} (the name service reads
+     * /etc/passwd or asks sssd on every lookup, which cost a job start more than the rest of its file); a
+     * user not found is asked again at the next write.
+     */
+    synchronized UserPrincipal owner(String user) throws IOException {
+        long now = clock.getAsLong();
+        Owner o = owners.get(user);
+        if (o != null && now - o.since() < OWNER_TTL_NANOS) {
+            return o.principal();
+        }
+        UserPrincipal p = lookup.owner(user);
+        if (owners.size() >= OWNERS_KEPT) {
+            owners.clear();
+        }
+        owners.put(user, new Owner(p, now));
+        return p;
     }
 
     void remove(String job) {

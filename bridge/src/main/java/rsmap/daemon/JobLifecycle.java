@@ -98,6 +98,7 @@ final class JobLifecycle {
                     s.environment(d.grant()), Map.of());
             containers(job);
             written(JournalRecord.Started.of(job)); // forced before the answer (Commands.handle)
+            journal.forceSoon(); // the disk writes it while the job's files and answer are made
             return granted(tid, job);
         } catch (Session.CommandException e) {
             if (pinned != spec) {
@@ -236,6 +237,7 @@ final class JobLifecycle {
             return;
         }
         journal.write(new JournalRecord.Ended(id, why)); // forced before the answer, or by the caller
+        journal.forceSoon(); // while the grant is freed and its files removed
         boolean keyed = global.agreesGroups() && !s.cluster().groupKeys(id).isEmpty(); // before the core frees it
         // Its waiting reallocs are answered CANCEL; what it held, taken-away instances included, is free.
         rsmap.realloc.Outcome o = s.reallocs().finish(id, s.cluster().now());

@@ -92,6 +92,14 @@ final class Records {
     }
 
     /**
+     * Begins forcing what was written on the journal's thread while the caller goes on ({@link
+     * Journal#forceSoon}); its answer still waits for {@link #force}.
+     */
+    void forceSoon() {
+        journal.forceSoon();
+    }
+
+    /**
      * Forces every record written so far (group commit: for all the commands waiting, and while the
      * authority decides a global part); a failure stops rsmapd.
      */

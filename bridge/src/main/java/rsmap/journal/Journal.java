@@ -33,6 +33,8 @@ import java.util.zip.CRC32;
  * file without forcing it, {@link #sync} forces everything written so far, once for all the threads that
  * wait for it. The file is written in order, so a forced record has every earlier one on disk too: a
  * caller answers only after its {@code sync}, and a crash loses only what was never answered.
+ * {@link #forceSoon} begins that force on the journal's own thread ({@link ForceAhead}), so that the caller's
+ * work after its write overlaps the disk's; a force that failed fails every later {@code sync}.
  *
  * <p>The file is zero-filled {@value #AHEAD} bytes ahead of the records (forced once per chunk), so that
  * a record's force writes data into allocated space and changes no file size: no file-system journal
@@ -55,6 +57,13 @@ public final class Journal implements AutoCloseable {
     private long allocated;
     /** One force at a time; those who wait behind it find their record forced by it. */
     private final Object forcing = new Object();
+    /**
+     * The first force that failed: every later {@link #sync} fails with it. After a failed fsync the kernel
+     * may have dropped the dirty pages and report the next fsync clean, so a failure is never retried.
+     */
+    private volatile IOException failed;
+    /** The thread that forces ahead ({@link #forceSoon}). */
+    private final ForceAhead ahead = new ForceAhead(this);
 
     private Journal(Path file, FileChannel channel, List<String> replayed) {
         this.file = file;
@@ -171,9 +180,22 @@ public final class Journal implements AutoCloseable {
         lazy = true;
     }
 
+    /**
+     * Starts forcing what was written so far on the journal's own thread, and returns at once: the caller
+     * goes on with work that the record does not wait for (the job's files, its answer) while the disk
+     * writes, and its {@link #sync} then waits only for the rest of that force. What is durable when is
+     * unchanged: nothing is answered before its {@code sync} returns.
+     */
+    public void forceSoon() {
+        ahead.ask();
+    }
+
     /** Forces every record written so far; returns at once when they are already. */
     public void sync() throws IOException {
         synchronized (this) {
+            if (failed != null) {
+                throw failed;
+            }
             if (forced >= written) {
                 return;
             }
@@ -182,6 +204,9 @@ public final class Journal implements AutoCloseable {
             long target;
             FileChannel ch;
             synchronized (this) {
+                if (failed != null) {
+                    throw failed;
+                }
                 if (forced >= written) {
                     return; // the force before ours took our record along
                 }
@@ -196,6 +221,10 @@ public final class Journal implements AutoCloseable {
                         return; // closed meanwhile: close() forced what was written
                     }
                 }
+                failed = e;
+                throw e;
+            } catch (IOException e) {
+                failed = e;
                 throw e;
             }
             synchronized (this) {
@@ -234,6 +263,7 @@ public final class Journal implements AutoCloseable {
 
     @Override
     public synchronized void close() throws IOException {
+        ahead.stop();
         try {
             if (channel.isOpen() && allocated > channel.position()) {
                 channel.truncate(channel.position()); // at rest the journal ends with its last record
@@ -254,12 +284,26 @@ public final class Journal implements AutoCloseable {
         byte[] body = record.getBytes(StandardCharsets.UTF_8);
         CRC32 crc = new CRC32();
         crc.update(body);
-        byte[] head = String.format("%08x %08x ", crc.getValue(), body.length).getBytes(StandardCharsets.US_ASCII);
-        byte[] line = new byte[head.length + body.length + 1];
-        System.arraycopy(head, 0, line, 0, head.length);
-        System.arraycopy(body, 0, line, head.length, body.length);
+        byte[] line = new byte[HEAD + body.length + 1];
+        putHex(line, 0, crc.getValue());
+        line[8] = ' ';
+        putHex(line, 9, body.length);
+        line[17] = ' ';
+        System.arraycopy(body, 0, line, HEAD, body.length);
         line[line.length - 1] = '\n';
         return line;
+    }
+
+    /** The head's length: CRC32, a space, the length, a space. */
+    private static final int HEAD = 18;
+    private static final byte[] DIGITS = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+    /** {@code v} as 8 lower-case hex digits at {@code at} (what "%08x" wrote, without a formatter per record). */
+    private static void putHex(byte[] into, int at, long v) {
+        for (int i = 7; i >= 0; i--) {
+            into[at + i] = DIGITS[(int) (v & 0xf)];
+            v >>>= 4;
+        }
     }
 
     /** The record of the line {@code all[from, lf)}, or null when it is not a whole, intact line. */

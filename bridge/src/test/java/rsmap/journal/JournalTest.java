@@ -118,6 +118,73 @@ class JournalTest {
         killLoop(tmp.resolve("compacted"), "compact", new Random(SEED + 1));
     }
 
+    @Test
+    void sigkillWhileForcingAhead_neverLosesAnAcknowledgedRecord_norDoublesOne() throws Exception {
+        killLoop(tmp.resolve("ahead"), "ahead", new Random(SEED + 2));
+    }
+
+    /**
+     * Forcing ahead (the daemon's job path): many threads write, ask the journal's thread to force, and sync;
+     * every record is replayed, and close stops the journal's thread.
+     */
+    @Test
+    void forceSoon_fromManyThreads_thenSync_allReplayed_andCloseStopsItsThread() throws Exception {
+        Path f = tmp.resolve("journal");
+        Journal j = Journal.open(f);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+        List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            String r = "{\"n\":" + i + "}";
+            done.add(pool.submit(() -> {
+                j.write(r);
+                j.forceSoon();
+                j.sync();
+                return null;
+            }));
+        }
+        for (java.util.concurrent.Future<?> d : done) {
+            d.get();
+        }
+        pool.shutdown();
+        assertThat(forcers()).isEqualTo(1);
+        j.close();
+        j.forceSoon(); // after close: nothing started again
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (forcers() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(forcers()).as("the journal's thread ends with the journal").isZero();
+        try (Journal again = Journal.open(f)) {
+            assertThat(again.replayed()).hasSize(300);
+        }
+    }
+
+    private static long forcers() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().equals("journal-force") && t.isAlive()).count();
+    }
+
+    /** The head is what "%08x %08x " wrote before, for records of any length and content (a seeded sample). */
+    @Test
+    void encode_headIsCrcAndLengthIn8HexDigits_asTheFormatterWroteIt() {
+        Random rnd = new Random(SEED + 3);
+        for (int n = 0; n < 2000; n++) {
+            StringBuilder b = new StringBuilder();
+            int len = rnd.nextInt(n % 10 == 0 ? 70_000 : 300);
+            for (int i = 0; i < len; i++) {
+                char c = (char) (rnd.nextInt(4) == 0 ? 0x20 + rnd.nextInt(0x3000) : 0x20 + rnd.nextInt(0x5f));
+                b.append(c == '\n' ? ' ' : c);
+            }
+            byte[] body = b.toString().getBytes(StandardCharsets.UTF_8);
+            java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+            crc.update(body);
+            String head = String.format("%08x %08x ", crc.getValue(), body.length);
+            byte[] line = Journal.encode(b.toString());
+            assertThat(new String(line, 0, 18, StandardCharsets.US_ASCII)).isEqualTo(head);
+            assertThat(Journal.decode(line, 0, line.length - 1)).isEqualTo(b.toString());
+        }
+    }
+
     private static void killLoop(Path f, String mode, Random rnd) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         int acked = -1;

@@ -1,4 +1,5 @@
-// The child process of JournalKillTest: appends numbered records (compacting now and then) and
+// The child process of JournalTest's kill loops: appends numbered records (compacting now and then, or
+// forcing ahead) and
 // acknowledges each one on stdout only after append returned, until it is killed.
 package rsmap.journal;
 
@@ -12,11 +13,18 @@ public final class JournalWriter {
 
     public static void main(String[] args) throws Exception {
         boolean compacting = args.length > 1 && args[1].equals("compact");
+        boolean ahead = args.length > 1 && args[1].equals("ahead");
         try (Journal j = Journal.open(Path.of(args[0]))) {
             List<String> all = new ArrayList<>(j.replayed());
             for (int i = all.size(); ; i++) {
                 String r = "r" + i + " " + "x".repeat(i % 97); // records of varying length
-                j.append(r);
+                if (ahead) { // the daemon's job path: written, forced ahead on the journal's thread, then synced
+                    j.write(r);
+                    j.forceSoon();
+                    j.sync();
+                } else {
+                    j.append(r);
+                }
                 all.add(r);
                 if (compacting && i % 25 == 0) {
                     j.compact(all);
