@@ -205,6 +205,11 @@ public final class Daemon implements AutoCloseable {
             }
 
             @Override
+            public List<Frame> quick(Code code, Frame command, Session session) {
+                return commands.quick(code, command, session);
+            }
+
+            @Override
             public void closed(Session session) {
                 commands.closed(session);
             }

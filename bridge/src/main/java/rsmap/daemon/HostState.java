@@ -78,6 +78,11 @@ final class HostState {
     private rsmap.node.Node node;
     /** QUERY's answer for root and the admin, null after any change (see {@link Commands}). */
     private volatile String stateCache;
+    /** QUERY's answer per unprivileged user (their view masks others' jobs), emptied with {@link #stateCache}. */
+    private final java.util.concurrent.ConcurrentHashMap<String, String> userStateCache =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    /** Users whose view is kept at once: past it, the others' QUERYs are built each time, never evicting. */
+    static final int CACHED_VIEWS = 64;
     /** Requests and complex_values already parsed against this table (immutable values), by their text. */
     /** On an authority: the groups each job's scope=job requests are held to on all its hosts. */
     final JobGroups jobGroups = new JobGroups();
@@ -257,18 +262,27 @@ final class HostState {
         return java.util.Collections.unmodifiableSet(remotePending);
     }
 
-    /** The state changed: what QUERY answered from the cache is stale. */
+    /** The state changed: what QUERY answered from the cache is stale, for every viewer. */
     void changed() {
         stateCache = null;
+        userStateCache.clear();
     }
 
-    /** QUERY's whole answer for root and the admin while nothing changed; null when stale. */
-    String cachedState() {
-        return stateCache;
+    /**
+     * QUERY's whole answer as {@code user} sees it (null: root and the admin) while nothing changed; null
+     * when stale or not kept. Read without the lock: a value is the state of one moment between changes.
+     */
+    String cachedState(String user) {
+        return user == null ? stateCache : userStateCache.get(user);
     }
 
-    void cacheState(String text) {
-        stateCache = text;
+    /** Keeps QUERY's whole answer for {@code user} (null: root and the admin); under the lock, as every change. */
+    void cacheState(String user, String text) {
+        if (user == null) {
+            stateCache = text;
+        } else if (!user.isEmpty() && (userStateCache.size() < CACHED_VIEWS || userStateCache.containsKey(user))) {
+            userStateCache.put(user, text);
+        }
     }
 
     /** The job {@code id} holding a grant here. */

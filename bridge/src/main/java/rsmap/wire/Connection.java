@@ -278,14 +278,40 @@ final class Connection implements Session.Output, Session.Login {
         List<Frame> answer = w.frame() != null ? session.onCommand(w.frame()) : List.of(session.onBadFrame(w.bad()));
         offer(answer, true);
         server.flushFromWorker(this);
-        synchronized (this) {
-            busy = false;
-            lastActive = System.nanoTime();
-            if (decoder.buffered() > 0) {
-                frameStarted = lastActive; // what follows was read while the command ran
-            }
-        }
+        done();
         server.dispatch(this);
+    }
+
+    /**
+     * On the selector thread: answers {@code w}'s command at once when the session can ({@link Session#quick})
+     * and writes what the socket takes; false when it cannot, and {@code w} is still this connection's
+     * running Work, for a worker.
+     */
+    boolean inline(Workers.Work w, ByteBuffer direct) throws IOException {
+        List<Frame> answer = null;
+        try {
+            answer = w.frame() == null ? null : session.quick(w.frame());
+        } catch (RuntimeException e) { // it changed nothing: a worker answers it the long way
+            Faults.report("a command failed on the selector thread; a worker runs it", e);
+        }
+        if (answer == null) {
+            return false;
+        }
+        offer(answer, true);
+        done(); // before the write: a write error kills the connection, and its end must find it idle
+        if (!flush(direct)) {
+            server.flushLater(this);
+        }
+        return true;
+    }
+
+    /** The running Work is answered: the next may go. */
+    private synchronized void done() {
+        busy = false;
+        lastActive = System.nanoTime();
+        if (decoder.buffered() > 0) {
+            frameStarted = lastActive; // what follows was read while the command ran
+        }
     }
 
     /** A Work failed outside the session's own handling. */

@@ -150,7 +150,7 @@ final class SelectorLoop {
         if (n < 0) {
             c.key.interestOpsAnd(~SelectionKey.OP_READ);
         }
-        server.dispatch(c);
+        server.dispatchInline(c, direct);
         if (n >= 0 && c.shouldPauseReading(server.limits().maxFrame())) {
             c.key.interestOpsAnd(~SelectionKey.OP_READ);
         }
@@ -164,7 +164,7 @@ final class SelectorLoop {
             if (c.closingAndFlushed()) {
                 kill(c, null);
             } else {
-                server.dispatch(c); // the next command may have waited for the client to read
+                server.dispatchInline(c, direct); // the next command may have waited for the client to read
             }
         } else {
             c.key.interestOpsOr(SelectionKey.OP_WRITE);

@@ -43,6 +43,8 @@ import java.util.function.Supplier;
 public final class SocketServer implements AutoCloseable {
     /** The direct buffer of the selector thread and of each worker. */
     static final int BUFFER = 64 * 1024;
+    /** How many commands of one connection the selector answers in a row before the next goes to a worker. */
+    static final int INLINE_RUN = 8;
     private static final long CLOSE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     /** How the budget was used since start: for logs and tests. */
@@ -212,6 +214,29 @@ public final class SocketServer implements AutoCloseable {
         if (!workers.runNext(c) && c.shouldResumeReading(limits.maxFrame())) {
             loop.resumeReading(c);
         }
+    }
+
+    /**
+     * On the selector thread, after a read or a write: what the session answers at once ({@link Session#quick})
+     * is answered here, without a worker's wake-up, at most {@link #INLINE_RUN} commands in a row; the first
+     * that needs a worker goes to one, and everything behind it waits for it (answers stay in order).
+     * {@code direct}: the selector's buffer.
+     */
+    void dispatchInline(Connection c, java.nio.ByteBuffer direct) throws IOException {
+        for (int i = 0; i < INLINE_RUN; i++) {
+            Workers.Work w = workers.take(c); // null while a Work of c is queued or running
+            if (w == null) {
+                if (c.shouldResumeReading(limits.maxFrame())) {
+                    loop.resumeReading(c);
+                }
+                return;
+            }
+            if (!c.inline(w, direct)) {
+                workers.run(w);
+                return;
+            }
+        }
+        dispatch(c); // a client pipelining many: the rest on a worker, so that the selector serves the others
     }
 
     /** A worker's Work failed outside the session's own handling: the connection goes, its session ends. */
