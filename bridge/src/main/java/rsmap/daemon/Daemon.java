@@ -298,6 +298,11 @@ public final class Daemon implements AutoCloseable {
         return commands.handle(code, command, session);
     }
 
+    /** What the selector thread would answer at once to {@code command} (Session.Handler#quick), or null. */
+    List<Frame> quick(Code code, Frame command, Session session) {
+        return commands.quick(code, command, session);
+    }
+
     /** How many reallocs wait now (tests). */
     int waitingReallocs() {
         synchronized (lock) {
