@@ -78,10 +78,9 @@ final class HostState {
     private rsmap.node.Node node;
     /** QUERY's answer for root and the admin, null after any change (see {@link Commands}). */
     private volatile String stateCache;
-    /** QUERY's answer per unprivileged user (their view masks others' jobs), emptied with {@link #stateCache}. */
-    private final java.util.concurrent.ConcurrentHashMap<String, String> userStateCache =
-            new java.util.concurrent.ConcurrentHashMap<>();
-    /** Users whose view is kept at once: past it, the others' QUERYs are built each time, never evicting. */
+    /** QUERY's answer per other user (their view masks others' jobs), emptied with it; at most CACHED_VIEWS. */
+    private final java.util.Map<String, String> userStateCache = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Users whose view is kept at once: past it, the others' QUERYs are built each time (nothing evicted). */
     static final int CACHED_VIEWS = 64;
     /** Requests and complex_values already parsed against this table (immutable values), by their text. */
     /** On an authority: the groups each job's scope=job requests are held to on all its hosts. */
