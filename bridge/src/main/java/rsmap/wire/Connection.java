@@ -86,7 +86,10 @@ final class Connection implements Session.Output, Session.Login {
 
     // ---- selector thread ----
 
-    /** Reads what the socket has (once: other connections get their turn); -1 at end of stream. */
+    /**
+     * Reads what the socket has (once: other connections get their turn); -1 at end of stream. On the
+     * selector thread, or on the accept thread before the connection is registered (never both at once).
+     */
     int read(ByteBuffer direct) throws IOException {
         direct.clear();
         int n = channel.read(direct);

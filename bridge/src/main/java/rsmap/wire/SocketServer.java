@@ -220,9 +220,9 @@ public final class SocketServer implements AutoCloseable {
      * On the selector thread, after a read or a write: what the session answers at once ({@link Session#quick})
      * is answered here, without a worker's wake-up, at most {@link #INLINE_RUN} commands in a row; the first
      * that needs a worker goes to one, and everything behind it waits for it (answers stay in order).
-     * {@code direct}: the selector's buffer.
+     * {@code direct}: the selector's buffer; {@code beforeWorker} (may be null) runs before a command goes to a worker.
      */
-    void dispatchInline(Connection c, java.nio.ByteBuffer direct) throws IOException {
+    void dispatchInline(Connection c, java.nio.ByteBuffer direct, BeforeWorker beforeWorker) throws IOException {
         for (int i = 0; i < INLINE_RUN; i++) {
             Workers.Work w = workers.take(c); // null while a Work of c is queued or running
             if (w == null) {
@@ -232,11 +232,19 @@ public final class SocketServer implements AutoCloseable {
                 return;
             }
             if (!c.inline(w, direct)) {
+                if (beforeWorker != null && w.frame() != null) {
+                    beforeWorker.run();
+                }
                 workers.run(w);
                 return;
             }
         }
         dispatch(c); // a client pipelining many: the rest on a worker, so that the selector serves the others
+    }
+
+    /** What the selector does before it gives a command to a worker (see {@link SelectorLoop}). */
+    interface BeforeWorker {
+        void run() throws IOException;
     }
 
     /** A worker's Work failed outside the session's own handling: the connection goes, its session ends. */
