@@ -39,8 +39,6 @@ final class Admission {
      * hosts reconnecting at once after a restart should not wait out SYN retransmits (1 s, 3 s, ...).
      */
     private static final int TCP_BACKLOG = 1024;
-    /** The most this thread reads of a new connection (see {@link #readFirst}). */
-    static final int FIRST_READ = 4096;
 
     private final SocketServer server;
     private final ServerSocketChannel listener;
@@ -134,7 +132,6 @@ final class Admission {
      */
     private void accept() {
         ByteBuffer out = ByteBuffer.allocateDirect(1024);
-        ByteBuffer in = ByteBuffer.allocateDirect(FIRST_READ);
         boolean failing = false; // in a streak of failed accepts: logged once, at its start
         while (running) {
             SocketChannel ch;
@@ -158,7 +155,7 @@ final class Admission {
             }
             try {
                 if (tcp == null) {
-                    admit(ch, out, in);
+                    admit(ch, out);
                 } else {
                     admitTcp(ch, out);
                 }
@@ -198,7 +195,7 @@ final class Admission {
     }
 
     /** Judges a new peer at once: over its user's limit it gets one ERROR and is closed. */
-    private void admit(SocketChannel ch, ByteBuffer out, ByteBuffer in) {
+    private void admit(SocketChannel ch, ByteBuffer out) {
         Object user = null;
         try {
             Session.Peer peer = PeerCredentials.of(ch);
@@ -217,36 +214,13 @@ final class Admission {
             Connection c = new Connection(server, ch, new Session(handlers.get(), peer), priv, user,
                     server.limits().maxFrame());
             accepted.incrementAndGet();
-            boolean sent = readFirst(c, in);
-            loop.register(c); // from here on only the selector reads it
-            if (sent) {
-                try {
-                    server.dispatchInline(c, in, null);
-                } catch (IOException e) {
-                    loop.close(c); // it went away: the selector closes it, a worker ends its session
-                }
-            }
+            loop.register(c);
         } catch (IOException e) {
             if (user != null) {
                 budget.release(user);
             }
             closeQuietly(ch);
         }
-    }
-
-    /**
-     * What a client sent with its connect (a hook's INIT and JOB_START in one write), read before the
-     * selector knows the connection: its INIT is answered and its first command handed to a worker from
-     * here, a thread hand-off less for a job start. A second read sees an end of stream right behind it
-     * (see SelectorLoop). At most {@link #FIRST_READ} bytes: the rest is the selector's. True when it read
-     * something or the end of the stream.
-     */
-    private static boolean readFirst(Connection c, ByteBuffer in) throws IOException {
-        int n = c.read(in);
-        if (n > 0 && n < in.capacity()) {
-            c.read(in);
-        }
-        return n != 0;
     }
 
     private static void closeQuietly(SocketChannel ch) {

@@ -86,10 +86,7 @@ final class Connection implements Session.Output, Session.Login {
 
     // ---- selector thread ----
 
-    /**
-     * Reads what the socket has (once: other connections get their turn); -1 at end of stream. On the
-     * selector thread, or on the accept thread before the connection is registered (never both at once).
-     */
+    /** Reads what the socket has (once: other connections get their turn); -1 at end of stream. */
     int read(ByteBuffer direct) throws IOException {
         direct.clear();
         int n = channel.read(direct);
