@@ -76,12 +76,8 @@ final class HostState {
     private java.util.OptionalInt slots = java.util.OptionalInt.empty();
     /** This host as filters see it, made once from the two above. */
     private rsmap.node.Node node;
-    /** QUERY's answer for root and the admin, null after any change (see {@link Commands}). */
-    private volatile String stateCache;
-    /** QUERY's answer per other user (their view masks others' jobs), emptied with it; at most CACHED_VIEWS. */
-    private final java.util.Map<String, String> userStateCache = new java.util.concurrent.ConcurrentHashMap<>();
-    /** Users whose view is kept at once: past it, the others' QUERYs are built each time (nothing evicted). */
-    static final int CACHED_VIEWS = 64;
+    /** QUERY's answers per viewer, emptied by any change (see {@link Commands#quick}). */
+    private final QueryViews queryViews = new QueryViews();
     /** Requests and complex_values already parsed against this table (immutable values), by their text. */
     /** On an authority: the groups each job's scope=job requests are held to on all its hosts. */
     final JobGroups jobGroups = new JobGroups();
@@ -263,25 +259,17 @@ final class HostState {
 
     /** The state changed: what QUERY answered from the cache is stale, for every viewer. */
     void changed() {
-        stateCache = null;
-        userStateCache.clear();
+        queryViews.clear();
     }
 
-    /**
-     * QUERY's whole answer as {@code user} sees it (null: root and the admin) while nothing changed; null
-     * when stale or not kept. Read without the lock: a value is the state of one moment between changes.
-     */
+    /** QUERY's whole answer as {@code user} sees it (null: root and the admin) while nothing changed; null when stale. */
     String cachedState(String user) {
-        return user == null ? stateCache : userStateCache.get(user);
+        return queryViews.get(user);
     }
 
     /** Keeps QUERY's whole answer for {@code user} (null: root and the admin); under the lock, as every change. */
     void cacheState(String user, String text) {
-        if (user == null) {
-            stateCache = text;
-        } else if (!user.isEmpty() && (userStateCache.size() < CACHED_VIEWS || userStateCache.containsKey(user))) {
-            userStateCache.put(user, text);
-        }
+        queryViews.put(user, text);
     }
 
     /** The job {@code id} holding a grant here. */
