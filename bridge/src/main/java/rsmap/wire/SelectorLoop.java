@@ -1,5 +1,6 @@
 // The selector thread of the SocketServer: reads and writes for every connection through its one direct
-// buffer, runs what other threads hand it, closes connections, and checks the Budget every tick.
+// buffer, answers what needs no worker, runs what other threads hand it, closes connections, and checks
+// the Budget every tick.
 package rsmap.wire;
 
 import java.io.IOException;

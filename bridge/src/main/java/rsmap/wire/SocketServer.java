@@ -26,7 +26,10 @@ import java.util.function.Supplier;
  * buffer (heap buffers given to a channel take a temporary direct buffer per thread, which is how
  * "Cannot reserve 65536 bytes of direct buffer memory" came about) and copies into the connection's
  * decoder, which holds only bytes that arrived. Commands run on {@link ServerLimits#workers} threads,
- * one at a time per connection and privileged peers' first. A thread of its own accepts and judges
+ * one at a time per connection and privileged peers' first, so that one waiting for the daemon's lock or
+ * its journal's force never stalls another connection; what needs no lock, no I/O but the socket and
+ * cannot block ({@link Session.Handler#quick}, a Unix peer's INIT) the selector answers itself, sparing
+ * a thread's wake-up, while none of that connection's commands is queued or running. A thread of its own accepts and judges
  * every connection (SO_PEERCRED) as it arrives, so that a flood of connects neither slows the selector's
  * rounds nor keeps a privileged peer's connect waiting behind more than the short listen backlog.
  *
