@@ -142,4 +142,44 @@ class QueryCacheTest {
             assertThat(JSON.readTree(c.call(query(4)).get(0).text(0)).path("jobs")).hasSize(2);
         }
     }
+
+    @Test
+    void queryOfAHostWithAnAuthority_isNeverKept_andNeverWaitsForTheLinksLock() throws Exception {
+        Config linked = TestDaemon.config(tmp.resolve("linked"), "nic=2(ib0 ib1)", "socket = linked.sock",
+                "authority = 127.0.0.1:" + rsmap.wire.Ports.free(), "reconcile_interval = 0"); // nobody listens
+        Daemon host = TestDaemon.start(linked, AuthorityTest.TOKENS);
+        try {
+            Session root = new Session((code, command, session) -> host.handle(code, command, session),
+                    new Session.Peer("root", "root", 0, 0, 0));
+            root.attach((frame, force) -> true);
+            root.onCommand(Frame.of(1, Code.INIT.value(), Session.VERSION));
+            host.handle(Code.QUERY, query(2), root);
+            java.lang.reflect.Field f = Daemon.class.getDeclaredField("global");
+            f.setAccessible(true);
+            Object link = f.get(host);
+            CountDownLatch held = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            Thread holder = new Thread(() -> {
+                synchronized (link) { // the link busy with its authority
+                    held.countDown();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            });
+            holder.start();
+            try {
+                assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+                assertThat(CompletableFuture.supplyAsync(() -> host.quick(Code.QUERY, query(3), root))
+                        .get(5, TimeUnit.SECONDS)).as("the link's part of the answer is never kept").isNull();
+            } finally {
+                release.countDown();
+                holder.join();
+            }
+        } finally {
+            host.close();
+        }
+    }
 }
