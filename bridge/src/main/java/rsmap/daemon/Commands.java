@@ -62,7 +62,7 @@ final class Commands {
      * builds it under the lock and keeps it until the next change.
      */
     List<Frame> quick(Code code, Frame command, Session session) {
-        if (code != Code.QUERY || !wholeState(command) || !global.cacheable()) { // a link's state changes without the host's
+        if (code != Code.QUERY || !wholeState(command) || !global.cacheable()) { // a link's view changes apart
             return null;
         }
         String cached = s.cachedState(viewer(session.peer()));

@@ -262,7 +262,7 @@ final class HostState {
         queryViews.clear();
     }
 
-    /** QUERY's whole answer as {@code user} sees it (null: root and the admin) while nothing changed; null when stale. */
+    /** QUERY's whole answer as {@code user} sees it (null: root and the admin); null when stale. */
     String cachedState(String user) {
         return queryViews.get(user);
     }

@@ -26,7 +26,7 @@ final class QueryViews {
         return user == null ? privileged : users.get(user);
     }
 
-    /** Keeps {@code text} as {@code user}'s view (null: root and the admin), within {@link #USERS} and {@link #USER_CHARS}. */
+    /** Keeps {@code text} as {@code user}'s view (null: root and the admin), within the bounds above. */
     void put(String user, String text) {
         if (user == null) {
             privileged = text;

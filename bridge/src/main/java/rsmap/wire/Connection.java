@@ -133,7 +133,8 @@ final class Connection implements Session.Output, Session.Login {
             return null;
         }
         if (decoder.buffered() > 0) { // unless the next frame waits for the client to read its answers
-            return frameNanos > 0 && now - frameStarted > frameNanos && out.bytes() <= server.pauseOutput() ? "frame" : null;
+            return frameNanos > 0 && now - frameStarted > frameNanos && out.bytes() <= server.pauseOutput() ? "frame"
+                    : null;
         }
         if (idleNanos > 0 && out.isEmpty() && !eof && !session.hasOpenCommand() && now - lastActive > idleNanos) {
             return "idle";

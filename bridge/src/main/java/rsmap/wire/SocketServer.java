@@ -29,9 +29,10 @@ import java.util.function.Supplier;
  * one at a time per connection and privileged peers' first, so that one waiting for the daemon's lock or
  * its journal's force never stalls another connection; what needs no lock, no I/O but the socket and
  * cannot block ({@link Session.Handler#quick}, a Unix peer's INIT) the selector answers itself, sparing
- * a thread's wake-up, while none of that connection's commands is queued or running. A thread of its own accepts and judges
- * every connection (SO_PEERCRED) as it arrives, so that a flood of connects neither slows the selector's
- * rounds nor keeps a privileged peer's connect waiting behind more than the short listen backlog.
+ * a thread's wake-up, while none of that connection's commands is queued or running. A thread of its own
+ * accepts and judges every connection (SO_PEERCRED) as it arrives, so that a flood of connects neither
+ * slows the selector's rounds nor keeps a privileged peer's connect waiting behind more than the short
+ * listen backlog.
  *
  * <p>Over TCP the kernel cannot say who the peer is: a connection is no one until its INIT carries a
  * credential that the {@link Authenticator} accepts (see {@link Session}); the login runs on a worker, and
@@ -235,10 +236,13 @@ public final class SocketServer implements AutoCloseable {
                 return;
             }
             if (!c.inline(w, direct)) {
-                if (beforeWorker != null && w.frame() != null) {
-                    beforeWorker.run();
+                try {
+                    if (beforeWorker != null && w.frame() != null) {
+                        beforeWorker.run();
+                    }
+                } finally {
+                    workers.run(w); // even when that read failed: the Work ends the session's command
                 }
-                workers.run(w);
                 return;
             }
         }

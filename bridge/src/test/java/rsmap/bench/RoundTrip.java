@@ -51,7 +51,8 @@ public final class RoundTrip {
                 System.out.printf("round trip: connect, INIT, then QUERY round trips; the answer is %d bytes; "
                         + "rsmapd JVM options %s%n", answer, daemon.jvmOptions());
                 System.out.printf("%7s %11s | %-32s | %-32s | %s%n", "clients", "round trips",
-                        "C ping-pong p50 / p99 us, per s", "rsmapd p50 / p99 us, per s", "ratio p50 / p99 (target p99 < 10x; 1 client p50 <= 2x)");
+                        "C ping-pong p50 / p99 us, per s", "rsmapd p50 / p99 us, per s",
+                        "ratio p50 / p99 (target p99 < 10x; 1 client p50 <= 2x)");
                 for (int n : LEVELS) {
                     int rounds = Math.max(perLevel / n, 40);
                     Map<String, String> base = clients(pp, n, rounds);
