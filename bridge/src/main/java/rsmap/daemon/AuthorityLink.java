@@ -207,6 +207,12 @@ final class AuthorityLink implements GlobalPart {
         events.add(kind, diffJson);
     }
 
+    /** Never: the link's view changes without the host's state; said without this link's lock (Commands#quick). */
+    @Override
+    public boolean cacheable() {
+        return false;
+    }
+
     /**
      * For QUERY and {@code rsmap status}: where the authority is, whether connected (else the last error),
      * and the jobs whose global grant it did not confirm - what an admin decides about (JOB_END frees them).

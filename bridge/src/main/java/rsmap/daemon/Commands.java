@@ -56,15 +56,37 @@ final class Commands {
     }
 
     /**
-     * One command of one client; state changes are serialised under the daemon's lock. The whole state
-     * as root or the admin sees it is kept, once built, until the next change: monitors that poll QUERY
-     * are answered without the lock and never queue behind job starts.
+     * QUERY of the whole state (no argument, or {@code {}}) answered from what {@link HostState} keeps of it
+     * for this peer: no lock, no I/O, so the selector thread answers it at once (Session.Handler#quick)
+     * and monitors that poll never queue behind job starts. Null when nothing is kept: {@link #handle}
+     * builds it under the lock and keeps it until the next change.
      */
+    List<Frame> quick(Code code, Frame command, Session session) {
+        if (code != Code.QUERY || !wholeState(command) || !global.cacheable()) { // a link's view changes apart
+            return null;
+        }
+        String cached = s.cachedState(viewer(session.peer()));
+        return cached == null ? null : List.of(Frame.of(command.tid(), Code.STATE.value(), cached));
+    }
+
+    /** QUERY of the whole state: no argument, or the empty object (what most clients send). */
+    static boolean wholeState(Frame command) {
+        return command.args().isEmpty() || command.args().size() == 1 && command.text(0).strip().equals("{}");
+    }
+
+    /**
+     * Whose view of the state {@code peer} gets, as the key of QUERY's cache: null for root and the admin
+     * (everything), else the user's name (other users' jobs masked by name: {@link Access#mayQuery}).
+     */
+    String viewer(Session.Peer peer) {
+        return access.privileged(peer) ? null : peer.user();
+    }
+
+    /** One command of one client; state changes are serialised under the daemon's lock. */
     List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
-        String cached = s.cachedState();
-        if (code == Code.QUERY && cached != null && command.args().isEmpty() && access.privileged(session.peer())
-                && global.cacheable()) { // a link's state changes without the host's: never cached
-            return List.of(Frame.of(command.tid(), Code.STATE.value(), cached));
+        List<Frame> kept = quick(code, command, session);
+        if (kept != null) {
+            return kept;
         }
         Handler unlocked = table.outsideLock().get(code);
         Handler h = unlocked != null ? unlocked : table.handlers().get(code);

@@ -162,8 +162,8 @@ final class CommonCommands {
         }
         global.view().ifPresent(v -> state.set("authority", v)); // the host's link to its authority
         String text = state.toString();
-        if (c.args().isEmpty() && access.privileged(peer)) {
-            s.cacheState(text);
+        if (Commands.wholeState(c)) { // kept for this viewer until the next change (Commands#quick)
+            s.cacheState(access.privileged(peer) ? null : peer.user(), text);
         }
         return List.of(Frame.of(c.tid(), Code.STATE.value(), text));
     }

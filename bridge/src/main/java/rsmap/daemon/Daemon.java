@@ -208,6 +208,11 @@ public final class Daemon implements AutoCloseable {
             }
 
             @Override
+            public List<Frame> quick(Code code, Frame command, Session session) {
+                return commands.quick(code, command, session);
+            }
+
+            @Override
             public void closed(Session session) {
                 commands.closed(session);
             }
@@ -294,6 +299,11 @@ public final class Daemon implements AutoCloseable {
     /** One command as a session would send it, for tests and the in-process demo. */
     List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
         return commands.handle(code, command, session);
+    }
+
+    /** What the selector thread would answer at once to {@code command} (Session.Handler#quick), or null. */
+    List<Frame> quick(Code code, Frame command, Session session) {
+        return commands.quick(code, command, session);
     }
 
     /** How many reallocs wait now (tests). */

@@ -50,7 +50,10 @@ interface GlobalPart extends AutoCloseable {
     /** What QUERY shows of the global part, under {@code "authority"}; empty: nothing. */
     Optional<ObjectNode> view();
 
-    /** Whether the host's state alone makes QUERY's answer (then it may be cached until the next change). */
+    /**
+     * Whether the host's state alone makes QUERY's answer (then it may be cached until the next change).
+     * Asked on the selector thread (Commands#quick): it must take no lock that anything holds long.
+     */
     default boolean cacheable() {
         return view().isEmpty();
     }

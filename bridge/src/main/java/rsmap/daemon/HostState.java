@@ -76,8 +76,8 @@ final class HostState {
     private java.util.OptionalInt slots = java.util.OptionalInt.empty();
     /** This host as filters see it, made once from the two above. */
     private rsmap.node.Node node;
-    /** QUERY's answer for root and the admin, null after any change (see {@link Commands}). */
-    private volatile String stateCache;
+    /** QUERY's answers per viewer, emptied by any change (see {@link Commands#quick}). */
+    private final QueryViews queryViews = new QueryViews();
     /** Requests and complex_values already parsed against this table (immutable values), by their text. */
     /** On an authority: the groups each job's scope=job requests are held to on all its hosts. */
     final JobGroups jobGroups = new JobGroups();
@@ -257,18 +257,19 @@ final class HostState {
         return java.util.Collections.unmodifiableSet(remotePending);
     }
 
-    /** The state changed: what QUERY answered from the cache is stale. */
+    /** The state changed: what QUERY answered from the cache is stale, for every viewer. */
     void changed() {
-        stateCache = null;
+        queryViews.clear();
     }
 
-    /** QUERY's whole answer for root and the admin while nothing changed; null when stale. */
-    String cachedState() {
-        return stateCache;
+    /** QUERY's whole answer as {@code user} sees it (null: root and the admin); null when stale. */
+    String cachedState(String user) {
+        return queryViews.get(user);
     }
 
-    void cacheState(String text) {
-        stateCache = text;
+    /** Keeps QUERY's whole answer for {@code user} (null: root and the admin); under the lock, as every change. */
+    void cacheState(String user, String text) {
+        queryViews.put(user, text);
     }
 
     /** The job {@code id} holding a grant here. */

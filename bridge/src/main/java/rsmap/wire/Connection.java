@@ -6,7 +6,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.util.ArrayDeque;
 import java.util.List;
 
 /**
@@ -28,9 +27,8 @@ final class Connection implements Session.Output, Session.Login {
     SelectionKey key;
 
     private final FrameDecoder decoder;
-    private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
-    /** Bytes in {@code out}, and the share of the server's input total this decoder accounts for. */
-    private long queued;
+    private final Outgoing out;
+    /** The share of the server's input total this decoder accounts for. */
     private long inputAccounted;
     /** A Workers.Work of this connection is queued or running. */
     private boolean busy;
@@ -64,6 +62,7 @@ final class Connection implements Session.Output, Session.Login {
         this.privileged = privileged;
         this.user = user;
         this.decoder = new FrameDecoder(maxFrame, server.chunks());
+        this.out = new Outgoing(server);
         this.opened = System.nanoTime();
         this.lastActive = opened;
         session.attach(this);
@@ -79,6 +78,7 @@ final class Connection implements Session.Output, Session.Login {
         this.awaitingLogin = true;
         this.loginSource = source;
         this.decoder = new FrameDecoder(maxFrame, server.chunks());
+        this.out = new Outgoing(server);
         this.opened = System.nanoTime();
         this.lastActive = opened;
         session.attach(this);
@@ -116,7 +116,7 @@ final class Connection implements Session.Output, Session.Login {
 
     synchronized long inputHeld() { return inputAccounted; }
 
-    synchronized long outputHeld() { return queued; }
+    synchronized long outputHeld() { return out.bytes(); }
 
     /** What the timeout sweep should do now: null, or the reason to close the connection. */
     synchronized String expired(long now, long idleNanos, long frameNanos, long loginNanos) {
@@ -133,7 +133,8 @@ final class Connection implements Session.Output, Session.Login {
             return null;
         }
         if (decoder.buffered() > 0) { // unless the next frame waits for the client to read its answers
-            return frameNanos > 0 && now - frameStarted > frameNanos && queued <= server.pauseOutput() ? "frame" : null;
+            return frameNanos > 0 && now - frameStarted > frameNanos && out.bytes() <= server.pauseOutput() ? "frame"
+                    : null;
         }
         if (idleNanos > 0 && out.isEmpty() && !eof && !session.hasOpenCommand() && now - lastActive > idleNanos) {
             return "idle";
@@ -162,8 +163,6 @@ final class Connection implements Session.Output, Session.Login {
             }
         }
         dead = true;
-        server.addOutput(-queued);
-        queued = 0;
         out.clear();
         server.addInput(-inputAccounted);
         inputAccounted = 0;
@@ -235,7 +234,7 @@ final class Connection implements Session.Output, Session.Login {
         if (busy || ended) {
             return null;
         }
-        if (!dead && !session.closed() && queued <= server.pauseOutput()) {
+        if (!dead && !session.closed() && out.bytes() <= server.pauseOutput()) {
             try {
                 var frame = decoder.next();
                 accountInput();
@@ -249,7 +248,7 @@ final class Connection implements Session.Output, Session.Login {
                 return new Workers.Work(this, null, e, seq);
             }
         }
-        if (dead || session.closed() || eof && queued <= server.pauseOutput()) {
+        if (dead || session.closed() || eof && out.bytes() <= server.pauseOutput()) {
             busy = true; // ends the session (eof: every complete frame before it was answered)
             return new Workers.Work(this, null, null, seq);
         }
@@ -278,14 +277,40 @@ final class Connection implements Session.Output, Session.Login {
         List<Frame> answer = w.frame() != null ? session.onCommand(w.frame()) : List.of(session.onBadFrame(w.bad()));
         offer(answer, true);
         server.flushFromWorker(this);
-        synchronized (this) {
-            busy = false;
-            lastActive = System.nanoTime();
-            if (decoder.buffered() > 0) {
-                frameStarted = lastActive; // what follows was read while the command ran
-            }
-        }
+        done();
         server.dispatch(this);
+    }
+
+    /**
+     * On the selector thread: answers {@code w}'s command at once when the session can ({@link Session#quick})
+     * and writes what the socket takes; false when it cannot, and {@code w} is still this connection's
+     * running Work, for a worker.
+     */
+    boolean inline(Workers.Work w, ByteBuffer direct) throws IOException {
+        List<Frame> answer = null;
+        try {
+            answer = w.frame() == null ? null : session.quick(w.frame());
+        } catch (RuntimeException e) { // it changed nothing: a worker answers it the long way
+            Faults.report("a command failed on the selector thread; a worker runs it", e);
+        }
+        if (answer == null) {
+            return false;
+        }
+        offer(answer, true);
+        done(); // before the write: a write error kills the connection, and its end must find it idle
+        if (!flush(direct)) {
+            server.flushLater(this);
+        }
+        return true;
+    }
+
+    /** The running Work is answered: the next may go. */
+    private synchronized void done() {
+        busy = false;
+        lastActive = System.nanoTime();
+        if (decoder.buffered() > 0) {
+            frameStarted = lastActive; // what follows was read while the command ran
+        }
     }
 
     /** A Work failed outside the session's own handling. */
@@ -317,15 +342,11 @@ final class Connection implements Session.Output, Session.Login {
             if (dead || ended) {
                 return false;
             }
-            if (!force && (queued + size > server.limits().maxEventBacklog()
+            if (!force && (out.bytes() + size > server.limits().maxEventBacklog()
                     || server.outputTotal() + size > server.limits().maxQueuedOutput())) {
                 return false;
             }
-            for (ByteBuffer b : encoded) {
-                out.add(b);
-            }
-            queued += size;
-            server.addOutput(size);
+            out.add(encoded, size);
         }
         return true;
     }
@@ -335,37 +356,7 @@ final class Connection implements Session.Output, Session.Login {
      * would each take a temporary direct buffer) until done or the socket is full; true when all is out.
      */
     synchronized boolean flush(ByteBuffer direct) throws IOException {
-        while (!out.isEmpty() && !dead) {
-            direct.clear();
-            for (ByteBuffer b : out) {
-                if (!direct.hasRemaining()) {
-                    break;
-                }
-                ByteBuffer d = b.duplicate();
-                if (d.remaining() > direct.remaining()) {
-                    d.limit(d.position() + direct.remaining());
-                }
-                direct.put(d);
-            }
-            direct.flip();
-            int want = direct.remaining();
-            int n = channel.write(direct);
-            queued -= n;
-            server.addOutput(-n);
-            for (int left = n; left > 0;) {
-                ByteBuffer head = out.peek();
-                int take = Math.min(left, head.remaining());
-                head.position(head.position() + take);
-                left -= take;
-                if (!head.hasRemaining()) {
-                    out.poll();
-                }
-            }
-            if (n < want) {
-                return false;
-            }
-        }
-        return true;
+        return dead || out.writeTo(channel, direct);
     }
 
     /** Whether the selector must be asked for OP_WRITE (once until it served the wish). */

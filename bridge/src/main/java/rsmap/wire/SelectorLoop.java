@@ -1,5 +1,6 @@
 // The selector thread of the SocketServer: reads and writes for every connection through its one direct
-// buffer, runs what other threads hand it, closes connections, and checks the Budget every tick.
+// buffer, answers what needs no worker, runs what other threads hand it, closes connections, and checks
+// the Budget every tick.
 package rsmap.wire;
 
 import java.io.IOException;
@@ -142,16 +143,15 @@ final class SelectorLoop {
 
     private void readable(Connection c) throws IOException {
         int n = c.read(direct);
-        if (n > 0 && n < direct.capacity()) {
-            // Once more: an end of stream right behind the data (a client that sent a command and closed)
-            // is then known before that command runs (Session#gone). n < 0 still means the end of stream.
-            n = Math.min(n, c.read(direct));
+        // Before a command goes to a worker, once more: an end of stream right behind it (a client that sent
+        // it and closed) is then known before it runs (Session#gone). One answered here needs no such look.
+        server.dispatchInline(c, direct, n > 0 && n < direct.capacity() ? () -> c.read(direct) : null);
+        if (!c.key.isValid()) {
+            return;
         }
-        if (n < 0) {
+        if (c.clientClosed()) {
             c.key.interestOpsAnd(~SelectionKey.OP_READ);
-        }
-        server.dispatch(c);
-        if (n >= 0 && c.shouldPauseReading(server.limits().maxFrame())) {
+        } else if (c.shouldPauseReading(server.limits().maxFrame())) {
             c.key.interestOpsAnd(~SelectionKey.OP_READ);
         }
         budget.shedInput(connections, this::kill);
@@ -164,7 +164,7 @@ final class SelectorLoop {
             if (c.closingAndFlushed()) {
                 kill(c, null);
             } else {
-                server.dispatch(c); // the next command may have waited for the client to read
+                server.dispatchInline(c, direct, null); // the next command may have waited for the client to read
             }
         } else {
             c.key.interestOpsOr(SelectionKey.OP_WRITE);

@@ -21,7 +21,7 @@ import java.time.Duration;
  * @param idleTimeout        a connection with no command in flight, no open stream, no partial frame and
  *                           nothing to write is closed after this; {@link Duration#ZERO}: never
  * @param frameTimeout       a frame begun must be complete within this; {@link Duration#ZERO}: no limit
- * @param workers            threads that execute commands (the selector thread never does)
+ * @param workers            threads that execute commands (the selector answers only what needs none: Session#quick)
  * @param maxUnauthenticated TCP connections whose INIT has not been accepted yet, all peers together, and a
  *                           sixteenth of it from one source address ({@link LoginPlaces}); the next connect
  *                           over either is answered one ERROR (TID 0) and closed

@@ -25,6 +25,16 @@ public final class Session {
     public interface Handler {
         List<Frame> handle(Code code, Frame command, Session session) throws CommandException;
 
+        /**
+         * The events before the closing OK of a command answered at once on the selector thread, or null
+         * when it must go to {@link #handle} on a worker. Only for what takes no lock that a command holds
+         * while it works, does no I/O and cannot block (a QUERY answered from a cache): every other
+         * connection waits while it runs. It must answer exactly as {@link #handle} would.
+         */
+        default List<Frame> quick(Code code, Frame command, Session session) {
+            return null;
+        }
+
         /** The session ended (QUIT, a fatal frame, or the client went away): drop what it had open. */
         default void closed(Session session) {
         }
@@ -161,6 +171,30 @@ public final class Session {
      */
     public boolean gone() {
         return closed || output.clientClosed();
+    }
+
+    /**
+     * The answer to {@code command} when it can be given at once, on the selector thread, or null: it goes
+     * to {@link #onCommand} on a worker. INIT of a peer the kernel named needs no login; after INIT the
+     * {@link Handler#quick} says. QUIT (it ends what the session had open) and a TCP peer's INIT (its
+     * credential) are never answered here.
+     */
+    List<Frame> quick(Frame command) {
+        Code code = Code.of(command.code()).filter(Code::isCommand).orElse(null);
+        if (code == Code.INIT && login == null) {
+            return onCommand(command);
+        }
+        if (code == null || code == Code.INIT || code == Code.QUIT || !initialised) {
+            return null;
+        }
+        List<Frame> events = handler.quick(code, command, this);
+        if (events == null) {
+            return null;
+        }
+        List<Frame> out = new ArrayList<>(events.size() + 1);
+        out.addAll(events);
+        out.add(ok(command.tid()));
+        return out;
     }
 
     /** The events answering one command, in order, the last OK or ERROR. */

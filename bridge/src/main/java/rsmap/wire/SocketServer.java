@@ -26,9 +26,13 @@ import java.util.function.Supplier;
  * buffer (heap buffers given to a channel take a temporary direct buffer per thread, which is how
  * "Cannot reserve 65536 bytes of direct buffer memory" came about) and copies into the connection's
  * decoder, which holds only bytes that arrived. Commands run on {@link ServerLimits#workers} threads,
- * one at a time per connection and privileged peers' first. A thread of its own accepts and judges
- * every connection (SO_PEERCRED) as it arrives, so that a flood of connects neither slows the selector's
- * rounds nor keeps a privileged peer's connect waiting behind more than the short listen backlog.
+ * one at a time per connection and privileged peers' first, so that one waiting for the daemon's lock or
+ * its journal's force never stalls another connection; what needs no lock, no I/O but the socket and
+ * cannot block ({@link Session.Handler#quick}, a Unix peer's INIT) the selector answers itself, sparing
+ * a thread's wake-up, while none of that connection's commands is queued or running. A thread of its own
+ * accepts and judges every connection (SO_PEERCRED) as it arrives, so that a flood of connects neither
+ * slows the selector's rounds nor keeps a privileged peer's connect waiting behind more than the short
+ * listen backlog.
  *
  * <p>Over TCP the kernel cannot say who the peer is: a connection is no one until its INIT carries a
  * credential that the {@link Authenticator} accepts (see {@link Session}); the login runs on a worker, and
@@ -43,6 +47,8 @@ import java.util.function.Supplier;
 public final class SocketServer implements AutoCloseable {
     /** The direct buffer of the selector thread and of each worker. */
     static final int BUFFER = 64 * 1024;
+    /** How many commands of one connection the selector answers in a row before the next goes to a worker. */
+    static final int INLINE_RUN = 8;
     private static final long CLOSE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     /** How the budget was used since start: for logs and tests. */
@@ -212,6 +218,40 @@ public final class SocketServer implements AutoCloseable {
         if (!workers.runNext(c) && c.shouldResumeReading(limits.maxFrame())) {
             loop.resumeReading(c);
         }
+    }
+
+    /**
+     * On the selector thread, after a read or a write: what the session answers at once ({@link Session#quick})
+     * is answered here, without a worker's wake-up, at most {@link #INLINE_RUN} commands in a row; the first
+     * that needs a worker goes to one, and everything behind it waits for it (answers stay in order).
+     * {@code direct}: the selector's buffer; {@code beforeWorker} (may be null) runs before a command goes to a worker.
+     */
+    void dispatchInline(Connection c, java.nio.ByteBuffer direct, BeforeWorker beforeWorker) throws IOException {
+        for (int i = 0; i < INLINE_RUN; i++) {
+            Workers.Work w = workers.take(c); // null while a Work of c is queued or running
+            if (w == null) {
+                if (c.shouldResumeReading(limits.maxFrame())) {
+                    loop.resumeReading(c);
+                }
+                return;
+            }
+            if (!c.inline(w, direct)) {
+                try {
+                    if (beforeWorker != null && w.frame() != null) {
+                        beforeWorker.run();
+                    }
+                } finally {
+                    workers.run(w); // even when that read failed: the Work ends the session's command
+                }
+                return;
+            }
+        }
+        dispatch(c); // a client pipelining many: the rest on a worker, so that the selector serves the others
+    }
+
+    /** What the selector does before it gives a command to a worker (see {@link SelectorLoop}). */
+    interface BeforeWorker {
+        void run() throws IOException;
     }
 
     /** A worker's Work failed outside the session's own handling: the connection goes, its session ends. */

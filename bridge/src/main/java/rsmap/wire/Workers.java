@@ -54,17 +54,27 @@ final class Workers {
         pool.prestartAllCoreThreads(); // every Work goes through the queue, in its priority
     }
 
-    /** Queues {@code c}'s next command (or its end); false when it has nothing to run now. */
-    boolean runNext(Connection c) {
-        Work w = c.next(seq.incrementAndGet());
-        if (w == null) {
-            return false;
-        }
+    /** {@code c}'s next Work (its next command, a bad frame, or its end), marked running; null when none is due. */
+    Work take(Connection c) {
+        return c.next(seq.incrementAndGet());
+    }
+
+    /** Queues a Work that {@link #take} gave, in its priority. */
+    void run(Work w) {
         try {
             pool.execute(w);
         } catch (RejectedExecutionException e) {
             // the server is closing
         }
+    }
+
+    /** Queues {@code c}'s next command (or its end); false when it has nothing to run now. */
+    boolean runNext(Connection c) {
+        Work w = take(c);
+        if (w == null) {
+            return false;
+        }
+        run(w);
         return true;
     }
 

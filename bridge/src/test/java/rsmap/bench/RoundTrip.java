@@ -1,6 +1,6 @@
 // the daemon and its protocol's benchmark: protocol round trips (connect, INIT, then QUERY after QUERY) at 1, 16 and 256
 // concurrent clients against rsmapd, beside a raw Unix-socket ping-pong in C measured in the same run
-// (target: rsmapd's p99 under 10x the ping-pong's).
+// (target: rsmapd's p99 under 10x the ping-pong's, and one client's p50 within 2x).
 package rsmap.bench;
 
 import java.io.BufferedReader;
@@ -51,7 +51,8 @@ public final class RoundTrip {
                 System.out.printf("round trip: connect, INIT, then QUERY round trips; the answer is %d bytes; "
                         + "rsmapd JVM options %s%n", answer, daemon.jvmOptions());
                 System.out.printf("%7s %11s | %-32s | %-32s | %s%n", "clients", "round trips",
-                        "C ping-pong p50 / p99 us, per s", "rsmapd p50 / p99 us, per s", "ratio p50 / p99 (target p99 < 10x)");
+                        "C ping-pong p50 / p99 us, per s", "rsmapd p50 / p99 us, per s",
+                        "ratio p50 / p99 (target p99 < 10x; 1 client p50 <= 2x)");
                 for (int n : LEVELS) {
                     int rounds = Math.max(perLevel / n, 40);
                     Map<String, String> base = clients(pp, n, rounds);
@@ -62,7 +63,7 @@ public final class RoundTrip {
                     double d99 = num(d, "p99_us");
                     System.out.printf("%7d %11s | %8.1f / %8.1f, %7s/s | %8.1f / %8.1f, %7s/s | %5.1fx / %5.1fx %s%n", n,
                             d.get("round_trips"), b50, b99, base.get("per_s"), d50, d99, d.get("per_s"), d50 / b50,
-                            d99 / b99, d99 / b99 < 10 ? "met" : "MISSED");
+                            d99 / b99, d99 / b99 < 10 && (n > 1 || d50 / b50 <= 2) ? "met" : "MISSED");
                 }
             } finally {
                 server.getOutputStream().close(); // pingpong serve exits when its stdin closes

@@ -29,16 +29,18 @@ class HostStateTest {
     }
 
     @Test
-    void everyVerb_dropsTheCachedQueryAnswer() throws Exception {
+    void everyVerb_dropsTheCachedQueryAnswerOfEveryViewer() throws Exception {
         HostState s = state();
         List<Runnable> verbs = List.of(() -> s.hold(job("7", "0")), () -> s.hold(job("7", "0 1")),
                 () -> s.drop("7"), () -> s.configured(2, "gpu=2(0 1)", ""), () -> s.reallocSettings(false,
                         rsmap.realloc.Policy.named("fifo").orElseThrow()), () -> s.leftover("9", List.of(4711L)),
                 () -> s.leftoverGone("9"));
         for (Runnable verb : verbs) {
-            s.cacheState("{}");
+            s.cacheState(null, "{}");
+            s.cacheState("alice", "{\"alice\":1}");
             verb.run();
-            assertThat(s.cachedState()).as("after each verb").isNull();
+            assertThat(s.cachedState(null)).as("root's view after each verb").isNull();
+            assertThat(s.cachedState("alice")).as("a user's view after each verb").isNull();
         }
     }
 

@@ -91,6 +91,21 @@ public final class TestClient implements AutoCloseable {
         }
     }
 
+    /** Whether nothing has arrived beyond the frames read so far (looked at without waiting; kept if something did). */
+    public boolean nothingArrived() throws IOException {
+        ch.configureBlocking(false);
+        try {
+            ByteBuffer in = ByteBuffer.allocate(4096);
+            int n = ch.read(in);
+            if (n > 0) {
+                decoder.feed(in.array(), 0, n);
+            }
+            return n == 0 && decoder.buffered() == 0;
+        } finally {
+            ch.configureBlocking(true);
+        }
+    }
+
     public boolean closedByServer() throws IOException {
         return ch.read(ByteBuffer.allocate(1)) < 0;
     }
