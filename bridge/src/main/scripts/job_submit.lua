@@ -102,6 +102,8 @@ local function add_gres(job_desc, gres)
     job_desc.tres_per_node = table.concat(parts, ",")
 end
 
+local ESCAPES = { b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
+
 -- A small JSON reader for the one line `rsmap place --json` prints: objects, arrays, strings, numbers,
 -- true/false/null. Returns nil on anything else.
 local function json_decode(s)
@@ -109,27 +111,35 @@ local function json_decode(s)
     local value
     local function ws() pos = s:find("[^ \t\r\n]", pos) or #s + 1 end
     local function str()
-        local out = {}
         pos = pos + 1
+        -- the plain run up to the next quote or backslash in one piece, not one step per character; a
+        -- string without escapes (a host name, nearly every string here) is that run itself
+        local stop = s:find('["\\]', pos)
+        if not stop then return nil end
+        if s:byte(stop) == 34 then
+            local v = s:sub(pos, stop - 1)
+            pos = stop + 1
+            return v
+        end
+        local out = {}
         while true do
+            stop = s:find('["\\]', pos)
+            if not stop then return nil end
+            if stop > pos then out[#out + 1] = s:sub(pos, stop - 1) end
+            pos = stop
             local c = s:sub(pos, pos)
-            if c == "" then return nil end
             if c == '"' then pos = pos + 1; return table.concat(out) end
             if c == "\\" then
                 local e = s:sub(pos + 1, pos + 1)
-                local map = { b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
                 if e == "u" then
                     local code = tonumber(s:sub(pos + 2, pos + 5), 16)
                     if not code then return nil end
                     out[#out + 1] = code < 128 and string.char(code) or "?"
                     pos = pos + 6
                 else
-                    out[#out + 1] = map[e] or e
+                    out[#out + 1] = ESCAPES[e] or e
                     pos = pos + 2
                 end
-            else
-                out[#out + 1] = c
-                pos = pos + 1
             end
         end
     end
@@ -192,49 +202,49 @@ end
 
 -- rsmap-place bounds its own wait (RSMAP_TIMEOUT, whole seconds): one process less per submission than
 -- timeout(1), which bounds any other place command (the Java `rsmap place`).
-local bound = PLACE:match("rsmap%-place$") and ("RSMAP_TIMEOUT=" .. math.max(1, math.floor(TIMEOUT)) .. " ")
-    or ("timeout " .. TIMEOUT .. " ")
+local bound = PLACE:match("rsmap%-place$") and ("RSMAP_TIMEOUT=" .. math.max(1, math.floor(TIMEOUT)) .. " exec ")
+    or ("exec timeout " .. TIMEOUT .. " ")
 
--- Runs `rsmap place`: its exit code, its JSON line (the answer on exit 0 or 3; {"error","category"} when rsmapd
--- answered ERROR) and its error line. Lua 5.1's popen gives no exit code, so the shell prints it last.
+-- Runs the place command: its JSON line (the answer when some or no host passes; {"error","category"} when
+-- rsmapd answered ERROR) and its first other line (the error for the log). The shell execs the command
+-- instead of forking it and waiting (a process and a wake-up less while slurmctld holds its job lock), so
+-- Lua 5.1's popen, which gives no exit code, has none to give: the line decides, and its form says what the
+-- exit code would (rsmap place prints the answer only on exit 0 or 3, the category only with an ERROR).
 local function place(filter, request)
     local cmd = bound .. PLACE .. " --filter " .. shell_quote(filter)
     if request then cmd = cmd .. " --request " .. shell_quote(request) end
     cmd = cmd .. " --json"
     if SOCKET and SOCKET ~= "" then cmd = cmd .. " --socket " .. shell_quote(SOCKET) end
-    local p = io.popen(cmd .. " 2>&1 </dev/null; echo \"rsmap-place-exit=$?\"", "r")
-    if not p then return -1, nil, "cannot run " .. PLACE end
-    local code, json, err = -1, nil, nil
+    local p = io.popen(cmd .. " 2>&1 </dev/null", "r")
+    if not p then return nil, "cannot run " .. PLACE end
+    local json, err = nil, nil
     for line in p:lines() do
-        local c = line:match("^rsmap%-place%-exit=(%d+)$")
-        if c then code = tonumber(c)
-        elseif line:sub(1, 1) == "{" then json = line
+        if not json and line:sub(1, 1) == "{" then json = line
         elseif not err and line ~= "" then err = line
         end
     end
     p:close()
-    return code, json, err
+    return json, err
 end
 
 -- The hosts the filter excludes join the user's own exclusions; no host passing refuses the job.
 local function apply_filter(job_desc, filter, request)
-    local code, line, err = place(filter, request)
+    local line, err = place(filter, request)
+    local answer = line and json_decode(line)
     -- Decided by the ERROR's category (docs/protocol.md, "Error categories"), never its words: refused or
-    -- malformed is the filter's or request's fault. Anything else - busy, unavailable, an exit 2 without a
-    -- category (an rsmap without the place command: a usage error) - fails open below.
-    local refusal = line and json_decode(line)
-    if type(refusal) == "table" and type(refusal.error) == "string"
-        and (refusal.category == "refused" or refusal.category == "malformed") then
-        slurm.log_user("rsmap: --rsmap-filter: %s", (refusal.error:gsub("^rsmapd: ", ""):gsub("^filter: ", "")))
+    -- malformed is the filter's or request's fault. Anything else - busy, unavailable, a usage error without
+    -- a category (an rsmap without the place command) - fails open below.
+    if type(answer) == "table" and type(answer.error) == "string"
+        and (answer.category == "refused" or answer.category == "malformed") then
+        slurm.log_user("rsmap: --rsmap-filter: %s", (answer.error:gsub("^rsmapd: ", ""):gsub("^filter: ", "")))
         return slurm.ERROR
     end
-    -- rsmap place exits 0 when some host passes, 3 when none does: both answer with the JSON line.
-    local answer = (code == 0 or code == 3) and line and json_decode(line)
+    -- The answer (rsmap place's exit 0 when some host passes, 3 when none does) has both lists.
     if type(answer) ~= "table" or type(answer.pass) ~= "table" or type(answer.fail) ~= "table" then
         -- Fail open: the filter is not checked here, but rsmapd checks it at each node's job start and
         -- refuses the job there (JOB_START's "filter"), so no job runs on a host that fails it.
-        slurm.log_error("rsmap: %s unreachable or unreadable (exit %d: %s): --rsmap-filter not checked at "
-            .. "submission; rsmapd checks it at job start", PLACE, code, err or line or "no answer")
+        slurm.log_error("rsmap: %s unreachable or unreadable (%s): --rsmap-filter not checked at "
+            .. "submission; rsmapd checks it at job start", PLACE, err or line or "no answer")
         return slurm.SUCCESS
     end
     if #answer.pass == 0 then

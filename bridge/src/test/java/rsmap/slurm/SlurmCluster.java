@@ -278,6 +278,7 @@ final class SlurmCluster implements AutoCloseable {
         Files.writeString(place, String.join("\n",
                 "#!/bin/sh",
                 "printf '%s\\n' \"$*\" >> " + placeArgs(),
+                "cat /proc/$PPID/comm >> " + placeParent(), // who waits for it: slurmctld itself, no shell between
                 "filter=",
                 "prev=; for a in \"$@\"; do [ \"$prev\" = --filter ] && filter=$a; prev=$a; done", // \"$@\" kept for exec
                 "case $filter in",
@@ -292,6 +293,11 @@ final class SlurmCluster implements AutoCloseable {
                 // through the C client job_submit.lua uses by default.
                 "exec " + Path.of("target", "rsmap-place").toAbsolutePath() + " \"$@\"") + "\n");
         Files.setPosixFilePermissions(place, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+
+    /** The name of the process that started each call of the fake rsmap place, one call a line. */
+    Path placeParent() {
+        return dir.resolve("place.parent");
     }
 
     /** The arguments of every call of the fake rsmap place, one call a line. */

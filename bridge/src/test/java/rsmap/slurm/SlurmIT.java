@@ -299,6 +299,7 @@ class SlurmIT {
     @Order(12)
     void aJobWhoseFilterTheNodePasses_runs() throws Exception {
         Files.deleteIfExists(cluster.placeArgs());
+        Files.deleteIfExists(cluster.placeParent());
         Path out = cluster.work.resolve("filtered.out");
         Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", out.toString(),
                 "--rsmap-filter=cpu_speed > 2GHz", "--wrap", "echo ran");
@@ -307,6 +308,8 @@ class SlurmIT {
         assertThat(Files.readString(out)).as(cluster.logs()).isEqualTo("ran\n");
         assertThat(Files.readAllLines(cluster.placeArgs())).containsExactly("--filter cpu_speed > 2GHz --json --socket "
                 + cluster.dir.resolve("authority.sock"));
+        // popen's shell execs the place command: slurmctld waits for it directly, no shell forks and waits between
+        assertThat(Files.readAllLines(cluster.placeParent())).containsExactly("slurmctld");
     }
 
     @Test

@@ -11,18 +11,26 @@ import java.util.Map;
 
 /**
  * Rounds of {@code JOBS} held batch jobs (they are submitted, never run) for each case, interleaved; the
- * rate of each case is its jobs over its summed time. Args: {@code [JOBS] [ROUNDS]} (default 10 and 3). Run
- * as root with Slurm installed: {@code mvn -Pbench -Dbench.main=rsmap.slurm.SubmitRate verify}.
+ * rate of each case is its jobs over its summed time, and beside it slurmctld's own time per submission
+ * (sdiag's REQUEST_SUBMIT_BATCH_JOB total_time, reset before each case: what the job lock is held for).
+ * Args: {@code [JOBS] [ROUNDS] [c]} (default 10 and 3; {@code c} leaves the Java case out). Run as root with
+ * Slurm installed: {@code mvn -Pbench -Dbench.main=rsmap.slurm.SubmitRate verify}.
  */
 public final class SubmitRate {
+    /** Filtered submissions before the measured ones: the authority's PLACE compiled, as in a running cluster. */
+    private static final int WARM = 30;
+    /** PLACEs asked of the authority directly before those: its PLACE path compiled. */
+    private static final int WARM_PLACES = 1000;
     private SubmitRate() {
     }
 
     public static void main(String[] args) throws Exception {
         int jobs = args.length > 0 ? Integer.parseInt(args[0]) : 10;
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
-        String[] cases = {"sbatch, no filter", "--rsmap-filter, rsmap-place (C)", "--rsmap-filter, rsmap place (Java)"};
+        String[] all = {"sbatch, no filter", "--rsmap-filter, rsmap-place (C)", "--rsmap-filter, rsmap place (Java)"};
+        String[] cases = args.length > 2 && args[2].equals("c") ? java.util.Arrays.copyOf(all, 2) : all;
         long[] nanos = new long[cases.length];
+        long[] server = new long[cases.length];
         try (SlurmCluster cluster = SlurmCluster.start()) {
             Path place = cluster.dir.resolve("fake-rsmap-place");
             // The place command job_submit.lua runs (slurmctld's RSMAP_PLACE_COMMAND): the C client itself, as
@@ -33,11 +41,25 @@ public final class SubmitRate {
             java.toFile().setExecutable(true);
             Path c = Path.of("target", "rsmap-place").toAbsolutePath();
             submit(cluster, 2, false); // slurmctld's first submissions load the script
+            // The authority's first few hundred PLACEs run its code uncompiled (C1 compiles a method after
+            // some hundred calls) and cost about a millisecond more each: a running authority has long
+            // compiled them. So PLACEs first, each on a connection of its own as rsmap-place asks, then
+            // a few filtered submissions through the C client.
+            for (int i = 0; i < WARM_PLACES; i++) {
+                try (rsmap.wire.Client client = rsmap.wire.Client.connect(cluster.dir.resolve("authority.sock"))) {
+                    client.call(rsmap.wire.Code.PLACE, "{\"filter\":\"cpu_speed > 2GHz\"}");
+                }
+            }
+            Files.deleteIfExists(place);
+            Files.createSymbolicLink(place, c);
+            submit(cluster, WARM, true);
             for (int r = 0; r < rounds; r++) {
                 for (int k = 0; k < cases.length; k++) {
                     Files.deleteIfExists(place);
                     Files.createSymbolicLink(place, k == 2 ? java : c);
+                    cluster.run(List.of("sdiag", "-r"), Map.of());
                     nanos[k] += submit(cluster, jobs, k > 0);
+                    server[k] += submitMicros(cluster);
                 }
             }
             cluster.run(List.of("scancel", "--user=nobody"), Map.of());
@@ -47,8 +69,8 @@ public final class SubmitRate {
         double base = rate(nanos[0], jobs * rounds);
         for (int k = 0; k < cases.length; k++) {
             double rate = rate(nanos[k], jobs * rounds);
-            System.out.printf("  %-38s %7.1f jobs/s  %7.1f ms/job  (%.2fx the time of no filter)%n", cases[k], rate,
-                    1000 / rate, base / rate);
+            System.out.printf("  %-38s %7.1f jobs/s  %7.1f ms/job  (%.2fx the time of no filter)  slurmctld %6.2f ms/job%n",
+                    cases[k], rate, 1000 / rate, base / rate, server[k] / 1000.0 / (jobs * rounds));
         }
     }
 
@@ -67,6 +89,17 @@ public final class SubmitRate {
             }
         }
         return System.nanoTime() - t0;
+    }
+
+    /** slurmctld's summed time in REQUEST_SUBMIT_BATCH_JOB since the last {@code sdiag -r}, in µs (sdiag). */
+    private static long submitMicros(SlurmCluster cluster) throws Exception {
+        SlurmCluster.Run r = cluster.run(List.of("sdiag"), Map.of());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("REQUEST_SUBMIT_BATCH_JOB\\s*\\(\\s*\\d+\\)\\s*count:\\d+"
+                + "\\s+ave_time:\\d+\\s+total_time:(\\d+)").matcher(r.out());
+        if (!m.find()) {
+            throw new IllegalStateException("sdiag has no REQUEST_SUBMIT_BATCH_JOB line: " + r.out() + r.err());
+        }
+        return Long.parseLong(m.group(1));
     }
 
     private static double rate(long nanos, int jobs) {
