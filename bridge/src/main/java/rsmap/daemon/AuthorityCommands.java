@@ -58,8 +58,15 @@ final class AuthorityCommands {
         h.put(Code.HOST_EVENT, (c, session) -> authority.event(c));
         h.put(Code.RECONCILE, (c, session) -> {
             Set<String> keyed = JobKeys.listed(c); // checked before anything changes
-            List<Frame> answer = authority.reconcile(c);
-            keys.reconciled(Args.object(c).path("host").asText(), keyed);
+            String host = Args.object(c).path("host").asText();
+            List<Frame> answer;
+            keys.spare(host, keyed); // a global part freed here leaves the host in the groups its own maps hold
+            try {
+                answer = authority.reconcile(c);
+            } finally {
+                keys.spare(null, Set.of());
+            }
+            keys.reconciled(host, keyed);
             return answer;
         });
         PlaceLane lane = new PlaceLane(authority.placing, access, lock);

@@ -162,7 +162,7 @@ final class CommonCommands {
         }
         global.view().ifPresent(v -> state.set("authority", v)); // the host's link to its authority
         String text = state.toString();
-        if (Commands.wholeState(c)) { // kept for this viewer until the next change (Commands#quick)
+        if (Commands.wholeState(c) && global.cacheable()) { // kept for this viewer until the next change (Commands#quick)
             s.cacheState(access.privileged(peer) ? null : peer.user(), text);
         }
         return List.of(Frame.of(c.tid(), Code.STATE.value(), text));

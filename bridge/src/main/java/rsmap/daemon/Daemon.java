@@ -120,6 +120,7 @@ public final class Daemon implements AutoCloseable {
         state.gpus = gpus.gpus();
         state.cdi = authorityRole ? CdiSpecs.NONE : new CdiSpecs(config.cdi(), log);
         state.mig = mig;
+        mig.onChange(state::changed); // QUERY's kept answers show the slices
         if (!authorityRole) {
             state.describe(config.discover() ? withGpus(discovery.discover(), gpus.gpus())
                     : new Discovery.Result(Map.of(), List.of()), log);

@@ -10,6 +10,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 import java.util.Map;
@@ -47,8 +48,8 @@ final class EnvFiles {
     private final java.util.function.LongSupplier clock;
     /** Job owners looked up lately, each with when (the clock's nanoseconds) (guarded by this). */
     private final Map<String, Owner> owners = new java.util.HashMap<>();
-    /** The directory was found (or made) root's, a directory and mode 0711; checked again after a failure. */
-    private volatile boolean dirChecked;
+    /** env/'s mode: every job owner reaches their file through it, nobody lists it. */
+    private static final Set<java.nio.file.attribute.PosixFilePermission> DIR_MODE = PosixFilePermissions.fromString("rwx--x--x");
 
     /** A user's principal by name, or an IOException saying why there is none. */
     interface Lookup {
@@ -113,27 +114,28 @@ final class EnvFiles {
                 Files.move(tmp, of(job), StandardCopyOption.REPLACE_EXISTING);
             }
         } catch (IOException | UnsupportedOperationException e) {
-            dirChecked = false; // made anew, or its failure said again, at the next write
             log.note(Log.Level.WARNING, "job " + job + ": cannot write its environment file " + of(job) + ": " + e);
         }
     }
 
     /**
-     * The directory, made if missing and set to 0711, once: only root writes in state_dir, so it stays
-     * so until a write fails (then it is checked again before the next).
+     * The directory, made if missing, and set back to 0711 when its mode changed (nobody may list the jobs):
+     * one lstat a file, and a link or another file in its place is refused.
      */
     private void directory() throws IOException {
-        if (dirChecked) {
-            return;
-        }
-        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-            if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-                throw new IOException(dir + " is not a directory (a link?): not written through");
-            }
+        PosixFileAttributes a;
+        try {
+            a = Files.readAttributes(dir, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (java.nio.file.NoSuchFileException e) {
             Files.createDirectories(dir);
+            a = Files.readAttributes(dir, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
         }
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
-        dirChecked = true;
+        if (!a.isDirectory()) {
+            throw new IOException(dir + " is not a directory (a link?): not written through");
+        }
+        if (!a.permissions().equals(DIR_MODE)) {
+            Files.setPosixFilePermissions(dir, DIR_MODE);
+        }
     }
 
     /**
@@ -146,8 +148,7 @@ final class EnvFiles {
         } catch (java.nio.file.FileAlreadyExistsException e) {
             Files.deleteIfExists(tmp); // a link is removed, not followed
         } catch (java.nio.file.NoSuchFileException e) {
-            dirChecked = false; // removed since it was checked: made anew
-            directory();
+            directory(); // removed since it was checked: made anew
         }
         return Files.newByteChannel(tmp, CREATE, ROOT_ONLY);
     }

@@ -34,6 +34,9 @@ final class JobKeys {
     private final HostState s;
     private final Records records;
     private final LogBook log;
+    /** See {@link #spare}. */
+    private String sparingHost;
+    private Set<String> spared = Set.of();
 
     JobKeys(HostState s, Records records, LogBook log) {
         this.s = s;
@@ -98,9 +101,22 @@ final class JobKeys {
         return out;
     }
 
+    /**
+     * While host {@code host} reconciles (null: no one), the jobs it lists as held to groups by its own
+     * maps: the end of a global part of one of them, freed by that reconciliation, does not count the host
+     * out. Under the daemon's lock, like every call here.
+     */
+    void spare(String host, Set<String> listed) {
+        sparingHost = host;
+        spared = Set.copyOf(listed);
+    }
+
     /** Host {@code host}'s part of job {@code local} ended: it holds the keys no more; the last host's end forgets them. */
     void left(String host, JobId local) throws Session.CommandException {
         String job = local.local().toString();
+        if (host.equals(sparingHost) && spared.contains(job)) {
+            return; // its own maps still hold the job's groups (RECONCILE's "keys")
+        }
         JobGroups.Held was = s.jobGroups.of(job).orElse(null);
         if (was == null || !was.hosts().contains(host)) {
             return;
@@ -150,6 +166,7 @@ final class JobKeys {
                 left(host, local);
             }
         }
+
         for (Job j : new java.util.ArrayList<>(s.jobs())) {
             JobId id = JobId.parse(j.id()).orElseThrow();
             GroupKeys holds = s.cluster().groupKeys(j.id());

@@ -38,11 +38,18 @@ final class MigHost {
     private Optional<Inventory> inventory = Optional.empty();
     /** The cards as NVML last reported them (at start, RELOAD and each reconciliation). */
     private List<MigCard> cards = List.of();
+    /** Called after the slices or the cards as read changed (HostState#changed: QUERY's kept answers go). */
+    private Runnable changed = () -> { };
 
     MigHost(Path stateDir, LogBook log) {
         this.log = log;
         this.checkpointFile = stateDir.resolve("mig.json");
         this.taints = new CardTaints(log);
+    }
+
+    /** What to call when the slices (or the cards as NVML reported them) change. */
+    void onChange(Runnable changed) {
+        this.changed = changed;
     }
 
     /** An authority's: no slices. */
@@ -200,11 +207,13 @@ final class MigHost {
             MigCheckpoint.Entry intent = new MigCheckpoint.Entry(job, slot, c.uuid(), "creating", -1, -1, "", List.of());
             try {
                 checkpoint.put(intent);
+                changed.run();
                 MigCard.Slice s = nvml.get().create(c.uuid(), slot.profile(), slot.start());
                 made.add(slot); // from here a failure destroys it (the intent finds it by its place)
                 List<String> caps = MigCaps.nodes(settings.capsFile(), gpu.devDir(), c.minor(), s.gi(), s.ci().orElse(0));
                 checkpoint.put(new MigCheckpoint.Entry(job, slot, c.uuid(), "created", s.gi(), s.ci().orElse(0),
                         s.uuid().orElse(""), caps));
+                changed.run();
                 log.note(Log.Level.INFO, "job " + job + ": slice " + slot + " created: " + s.uuid().orElse("")
                         + " (gi " + s.gi() + ")");
             } catch (NvmlException | IOException e) {
@@ -258,6 +267,7 @@ final class MigHost {
                 nvml.get().destroy(e.get().card(), gi);
             }
             checkpoint.remove(slot);
+            changed.run();
             log.note(Log.Level.INFO, "slice " + slot + (gi >= 0 ? " destroyed (" : " was not made (") + why + ")");
         } catch (NvmlException | IOException x) {
             log.note(Log.Level.WARNING, "slice " + slot + " of job " + e.get().job() + " not destroyed: " + x.getMessage()
@@ -280,6 +290,7 @@ final class MigHost {
         }
         try {
             cards = nvml.get().read();
+            changed.run(); // an admin's slices made or destroyed meanwhile
         } catch (NvmlException e) {
             log.note(Log.Level.WARNING, "MIG: " + e.getMessage());
         }

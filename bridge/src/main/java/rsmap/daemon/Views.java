@@ -63,8 +63,10 @@ final class Views {
         ObjectNode q = JSON.createObjectNode().put("host", d.host()).put("generation", d.generation());
         hostAttributes(d, q);
         for (JsonNode slice : q.path("mig")) { // another user's slice shows its job as the maps show its holder
-            Job j = d.job(slice.path("job").asText()).orElse(null);
-            if (j != null && !access.mayQuery(peer, j)) {
+            String job = slice.path("job").asText();
+            Job j = d.job(job).orElse(null);
+            // A slice left by an ended job (its destroy failed; reconciliation tries again) is nobody's to see.
+            if (!job.isEmpty() && (j == null ? !access.privileged(peer) : !access.mayQuery(peer, j))) {
                 ((ObjectNode) slice).put("job", OTHER);
             }
         }

@@ -60,6 +60,8 @@ final class ForceAhead {
                 journal.sync();
             } catch (IOException e) {
                 // kept by the journal: the sync of the command that asked fails with it
+            } catch (RuntimeException e) {
+                // the asker's own sync meets it again and says it; this thread goes on forcing ahead
             }
         }
     }

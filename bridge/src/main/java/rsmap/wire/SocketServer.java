@@ -227,7 +227,7 @@ public final class SocketServer implements AutoCloseable {
      * {@code direct}: the selector's buffer; {@code beforeWorker} (may be null) runs before a command goes to a worker.
      */
     void dispatchInline(Connection c, java.nio.ByteBuffer direct, BeforeWorker beforeWorker) throws IOException {
-        for (int i = 0; i < INLINE_RUN; i++) {
+        for (int i = 0; ; i++) {
             Workers.Work w = workers.take(c); // null while a Work of c is queued or running
             if (w == null) {
                 if (c.shouldResumeReading(limits.maxFrame())) {
@@ -235,7 +235,9 @@ public final class SocketServer implements AutoCloseable {
                 }
                 return;
             }
-            if (!c.inline(w, direct)) {
+            // After INLINE_RUN answers, a client pipelining many gets the rest on a worker, so that the
+            // selector serves the others; that Work, too, is preceded by the read that sees an end of stream.
+            if (i >= INLINE_RUN || !c.inline(w, direct)) {
                 try {
                     if (beforeWorker != null && w.frame() != null) {
                         beforeWorker.run();
@@ -246,7 +248,6 @@ public final class SocketServer implements AutoCloseable {
                 return;
             }
         }
-        dispatch(c); // a client pipelining many: the rest on a worker, so that the selector serves the others
     }
 
     /** What the selector does before it gives a command to a worker (see {@link SelectorLoop}). */

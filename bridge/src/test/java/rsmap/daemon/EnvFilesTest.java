@@ -80,7 +80,7 @@ class EnvFilesTest {
     }
 
     @Test
-    void theDirectory_checkedOnce_isMadeAgainWhenRemovedWhileRunning() throws Exception {
+    void theDirectory_isMadeAgainWhenRemovedWhileRunning_andItsModeSetBackWhenWidened() throws Exception {
         EnvFiles f = files();
         passwd.put("alice", "nobody");
         f.write("1", "alice", Map.of("SGE_HGR_gpu", "0"));
@@ -91,6 +91,9 @@ class EnvFilesTest {
         assertThat(mode(tmp.resolve("env"))).isEqualTo("rwx--x--x");
         assertThat(owner(f, "2")).isEqualTo("nobody");
         assertThat(log.lines()).noneMatch(l -> l.contains("cannot write"));
+        Files.setPosixFilePermissions(tmp.resolve("env"), java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        f.write("3", "alice", Map.of("SGE_HGR_gpu", "0"));
+        assertThat(mode(tmp.resolve("env"))).as("nobody lists the jobs, even after someone widened it").isEqualTo("rwx--x--x");
     }
 
     @Test

@@ -150,6 +150,19 @@ class GlobalKeysTest {
     }
 
     @Test
+    void reconcile_freeingAGlobalPartTheHostNoLongerLists_keepsItCountedInWhereItsOwnMapsHoldTheJobsGroups()
+            throws Exception {
+        call(Code.JOB_KEY, "{\"host\":\"node01\",\"job\":\"70\",\"keys\":{\"gpu\":\"1\"}}");
+        granted("node01", "70", "lic=1[same=id,scope=job]");
+        call(Code.RECONCILE, "{\"host\":\"node01\",\"jobs\":{},\"keys\":[\"70\"]}");
+        assertThat(held()).as("the global part it no longer lists is freed").doesNotContain("node01:70");
+        assertThat(jobKeys().path("70").toString()).as("its gpu group still held on node01")
+                .isEqualTo("{\"keys\":{\"gpu\":\"1\",\"lic\":\"lb\"},\"hosts\":[\"node01\"]}");
+        restart();
+        assertThat(jobKeys().path("70").path("hosts").toString()).as("after a replay too").isEqualTo("[\"node01\"]");
+    }
+
+    @Test
     void aGrantWhoseKeyRecordIsMissing_teachesItAtTheHostsReconciliation() throws Exception {
         List<Frame> a = start("node01", "60", "lic=1[same=id,scope=job]");
         JsonNode grant = JSON.readTree(a.get(0).text(0)).path("grants");

@@ -184,6 +184,19 @@ class MigDaemonTest {
     }
 
     @Test
+    void queryKeptAnswer_followsTheSlices_anAdminsNewSliceShowsAfterReconciliation() throws Exception {
+        try (Daemon d = TestDaemon.start(config(""))) {
+            assertThat(JSON.readTree(call(d, Code.QUERY, "{}").get(0).text(0)).path("mig")).isEmpty(); // kept now
+            Files.writeString(state, "{\"instances\":[{\"gpu\":\"" + MigStub.UUID + "\",\"profile\":\"1g.10gb\","
+                    + "\"placement\":6,\"gi\":13,\"ci\":0,\"uuid\":\"MIG-admins\"}]}");
+            d.reconcile();
+            JsonNode mig = JSON.readTree(call(d, Code.QUERY, "{}").get(0).text(0)).path("mig");
+            assertThat(mig).as("not the answer kept before the reconciliation").hasSize(1);
+            assertThat(mig.get(0).path("state").asText()).isEqualTo("static");
+        }
+    }
+
+    @Test
     void realloc_growsByASlice_andReleasesIt_theDriverFollows() throws Exception {
         try (Daemon d = TestDaemon.start(config(""))) {
             String first = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
