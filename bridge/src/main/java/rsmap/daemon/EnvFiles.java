@@ -35,6 +35,8 @@ final class EnvFiles {
     static final int OWNERS_KEPT = 256;
     private static final java.nio.file.attribute.FileAttribute<?> ROOT_ONLY =
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+    private static final java.nio.file.attribute.FileAttribute<?> ROOT_READ_ONLY =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("r--------"));
     private static final Set<java.nio.file.attribute.PosixFilePermission> READ_ONLY =
             PosixFilePermissions.fromString("r--------");
     private static final Set<java.nio.file.OpenOption> CREATE = Set.of(StandardOpenOption.CREATE_NEW,
@@ -95,18 +97,21 @@ final class EnvFiles {
         }
         StringBuilder b = new StringBuilder();
         env.forEach((k, v) -> b.append(k).append('=').append(v).append('\n'));
+        byte[] content = b.toString().getBytes(StandardCharsets.UTF_8);
         try {
             directory();
+            if (fresh(job, user, content)) {
+                return;
+            }
             Path tmp = dir.resolve("." + job + ".tmp");
             try (var out = create(tmp)) {
-                out.write(java.nio.ByteBuffer.wrap(b.toString().getBytes(StandardCharsets.UTF_8)));
+                out.write(java.nio.ByteBuffer.wrap(content));
             }
             try {
                 Files.setOwner(tmp, owner(user));
                 Files.setPosixFilePermissions(tmp, READ_ONLY);
             } catch (IOException e) {
-                log.note(Log.Level.WARNING, "job " + job + ": its environment file " + of(job) + " stays readable by "
-                        + "root only: cannot give it to '" + user + "': " + e);
+                cannotGive(job, user, e);
             }
             try {
                 Files.move(tmp, of(job), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -116,6 +121,37 @@ final class EnvFiles {
         } catch (IOException | UnsupportedOperationException e) {
             log.note(Log.Level.WARNING, "job " + job + ": cannot write its environment file " + of(job) + ": " + e);
         }
+    }
+
+    /**
+     * A job's first file, the way a job start pays least for it: created in place (never through a link:
+     * a name taken already, by an older file or a planted link, makes this false and the caller writes
+     * through a temporary file and a rename), mode 0400 and root's from the start, written, then given to
+     * its owner. Nobody but root reads it before it is whole: the owner gets it after the last byte.
+     */
+    private boolean fresh(String job, String user, byte[] content) throws IOException {
+        Path f = of(job);
+        try (var out = Files.newByteChannel(f, CREATE, ROOT_READ_ONLY)) {
+            try {
+                out.write(java.nio.ByteBuffer.wrap(content));
+            } catch (IOException e) {
+                Files.deleteIfExists(f); // not left half written
+                throw e;
+            }
+        } catch (java.nio.file.FileAlreadyExistsException e) {
+            return false;
+        }
+        try {
+            Files.setOwner(f, owner(user));
+        } catch (IOException e) {
+            cannotGive(job, user, e);
+        }
+        return true;
+    }
+
+    private void cannotGive(String job, String user, IOException e) {
+        log.note(Log.Level.WARNING, "job " + job + ": its environment file " + of(job) + " stays readable by root only:"
+                + " cannot give it to '" + user + "': " + e);
     }
 
     /**

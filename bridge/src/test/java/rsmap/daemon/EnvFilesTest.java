@@ -71,7 +71,7 @@ class EnvFilesTest {
         EnvFiles f = files();
         f.write("1", "ghost", Map.of("SGE_HGR_nic", "ib0"));
         assertThat(owner(f, "1")).isEqualTo("root");
-        assertThat(mode(f.of("1"))).isEqualTo("rw-------");
+        assertThat(mode(f.of("1"))).isEqualTo("r--------");
         assertThat(log.lines()).anyMatch(l -> l.contains("stays readable by root only") && l.contains("'ghost'"));
         passwd.put("ghost", "nobody"); // added to the name service
         f.write("2", "ghost", Map.of("SGE_HGR_nic", "ib0"));
@@ -100,12 +100,35 @@ class EnvFilesTest {
     void aTemporaryFileLeftBehind_isReplaced_neverWrittenThrough() throws Exception {
         EnvFiles f = files();
         passwd.put("alice", "nobody");
-        f.write("1", "alice", Map.of("SGE_HGR_gpu", "0")); // the directory exists and is checked
+        f.write("2", "alice", Map.of("SGE_HGR_gpu", "0")); // its first file, made in place
         Path victim = Files.writeString(tmp.resolve("victim"), "precious\n");
         Files.createSymbolicLink(tmp.resolve("env").resolve(".2.tmp"), victim);
-        f.write("2", "alice", Map.of("SGE_HGR_gpu", "1"));
+        f.write("2", "alice", Map.of("SGE_HGR_gpu", "1")); // a rewrite goes through the temporary file
         assertThat(Files.readString(victim)).isEqualTo("precious\n");
         assertThat(Files.readString(f.of("2"))).isEqualTo("SGE_HGR_gpu=1\n");
         assertThat(Files.exists(tmp.resolve("env").resolve(".2.tmp"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+    }
+
+    @Test
+    void aJobsFirstFile_isMadeInPlace_aRewriteReplacesItWhole_andAPlantedLinkIsReplacedNotFollowed() throws Exception {
+        EnvFiles f = files();
+        passwd.put("alice", "nobody");
+        f.write("1", "alice", Map.of("SGE_HGR_gpu", "0"));
+        assertThat(mode(f.of("1"))).isEqualTo("r--------");
+        assertThat(owner(f, "1")).isEqualTo("nobody");
+        f.write("1", "alice", Map.of("SGE_HGR_gpu", "0 1")); // a realloc's rewrite: a file is there already
+        assertThat(Files.readString(f.of("1"))).isEqualTo("SGE_HGR_gpu=0 1\n");
+        assertThat(mode(f.of("1"))).isEqualTo("r--------");
+        assertThat(owner(f, "1")).isEqualTo("nobody");
+        Path victim = Files.writeString(tmp.resolve("victim"), "precious\n");
+        Files.createSymbolicLink(f.of("2"), victim);
+        f.write("2", "alice", Map.of("SGE_HGR_gpu", "1"));
+        assertThat(Files.readString(victim)).isEqualTo("precious\n");
+        assertThat(Files.isSymbolicLink(f.of("2"))).isFalse();
+        assertThat(Files.readString(f.of("2"))).isEqualTo("SGE_HGR_gpu=1\n");
+        assertThat(owner(f, "2")).isEqualTo("nobody");
+        try (var names = Files.list(tmp.resolve("env"))) {
+            assertThat(names.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("1", "2");
+        }
     }
 }
