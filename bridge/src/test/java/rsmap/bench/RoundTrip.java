@@ -37,8 +37,9 @@ public final class RoundTrip {
         try (Rsmapd daemon = Rsmapd.start(dir)) {
             int answer = queryAnswerBytes(daemon.socket());
             Path pp = dir.resolve("pingpong.sock");
-            Process server = new ProcessBuilder(PINGPONG.toString(), "serve", pp.toString(), Integer.toString(answer))
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            List<String> serve = new java.util.ArrayList<>(TcpConnections.pinned("RSMAP_BENCH_SERVER_CPUS"));
+            serve.addAll(List.of(PINGPONG.toString(), "serve", pp.toString(), Integer.toString(answer)));
+            Process server = new ProcessBuilder(serve).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             try {
                 String ready = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))
                         .readLine();
@@ -88,9 +89,10 @@ public final class RoundTrip {
 
     /** Runs {@code pingpong clients} and returns its key=value line. */
     static Map<String, String> clients(Path socket, int n, int rounds) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(PINGPONG.toString(), "clients", socket.toString(), Integer.toString(n),
-                Integer.toString(rounds), Integer.toString(Math.min(rounds, 20)))
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        List<String> cmd = new java.util.ArrayList<>(TcpConnections.pinned("RSMAP_BENCH_LOAD_CPUS"));
+        cmd.addAll(List.of(PINGPONG.toString(), "clients", socket.toString(), Integer.toString(n),
+                Integer.toString(rounds), Integer.toString(Math.min(rounds, 20))));
+        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         String line = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         if (p.waitFor() != 0) {
             throw new IllegalStateException("pingpong clients " + socket + " " + n + " failed: " + line);

@@ -66,7 +66,9 @@ final class Rsmapd implements AutoCloseable {
     /** The same, with {@code env} added to the daemon's environment. */
     static Rsmapd start(Path dir, java.util.Map<String, String> env) throws IOException {
         try (NotifyListener notify = NotifyListener.bind(dir.resolve("notify").toString())) {
-            ProcessBuilder pb = new ProcessBuilder(BIN.toString(), "--config", dir.resolve("rsmapd.conf").toString())
+            java.util.List<String> cmd = new java.util.ArrayList<>(TcpConnections.pinned("RSMAP_BENCH_SERVER_CPUS"));
+            cmd.addAll(java.util.List.of(BIN.toString(), "--config", dir.resolve("rsmapd.conf").toString()));
+            ProcessBuilder pb = new ProcessBuilder(cmd)
                     .redirectOutput(dir.resolve("rsmapd.out").toFile()).redirectError(dir.resolve("rsmapd.err").toFile());
             pb.environment().putAll(env);
             pb.environment().put("NOTIFY_SOCKET", notify.address());
