@@ -109,22 +109,7 @@ class QueryCacheTest {
             // The stall: the daemon's lock held, as by a command that waits in its handler.
             java.lang.reflect.Field f = Daemon.class.getDeclaredField("lock");
             f.setAccessible(true);
-            Object lock = f.get(daemon);
-            CountDownLatch held = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            Thread holder = new Thread(() -> {
-                synchronized (lock) {
-                    held.countDown();
-                    try {
-                        release.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            });
-            holder.start();
-            try {
-                assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+            try (AutoCloseable held = holding(f.get(daemon))) {
                 stuck.send(start(2, "8", "bob").encode()); // waits for the lock on a worker
                 List<Frame> got = CompletableFuture.supplyAsync(() -> {
                     try (TestClient other = root()) {
@@ -134,9 +119,6 @@ class QueryCacheTest {
                     }
                 }).get(5, TimeUnit.SECONDS);
                 assertThat(got).containsExactly(Frame.of(2, Code.STATE.value(), kept), Session.ok(2));
-            } finally {
-                release.countDown();
-                holder.join();
             }
             assertThat(stuck.untilDone(2)).last().isEqualTo(Session.ok(2));
             assertThat(JSON.readTree(c.call(query(4)).get(0).text(0)).path("jobs")).hasSize(2);
@@ -156,30 +138,34 @@ class QueryCacheTest {
             host.handle(Code.QUERY, query(2), root);
             java.lang.reflect.Field f = Daemon.class.getDeclaredField("global");
             f.setAccessible(true);
-            Object link = f.get(host);
-            CountDownLatch held = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            Thread holder = new Thread(() -> {
-                synchronized (link) { // the link busy with its authority
-                    held.countDown();
-                    try {
-                        release.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            });
-            holder.start();
-            try {
-                assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+            try (AutoCloseable held = holding(f.get(host))) { // the link busy with its authority
                 assertThat(CompletableFuture.supplyAsync(() -> host.quick(Code.QUERY, query(3), root))
                         .get(5, TimeUnit.SECONDS)).as("the link's part of the answer is never kept").isNull();
-            } finally {
-                release.countDown();
-                holder.join();
             }
         } finally {
             host.close();
         }
+    }
+
+    /** Holds {@code monitor} on a thread of its own until closed: the lock a command is stuck behind. */
+    private static AutoCloseable holding(Object monitor) throws InterruptedException {
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            synchronized (monitor) {
+                held.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        holder.start();
+        assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+        return () -> {
+            release.countDown();
+            holder.join();
+        };
     }
 }
