@@ -33,13 +33,11 @@ final class CdiSpecs {
     /** The job's variable naming its CDI device ({@code rsmap.io/job=NAME}). */
     static final String VARIABLE = "RSMAP_CDI_DEVICE";
     /**
-     * A fault point for crash tests only (a system property, never rsmapd.conf): {@code write:MARKER} or
-     * {@code remove:MARKER} makes the next live write or removal create MARKER and wait there, so that a
-     * test can SIGKILL rsmapd between the journal and the spec. Start-up and reconciliation never stop.
+     * Called with {@code "write"} before a live write of a spec and {@code "remove"} before a removal: a
+     * crash test's daemon (test sources, FaultingMain) stops there to be killed between the journal and
+     * the spec. Nothing else sets it; start-up and reconciliation never call it.
      */
-    private static final String FAULT = System.getProperty("rsmap.cdi.fault", "");
-    /** What the test waits at a fault point at most. */
-    private static final long FAULT_WAIT_MS = 120_000;
+    static volatile java.util.function.Consumer<String> faultPoint = op -> { };
 
     static final CdiSpecs NONE = new CdiSpecs(new CdiSettings(CdiSettings.Mode.OFF, CdiSettings.DEFAULT_DIR), null);
 
@@ -129,7 +127,7 @@ final class CdiSpecs {
             inStep = job;
             return Optional.empty();
         }
-        fault("write");
+        faultPoint.accept("write");
         try {
             write(of(job.id()), text);
             written.put(job.id(), text);
@@ -153,7 +151,7 @@ final class CdiSpecs {
         }
         inStep = null;
         if (written.remove(job) != null) {
-            fault("remove");
+            faultPoint.accept("remove");
             delete(of(job), "job " + job);
         }
     }
@@ -247,19 +245,6 @@ final class CdiSpecs {
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (AtomicMoveNotSupportedException e) {
             Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
-        }
-    }
-
-    /** The crash tests' fault point {@code op}: marks it and waits to be killed. */
-    private static void fault(String op) {
-        if (!FAULT.startsWith(op + ":")) {
-            return;
-        }
-        try {
-            Files.writeString(Path.of(FAULT.substring(op.length() + 1)), op);
-            Thread.sleep(FAULT_WAIT_MS);
-        } catch (IOException | InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

@@ -47,7 +47,8 @@ class CdiCrashIT {
     /** rsmapd as a process of its own; with a fault point ({@code write} or {@code remove}) it stops there. */
     private void start(String fault) throws Exception {
         daemon = fault == null ? RsmapdProcess.start(conf, config.socket(), tmp.resolve("rsmapd.log"))
-                : RsmapdProcess.start(conf, config.socket(), tmp.resolve("rsmapd.log"), "-Drsmap.cdi.fault=" + fault
+                : RsmapdProcess.start(FaultingMain.class, conf, config.socket(), tmp.resolve("rsmapd.log"),
+                        "-Drsmap.test.cdi.fault=" + fault
                         + ":" + tmp.resolve("at-" + fault));
     }
 
