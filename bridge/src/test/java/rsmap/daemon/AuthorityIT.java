@@ -160,7 +160,7 @@ class AuthorityIT {
         startHost("node02", "gpu=2(0 1)");
         Path go = shared.resolve("go");
         Process first = job("node01", "7", "gpu=1,lic=1", "echo \"first=$SGE_HGR_lic gpu=$SGE_HGR_gpu\"; "
-                + "while [ ! -e " + go + " ]; do sleep 0.05; done");
+                + ExecdStubIT.waitFor(go));
         until("job 7 holds its seat", () -> hosts.get("node01").jobs().containsKey("7"));
         String second = finish(job("node02", "8", "lic=1", "echo second=$SGE_HGR_lic"));
         assertThat(second).as("rescheduled, naming the map and the authority").contains("prolog asked to reschedule")

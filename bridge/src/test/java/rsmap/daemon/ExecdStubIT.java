@@ -91,7 +91,7 @@ class ExecdStubIT {
     @Test
     void twoJobsSharingACard_seeTheSameIdentifier_andEverythingIsGivenBack() throws Exception {
         Path go = shared.resolve("go");
-        Process first = job("1", "gpu=1", "echo \"first=$SGE_HGR_gpu\"; while [ ! -e " + go + " ]; do sleep 0.05; done");
+        Process first = job("1", "gpu=1", "echo \"first=$SGE_HGR_gpu\"; " + waitFor(go));
         for (int i = 0; i < 200 && daemon.cluster().runningJobs().isEmpty() && first.isAlive(); i++) {
             Thread.sleep(50);
         }
@@ -143,7 +143,7 @@ class ExecdStubIT {
     @Test
     void aPeTaskOfARunningJob_isEnteredByTheStarter_withTheJobsGrant() throws Exception {
         Path go = shared.resolve("go-pe");
-        Process master = job("12", "gpu=1", "echo master=$SGE_HGR_gpu; while [ ! -e " + go + " ]; do sleep 0.05; done",
+        Process master = job("12", "gpu=1", "echo master=$SGE_HGR_gpu; " + waitFor(go),
                 List.of("--pe", "mpi", "--slots", "2"));
         for (int i = 0; i < 200 && daemon.cluster().runningJobs().isEmpty() && master.isAlive(); i++) {
             Thread.sleep(50);
@@ -226,6 +226,14 @@ class ExecdStubIT {
         assertThat(Files.readAllLines(shared.resolve("spool/node01/active_jobs/11.1/environment"))).contains(
                 "SGE_TASK_ID=undefined", "SGE_TASK_FIRST=undefined", "SGE_TASK_LAST=undefined",
                 "SGE_TASK_STEPSIZE=undefined");
+    }
+
+    /**
+     * A job's wait for {@code file}, bounded to 10 minutes (longer than any test here waits): a test run
+     * killed midway, which never creates the file, leaves no job looping behind it.
+     */
+    static String waitFor(java.nio.file.Path file) {
+        return "i=0; while [ ! -e " + file + " ] && [ $i -lt 12000 ]; do sleep 0.05; i=$((i+1)); done";
     }
 
     /**

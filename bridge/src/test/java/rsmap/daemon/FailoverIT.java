@@ -335,8 +335,8 @@ class FailoverIT {
         }
         startHost("node01", "gpu=2(0 1)");
         Path go = shared.resolve("go");
-        Process held = job("node01", "7", "lic=1[same=id,scope=job]", "echo lic=$SGE_HGR_lic; while [ ! -e " + go
-                + " ]; do sleep 0.05; done");
+        Process held = job("node01", "7", "lic=1[same=id,scope=job]", "echo lic=$SGE_HGR_lic; "
+                + ExecdStubIT.waitFor(go));
         until("node01:7 holds la at A", 30_000, () -> holder(query("A")).equals("node01:7"));
         String active = "A";
         for (String first : List.of("B", "A")) {

@@ -85,7 +85,7 @@ class GpuIT {
                     "echo \"cvd=$CUDA_VISIBLE_DEVICES\"; echo \"hgr=$SGE_HGR_gpu\"; echo \"card0: " + open(0) + "\"; "
                             + "echo \"card1: " + open(1) + "\"; rsmap-shell realloc --add gpu=1 --tag grow; "
                             + "echo \"grow=$?\"; echo \"grown1: " + open(1) + "\"; touch " + grown + "; "
-                            + "while [ ! -e " + checked + " ]; do sleep 0.05; done"));
+                            + ExecdStubIT.waitFor(checked)));
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
             pb.environment().put("RSMAP_SOCKET", config.socket().toString());
             pb.environment().put("RSMAP_REQUEST", "gpu=1");

@@ -132,7 +132,7 @@ class HealthIT {
         Path release = shared.resolve("release");
         String holder = ProcessHandle.current().pid() + "1";
         try (Daemon daemon = TestDaemon.start(config)) {
-            Process a = job(config, holder, "echo \"hgr=$SGE_HGR_gpu\"; while [ ! -e " + release + " ]; do sleep 0.05; done");
+            Process a = job(config, holder, "echo \"hgr=$SGE_HGR_gpu\"; " + ExecdStubIT.waitFor(release));
             for (int i = 0; i < 1200 && !daemon.jobs().containsKey(holder) && a.isAlive(); i++) {
                 Thread.sleep(50);
             }

@@ -106,7 +106,7 @@ class JobDevicesIT {
     }
 
     private String waitFor(String name) {
-        return "while [ ! -e " + marker(name) + " ]; do sleep 0.05; done; ";
+        return ExecdStubIT.waitFor(marker(name)) + "; ";
     }
 
     private static void until(String what, BooleanSupplier done) throws Exception {
@@ -177,7 +177,8 @@ class JobDevicesIT {
         String a = prefix + "2";
         try (Daemon daemon = TestDaemon.start(config)) {
             Process job = job(config, a, "gpu=2", "setsid sh -c 'sh -c \"exec 3<" + cards[1] + "; touch "
-                    + marker("held") + "; while [ ! -e " + marker("stop") + " ]; do sleep 0.1; done\" &' "
+                    + marker("held") + "; i=0; while [ ! -e " + marker("stop")
+                    + " ] && [ \\$i -lt 6000 ]; do sleep 0.1; i=\\$((i+1)); done\" &' "
                     + "</dev/null >/dev/null 2>&1; rsmap-shell realloc --ids '{\"node01\":{\"gpu\":[\"gpu1\"]}}' >/dev/null;"
                     + " echo \"shrink=$?\"; touch " + marker("shrunk") + "; " + waitFor("end"));
             until("the holder holds card 1 and the job gave it up", job, () -> Files.exists(marker("held"))

@@ -112,7 +112,7 @@ class JobKeysIT {
 
     /** A job through execd-stub and the hooks on {@code host}, printing its cards; {@code gate}: it waits for that file. */
     private Process job(String host, String id, String request, Path gate) throws Exception {
-        String script = "echo \"gpu=$SGE_HGR_gpu lic=$SGE_HGR_lic\"" + (gate == null ? "" : "; while [ ! -e " + gate + " ]; do sleep 0.05; done");
+        String script = "echo \"gpu=$SGE_HGR_gpu lic=$SGE_HGR_lic\"" + (gate == null ? "" : "; " + ExecdStubIT.waitFor(gate));
         List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
                 shared.resolve(host).resolve("spool").toString(), "--host", host, "--job", id, "--cwd", "/",
                 "--tmpdir", shared.toString(), "--prolog", "root@" + hook + " prolog", "--starter",

@@ -84,7 +84,7 @@ class MigIT {
                     "echo \"cvd=$CUDA_VISIBLE_DEVICES\"; echo \"hgr=$SGE_HGR_mig\"; "
                             + "echo \"card0: $(cat " + shared.resolve("dev/nvidia0") + " 2>&1 | sed 's/.*: //')\"; "
                             + "for n in " + caps + "/*; do echo \"$(basename $n): $(cat $n 2>&1 | sed 's/.*: //')\"; done; "
-                            + "touch " + listed + "; while [ ! -e " + checked + " ]; do sleep 0.05; done"));
+                            + "touch " + listed + "; " + ExecdStubIT.waitFor(checked)));
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
             pb.environment().put("RSMAP_SOCKET", config.socket().toString());
             pb.environment().put("RSMAP_REQUEST", "mig=1[profile=2g.20gb]");

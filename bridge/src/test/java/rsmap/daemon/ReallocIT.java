@@ -111,7 +111,7 @@ class ReallocIT {
     }
 
     private String waitFor(String name) {
-        return "while [ ! -e " + marker(name) + " ]; do sleep 0.05; done; ";
+        return ExecdStubIT.waitFor(marker(name)) + "; ";
     }
 
     private static void until(String what, BooleanSupplier done) throws Exception {

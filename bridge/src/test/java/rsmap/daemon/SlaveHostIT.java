@@ -93,7 +93,7 @@ class SlaveHostIT {
         List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool", shared.resolve("spool").toString(),
                 "--host", "node01", "--job", "21", "--pe", "mpi", "--slots", "1", "--cwd", "/", "--tmpdir", shared.toString(),
                 "--prolog", "root@" + hook + " prolog", "--starter", starter.toString(), "--epilog", "root@" + hook + " epilog",
-                "--", "sh", "-c", "echo master=$SGE_HGR_gpu; while [ ! -e " + go + " ]; do sleep 0.05; done"));
+                "--", "sh", "-c", "echo master=$SGE_HGR_gpu; " + ExecdStubIT.waitFor(go)));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().put("RSMAP_SOCKET", master.socket().toString());
         pb.environment().put("RSMAP_REQUEST", "gpu=2[same=id]");
