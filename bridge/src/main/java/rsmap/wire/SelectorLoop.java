@@ -43,6 +43,8 @@ final class SelectorLoop {
     // Owned by the selector thread.
     private final Set<Connection> connections = new LinkedHashSet<>();
     private final ByteBuffer direct = ByteBuffer.allocateDirect(SocketServer.BUFFER);
+    /** Listeners whose accept failed, asked again at the next tick. */
+    private final List<SelectionKey> paused = new ArrayList<>();
     /** The round of the timeout sweep: the connections open when it began, checked a slice a tick. */
     private List<Connection> sweep = List.of();
     private int swept;
@@ -89,6 +91,12 @@ final class SelectorLoop {
                 long now = System.nanoTime();
                 if (now - lastSweep >= TICK_NANOS) {
                     lastSweep = now;
+                    for (SelectionKey k : paused) {
+                        if (k.isValid()) {
+                            k.interestOps(SelectionKey.OP_ACCEPT);
+                        }
+                    }
+                    paused.clear();
                     sweep(now);
                     budget.shedOutput(connections, this::kill);
                 }
@@ -125,6 +133,13 @@ final class SelectorLoop {
 
     /** One ready key, handled once per round so that every connection gets its turn. */
     private void ready(SelectionKey key) {
+        if (key.attachment() instanceof Admission door) { // the Unix socket's listener
+            if (!door.acceptReady() && key.isValid()) {
+                key.interestOps(0); // accept failed: asked again at the next tick
+                paused.add(key);
+            }
+            return;
+        }
         Connection c = (Connection) key.attachment();
         try {
             if (key.isValid() && key.isWritable()) {
@@ -137,6 +152,18 @@ final class SelectorLoop {
             kill(c, null); // the client is gone: the loop goes on
         } catch (RuntimeException e) {
             Faults.report("connection failed on the selector", e); // it broke something: the loop goes on
+            kill(c, null);
+        }
+    }
+
+    /** Reads {@code c} without waiting for the selector to say it is readable (a connection just accepted). */
+    private void readNow(Connection c) {
+        try {
+            readable(c);
+        } catch (IOException e) {
+            kill(c, null);
+        } catch (RuntimeException e) {
+            Faults.report("connection failed on the selector", e);
             kill(c, null);
         }
     }
@@ -200,12 +227,30 @@ final class SelectorLoop {
 
     // ---- any thread ----
 
-    /** An admitted connection joins the selector. */
+    /** The Unix socket's listener joins the selector: its connections are accepted here ({@link Admission#acceptReady}). */
+    void listen(java.nio.channels.ServerSocketChannel listener, Admission door) {
+        onSelector(() -> {
+            try {
+                listener.register(selector, SelectionKey.OP_ACCEPT, door);
+            } catch (ClosedSelectorException | IOException e) {
+                // the server is closing, or its listener closed
+            }
+        });
+    }
+
+    /**
+     * An admitted connection joins the selector. Accepted on this thread, it is read at once: a hook
+     * writes its commands right behind its connect, and they are mostly there already.
+     */
     void register(Connection c) {
+        boolean acceptedHere = Thread.currentThread() == thread;
         onSelector(() -> {
             try {
                 c.key = c.channel.register(selector, SelectionKey.OP_READ, c);
                 connections.add(c);
+                if (acceptedHere) {
+                    readNow(c);
+                }
             } catch (ClosedSelectorException e) {
                 kill(c, null); // accepted while the server closed: the peer learns at once, not at its timeout
             } catch (IOException e) {

@@ -29,17 +29,17 @@ import java.util.function.Supplier;
  * one at a time per connection and privileged peers' first, so that one waiting for the daemon's lock or
  * its journal's force never stalls another connection; what needs no lock, no I/O but the socket and
  * cannot block ({@link Session.Handler#quick}, a Unix peer's INIT) the selector answers itself, sparing
- * a thread's wake-up, while none of that connection's commands is queued or running. A thread of its own
- * accepts and judges every connection (SO_PEERCRED) as it arrives, so that a flood of connects neither
- * slows the selector's rounds nor keeps a privileged peer's connect waiting behind more than the short
- * listen backlog.
+ * a thread's wake-up, while none of that connection's commands is queued or running. The selector also
+ * accepts and judges the Unix socket's connections (SO_PEERCRED), at most the short listen backlog a
+ * round, and reads each at once: a hook's commands are there behind its connect. TCP's are accepted on a
+ * thread of their own (see {@link Admission}).
  *
  * <p>Over TCP the kernel cannot say who the peer is: a connection is no one until its INIT carries a
  * credential that the {@link Authenticator} accepts (see {@link Session}); the login runs on a worker, and
  * privilege and the per-user limit are judged then, on the peer it proved. Until then it holds one of
  * {@link ServerLimits#maxUnauthenticated} places, for at most {@link ServerLimits#loginTimeout}.
  *
- * <p>The rooms: {@link Admission} (a socket and its accept thread), {@link TcpLogin} (a TCP peer's INIT),
+ * <p>The rooms: {@link Admission} (a socket, accepted on the selector thread, or over TCP on a thread of its own), {@link TcpLogin} (a TCP peer's INIT),
  * {@link SelectorLoop} (the selector thread), {@link Workers} (the command threads), {@link Budget} (what
  * peers hold, and who is shed or timed out). This class builds them and carries each {@link Connection}'s
  * hand-offs between them.
@@ -177,7 +177,9 @@ public final class SocketServer implements AutoCloseable {
             doors.add(new Admission(this, inet, b.handlers, b.privileged, budget, loop, tcp));
         }
         loop.start();
-        doors.forEach(Admission::start);
+        for (Admission d : doors) {
+            d.start();
+        }
     }
 
     /** The Unix socket's path. */
@@ -318,7 +320,7 @@ public final class SocketServer implements AutoCloseable {
     @Override
     public void close() throws IOException {
         for (Admission d : doors) {
-            d.stop(); // ends its accept thread
+            d.stop(); // ends its accept thread, or takes its listener off the selector
         }
         loop.stop();
         workers.stop();
