@@ -26,9 +26,9 @@ import java.util.function.Supplier;
  * {@link #ACCEPTS_A_ROUND} a round, and read at once: a job start's hook then costs one thread wake-up
  * less (the accept thread's hand-off to the selector was 50-70 µs of a prolog's 450-550 in rsmapd, on a
  * 2-core VM), and a privileged peer's connect waits behind at most the short listen backlog, drained a
- * few rounds. A flood of connects now shares the selector's rounds with reads: FloodIT's root, while
- * nobody floods, stayed answered in single milliseconds (p99 11-15 ms against 9-17 ms with the accept
- * thread). TCP keeps a thread of its own: a cluster's hosts reconnecting at once after a restart are a
+ * few rounds. A flood of connects now shares the selector's rounds with reads: in CI's FloodIT, root's
+ * JOB_START while nobody floods took p50 1.4-5.4 ms and p99 8-13 ms, against 1.4-3.9 ms and 9-17 ms with
+ * the accept thread. TCP keeps a thread of its own: a cluster's hosts reconnecting at once after a restart are a
  * thousand connects a second. A TCP peer is judged again at its INIT ({@link TcpLogin}), on a worker.
  */
 final class Admission {
