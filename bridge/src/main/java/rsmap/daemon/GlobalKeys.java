@@ -3,9 +3,6 @@
 // host's own maps are under JOB_KEY: the first host's part chooses, every later host's part is held to it.
 package rsmap.daemon;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.util.Optional;
-import java.util.function.Supplier;
 import rsmap.alloc.Grant;
 import rsmap.alloc.GroupKeys;
 import rsmap.wire.Category;
@@ -55,22 +52,5 @@ final class GlobalKeys implements GlobalPart {
             throws Session.CommandException {
         throw new Session.CommandException(Category.REFUSED, "job " + id + ": " + request + " names no global map of this "
                 + "authority");
-    }
-
-    @Override
-    public void event(String kind, Supplier<String> diffJson) {
-    }
-
-    @Override
-    public Optional<ObjectNode> view() {
-        return Optional.empty();
-    }
-
-    @Override
-    public void start() {
-    }
-
-    @Override
-    public void close() {
     }
 }

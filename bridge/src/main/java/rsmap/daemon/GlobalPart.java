@@ -44,11 +44,17 @@ interface GlobalPart extends AutoCloseable {
         return proposed;
     }
 
-    /** One of this host's events: its kind ({@link EventHub#KINDS}) and its DIFF's JSON, made when needed. */
-    void event(String kind, java.util.function.Supplier<String> diffJson);
+    /**
+     * One of this host's events: its kind ({@link EventHub#KINDS}) and its DIFF's JSON, made when needed.
+     * Nothing is told by default (no authority; the authority's own global part).
+     */
+    default void event(String kind, java.util.function.Supplier<String> diffJson) {
+    }
 
-    /** What QUERY shows of the global part, under {@code "authority"}; empty: nothing. */
-    Optional<ObjectNode> view();
+    /** What QUERY shows of the global part, under {@code "authority"}; empty (the default): nothing. */
+    default Optional<ObjectNode> view() {
+        return Optional.empty();
+    }
 
     /**
      * Whether the host's state alone makes QUERY's answer (then it may be cached until the next change).
@@ -58,11 +64,14 @@ interface GlobalPart extends AutoCloseable {
         return view().isEmpty();
     }
 
-    /** Starts working in the background (connecting, forwarding); nothing for {@link #NONE}. */
-    void start();
+    /** Starts working in the background (connecting, forwarding); nothing by default. */
+    default void start() {
+    }
 
+    /** Stops what {@link #start} began; nothing by default. */
     @Override
-    void close();
+    default void close() {
+    }
 
     /** No authority: nothing is global, nothing is told. */
     GlobalPart NONE = new GlobalPart() {
@@ -75,23 +84,6 @@ interface GlobalPart extends AutoCloseable {
 
         @Override
         public void end(JobId id) {
-        }
-
-        @Override
-        public void event(String kind, java.util.function.Supplier<String> diffJson) {
-        }
-
-        @Override
-        public Optional<ObjectNode> view() {
-            return Optional.empty();
-        }
-
-        @Override
-        public void start() {
-        }
-
-        @Override
-        public void close() {
         }
     };
 }

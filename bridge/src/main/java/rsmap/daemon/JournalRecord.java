@@ -220,12 +220,11 @@ sealed interface JournalRecord {
 
     /** The epoch a record was stamped with: 0 when it has none; an IOException when it is not a whole number. */
     static long epoch(String line) throws IOException {
-        JsonNode r;
-        try {
-            r = JSON.readTree(line);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new IOException("not JSON: " + e.getOriginalMessage(), e);
-        }
+        return epoch(tree(line));
+    }
+
+    /** The same of a record already read ({@link #tree}). */
+    static long epoch(JsonNode r) throws IOException {
         if (r == null || !r.has("epoch")) {
             return 0;
         }
@@ -247,14 +246,22 @@ sealed interface JournalRecord {
         return JSON.createObjectNode().put("v", VERSION).put("op", op);
     }
 
-    /** Reads one record; an IOException says what does not make sense in it. */
-    static JournalRecord parse(String line) throws IOException {
-        JsonNode r;
+    /** A journal line as JSON (null for an empty one), read once for both {@link #epoch} and {@link #parse}. */
+    static JsonNode tree(String line) throws IOException {
         try {
-            r = JSON.readTree(line);
+            return JSON.readTree(line);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IOException("not JSON: " + e.getOriginalMessage(), e);
         }
+    }
+
+    /** Reads one record; an IOException says what does not make sense in it. */
+    static JournalRecord parse(String line) throws IOException {
+        return parse(tree(line));
+    }
+
+    /** The same of a record already read ({@link #tree}). */
+    static JournalRecord parse(JsonNode r) throws IOException {
         if (r == null || !r.isObject() || !r.path("op").isTextual()) {
             throw new IOException("not a record of rsmapd (no \"op\")");
         }

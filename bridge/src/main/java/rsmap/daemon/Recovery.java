@@ -43,7 +43,8 @@ final class Recovery {
         int refused = 0;
         for (int i = 0; i < records.size(); i++) {
             try {
-                long e = records.get(i).contains("\"epoch\"") ? JournalRecord.epoch(records.get(i)) : 0;
+                com.fasterxml.jackson.databind.JsonNode record = JournalRecord.tree(records.get(i)); // read once
+                long e = JournalRecord.epoch(record);
                 if (e < newest) {
                     refused++;
                     log.note(Log.Level.ERROR, file + ": record " + (i + 1) + " is of epoch " + e + " after one of epoch "
@@ -51,7 +52,7 @@ final class Recovery {
                     continue;
                 }
                 newest = e;
-                apply(s, JournalRecord.parse(records.get(i)));
+                apply(s, JournalRecord.parse(record));
             } catch (IOException | ParseException | RuntimeException e) {
                 String why = e instanceof ParseException p ? p.getMessage()
                         : e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();

@@ -125,7 +125,7 @@ final class Admission {
 
     /** The selector thread's buffer for a refusal (see {@link #tell}). */
     private final ByteBuffer refusal = ByteBuffer.allocateDirect(1024);
-    /** In a streak of failed accepts on the selector thread: logged once, at its start. */
+    /** In a streak of failed accepts (on the one thread that accepts for this door): logged once, at its start. */
     private boolean failing;
 
     /**
@@ -140,23 +140,39 @@ final class Admission {
                 ch = listener.accept();
                 failing = false;
             } catch (IOException e) {
-                if (running && listener.isOpen() && !failing) {
-                    Faults.report("cannot accept connections (retried every tick)", e);
-                    failing = true;
+                if (running && listener.isOpen()) {
+                    acceptFailed(e);
                 }
                 return false;
             }
             if (ch == null) {
                 return true;
             }
-            try {
-                admit(ch, refusal);
-            } catch (RuntimeException e) { // one connection's trouble never stops the door for the others
-                Faults.report("cannot admit a connection", e);
-                closeQuietly(ch);
-            }
+            judge(ch, refusal);
         }
         return true;
+    }
+
+    /** An accept failed: said once, at the start of a streak (it is retried every tick). */
+    private void acceptFailed(IOException e) {
+        if (!failing) {
+            Faults.report("cannot accept connections (retried every tick)", e);
+            failing = true;
+        }
+    }
+
+    /** Judges a connection just accepted; one connection's trouble never stops the door for the others. */
+    private void judge(SocketChannel ch, ByteBuffer out) {
+        try {
+            if (tcp == null) {
+                admit(ch, out);
+            } else {
+                admitTcp(ch, out);
+            }
+        } catch (RuntimeException e) {
+            Faults.report("cannot admit a connection", e);
+            closeQuietly(ch);
+        }
     }
 
     /** Closes the socket, which ends the accept thread (or takes it off the selector). */
@@ -179,7 +195,6 @@ final class Admission {
      */
     private void accept() {
         ByteBuffer out = ByteBuffer.allocateDirect(1024);
-        boolean failing = false; // in a streak of failed accepts: logged once, at its start
         while (running) {
             SocketChannel ch;
             try {
@@ -189,10 +204,7 @@ final class Admission {
                 if (!running || !listener.isOpen()) {
                     return;
                 }
-                if (!failing) {
-                    Faults.report("cannot accept connections (retried every tick)", e);
-                    failing = true;
-                }
+                acceptFailed(e);
                 try { // out of file descriptors, say: let the connections already open be served a while
                     Thread.sleep(TimeUnit.NANOSECONDS.toMillis(SelectorLoop.TICK_NANOS));
                 } catch (InterruptedException stop) {
@@ -200,16 +212,7 @@ final class Admission {
                 }
                 continue;
             }
-            try {
-                if (tcp == null) {
-                    admit(ch, out);
-                } else {
-                    admitTcp(ch, out);
-                }
-            } catch (RuntimeException e) { // one connection's trouble never stops the door for the others
-                Faults.report("cannot admit a connection", e);
-                closeQuietly(ch);
-            }
+            judge(ch, out);
         }
     }
 

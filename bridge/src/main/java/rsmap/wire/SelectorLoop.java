@@ -141,27 +141,27 @@ final class SelectorLoop {
             return;
         }
         Connection c = (Connection) key.attachment();
-        try {
+        serve(c, () -> {
             if (key.isValid() && key.isWritable()) {
                 writable(c);
             }
             if (key.isValid() && key.isReadable()) {
                 readable(c);
             }
-        } catch (IOException e) {
-            kill(c, null); // the client is gone: the loop goes on
-        } catch (RuntimeException e) {
-            Faults.report("connection failed on the selector", e); // it broke something: the loop goes on
-            kill(c, null);
-        }
+        });
     }
 
-    /** Reads {@code c} without waiting for the selector to say it is readable (a connection just accepted). */
-    private void readNow(Connection c) {
+    /** What the selector does for one connection: a read, a write. */
+    private interface Step {
+        void run() throws IOException;
+    }
+
+    /** Runs {@code step} of {@code c}: a client gone, or a step that broke something, closes it; the loop goes on. */
+    private void serve(Connection c, Step step) {
         try {
-            readable(c);
+            step.run();
         } catch (IOException e) {
-            kill(c, null);
+            kill(c, null); // the client is gone
         } catch (RuntimeException e) {
             Faults.report("connection failed on the selector", e);
             kill(c, null);
@@ -248,8 +248,8 @@ final class SelectorLoop {
             try {
                 c.key = c.channel.register(selector, SelectionKey.OP_READ, c);
                 connections.add(c);
-                if (acceptedHere) {
-                    readNow(c);
+                if (acceptedHere) { // read without waiting for the selector to say so
+                    serve(c, () -> readable(c));
                 }
             } catch (ClosedSelectorException e) {
                 kill(c, null); // accepted while the server closed: the peer learns at once, not at its timeout
