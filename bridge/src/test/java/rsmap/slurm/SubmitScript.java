@@ -41,6 +41,9 @@ final class SubmitScript {
      */
     void write() throws IOException {
         use(Map.of());
+        String why = "filter: column 11: expected ==, !=, <, <=, >, >= or in after 'cpu_speed', found 'u'";
+        Files.writeString(dir.resolve("unparsable.out"), "{\"error\":\"rsmapd: " + why + "\",\"category\":\"refused\"}\n");
+        Files.writeString(dir.resolve("unparsable.err"), "error: rsmapd: " + why + "\n");
         Files.writeString(command(), String.join("\n",
                 "#!/bin/sh",
                 "printf '%s\\n' \"$*\" >> " + placeArgs(),
@@ -49,10 +52,8 @@ final class SubmitScript {
                 "prev=; for a in \"$@\"; do [ \"$prev\" = --filter ] && filter=$a; prev=$a; done", // \"$@\" kept for exec
                 "case $filter in",
                 // what rsmap place --json says of the authority's ERROR: the category for the script, the line for people
-                "*unparsable*) echo '{\"error\":\"rsmapd: filter: column 11: expected an operator (==, !=, <, <=, >, >=, in),"
-                        + " found \\\"unparsable\\\"\",\"category\":\"refused\"}';"
-                        + " echo 'error: rsmapd: filter: column 11: expected an operator (==, !=, <, <=, >, >=, in), found"
-                        + " \"unparsable\"' >&2; exit 2 ;;",
+                "*unparsable*) cat " + dir.resolve("unparsable.out") + "; cat " + dir.resolve("unparsable.err")
+                        + " >&2; exit 2 ;;",
                 "*unreachable*) echo 'error: authority unreachable' >&2; exit 1 ;;",
                 "esac",
                 // Everything else is the real PLACE of the authority, about this node's registered attributes,
