@@ -80,9 +80,10 @@ public final class SubmitRate {
             System.out.printf("  %-38s %7.1f jobs/s  %7.1f ms/job  (%.2fx the time of no filter)  slurmctld %6.2f ms/job%n",
                     cases[k], rate, 1000 / rate, base / rate, server[k] / 1000.0 / (jobs * rounds));
         }
-        // what job_submit.lua said it asks with, each time it was loaded (slurmctld's log, info)
-        for (String line : log.lines().filter(l -> l.contains("rsmap: --rsmap-filter is asked")).distinct().toList()) {
-            System.out.println("  " + line.replaceAll("^\\[[^]]*\\] ", ""));
+        // what job_submit.lua said it asks with (slurmctld's log, info: once for each load of the script)
+        for (String line : log.lines().filter(l -> l.contains("rsmap: --rsmap-filter is asked"))
+                .map(l -> l.replaceAll("^\\[[^]]*\\] ", "")).distinct().toList()) {
+            System.out.println("  " + line);
         }
     }
 
