@@ -51,6 +51,13 @@ class PlaceModuleIT {
 
     @BeforeAll
     static void authorityWithTwoHosts() throws Exception {
+        String why = "the module and its test driver are built only where Lua 5.1's lua.h is (liblua5.1-0-dev): " + MODULE;
+        if (!Files.isRegularFile(MODULE) || !Files.isExecutable(LUA)) {
+            if ("true".equals(System.getenv("CI"))) {
+                throw new AssertionError("CI=true: " + why);
+            }
+            org.junit.jupiter.api.Assumptions.assumeTrue(false, why);
+        }
         Path dir = Files.createDirectories(tmp.resolve("authority"));
         Files.copy(ROOT.resolve("examples/complexes"), dir.resolve("complexes"));
         Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", "role = authority",
