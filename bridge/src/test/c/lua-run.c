@@ -1,7 +1,8 @@
 /* lua-run: a Lua 5.1 of the tests' own (the host's liblua5.1, its symbols global as in slurmctld) that runs
  * one script, for rsmap_place.so's test (PlaceModuleIT): the script loads the module with package.loadlib
- * as job_submit.lua does. Beside Lua's standard libraries one function, open_fds(), the number of this
- * process's open file descriptors (/proc/self/fd): a call that leaks one shows.
+ * as job_submit.lua does. Beside Lua's standard libraries two functions: open_fds(), the number of this
+ * process's open file descriptors (/proc/self/fd), so that a call that leaks one shows; now(), the monotonic
+ * clock in seconds, for the bench's timing of a call (PlaceCall).
  *
  * Usage: lua-run SCRIPT [ARG...]   (the ARGs in the global table arg, from 1; exit 1 on a Lua error) */
 #include <dirent.h>
@@ -9,6 +10,7 @@
 #include <lua.h>
 #include <lualib.h>
 #include <stdio.h>
+#include <time.h>
 
 static int open_fds(lua_State *L) {
     DIR *d = opendir("/proc/self/fd");
@@ -21,6 +23,13 @@ static int open_fds(lua_State *L) {
     return 1;
 }
 
+static int now(lua_State *L) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    lua_pushnumber(L, (lua_Number)t.tv_sec + t.tv_nsec / 1e9);
+    return 1;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs("usage: lua-run SCRIPT [ARG...]\n", stderr);
@@ -30,6 +39,7 @@ int main(int argc, char **argv) {
     if (!L) return 1;
     luaL_openlibs(L);
     lua_register(L, "open_fds", open_fds);
+    lua_register(L, "now", now);
     lua_createtable(L, argc, 0);
     for (int i = 1; i < argc; i++) {
         lua_pushstring(L, argv[i]);
