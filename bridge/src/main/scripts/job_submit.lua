@@ -271,8 +271,11 @@ local function place(filter, request)
             slurm.log_info("rsmap: --rsmap-filter is asked of the authority by running %s (%s)", PLACE, module_why)
         end
     end
-    if module_place then return module_place(filter, request, SOCKET, TIMEOUT) end
-    return run_command(filter, request)
+    if not module_place then return run_command(filter, request) end
+    -- a Lua error (out of memory) is no answer, like any other: fail open below, never refuse the job for it
+    local ok, line, err = pcall(module_place, filter, request, SOCKET, TIMEOUT)
+    if not ok then return nil, tostring(line) end
+    return line, err
 end
 
 -- The hosts the filter excludes join the user's own exclusions; no host passing refuses the job.
