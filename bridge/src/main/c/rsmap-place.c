@@ -1,6 +1,8 @@
-/* rsmap-place: `rsmap place` without a JVM, for what runs at every submission (Slurm's job_submit.lua,
- * the OCS JSV): PLACE to the authority's socket with the same options, output and exit codes as the Java
- * command (rsmap(1), "place"), in about a millisecond instead of half a second. */
+/* rsmap-place: `rsmap place` without a JVM, for what runs at every submission (the OCS JSV; Slurm's
+ * job_submit.lua where its Lua module is not used): PLACE to the authority's socket with the same options,
+ * output and exit codes as the Java command (rsmap(1), "place"), in about a millisecond instead of half a
+ * second. The exchange and its judgement are rsmap-place-ask.c, shared with that module; this file is the
+ * command line and the printing. */
 #include "rsmap-place.h"
 
 #include <stdio.h>
