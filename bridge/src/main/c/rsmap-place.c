@@ -1,14 +1,15 @@
-/* rsmap-place: `rsmap place` without a JVM, for what runs at every submission (Slurm's job_submit.lua,
- * the OCS JSV): PLACE to the authority's socket with the same options, output and exit codes as the Java
- * command (rsmap(1), "place"), in about a millisecond instead of half a second. */
-#include "rsmap-client.h"
-#include "rsmap-jsonread.h"
+/* rsmap-place: `rsmap place` without a JVM, for what runs at every submission (the OCS JSV; Slurm's
+ * job_submit.lua where its Lua module is not used): PLACE to the authority's socket with the same options,
+ * output and exit codes as the Java command (rsmap(1), "place"), in about a millisecond instead of half a
+ * second. The exchange and its judgement are rsmap-place-ask.c, shared with that module; this file is the
+ * command line and the printing. */
+#include "rsmap-place.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { OK = 0, FAULT = 1, REFUSED = 2, NONE_FITS = 3, TIMEOUT_MS = 30000 };
+enum { OK = RSMAP_PLACE_FITS, FAULT = RSMAP_PLACE_FAULT, REFUSED = RSMAP_PLACE_REFUSED, TIMEOUT_MS = 30000 };
 
 struct options {
     const char *socket, *filter, *request, *slots, *group, *alternatives;
@@ -109,79 +110,6 @@ static int parse(int argc, char **argv, struct options *o) {
     return OK;
 }
 
-/* The PLACE argument, as `rsmap place` builds it; NULL after printing why. */
-static char *argument(struct options *o, int *status) {
-    struct rsmap_json j;
-    rsmap_json_begin(&j);
-    *status = REFUSED;
-    if (o->filter) rsmap_json_str(&j, "filter", o->filter);
-    if (o->alternatives) {
-        const char *error = NULL;
-        struct rsmap_jdoc *d = rsmap_json_parse(o->alternatives, strlen(o->alternatives), &error);
-        if (!d) {
-            fprintf(stderr, "error: --alternatives: not JSON: %s\n", error);
-            free(rsmap_json_end(&j));
-            return NULL;
-        }
-        int list = d->root->type == RSMAP_JARRAY;
-        rsmap_json_free(d);
-        if (!list) {
-            fputs("error: --alternatives: a JSON list of options\n", stderr);
-            free(rsmap_json_end(&j));
-            return NULL;
-        }
-        rsmap_json_raw(&j, "alternatives", o->alternatives);
-    }
-    if (o->request || o->slots) {
-        rsmap_json_str(&j, "request", o->request ? o->request : "");
-        rsmap_json_int(&j, "slots", o->slots ? strtol(o->slots, NULL, 10) : 1);
-    }
-    if (o->candidates.len > 1) {
-        char *c = rsmap_json_end(&o->candidates);
-        if (c) c[strlen(c) - 1] = ']';
-        rsmap_json_raw(&j, "candidates", c ? c : "[]");
-        o->candidates.s = c;
-    }
-    if (o->group) {
-        rsmap_json_str(&j, "group", o->group);
-        char *v = rsmap_json_end(&o->group_values);
-        if (v) v[strlen(v) - 1] = ']';
-        rsmap_json_raw(&j, "group_values", v ? v : "[]");
-        o->group_values.s = v;
-    }
-    if (o->whole_hosts) rsmap_json_raw(&j, "whole_hosts", "true");
-    if (j.len == 1) {
-        fputs("error: place needs --filter, --request/--slots or --alternatives\n", stderr);
-        free(rsmap_json_end(&j));
-        return NULL;
-    }
-    char *arg = rsmap_json_end(&j);
-    if (!arg || o->candidates.failed || o->group_values.failed) {
-        fputs("error: out of memory\n", stderr);
-        *status = FAULT;
-        free(arg);
-        return NULL;
-    }
-    return arg;
-}
-
-/* The first argument of PLACE's STATE answer, kept. */
-struct answer {
-    char *json;
-};
-
-static int on_event(void *ctx, unsigned code, int argc, char *const *argv) {
-    struct answer *a = ctx;
-    if (code == RSMAP_STATE && argc > 0 && !a->json) a->json = strdup(argv[0]);
-    return 0;
-}
-
-static void reset(void *ctx) {
-    struct answer *a = ctx;
-    free(a->json);
-    a->json = NULL;
-}
-
 /* A value a POSIX shell reads back with eval: single-quoted, its own quotes closed and escaped. */
 static void quoted(const char *name, const char *v) {
     printf("%s='", name);
@@ -221,19 +149,13 @@ static int count(const struct rsmap_jv *v) {
     return v && (v->type == RSMAP_JARRAY || v->type == RSMAP_JOBJECT) ? v->count : 0;
 }
 
-static int print(const struct options *o, const char *text) {
-    const char *error = NULL;
-    struct rsmap_jdoc *d = rsmap_json_parse(text, strlen(text), &error);
-    if (!d) {
-        fprintf(stderr, "error: rsmapd answered something that is not JSON: %s\n", error);
-        return REFUSED;
-    }
-    const struct rsmap_jv *a = d->root;
+/* The answer in the form asked for: the JSON itself, shell assignments, or lines for people. */
+static void print(const struct options *o, const struct rsmap_place_answer *p) {
+    const struct rsmap_jv *a = p->doc->root;
     const struct rsmap_jv *decision = rsmap_json_get(a, "decision"), *pass = rsmap_json_get(a, "pass");
-    int fits = decision ? strcmp(rsmap_json_text(decision, ""), "none") != 0 : count(pass) > 0;
     static char buf[1 << 20];
     if (o->json) {
-        puts(text);
+        puts(p->answer);
     } else if (o->shell) {
         const struct rsmap_jv *fail = rsmap_json_at(rsmap_json_get(a, "fail"), 0);
         quoted("decision", decision ? rsmap_json_text(decision, "") : count(pass) == 0 ? "none" : "start");
@@ -276,22 +198,29 @@ static int print(const struct options *o, const char *text) {
             printf("  %s\n", rsmap_json_text(rsmap_json_get(a, "why"), ""));
         }
     }
-    rsmap_json_free(d);
-    return fits ? OK : NONE_FITS;
 }
 
-/* An ERROR or a failure to ask: the error line, and for scripts the category on stdout. */
-static int failed(const struct options *o, const char *message, enum rsmap_category c, int status) {
-    fprintf(stderr, "error: %s\n", message);
+/* An ERROR or a failure to ask: the error line, and for scripts (where rsmap place gives one) the category
+ * on stdout. */
+static void failed(const struct options *o, const struct rsmap_place_answer *p) {
+    fprintf(stderr, "error: %s\n", p->error);
+    if (p->category == RSMAP_CAT_NONE) return;
     if (o->json) {
-        static char body[6 * 8192 + 8];
-        rsmap_json_string(body, sizeof body, message);
-        printf("{\"error\":\"%s\",\"category\":\"%s\"}\n", body, rsmap_category_name(c));
+        char *line = rsmap_place_json(p);
+        if (line) puts(line);
+        free(line);
     } else if (o->shell) {
-        quoted("error", message);
-        quoted("category", rsmap_category_name(c));
+        quoted("error", p->error);
+        quoted("category", rsmap_category_name(p->category));
     }
-    return status;
+}
+
+/* A list option's JSON ("[...]"), or NULL when none was given. */
+static const char *list_of(struct rsmap_json *j) {
+    if (j->len <= 1) return NULL;
+    char *s = rsmap_json_end(j); /* closed with "}", made "]"; NULL (failed) when memory ran out */
+    if (s) s[strlen(s) - 1] = ']';
+    return j->s = s;
 }
 
 int main(int argc, char **argv) {
@@ -300,37 +229,22 @@ int main(int argc, char **argv) {
     list_begin(&o.group_values);
     int status = parse(argc, argv, &o);
     if (status != OK) return status;
-    char *arg = argument(&o, &status);
-    if (!arg) return status;
-
-    const char *socket = o.socket;
-    if (!socket) socket = getenv("RSMAP_SOCKET");
-    if (!socket || !*socket) socket = "/run/rsmap/rsmapd.sock";
-    struct answer answer = { 0 };
-    struct rsmap_request r = { .socket = socket, .code = RSMAP_PLACE, .arg = arg, .timeout_ms = rsmap_timeout_ms(TIMEOUT_MS),
-                               .idempotent = 1, .on_event = on_event, .ctx = &answer, .reset = reset };
-    struct rsmap_outcome out = { 0 };
-    rsmap_exchange(&r, &out);
-    free(arg);
+    struct rsmap_place_answer p;
+    const char *candidates = list_of(&o.candidates), *group_values = list_of(&o.group_values);
+    if (o.candidates.failed || o.group_values.failed) {
+        fputs("error: out of memory\n", stderr);
+        return FAULT;
+    }
+    struct rsmap_place_ask a = { .socket = o.socket, .filter = o.filter, .request = o.request,
+                                 .alternatives = o.alternatives, .group = o.group,
+                                 .candidates = candidates, .group_values = group_values,
+                                 .slots = o.slots ? strtol(o.slots, NULL, 10) : 1, .has_slots = o.slots != NULL,
+                                 .whole_hosts = o.whole_hosts, .timeout_ms = rsmap_timeout_ms(TIMEOUT_MS) };
+    status = rsmap_place_ask(&a, &p);
+    if (p.doc) print(&o, &p);
+    else failed(&o, &p);
+    rsmap_place_free(&p);
     free(o.candidates.s);
     free(o.group_values.s);
-    if (out.status == RSMAP_OK && answer.json) {
-        status = print(&o, answer.json);
-    } else if (out.status == RSMAP_OK) {
-        status = failed(&o, "rsmapd answered PLACE without its STATE", RSMAP_CAT_INTERNAL, FAULT);
-    } else if (out.status == RSMAP_ERROR) {
-        /* By the category, never the words: busy, unavailable and internal may pass (1); refused,
-         * malformed, denied and none (an older rsmapd) are the command's (2). */
-        char message[sizeof out.why + 16];
-        snprintf(message, sizeof message, "rsmapd: %s", out.why);
-        int fault = out.category == RSMAP_CAT_BUSY || out.category == RSMAP_CAT_UNAVAILABLE
-                    || out.category == RSMAP_CAT_INTERNAL;
-        status = out.category == RSMAP_CAT_NONE
-            ? (fprintf(stderr, "error: %s\n", message), REFUSED)
-            : failed(&o, message, out.category, fault ? FAULT : REFUSED);
-    } else {
-        status = failed(&o, out.why, RSMAP_CAT_UNAVAILABLE, FAULT);
-    }
-    free(answer.json);
     return status;
 }

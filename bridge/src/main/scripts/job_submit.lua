@@ -8,15 +8,48 @@
 -- (indexed from 0) of "RSMAP_REQUEST=..." and "RSMAP_FILTER=..." strings, which slurmd hands to the
 -- prolog as SPANK_RSMAP_REQUEST and SPANK_RSMAP_FILTER.
 --
--- Settings, from slurmctld's environment (systemctl edit slurmctld: Environment=...):
---   RSMAP_PLACE_COMMAND     the place command (default "/usr/libexec/rsmap/rsmap-place": C, a millisecond;
---                           "rsmap place" takes the same options but starts a JVM, about half a second)
+-- Settings, from slurmctld's environment (systemctl edit slurmctld: Environment=...; empty is unset):
+--   RSMAP_PLACE_MODULE      the Lua module that asks the authority inside slurmctld, no process per
+--                           submission (default /usr/lib/rsmap/rsmap_place.so)
+--   RSMAP_PLACE_COMMAND     a place command to run for each submission instead (used also when the module
+--                           cannot be loaded: then /usr/libexec/rsmap/rsmap-place, C, a millisecond; "rsmap
+--                           place" takes the same options but starts a JVM, about half a second)
 --   RSMAP_AUTHORITY_SOCKET  the authority's socket, passed as --socket (default: rsmap's own default)
---   RSMAP_PLACE_TIMEOUT     seconds to wait for it (default 5): slurmctld waits, holding its job lock
+--   RSMAP_PLACE_TIMEOUT     seconds to wait for it (default 5, at most 30): slurmctld waits, holding its
+--                           job lock
 
-local PLACE = os.getenv("RSMAP_PLACE_COMMAND") or "/usr/libexec/rsmap/rsmap-place"
-local SOCKET = os.getenv("RSMAP_AUTHORITY_SOCKET")
+local function setting(name)
+    local v = os.getenv(name)
+    if v == "" then return nil end
+    return v
+end
+
+local COMMAND = setting("RSMAP_PLACE_COMMAND")
+local PLACE = COMMAND or "/usr/libexec/rsmap/rsmap-place"
+local MODULE = setting("RSMAP_PLACE_MODULE") or "/usr/lib/rsmap/rsmap_place.so"
+local SOCKET = setting("RSMAP_AUTHORITY_SOCKET")
 local TIMEOUT = tonumber(os.getenv("RSMAP_PLACE_TIMEOUT") or "") or 5
+if TIMEOUT <= 0 then TIMEOUT = 5 end
+
+-- The module's place(filter, request, socket, timeout): the two values read from the command's output
+-- below (its JSON line, its error line), from the same exchange (rsmap-place-ask.c). Loaded once per
+-- load of this script; nil, and why, where the command is used instead.
+local module_place, module_why
+if COMMAND then
+    module_why = "RSMAP_PLACE_COMMAND is set"
+else
+    local open, why = package.loadlib(MODULE, "luaopen_rsmap_place")
+    local ok, m = false, why
+    if open then ok, m = pcall(open) end
+    if ok and type(m) == "table" and type(m.place) == "function" then
+        module_place = m.place
+    else
+        module_why = MODULE .. " cannot be loaded: " .. tostring(m)
+    end
+end
+-- What asks the authority, in log lines.
+local ASKER = module_place and MODULE or PLACE
+local told = false
 
 -- gres.conf beside this script (and slurm.conf): its Name=rsmap_<map> values are the maps Slurm counts
 -- (`rsmap gres-conf` writes them; the prefix keeps Slurm's own gpu/mps/shard/nic plugins out).
@@ -210,11 +243,11 @@ local bound = PLACE:match("rsmap%-place$") and ("RSMAP_TIMEOUT=" .. math.max(1, 
 -- instead of forking it and waiting (a process and a wake-up less while slurmctld holds its job lock), so
 -- Lua 5.1's popen, which gives no exit code, has none to give: the line decides, and its form says what the
 -- exit code would (rsmap place prints the answer only on exit 0 or 3, the category only with an ERROR).
-local function place(filter, request)
+local function run_command(filter, request)
     local cmd = bound .. PLACE .. " --filter " .. shell_quote(filter)
     if request then cmd = cmd .. " --request " .. shell_quote(request) end
     cmd = cmd .. " --json"
-    if SOCKET and SOCKET ~= "" then cmd = cmd .. " --socket " .. shell_quote(SOCKET) end
+    if SOCKET then cmd = cmd .. " --socket " .. shell_quote(SOCKET) end
     local p = io.popen(cmd .. " 2>&1 </dev/null", "r")
     if not p then return nil, "cannot run " .. PLACE end
     local json, err = nil, nil
@@ -225,6 +258,24 @@ local function place(filter, request)
     end
     p:close()
     return json, err
+end
+
+-- The authority's PLACE for the filter (and request): the module in this process where it loaded, else the
+-- command; said once in the log, at the first filtered submission after each load of this script.
+local function place(filter, request)
+    if not told then
+        told = true
+        if module_place then
+            slurm.log_info("rsmap: --rsmap-filter is asked of the authority in slurmctld by %s", MODULE)
+        else
+            slurm.log_info("rsmap: --rsmap-filter is asked of the authority by running %s (%s)", PLACE, module_why)
+        end
+    end
+    if not module_place then return run_command(filter, request) end
+    -- a Lua error (out of memory) is no answer, like any other: fail open below, never refuse the job for it
+    local ok, line, err = pcall(module_place, filter, request, SOCKET, TIMEOUT)
+    if not ok then return nil, tostring(line) end
+    return line, err
 end
 
 -- The hosts the filter excludes join the user's own exclusions; no host passing refuses the job.
@@ -244,12 +295,12 @@ local function apply_filter(job_desc, filter, request)
         -- Fail open: the filter is not checked here, but rsmapd checks it at each node's job start and
         -- refuses the job there (JOB_START's "filter"), so no job runs on a host that fails it.
         slurm.log_error("rsmap: %s unreachable or unreadable (%s): --rsmap-filter not checked at "
-            .. "submission; rsmapd checks it at job start", PLACE, err or line or "no answer")
+            .. "submission; rsmapd checks it at job start", ASKER, err or line or "no answer")
         return slurm.SUCCESS
     end
     if #answer.pass == 0 then
         if #answer.fail == 0 then
-            slurm.log_error("rsmap: %s knows no host: --rsmap-filter not checked at submission", PLACE)
+            slurm.log_error("rsmap: %s knows no host: --rsmap-filter not checked at submission", ASKER)
             return slurm.SUCCESS
         end
         local f = answer.fail[1]

@@ -1,7 +1,9 @@
 // What a submission with a filter pays for placement: one call of the C rsmap-place against one call of the
 // Java `rsmap place` (bin/rsmap, a JVM start), the same filter to the same authority (bin/rsmapd, role =
 // authority, two hosts registered), interleaved; each call is an exec pinned to its own core. Beside them the
-// C client's two parts: its exec alone (--help) and the exchange alone (connect, INIT, PLACE from this JVM).
+// C client's two parts: its exec alone (--help) and the exchange alone (connect, INIT, PLACE from this JVM),
+// and the same PLACE by the Lua module job_submit.lua loads into slurmctld (rsmap_place.so, no process), its
+// place() timed in a Lua 5.1 host (bridge/target/lua-run) on the same core.
 package rsmap.bench;
 
 import java.nio.file.Files;
@@ -66,6 +68,9 @@ public final class PlaceCall {
                     ms(te, 90));
             System.out.printf("  %-40s median %8.2f ms  p90 %8.2f ms%n", "  of it: connect, INIT+PLACE (in-process)",
                     ms(tx, 50), ms(tx, 90));
+            double[] lua = module(cpu, sock, runs);
+            System.out.printf("  %-40s median %8.2f ms  p90 %8.2f ms  (%.2fx rsmap-place)%n",
+                    "rsmap_place.so place() (Lua, no process)", lua[0], lua[1], lua[0] / ms(tc, 50));
         } finally {
             Rsmapd.deleteTree(dir);
         }
@@ -103,6 +108,39 @@ public final class PlaceCall {
             throw new IllegalStateException("PLACE answered " + answer);
         }
         return t;
+    }
+
+    /**
+     * place() of rsmap_place.so, as job_submit.lua calls it, in a Lua 5.1 host pinned to {@code cpu}: the
+     * authority warmed by WARM calls, then {@code runs} timed. Median and p90 in ms.
+     */
+    private static double[] module(String cpu, String socket, int runs) throws Exception {
+        Path script = Files.createTempFile("place-call", ".lua");
+        try {
+            Files.writeString(script, String.join("\n",
+                    "local place = assert(package.loadlib(arg[1], 'luaopen_rsmap_place'))().place",
+                    "local runs, t = tonumber(arg[3]), {}",
+                    "for i = 1, " + WARM + " + runs do",
+                    "  local t0 = now()",
+                    "  local line = place('cpu_speed > 2GHz', nil, arg[2], 30)",
+                    "  if i > " + WARM + " then t[#t + 1] = (now() - t0) * 1000 end",
+                    "  assert(line and line:find('\"pass\":[\"node01\"]', 1, true), line)",
+                    "end",
+                    "table.sort(t)",
+                    "io.write(t[math.ceil(#t * 0.5)], ' ', t[math.ceil(#t * 0.9)], '\\n')", ""));
+            List<String> cmd = command(cpu, Rsmapd.ROOT.resolve("bridge/target/lua-run").toString(), List.of(
+                    script.toString(), Rsmapd.ROOT.resolve("bridge/target/rsmap_place.so").toString(), socket,
+                    Integer.toString(runs)));
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            String said = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            if (p.waitFor() != 0) {
+                throw new IllegalStateException(cmd + ": " + said);
+            }
+            String[] f = said.strip().split(" ");
+            return new double[] {Double.parseDouble(f[0]), Double.parseDouble(f[1])};
+        } finally {
+            Files.deleteIfExists(script);
+        }
     }
 
     private static byte[] read(java.nio.channels.SocketChannel ch, int n) throws java.io.IOException {

@@ -61,11 +61,14 @@ final class SlurmCluster implements AutoCloseable {
 
     /** The stand-in NVML's description when rsmapd builds {@code gpu} from discovery, else null. */
     private final Path nvml;
+    /** job_submit.lua and what it asks the authority with. */
+    final SubmitScript submit;
 
     private SlurmCluster(Path dir, boolean discovered) {
         this.dir = dir;
         this.work = dir.resolve("work");
         this.nvml = discovered ? dir.resolve("nvml.json") : null;
+        this.submit = new SubmitScript(dir, dir.resolve("authority.sock"));
     }
 
     /**
@@ -85,12 +88,15 @@ final class SlurmCluster implements AutoCloseable {
         if (!Files.isRegularFile(SPANK)) {
             missing.add(SPANK + " (built only where slurm/spank.h is: libslurm-dev)");
         }
+        if (!Files.isRegularFile(SubmitScript.MODULE)) {
+            missing.add(SubmitScript.MODULE + " (built only where Lua 5.1's lua.h is: liblua5.1-0-dev)");
+        }
         if (!Files.isRegularFile(Path.of("/sys/fs/cgroup/devices/devices.allow"))
                 || !Files.isDirectory(Path.of("/sys/fs/cgroup/freezer"))) {
             missing.add("cgroup v1 devices and freezer controllers under /sys/fs/cgroup");
         }
         String why = "a real Slurm cluster needs " + String.join(", ", missing)
-                + " (apt-get install slurmctld slurmd slurm-client munge libslurm-dev)";
+                + " (apt-get install slurmctld slurmd slurm-client munge libslurm-dev liblua5.1-0-dev)";
         if (!missing.isEmpty() && "true".equals(System.getenv("CI"))) {
             throw new AssertionError("CI=true: " + why);
         }
@@ -266,50 +272,11 @@ final class SlurmCluster implements AutoCloseable {
         return slurmConf;
     }
 
-    /**
-     * job_submit.lua beside slurm.conf (where slurmctld looks for it), and a fake {@code rsmap place}
-     * that records its arguments in {@link #placeArgs()} and injects two faults ("unparsable": exit 2 with a
-     * column; "unreachable": exit 1); anything else goes to the real {@code rsmap place} of the authority,
-     * to which this node registered cpu_speed=2.4GHz.
-     */
-    private void writeSubmit() throws IOException {
-        Files.copy(Path.of("src", "main", "scripts", "job_submit.lua").toAbsolutePath(), dir.resolve("job_submit.lua"));
-        Path place = dir.resolve("fake-rsmap-place");
-        Files.writeString(place, String.join("\n",
-                "#!/bin/sh",
-                "printf '%s\\n' \"$*\" >> " + placeArgs(),
-                "cat /proc/$PPID/comm >> " + placeParent(), // who waits for it: slurmctld itself, no shell between
-                "filter=",
-                "prev=; for a in \"$@\"; do [ \"$prev\" = --filter ] && filter=$a; prev=$a; done", // \"$@\" kept for exec
-                "case $filter in",
-                // what rsmap place --json says of the authority's ERROR: the category for the script, the line for people
-                "*unparsable*) echo '{\"error\":\"rsmapd: filter: column 11: expected an operator (==, !=, <, <=, >, >=, in),"
-                        + " found \\\"unparsable\\\"\",\"category\":\"refused\"}';"
-                        + " echo 'error: rsmapd: filter: column 11: expected an operator (==, !=, <, <=, >, >=, in), found"
-                        + " \"unparsable\"' >&2; exit 2 ;;",
-                "*unreachable*) echo 'error: authority unreachable' >&2; exit 1 ;;",
-                "esac",
-                // Everything else is the real PLACE of the authority, about this node's registered attributes,
-                // through the C client job_submit.lua uses by default.
-                "exec " + Path.of("target", "rsmap-place").toAbsolutePath() + " \"$@\"") + "\n");
-        Files.setPosixFilePermissions(place, PosixFilePermissions.fromString("rwxr-xr-x"));
-    }
-
-    /** The name of the process that started each call of the fake rsmap place, one call a line. */
-    Path placeParent() {
-        return dir.resolve("place.parent");
-    }
-
-    /** The arguments of every call of the fake rsmap place, one call a line. */
-    Path placeArgs() {
-        return dir.resolve("place.args");
-    }
-
     private void writeSlurm(Path mungeSocket) throws IOException {
         int ctld = Ports.free();
         int slurmd = Ports.free();
         Map<String, String> gres = writeGres();
-        writeSubmit();
+        submit.write(); // job_submit.lua beside slurm.conf, where slurmctld looks for it
         Files.writeString(conf(), String.join("\n",
                 "ClusterName=rsmapci",
                 "SlurmctldHost=" + node + "(127.0.0.1)",
@@ -396,8 +363,7 @@ final class SlurmCluster implements AutoCloseable {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("log").resolve(name + ".out").toFile());
         pb.environment().put("SLURM_CONF", conf().toString());
-        pb.environment().put("RSMAP_PLACE_COMMAND", dir.resolve("fake-rsmap-place").toString()); // job_submit.lua's
-        pb.environment().put("RSMAP_AUTHORITY_SOCKET", dir.resolve("authority.sock").toString());
+        pb.environment().putAll(submit.environment()); // job_submit.lua's
         if (nvml != null) {
             pb.environment().put("RSMAP_NVML_STUB", nvml.toString()); // rsmapd's NVML
         }

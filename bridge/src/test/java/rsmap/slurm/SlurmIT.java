@@ -247,7 +247,7 @@ class SlurmIT {
                         + "released: Operation not permitted\n");
     }
 
-    // job_submit.lua at submission. GRES from --rsmap, --rsmap-filter through (a fake) rsmap place.
+    // job_submit.lua at submission: GRES from --rsmap, alternatives checked (--rsmap-filter: SlurmSubmitIT).
 
     private Run sbatch(String... args) throws Exception {
         String[] cmd = new String[args.length + 6];
@@ -293,65 +293,6 @@ class SlurmIT {
         assertThat(srunNine.code()).isNotZero();
         assertThat(srunNine.err()).contains("Requested node configuration is not available");
         assertThat(cluster.run(List.of("squeue", "-h"), Map.of()).out()).as("nothing queued").isBlank();
-    }
-
-    @Test
-    @Order(12)
-    void aJobWhoseFilterTheNodePasses_runs() throws Exception {
-        Files.deleteIfExists(cluster.placeArgs());
-        Files.deleteIfExists(cluster.placeParent());
-        Path out = cluster.work.resolve("filtered.out");
-        Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", out.toString(),
-                "--rsmap-filter=cpu_speed > 2GHz", "--wrap", "echo ran");
-        assertThat(a.code()).as(a.toString()).isZero();
-        awaitGone(a.out().strip());
-        assertThat(Files.readString(out)).as(cluster.logs()).isEqualTo("ran\n");
-        assertThat(Files.readAllLines(cluster.placeArgs())).containsExactly("--filter cpu_speed > 2GHz --json --socket "
-                + cluster.dir.resolve("authority.sock"));
-        // popen's shell execs the place command: slurmctld waits for it directly, no shell forks and waits between
-        assertThat(Files.readAllLines(cluster.placeParent())).containsExactly("slurmctld");
-    }
-
-    @Test
-    @Order(13)
-    void aJobWhoseFilterNoHostPasses_isRefusedAtSubmission_namingTheAttribute() throws Exception {
-        Files.deleteIfExists(cluster.placeArgs());
-        Run a = sbatch("--rsmap=gpu=1", "--rsmap-filter=cpu_speed > 3GHz", "--wrap", "true");
-        assertThat(a.code()).as(a + "\n" + cluster.logs()).isNotZero();
-        assertThat(a.err()).contains("rsmap: no host passes --rsmap-filter 'cpu_speed > 3GHz': " + cluster.node
-                + " fails on cpu_speed: cpu_speed=2.4GHz does not satisfy cpu_speed > 3GHz");
-        assertThat(Files.readAllLines(cluster.placeArgs())).containsExactly("--filter cpu_speed > 3GHz --request gpu=1 "
-                + "--json --socket " + cluster.dir.resolve("authority.sock"));
-        Run s = srun(Map.of(), "--rsmap-filter=cpu_speed > 3GHz", "true");
-        assertThat(s.code()).isNotZero();
-        assertThat(s.err()).contains("fails on cpu_speed");
-        assertThat(cluster.run(List.of("squeue", "-h"), Map.of()).out()).as("nothing queued").isBlank();
-    }
-
-    @Test
-    @Order(14)
-    void aFilterThatDoesNotParse_isRefusedWithItsColumn_andOneWithAControlCharacterByThePlugin() throws Exception {
-        Run a = sbatch("--rsmap-filter=cpu_speed unparsable", "--wrap", "true");
-        assertThat(a.code()).isNotZero();
-        assertThat(a.err()).contains("rsmap: --rsmap-filter: column 11: expected an operator");
-        Run ctl = sbatch("--rsmap-filter=arch == \"x\u0001\"", "--wrap", "true");
-        assertThat(ctl.code()).isNotZero();
-        assertThat(ctl.err()).contains("--rsmap-filter: column 11: control character U+0001");
-        assertThat(cluster.run(List.of("squeue", "-h"), Map.of()).out()).as("nothing queued").isBlank();
-    }
-
-    /** Fail open at submission: rsmapd checks the filter again at job start (JOB_START's "filter"). */
-    @Test
-    @Order(15)
-    void placeUnreachable_theJobIsAcceptedAtSubmission() throws Exception {
-        Path out = cluster.work.resolve("open.out");
-        Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", out.toString(),
-                "--rsmap-filter=unreachable == 1", "--wrap", "echo ran");
-        assertThat(a.code()).as(a.toString()).isZero();
-        awaitGone(a.out().strip());
-        assertThat(Files.readString(out)).isEqualTo("ran\n");
-        assertThat(Files.readString(cluster.dir.resolve("log/slurmctld.log")))
-                .contains("--rsmap-filter not checked at submission; rsmapd checks it at job start");
     }
 
     /**

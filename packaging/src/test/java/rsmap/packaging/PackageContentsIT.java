@@ -33,6 +33,7 @@ class PackageContentsIT {
             "/etc/rsmap/rsmapd.conf",
             "/usr/bin/rsmap",
             "/usr/bin/rsmap-shell",
+            "/usr/lib/rsmap/rsmap_place.so",
             "/usr/lib/systemd/system/rsmapd.service",
             "/usr/libexec/rsmap/execd-stub",
             "/usr/libexec/rsmap/rsmap-hook",
@@ -49,7 +50,7 @@ class PackageContentsIT {
             "/usr/share/rsmap/slurm/job_submit.lua");
 
     /** The folders that are the package's own: removed with it (dpkg: when empty; rpm: %dir). */
-    static final List<String> DIRECTORIES = List.of("/etc/rsmap", "/usr/libexec/rsmap", "/usr/share/doc/rsmap",
+    static final List<String> DIRECTORIES = List.of("/etc/rsmap", "/usr/lib/rsmap", "/usr/libexec/rsmap", "/usr/share/doc/rsmap",
             "/usr/share/doc/rsmap/examples", "/usr/share/rsmap", "/usr/share/rsmap/lib", "/usr/share/rsmap/slurm");
 
     static Set<String> expectedFiles() throws Exception {
@@ -100,6 +101,7 @@ class PackageContentsIT {
             /usr/libexec/rsmap/rsmap-hook     | -rwxr-xr-x root:root           | -rwxr-sr-x root:rsmap
             /usr/libexec/rsmap/rsmap-shell    | -rwxr-xr-x root:root           | -rwxr-sr-x root:rsmap
             /usr/libexec/rsmap/rsmap-place    | -rwxr-xr-x root:root           | -rwxr-xr-x root:root
+            /usr/lib/rsmap/rsmap_place.so     | -rw-r--r-- root:root           | -rw-r--r-- root:root
             /usr/libexec/rsmap/rsmap_jsv.sh   | -rwxr-xr-x root:root           | -rwxr-xr-x root:root
             /usr/libexec/rsmap/execd-stub     | -rwxr-xr-x root:root           | -rwxr-xr-x root:root
             /usr/share/rsmap/rsmap.jar        | -rw-r--r-- root:root           | -rw-r--r-- root:root
@@ -129,11 +131,16 @@ class PackageContentsIT {
     }
 
     @ParameterizedTest
-    @CsvSource({"rsmap-hook", "rsmap-shell", "rsmap-place", "execd-stub"})
-    void binaries_areStripped_andTheSameInBoth(String name) throws Exception {
-        String path = "/usr/libexec/rsmap/" + name;
-        String sections = Run.ok(List.of("readelf", "-S", "--wide", Packages.TARGET.resolve("bin").resolve(name).toString()));
+    @CsvSource({"bin, /usr/libexec/rsmap/rsmap-hook", "bin, /usr/libexec/rsmap/rsmap-shell",
+        "bin, /usr/libexec/rsmap/rsmap-place", "bin, /usr/libexec/rsmap/execd-stub", "module, /usr/lib/rsmap/rsmap_place.so"})
+    void binaries_areStripped_andTheSameInBoth(String built, String path) throws Exception {
+        Path file = Packages.TARGET.resolve(built).resolve(Path.of(path).getFileName());
+        String sections = Run.ok(List.of("readelf", "-S", "--wide", file.toString()));
         assertThat(sections).as("stripped: no symbol table (Debian policy 10.1)").contains(".text").doesNotContain(".symtab");
+        if (path.endsWith(".so")) { // what package.loadlib looks up stays, alone
+            assertThat(Run.ok(List.of("sh", "-c", "nm -D --defined-only \"$0\" | grep ' T '", file.toString())))
+                    .contains(" T luaopen_rsmap_place").hasLineCount(1);
+        }
         String deb = Run.ok(List.of("sh", "-c", "dpkg-deb --fsys-tarfile \"$0\" | tar -xOf - .\"$1\" | sha256sum",
                 Packages.deb().toString(), path)).split(" ")[0];
         // rpm keeps each file's SHA-256 (rpmlib(FileDigests))

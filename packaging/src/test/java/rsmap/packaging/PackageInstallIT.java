@@ -202,6 +202,14 @@ class PackageInstallIT {
         Run demo = Run.of(List.of("/usr/bin/rsmap", "demo"));
         assertThat(demo.code()).as(demo.output()).isZero();
         assertThat(demo.output()).contains("rsmapd holds nothing now");
+        // job_submit.lua's module, stripped as packaged, loads from where the script looks by default (in a
+        // Lua 5.1 of bridge's tests, the host's liblua5.1) and answers as rsmap-place --json would
+        Path lua = Files.writeString(shared.resolve("place.lua"), "local place = assert(package.loadlib("
+                + "'/usr/lib/rsmap/rsmap_place.so', 'luaopen_rsmap_place'))().place\n"
+                + "io.write(place('arch == \"x\"', nil, '/nonexistent/rsmap.sock', 1), '\\n')\n");
+        assertThat(Run.ok(List.of(Path.of("..", "bridge", "target", "lua-run").toAbsolutePath().toString(),
+                lua.toString()))).isEqualTo("{\"error\":\"cannot reach rsmapd at /nonexistent/rsmap.sock: No such file "
+                + "or directory\",\"category\":\"unavailable\"}\n");
     }
 
     @Test
@@ -331,6 +339,7 @@ class PackageInstallIT {
                 || p.startsWith("/var/cache/rsmap") || p.equals("/run/rsmap") || p.equals(ENABLED.toString()),
                 "only the configuration, the journal, the cache and the enablement");
         assertThat(Path.of("/usr/libexec/rsmap")).doesNotExist();
+        assertThat(Path.of("/usr/lib/rsmap")).doesNotExist();
         assertThat(Path.of("/usr/share/rsmap")).doesNotExist();
     }
 
