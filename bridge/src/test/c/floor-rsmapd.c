@@ -1,0 +1,106 @@
+/* the daemon and its protocol benchmark: the floor of a job start on this machine. A single-threaded C
+ * server doing the least a granting daemon must do per hook, with nothing else: accept, INIT answered,
+ * JOB_START and JOB_END each appended to a journal (zero-filled ahead, as rsmapd's) and fdatasync'ed before
+ * the answer, the job's environment file created (O_EXCL, 0400, then chown) or removed, STATE and OK sent.
+ * No decision, no JSON, no threads. hook-timing against it says what the socket, the disk and a process
+ * cost here, beside what rsmapd adds (README, "Benchmarks").
+ * Usage: floor-rsmapd SOCKET DIR   (DIR: where the journal and env/ go, on the disk under test) */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "rsmap-client.h"
+
+enum { AHEAD = 1 << 20 };
+
+/* The job id of a JOB_START or JOB_END argument: {"job":"ID",...}; "" when there is none. */
+static void job_of(const char *arg, char *id, size_t cap) {
+    const char *p = strstr(arg, "\"job\":\"");
+    id[0] = '\0';
+    if (!p) return;
+    p += 7;
+    size_t n = 0;
+    while (p[n] && p[n] != '"' && p[n] != '/' && n + 1 < cap) n++;
+    memcpy(id, p, n);
+    id[n] = '\0';
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: floor-rsmapd SOCKET DIR\n");
+        return 2;
+    }
+    char path[4096], env[4096];
+    snprintf(path, sizeof path, "%s/journal", argv[2]);
+    snprintf(env, sizeof env, "%s/env", argv[2]);
+    mkdir(argv[2], 0700);
+    mkdir(env, 0711);
+    int j = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    static char zeros[AHEAD];
+    if (j < 0 || pwrite(j, zeros, AHEAD, 0) != AHEAD || fdatasync(j) < 0) {
+        perror(path);
+        return 1;
+    }
+    long at = 0;
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", argv[1]);
+    unlink(argv[1]);
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 16) < 0) {
+        perror(argv[1]);
+        return 1;
+    }
+    printf("ready\n");
+    fflush(stdout);
+    for (;;) {
+        int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0) continue;
+        for (;;) {
+            unsigned tid;
+            int n;
+            char *args[RSMAP_MAX_ARGS], *buf;
+            int code = rsmap_read(c, &tid, &n, args, &buf);
+            if (code < 0) {
+                free(buf);
+                break;
+            }
+            if (code == RSMAP_INIT) {
+                rsmap_send(c, tid, RSMAP_OK, 0, NULL);
+                free(buf);
+                continue;
+            }
+            char id[64], record[512], file[4200];
+            job_of(n > 0 ? args[0] : "", id, sizeof id);
+            int len = snprintf(record, sizeof record, "%08x %s %s\n", (unsigned)code, id, n > 0 ? args[0] : "");
+            if (len > (int)sizeof record - 1) len = (int)sizeof record - 1;
+            if (at + len > AHEAD) at = 0; /* round and round the zero-filled space: the same blocks */
+            if (pwrite(j, record, (size_t)len, at) != len || fdatasync(j) < 0) {
+                perror(path);
+                return 1;
+            }
+            at += len;
+            snprintf(file, sizeof file, "%s/%s", env, id);
+            if (code == RSMAP_JOB_START) {
+                int f = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
+                if (f >= 0) {
+                    (void)!write(f, "SGE_HGR_nic=ib0\n", 16);
+                    close(f);
+                    (void)!chown(file, 0, (gid_t)-1);
+                }
+                const char *state[] = { "{\"grants\":{}}", "SGE_HGR_nic=ib0" };
+                rsmap_send(c, tid, RSMAP_STATE, 2, state);
+            } else {
+                unlink(file);
+            }
+            rsmap_send(c, tid, RSMAP_OK, 0, NULL);
+            free(buf);
+        }
+        close(c);
+    }
+}
