@@ -19,7 +19,42 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "rsmap-client.h"
+#include "stub-serve.h"
+
+/* What the mode says, for stub_serve. */
+struct mode {
+    int argc;
+    char **argv;
+    int hangups, lines;
+};
+
+static int command(int c, unsigned tid, int code, int n, char **args, void *ctx) {
+    struct mode *m = ctx;
+    char **argv = m->argv;
+    FILE *log = fopen(argv[2], "a");
+    if (log) {
+        fprintf(log, "%04x %s\n", (unsigned)code, n > 0 ? args[0] : "");
+        fclose(log);
+    }
+    if (!strcmp(argv[3], "hangup") && m->hangups > 0) {
+        m->hangups--;
+        return -1;
+    }
+    if (!strcmp(argv[3], "grant") || !strcmp(argv[3], "hangup")) {
+        const char *state[RSMAP_MAX_ARGS] = { "{\"grants\":{}}" };
+        int k = 1;
+        for (int i = m->lines; i < m->argc && k < RSMAP_MAX_ARGS; i++) state[k++] = argv[i];
+        rsmap_send(c, tid, RSMAP_STATE, k, state);
+        rsmap_send(c, tid, RSMAP_OK, 0, NULL);
+        return 0;
+    }
+    if (!strcmp(argv[3], "refuse")) {
+        const char *why[] = { m->argc > 4 ? argv[4] : "refused", m->argc > 5 ? argv[5] : "" };
+        rsmap_send(c, tid, RSMAP_ERROR, m->argc > 5 ? 2 : 1, why);
+        return 0;
+    }
+    return -1;
+}
 
 int main(int argc, char **argv) {
     if (argc < 4) {
@@ -38,46 +73,11 @@ int main(int argc, char **argv) {
     printf("ready\n");
     fflush(stdout);
     while (!strcmp(argv[3], "deaf")) pause();
+    struct mode m = { argc, argv, hangups, lines };
     for (;;) {
         int c = accept(s, NULL, NULL);
         if (c < 0) continue;
-        for (;;) {
-            unsigned tid;
-            int n;
-            char *args[RSMAP_MAX_ARGS], *buf;
-            int code = rsmap_read(c, &tid, &n, args, &buf);
-            if (code < 0) {
-                free(buf);
-                break;
-            }
-            if (code == RSMAP_INIT) {
-                rsmap_send(c, tid, RSMAP_OK, 0, NULL);
-                free(buf);
-                continue;
-            }
-            FILE *log = fopen(argv[2], "a");
-            if (log) {
-                fprintf(log, "%04x %s\n", (unsigned)code, n > 0 ? args[0] : "");
-                fclose(log);
-            }
-            free(buf);
-            if (!strcmp(argv[3], "hangup") && hangups > 0) {
-                hangups--;
-                break;
-            }
-            if (!strcmp(argv[3], "grant") || !strcmp(argv[3], "hangup")) {
-                const char *state[RSMAP_MAX_ARGS] = { "{\"grants\":{}}" };
-                int k = 1;
-                for (int i = lines; i < argc && k < RSMAP_MAX_ARGS; i++) state[k++] = argv[i];
-                rsmap_send(c, tid, RSMAP_STATE, k, state);
-                rsmap_send(c, tid, RSMAP_OK, 0, NULL);
-            } else if (!strcmp(argv[3], "refuse")) {
-                const char *why[] = { argc > 4 ? argv[4] : "refused", argc > 5 ? argv[5] : "" };
-                rsmap_send(c, tid, RSMAP_ERROR, argc > 5 ? 2 : 1, why);
-            } else {
-                break;
-            }
-        }
+        stub_serve(c, command, &m);
         close(c);
     }
 }

@@ -15,7 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "rsmap-client.h"
+#include "stub-serve.h"
 
 enum { AHEAD = 1 << 20 };
 
@@ -29,6 +29,42 @@ static void job_of(const char *arg, char *id, size_t cap) {
     while (p[n] && p[n] != '"' && p[n] != '/' && n + 1 < cap) n++;
     memcpy(id, p, n);
     id[n] = '\0';
+}
+
+/* The journal and environment directory of the server, for stub_serve. */
+struct floor {
+    int journal;
+    long at;
+    const char *path, *env;
+};
+
+static int command(int c, unsigned tid, int code, int n, char **args, void *ctx) {
+    struct floor *f = ctx;
+    char id[64], record[512], file[4200];
+    job_of(n > 0 ? args[0] : "", id, sizeof id);
+    int len = snprintf(record, sizeof record, "%08x %s %s\n", (unsigned)code, id, n > 0 ? args[0] : "");
+    if (len > (int)sizeof record - 1) len = (int)sizeof record - 1;
+    if (f->at + len > AHEAD) f->at = 0; /* round and round the zero-filled space: the same blocks */
+    if (pwrite(f->journal, record, (size_t)len, f->at) != len || fdatasync(f->journal) < 0) {
+        perror(f->path);
+        exit(1);
+    }
+    f->at += len;
+    snprintf(file, sizeof file, "%s/%s", f->env, id);
+    if (code == RSMAP_JOB_START) {
+        int e = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
+        if (e >= 0) {
+            (void)!write(e, "SGE_HGR_nic=ib0\n", 16);
+            close(e);
+            (void)!chown(file, 0, (gid_t)-1);
+        }
+        const char *state[] = { "{\"grants\":{}}", "SGE_HGR_nic=ib0" };
+        rsmap_send(c, tid, RSMAP_STATE, 2, state);
+    } else {
+        unlink(file);
+    }
+    rsmap_send(c, tid, RSMAP_OK, 0, NULL);
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -47,7 +83,6 @@ int main(int argc, char **argv) {
         perror(path);
         return 1;
     }
-    long at = 0;
     struct sockaddr_un a = { .sun_family = AF_UNIX };
     snprintf(a.sun_path, sizeof a.sun_path, "%s", argv[1]);
     unlink(argv[1]);
@@ -58,49 +93,11 @@ int main(int argc, char **argv) {
     }
     printf("ready\n");
     fflush(stdout);
+    struct floor f = { j, 0, path, env };
     for (;;) {
         int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
         if (c < 0) continue;
-        for (;;) {
-            unsigned tid;
-            int n;
-            char *args[RSMAP_MAX_ARGS], *buf;
-            int code = rsmap_read(c, &tid, &n, args, &buf);
-            if (code < 0) {
-                free(buf);
-                break;
-            }
-            if (code == RSMAP_INIT) {
-                rsmap_send(c, tid, RSMAP_OK, 0, NULL);
-                free(buf);
-                continue;
-            }
-            char id[64], record[512], file[4200];
-            job_of(n > 0 ? args[0] : "", id, sizeof id);
-            int len = snprintf(record, sizeof record, "%08x %s %s\n", (unsigned)code, id, n > 0 ? args[0] : "");
-            if (len > (int)sizeof record - 1) len = (int)sizeof record - 1;
-            if (at + len > AHEAD) at = 0; /* round and round the zero-filled space: the same blocks */
-            if (pwrite(j, record, (size_t)len, at) != len || fdatasync(j) < 0) {
-                perror(path);
-                return 1;
-            }
-            at += len;
-            snprintf(file, sizeof file, "%s/%s", env, id);
-            if (code == RSMAP_JOB_START) {
-                int f = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
-                if (f >= 0) {
-                    (void)!write(f, "SGE_HGR_nic=ib0\n", 16);
-                    close(f);
-                    (void)!chown(file, 0, (gid_t)-1);
-                }
-                const char *state[] = { "{\"grants\":{}}", "SGE_HGR_nic=ib0" };
-                rsmap_send(c, tid, RSMAP_STATE, 2, state);
-            } else {
-                unlink(file);
-            }
-            rsmap_send(c, tid, RSMAP_OK, 0, NULL);
-            free(buf);
-        }
+        stub_serve(c, command, &f);
         close(c);
     }
 }
