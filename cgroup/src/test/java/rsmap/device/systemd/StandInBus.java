@@ -29,11 +29,8 @@ abstract class StandInBus {
 
     @AfterAll
     static void stopBus() throws Exception {
-        if (systemd != null) {
-            systemd.close();
-        }
-        if (bus != null) {
-            bus.close();
+        try (PrivateBus closedLast = bus; SystemdStandIn closedFirst = systemd) {
+            // each closed where it started (null is skipped): the stand-in, then the bus
         }
     }
 
