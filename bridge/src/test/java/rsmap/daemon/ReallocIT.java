@@ -22,9 +22,9 @@ import org.junit.jupiter.api.Timeout;
 
 @Timeout(180)
 class ReallocIT {
+    String prefix = ProcessHandle.current().pid() + "";
     ExecdCell cell;
     Path[] cards = new Path[3];
-    String prefix = ProcessHandle.current().pid() + "";
 
     @BeforeEach
     void setUp() throws Exception {
