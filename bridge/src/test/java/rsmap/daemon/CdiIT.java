@@ -67,7 +67,7 @@ class CdiIT {
         ExecdStubIT.sh("chmod 1777 " + shared); // sticky, as /tmp: a state directory below it is trusted
         hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
         starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
-        Files.copy(ReallocIT.SHELL, shared.resolve("rsmap-shell"));
+        Files.copy(ExecdCell.SHELL, shared.resolve("rsmap-shell"));
         Files.createDirectories(shared.resolve("dev"));
         for (int i = 0; i < 2; i++) {
             cards[i] = shared.resolve("dev/nvidia" + i);

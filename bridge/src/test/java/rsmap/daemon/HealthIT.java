@@ -5,22 +5,15 @@
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -30,51 +23,29 @@ import rsmap.wire.Code;
 @Timeout(180)
 class HealthIT {
     private static final ObjectMapper JSON = new ObjectMapper();
-    Path shared;
-    Path hook;
-    Path starter;
-    String user;
+    ExecdCell cell;
 
     @BeforeEach
     void setUp() throws Exception {
-        user = ExecdStubIT.jobUser();
-        if (!Files.isRegularFile(Path.of("/sys/fs/cgroup/devices/devices.allow"))) {
-            if ("true".equals(System.getenv("CI"))) {
-                fail("no cgroup v1 devices controller at /sys/fs/cgroup/devices");
-            }
-            Assumptions.abort("no cgroup v1 devices controller at /sys/fs/cgroup/devices");
-        }
-        assertThat(GpuStub.LIBRARY).as("built by the native-stubs module").isRegularFile();
-        shared = Files.createTempDirectory("rsmap-health", PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxrwxrwx")));
-        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
-        ExecdStubIT.sh("chmod 1777 " + shared);
-        hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
-        starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
-        Files.createDirectories(shared.resolve("dev"));
-        ExecdStubIT.sh("mknod -m 666 " + shared.resolve("dev/nvidia0") + " c 195 0");
+        cell = ExecdCell.nvml("rsmap-health");
+        cell.gpus(1);
         describe("ok");
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        if (shared == null) {
-            return;
-        }
-        try (Stream<Path> all = Files.walk(shared)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
+        if (cell != null) {
+            cell.close();
         }
     }
 
-    /** One card with {@code health}, its events in shared/events. */
+    /** One card with {@code health}, its events in the cell's file events. */
     private void describe(String health) throws Exception {
         String card = GpuStub.card(0, "NVIDIA A100-SXM4-80GB", false);
         card = card.substring(0, card.length() - 1) + ",\"health\":\"" + health + "\"}";
         String d = GpuStub.description(List.of(card));
-        use(shared.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
-                + shared.resolve("events") + "\"}");
+        use(cell.dir().resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
+                + cell.dir().resolve("events") + "\"}");
     }
 
     /**
@@ -108,28 +79,14 @@ class HealthIT {
     }
 
     private Process job(Config config, String id, String script) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
-                shared.resolve("spool").toString(), "--host", "node01", "--job", id, "--cwd", "/", "--tmpdir",
-                shared.toString(), "--user", user, "--prolog", "root@" + hook + " prolog", "--starter",
-                starter.toString(), "--epilog", "root@" + hook + " epilog", "--", "sh", "-c", script));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", config.socket().toString());
-        pb.environment().put("RSMAP_REQUEST", "gpu=1");
-        return pb.start();
-    }
-
-    private static String output(Process p) throws Exception {
-        assertThat(p.waitFor(90, TimeUnit.SECONDS)).as("the job ends").isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
+        return cell.job(config, id, "gpu=1", script);
     }
 
     @Test
     void anXid79_taintsBothShares_reschedulesANewJob_keepsTheHolderRunning_andHealthOkClearsIt() throws Exception {
-        Config config = TestDaemon.config(shared.resolve("d"), "NONE", "device_backend = cgroup-v1",
-                "socket_mode = 0666", "reconcile_interval = 0", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
-                "gpu_shares = 2", "gpu_dev_dir = " + shared.resolve("dev"), "health_interval = 1");
-        Path events = shared.resolve("events");
-        Path release = shared.resolve("release");
+        Config config = cell.gpuConfig("gpu_shares = 2", "health_interval = 1");
+        Path events = cell.dir().resolve("events");
+        Path release = cell.marker("release");
         String holder = ProcessHandle.current().pid() + "1";
         try (Daemon daemon = TestDaemon.start(config)) {
             Process a = job(config, holder, "echo \"hgr=$SGE_HGR_gpu\"; " + ExecdStubIT.waitFor(release));
@@ -179,7 +136,7 @@ class HealthIT {
                     d.contains("\"event\":\"taint\"") && d.contains("\"source\":\"nvml\",\"reason\":\"Xid 79\"")
                             && d.contains("\"jobs\":[\"" + holder + "\"]"));
 
-            String refused = output(job(config, ProcessHandle.current().pid() + "2", "echo started"));
+            String refused = ExecdCell.finish(job(config, ProcessHandle.current().pid() + "2", "echo started"));
             assertThat(refused).as("rescheduled, naming the taint").contains("prolog asked to reschedule")
                     .contains("tainted: 0 (nvml: Xid 79 at ").doesNotContain("started\n").endsWith("exit=99");
             assertThat(a.isAlive()).as("the job holding the card keeps running").isTrue();
@@ -192,10 +149,10 @@ class HealthIT {
                 Thread.sleep(50);
             }
             assertThat(health(config)).as("cleared at the next check").containsExactly("ok", "ok");
-            assertThat(output(job(config, ProcessHandle.current().pid() + "3", "echo \"hgr=$SGE_HGR_gpu\"")))
+            assertThat(ExecdCell.finish(job(config, ProcessHandle.current().pid() + "3", "echo \"hgr=$SGE_HGR_gpu\"")))
                     .contains("hgr=0\n").endsWith("exit=0");
             Files.writeString(release, "");
-            assertThat(output(a)).contains("hgr=0\n").endsWith("exit=0");
+            assertThat(ExecdCell.finish(a)).contains("hgr=0\n").endsWith("exit=0");
             assertThat(diffs).anyMatch(d -> d.contains("\"event\":\"untaint\"") && d.contains("\"health\":\"ok\""));
             stream.close();
         }

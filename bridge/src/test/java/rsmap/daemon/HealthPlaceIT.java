@@ -6,53 +6,19 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import rsmap.munge.MungeD;
-import rsmap.wire.Ports;
 
 @Timeout(180)
 class HealthPlaceIT {
-    Path shared;
-    MungeD munged;
-    Process authority;
-    final List<Daemon> hosts = new ArrayList<>();
+    AuthorityCluster cluster;
 
     @AfterEach
     void tearDown() throws Exception {
-        for (Daemon d : hosts) {
-            d.close();
+        if (cluster != null) {
+            cluster.close();
         }
-        if (authority != null) {
-            authority.destroyForcibly().waitFor();
-        }
-        if (munged != null) {
-            munged.close();
-        }
-        if (shared != null) {
-            try (Stream<Path> all = Files.walk(shared)) {
-                for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            }
-        }
-    }
-
-    private Config host(String name, int port) throws Exception {
-        Config c = TestDaemon.config(shared.resolve(name), "gpu=1(0)", "host = " + name, "authority = 127.0.0.1:" + port,
-                "munge_socket = " + munged.socket(), "reconcile_interval = 0");
-        hosts.add(TestDaemon.start(c));
-        return c;
     }
 
     /** PLACE of gpu=1 until it says {@code expected} (the hosts' events reach the authority in batches). */
@@ -67,17 +33,10 @@ class HealthPlaceIT {
 
     @Test
     void placeSkipsTheHostWhoseOnlyCardIsTainted_andStatusClusterShowsWhy() throws Exception {
-        ExecdStubIT.jobUser();
-        munged = MungeD.start();
-        shared = Files.createTempDirectory("rsmap-health-place", PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxr-xr-x")));
-        int port = Ports.free();
-        Path dir = shared.resolve("authority");
-        AuthorityTest.authorityConfig(dir, port, "lic=1(la)", "munge_socket = " + munged.socket());
-        authority = RsmapdProcess.start(dir.resolve("rsmapd.conf"), dir.resolve("rsmapd.sock"), dir.resolve("log"));
-        Config node01 = host("node01", port);
-        host("node02", port);
-        String sock = dir.resolve("rsmapd.sock").toString();
+        cluster = AuthorityCluster.start("rsmap-health-place");
+        Config node01 = cluster.host("node01", "gpu=1(0)");
+        cluster.host("node02", "gpu=1(0)");
+        String sock = cluster.socket();
         assertThat(placeUntil(sock, "can start now on node01")).contains("can start now on node01").endsWith("exit=0");
 
         assertThat(AuthorityIT.rsmap("drain", "--socket", node01.socket().toString(), "gpu", "7")).contains("gpu has no instance 7")

@@ -5,120 +5,61 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
+import static rsmap.daemon.ExecdCell.ENXIO;
+import static rsmap.daemon.ExecdCell.EPERM;
+import static rsmap.daemon.ExecdCell.finish;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 @Timeout(300)
 class JobDevicesIT {
-    static final String ENXIO = "No such device or address";
-    static final String EPERM = "Operation not permitted";
     static final Path CGROUPS = Path.of("/sys/fs/cgroup/devices/rsmap");
     /** A device the job's owner can really open and hold (the tun driver), listed as card 1. */
     static final long TUN = (10L << 8) | 200;
-    Path dir;
-    Path shell;
+    ExecdCell cell;
     Path[] cards = new Path[3];
-    String user;
     String prefix = ProcessHandle.current().pid() + "";
 
     @BeforeEach
     void setUp() throws Exception {
-        user = ExecdStubIT.jobUser();
-        if (!Files.isRegularFile(Path.of("/sys/fs/cgroup/devices/devices.allow"))) {
-            if ("true".equals(System.getenv("CI"))) {
-                fail("no cgroup v1 devices controller at /sys/fs/cgroup/devices");
-            }
-            Assumptions.abort("no cgroup v1 devices controller at /sys/fs/cgroup/devices");
-        }
-        dir = Files.createTempDirectory("rsmap-jobdev");
-        ExecdStubIT.sh("chmod 0755 " + dir + "; mkdir -m 1777 " + dir.resolve("m"));
-        Path hook = Files.copy(ExecdStubIT.HOOK, dir.resolve("rsmap-hook"));
-        Files.createSymbolicLink(dir.resolve("rsmap-starter"), Path.of("rsmap-hook"));
-        shell = Files.copy(ReallocIT.SHELL, dir.resolve("rsmap-shell"));
-        assertThat(hook).isExecutable();
-        cards[0] = dir.resolve("nvidia0");
-        cards[1] = dir.resolve("card1");
-        cards[2] = dir.resolve("nvidia2");
-        ExecdStubIT.sh("mknod -m 666 " + cards[0] + " c 195 0; mknod -m 666 " + cards[1] + " c 10 200; mknod -m 666 "
-                + cards[2] + " c 195 2");
+        cell = ExecdCell.closed("rsmap-jobdev").withShell();
+        cards[0] = cell.node("nvidia0", 195, 0);
+        cards[1] = cell.node("card1", 10, 200);
+        cards[2] = cell.node("nvidia2", 195, 2);
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        if (dir == null) {
+        if (cell == null) {
             return;
         }
-        Files.writeString(marker("stop"), "");
-        try (Stream<Path> all = Files.walk(dir)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
+        Files.writeString(cell.marker("stop"), "");
+        cell.close();
     }
 
     private Config config() throws Exception {
-        return TestDaemon.config(dir.resolve("d"), "gpu=3(gpu0[devices=" + cards[0] + ":rw] gpu1[devices=" + cards[1]
-                + ":rw] gpu2[devices=" + cards[2] + ":rw])", "device_backend = cgroup-v1", "socket_mode = 0666",
-                "reconcile_interval = 0");
-    }
-
-    private Process job(Config config, String id, String request, String script) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool", dir.resolve("spool").toString(),
-                "--host", "node01", "--job", id, "--cwd", "/", "--tmpdir", dir.resolve("m").toString(), "--user", user,
-                "--prolog", "root@" + dir.resolve("rsmap-hook") + " prolog", "--starter",
-                dir.resolve("rsmap-starter").toString(), "--epilog", "root@" + dir.resolve("rsmap-hook") + " epilog",
-                "--", "sh", "-c", script));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", config.socket().toString());
-        pb.environment().put("RSMAP_REQUEST", request);
-        pb.environment().put("PATH", dir + ":" + System.getenv("PATH"));
-        return pb.start();
-    }
-
-    private static String finish(Process p) throws Exception {
-        assertThat(p.waitFor(90, TimeUnit.SECONDS)).as("the job ends").isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
+        return TestDaemon.config(cell.dir().resolve("d"), "gpu=3(gpu0[devices=" + cards[0] + ":rw] gpu1[devices="
+                + cards[1] + ":rw] gpu2[devices=" + cards[2] + ":rw])", "device_backend = cgroup-v1",
+                "socket_mode = 0666", "reconcile_interval = 0");
     }
 
     private String open(int card) {
-        return "$(cat " + cards[card] + " 2>&1 | sed 's/.*: //')";
-    }
-
-    private Path marker(String name) {
-        return dir.resolve("m").resolve(name);
-    }
-
-    private String waitFor(String name) {
-        return ExecdStubIT.waitFor(marker(name)) + "; ";
-    }
-
-    private static void until(String what, BooleanSupplier done) throws Exception {
-        for (int i = 0; i < 1200 && !done.getAsBoolean(); i++) {
-            Thread.sleep(50);
-        }
-        assertThat(done.getAsBoolean()).as(what).isTrue();
+        return ExecdCell.open(cards[card]);
     }
 
     /** The same while {@code job} runs: a job that ended early fails the test with its output. */
     private static void until(String what, Process job, BooleanSupplier done) throws Exception {
-        until(what, () -> {
+        ExecdCell.until(what, () -> {
             if (!job.isAlive()) {
                 try {
                     fail(what + ": the job ended: " + finish(job));
@@ -130,27 +71,21 @@ class JobDevicesIT {
         });
     }
 
-    private HookBuild.Run rsmapShell(Config config, String id, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(shell.toString()));
-        cmd.addAll(List.of(args));
-        return HookBuild.run(user, cmd, new HashMap<>(Map.of("JOB_ID", id, "SGE_TASK_ID", "undefined",
-                "RSMAP_SOCKET", config.socket().toString())));
-    }
-
     @Test
     void aSetsidDoubleForkedLeftover_getsEpermOnEveryCardAfterJobEnd_andShowsInStatus() throws Exception {
         Config config = config();
         String a = prefix + "1";
         try (Daemon daemon = TestDaemon.start(config)) {
             // The job's script starts a setsid grandchild that outlives it, then ends: execd-stub runs the epilog.
-            Path leftover = Files.writeString(dir.resolve("leftover.sh"), "echo \"during: " + open(0) + " " + open(2)
-                    + "\" > " + marker("during") + "\n" + waitFor("go") + "echo \"after: " + open(0) + " " + open(1)
-                    + " " + open(2) + "\" > " + marker("after.tmp") + "; mv " + marker("after.tmp") + " "
-                    + marker("after") + "\n");
-            String out = finish(job(config, a, "gpu=1[id=gpu0]", "setsid sh -c 'sh " + leftover
-                    + " </dev/null >/dev/null 2>&1 &' </dev/null >/dev/null 2>&1 & " + waitFor("during") + "echo started"));
+            Path leftover = Files.writeString(cell.dir().resolve("leftover.sh"), "echo \"during: " + open(0) + " "
+                    + open(2) + "\" > " + cell.marker("during") + "\n" + cell.waitFor("go") + "echo \"after: " + open(0)
+                    + " " + open(1) + " " + open(2) + "\" > " + cell.marker("after.tmp") + "; mv "
+                    + cell.marker("after.tmp") + " " + cell.marker("after") + "\n");
+            String out = finish(cell.job(config, a, "gpu=1[id=gpu0]", "setsid sh -c 'sh " + leftover
+                    + " </dev/null >/dev/null 2>&1 &' </dev/null >/dev/null 2>&1 & " + cell.waitFor("during")
+                    + "echo started"));
             assertThat(out).contains("started").endsWith("exit=0");
-            assertThat(Files.readString(marker("during"))).isEqualTo("during: " + ENXIO + " " + EPERM + "\n");
+            assertThat(Files.readString(cell.marker("during"))).isEqualTo("during: " + ENXIO + " " + EPERM + "\n");
             assertThat(daemon.cluster().runningJobs()).as("JOB_END came").doesNotContain(a);
             assertThat(daemon.state().leftovers()).containsOnlyKeys(a + ".ended-1");
             ProcessBuilder status = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -160,10 +95,11 @@ class JobDevicesIT {
             String shown = new String(st.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertThat(st.waitFor()).as(shown).isZero();
             assertThat(shown).contains("job " + a + ".ended-1 ended; processes left in its cgroup, denied every device");
-            Files.writeString(marker("go"), "");
-            until("the leftover tried every card", () -> Files.exists(marker("after")));
-            assertThat(Files.readString(marker("after"))).isEqualTo("after: " + EPERM + " " + EPERM + " " + EPERM + "\n");
-            until("the leftover exits", () -> cgroupProcs(a + ".ended-1").isEmpty());
+            Files.writeString(cell.marker("go"), "");
+            ExecdCell.until("the leftover tried every card", () -> Files.exists(cell.marker("after")));
+            assertThat(Files.readString(cell.marker("after")))
+                    .isEqualTo("after: " + EPERM + " " + EPERM + " " + EPERM + "\n");
+            ExecdCell.until("the leftover exits", () -> cgroupProcs(a + ".ended-1").isEmpty());
             daemon.reconcile();
             assertThat(daemon.state().leftovers()).isEmpty();
             assertThat(CGROUPS.resolve(a + ".ended-1")).as("removed once empty").doesNotExist();
@@ -176,26 +112,26 @@ class JobDevicesIT {
         Config config = config();
         String a = prefix + "2";
         try (Daemon daemon = TestDaemon.start(config)) {
-            Process job = job(config, a, "gpu=2", "setsid sh -c 'sh -c \"exec 3<" + cards[1] + "; touch "
-                    + marker("held") + "; i=0; while [ ! -e " + marker("stop")
+            Process job = cell.job(config, a, "gpu=2", "setsid sh -c 'sh -c \"exec 3<" + cards[1] + "; touch "
+                    + cell.marker("held") + "; i=0; while [ ! -e " + cell.marker("stop")
                     + " ] && [ \\$i -lt 6000 ]; do sleep 0.1; i=\\$((i+1)); done\" &' "
                     + "</dev/null >/dev/null 2>&1; rsmap-shell realloc --ids '{\"node01\":{\"gpu\":[\"gpu1\"]}}' >/dev/null;"
-                    + " echo \"shrink=$?\"; touch " + marker("shrunk") + "; " + waitFor("end"));
-            until("the holder holds card 1 and the job gave it up", job, () -> Files.exists(marker("held"))
-                    && Files.exists(marker("shrunk")));
+                    + " echo \"shrink=$?\"; touch " + cell.marker("shrunk") + "; " + cell.waitFor("end"));
+            until("the holder holds card 1 and the job gave it up", job, () -> Files.exists(cell.marker("held"))
+                    && Files.exists(cell.marker("shrunk")));
             for (int i = 0; i < 100; i++) {
-                HookBuild.Run r = rsmapShell(config, a, "release");
+                HookBuild.Run r = cell.rsmapShell(cell.user(), config, a, "release");
                 assertThat(r.code()).as("try " + i + ": " + r.out() + r.err()).isNotZero();
                 assertThat(r.err()).matches("(?s).*process [0-9]+ still holds " + cards[1] + " \\(c 10:200\\) open on "
                         + "descriptor 3.*");
                 assertThat(daemon.state().job(a).orElseThrow().releasing().byHost().toString()).as("still the job's")
                         .contains("gpu1");
             }
-            Files.writeString(marker("stop"), "");
-            until("the holder exits", () -> holders(a) == 0);
-            HookBuild.Run r = rsmapShell(config, a, "release");
+            Files.writeString(cell.marker("stop"), "");
+            ExecdCell.until("the holder exits", () -> holders(a) == 0);
+            HookBuild.Run r = cell.rsmapShell(cell.user(), config, a, "release");
             assertThat(r.code()).as(r.err()).isZero();
-            Files.writeString(marker("end"), "");
+            Files.writeString(cell.marker("end"), "");
             assertThat(finish(job)).contains("shrink=0").endsWith("exit=0");
         }
     }
@@ -206,7 +142,7 @@ class JobDevicesIT {
         String a = prefix + "3";
         // In the job's process tree: closes card 1 and opens it again, back to back; when a second open
         // is refused (the policy narrowed) while it holds one, it keeps that one until the card is its again.
-        Path holder = Files.writeString(dir.resolve("holder.py"), String.join("\n", "import os, sys, time",
+        Path holder = Files.writeString(cell.dir().resolve("holder.py"), String.join("\n", "import os, sys, time",
                 "card, stop, ready = sys.argv[1:4]",
                 "def opens():",
                 "    try:",
@@ -229,19 +165,21 @@ class JobDevicesIT {
                 "        time.sleep(0.001)",
                 ""));
         try (Daemon daemon = TestDaemon.start(config)) {
-            Process job = job(config, a, "gpu=2", "/usr/bin/python3 " + holder + " " + cards[1]
-                    + " " + marker("stop") + " " + marker("looping") + " </dev/null >/dev/null 2>&1 & " + waitFor("end"));
-            until("the loop runs", job, () -> Files.exists(marker("looping")));
+            Process job = cell.job(config, a, "gpu=2", "/usr/bin/python3 " + holder + " " + cards[1]
+                    + " " + cell.marker("stop") + " " + cell.marker("looping") + " </dev/null >/dev/null 2>&1 & "
+                    + cell.waitFor("end"));
+            until("the loop runs", job, () -> Files.exists(cell.marker("looping")));
             int released = 0;
             int refused = 0;
             boolean shrunk = false;
             for (int i = 0; i < 100; i++) {
                 if (!shrunk) {
-                    HookBuild.Run shrink = rsmapShell(config, a, "realloc", "--ids", "{\"node01\":{\"gpu\":[\"gpu1\"]}}");
+                    HookBuild.Run shrink = cell.rsmapShell(cell.user(), config, a, "realloc", "--ids",
+                            "{\"node01\":{\"gpu\":[\"gpu1\"]}}");
                     assertThat(shrink.code()).as(shrink.err()).isZero();
                     shrunk = true;
                 }
-                HookBuild.Run r = rsmapShell(config, a, "release");
+                HookBuild.Run r = cell.rsmapShell(cell.user(), config, a, "release");
                 if (r.code() == 0) {
                     released++;
                     // Released: no process of the job may hold card 1 now, nor open it again.
@@ -249,7 +187,7 @@ class JobDevicesIT {
                         assertThat(holders(a)).as("try " + i + ": a descriptor of card 1 outlived its RELEASE").isZero();
                         Thread.sleep(2);
                     }
-                    HookBuild.Run grow = rsmapShell(config, a, "realloc", "--add", "gpu=1[id=gpu1]");
+                    HookBuild.Run grow = cell.rsmapShell(cell.user(), config, a, "realloc", "--add", "gpu=1[id=gpu1]");
                     assertThat(grow.code()).as(grow.err()).isZero();
                     shrunk = false;
                 } else {
@@ -259,8 +197,8 @@ class JobDevicesIT {
                 }
             }
             System.out.println("close-and-reopen: " + released + " released, " + refused + " refused of 100");
-            Files.writeString(marker("stop"), "");
-            Files.writeString(marker("end"), "");
+            Files.writeString(cell.marker("stop"), "");
+            Files.writeString(cell.marker("end"), "");
             assertThat(finish(job)).endsWith("exit=0");
         }
     }

@@ -6,69 +6,38 @@
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
+import static rsmap.daemon.ExecdCell.ENXIO;
+import static rsmap.daemon.ExecdCell.EPERM;
+import static rsmap.daemon.ExecdCell.finish;
+import static rsmap.daemon.ExecdCell.until;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 @Timeout(180)
 class ReallocIT {
-    static final Path SHELL = Path.of("target", "rsmap-shell").toAbsolutePath();
-    static final String ENXIO = "No such device or address";
-    static final String EPERM = "Operation not permitted";
-    Path shared;
-    Path hook;
-    Path starter;
-    Path shell;
-    Path[] cards = new Path[3];
-    String user;
     String prefix = ProcessHandle.current().pid() + "";
+    ExecdCell cell;
+    Path[] cards = new Path[3];
 
     @BeforeEach
     void setUp() throws Exception {
-        user = ExecdStubIT.jobUser();
-        if (!Files.isRegularFile(Path.of("/sys/fs/cgroup/devices/devices.allow"))) {
-            if ("true".equals(System.getenv("CI"))) {
-                fail("no cgroup v1 devices controller at /sys/fs/cgroup/devices");
-            }
-            Assumptions.abort("no cgroup v1 devices controller at /sys/fs/cgroup/devices");
-        }
-        assertThat(SHELL).as("built by build.sh").isExecutable();
-        shared = Files.createTempDirectory("rsmap-realloc", PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxrwxrwx")));
-        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx")); // markers of the job user
-        ExecdStubIT.sh("chmod 1777 " + shared); // sticky, as /tmp: a state directory below it is trusted
-        hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
-        starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
-        shell = Files.copy(SHELL, shared.resolve("rsmap-shell"));
+        cell = ExecdCell.sticky("rsmap-realloc").withShell();
         for (int i = 0; i < 3; i++) {
-            cards[i] = shared.resolve("nvidia" + i);
-            ExecdStubIT.sh("mknod -m 666 " + cards[i] + " c 195 " + i);
+            cards[i] = cell.node("nvidia" + i, 195, i);
         }
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        if (shared == null) {
-            return;
-        }
-        try (Stream<Path> all = Files.walk(shared)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
+        if (cell != null) {
+            cell.close();
         }
     }
 
@@ -76,7 +45,7 @@ class ReallocIT {
         List<String> settings = new ArrayList<>(List.of("device_backend = cgroup-v1", "socket_mode = 0666",
                 "reconcile_interval = 0"));
         settings.addAll(List.of(more));
-        return TestDaemon.config(shared.resolve("d" + System.nanoTime()), "gpu=3(" + card(0) + " " + card(1) + " "
+        return TestDaemon.config(cell.dir().resolve("d" + System.nanoTime()), "gpu=3(" + card(0) + " " + card(1) + " "
                 + card(2) + ")", settings.toArray(new String[0]));
     }
 
@@ -84,49 +53,8 @@ class ReallocIT {
         return "gpu" + i + "[devices=" + cards[i] + ":rw]";
     }
 
-    /** A job through execd-stub and the hooks as {@link #user}; the job is {@code sh -c script}. */
-    private Process job(Config config, String id, String request, String script) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
-                shared.resolve("spool").toString(), "--host", "node01", "--job", id, "--cwd", "/", "--tmpdir",
-                shared.toString(), "--user", user, "--prolog", "root@" + hook + " prolog", "--starter",
-                starter.toString(), "--epilog", "root@" + hook + " epilog", "--", "sh", "-c", script));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", config.socket().toString());
-        pb.environment().put("RSMAP_REQUEST", request);
-        pb.environment().put("PATH", shared + ":" + System.getenv("PATH"));
-        return pb.start();
-    }
-
-    private static String finish(Process p) throws Exception {
-        assertThat(p.waitFor(90, TimeUnit.SECONDS)).as("the job ends").isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
-    }
-
     private String open(int card) {
-        return "$(cat " + cards[card] + " 2>&1 | sed 's/.*: //')";
-    }
-
-    private Path marker(String name) {
-        return shared.resolve(name);
-    }
-
-    private String waitFor(String name) {
-        return ExecdStubIT.waitFor(marker(name)) + "; ";
-    }
-
-    private static void until(String what, BooleanSupplier done) throws Exception {
-        for (int i = 0; i < 1200 && !done.getAsBoolean(); i++) {
-            Thread.sleep(50);
-        }
-        assertThat(done.getAsBoolean()).as(what).isTrue();
-    }
-
-    /** rsmap-shell as {@code who} (null: root) for job {@code id}. */
-    private HookBuild.Run rsmapShell(String who, Config config, String id, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(shell.toString()));
-        cmd.addAll(List.of(args));
-        return HookBuild.run(who, cmd, new java.util.HashMap<>(java.util.Map.of("JOB_ID", id, "SGE_TASK_ID",
-                "undefined", "RSMAP_SOCKET", config.socket().toString())));
+        return ExecdCell.open(cards[card]);
     }
 
     @Test
@@ -136,33 +64,37 @@ class ReallocIT {
         String b = prefix + "2";
         try (Daemon daemon = TestDaemon.start(config)) {
             // B holds card 2; once A has shrunk, B asks for one more card (it waits), then for another (cancelled).
-            Process jobB = job(config, b, "gpu=1[id=gpu2]", waitFor("shrunk")
-                    + "touch " + marker("b-asks") + "; rsmap-shell realloc --add gpu=1 --tag b1 > " + marker("b1.out")
-                    + "; echo \"b1=$?\"; touch " + marker("b-answered") + "; cat " + marker("b1.out")
+            Process jobB = cell.job(config, b, "gpu=1[id=gpu2]", cell.waitFor("shrunk")
+                    + "touch " + cell.marker("b-asks") + "; rsmap-shell realloc --add gpu=1 --tag b1 > "
+                    + cell.marker("b1.out")
+                    + "; echo \"b1=$?\"; touch " + cell.marker("b-answered") + "; cat " + cell.marker("b1.out")
                     + "; echo \"b-card1: " + open(1) + "\"; rsmap-shell realloc --add gpu=1 --tag b2; echo \"b2=$?\"");
             until("job B holds card 2", () -> daemon.cluster().runningJobs().contains(b));
-            Process jobA = job(config, a, "gpu=1", "echo \"before: " + open(1) + "\"; "
+            Process jobA = cell.job(config, a, "gpu=1", "echo \"before: " + open(1) + "\"; "
                     + "rsmap-shell realloc --add gpu=1 --tag grow; echo \"grow=$?\"; "
                     + "echo \"grown: " + open(1) + "\"; "
                     + "rsmap-shell realloc --ids '{\"node01\":{\"gpu\":[\"gpu1\"]}}' --tag shrink; echo \"shrink=$?\"; "
-                    + "echo \"shrunk: " + open(1) + "\"; touch " + marker("shrunk") + "; " + waitFor("release")
+                    + "echo \"shrunk: " + open(1) + "\"; touch " + cell.marker("shrunk") + "; "
+                    + cell.waitFor("release")
                     + "rsmap-shell release; echo \"release=$?\"; echo \"released: " + open(1) + "\"; "
-                    + "touch " + marker("a-released") + "; " + waitFor("a-end"));
-            until("B asks for a card", () -> Files.exists(marker("b-asks")));
+                    + "touch " + cell.marker("a-released") + "; " + cell.waitFor("a-end"));
+            until("B asks for a card", () -> Files.exists(cell.marker("b-asks")));
             Thread.sleep(700);
-            assertThat(marker("b-answered")).as("card 1 is taken away from A, not released: B waits").doesNotExist();
+            assertThat(cell.marker("b-answered")).as("card 1 is taken away from A, not released: B waits")
+                    .doesNotExist();
             assertThat(daemon.waitingReallocs()).isEqualTo(1);
-            Files.writeString(marker("release"), "");
-            until("A released card 1", () -> Files.exists(marker("a-released")));
+            Files.writeString(cell.marker("release"), "");
+            until("A released card 1", () -> Files.exists(cell.marker("a-released")));
             // A still holds card 0, B cards 2 and 1: B's second realloc waits until it is cancelled.
-            until("B's second realloc waits", () -> daemon.waitingReallocs() == 1 && Files.exists(marker("b-answered")));
-            HookBuild.Run cancel = rsmapShell(null, config, b, "cancel", "b2");
+            until("B's second realloc waits", () -> daemon.waitingReallocs() == 1
+                    && Files.exists(cell.marker("b-answered")));
+            HookBuild.Run cancel = cell.rsmapShell(null, config, b, "cancel", "b2");
             assertThat(cancel.code()).as(cancel.err()).isZero();
             String outB = finish(jobB);
             assertThat(outB).contains("b1=0\n").contains("SGE_HGR_gpu=gpu1 gpu2\n")
                     .contains("b-card1: " + ENXIO + "\n")
                     .contains("rsmap-shell: realloc b2: CANCEL").contains("b2=3\n").endsWith("exit=0");
-            Files.writeString(marker("a-end"), "");
+            Files.writeString(cell.marker("a-end"), "");
             String outA = finish(jobA);
             assertThat(outA).contains("before: " + EPERM + "\n")
                     .contains("SGE_HGR_gpu=gpu0 gpu1\ngrow=0\n")
@@ -181,13 +113,14 @@ class ReallocIT {
         Config off = config("realloc = off");
         String a = prefix + "3";
         try (Daemon daemon = TestDaemon.start(off)) {
-            Process job = job(off, a, "gpu=1", waitFor("go") + "rsmap-shell realloc --add gpu=1 --tag t; echo \"t=$?\"");
+            Process job = cell.job(off, a, "gpu=1", cell.waitFor("go")
+                    + "rsmap-shell realloc --add gpu=1 --tag t; echo \"t=$?\"");
             until("the job runs", () -> daemon.cluster().runningJobs().contains(a));
             String other = otherUser();
-            HookBuild.Run refused = rsmapShell(other, off, a, "realloc", "--add", "gpu=1");
+            HookBuild.Run refused = cell.rsmapShell(other, off, a, "realloc", "--add", "gpu=1");
             assertThat(refused.code()).as(refused.err()).isEqualTo(2);
-            assertThat(refused.err()).contains("REALLOC of job " + a + " is for its owner '" + user + "'");
-            Files.writeString(marker("go"), "");
+            assertThat(refused.err()).contains("REALLOC of job " + a + " is for its owner '" + cell.user() + "'");
+            Files.writeString(cell.marker("go"), "");
             assertThat(finish(job)).contains("rsmap-shell: realloc t: UNSUPPORTED: reallocation is off\n")
                     .contains("t=3\n").endsWith("exit=0");
         }
@@ -198,17 +131,17 @@ class ReallocIT {
         Config config = config();
         Path conf = config.complexes().resolveSibling("rsmapd.conf");
         String a = prefix + "4";
-        Process daemon = RsmapdProcess.start(conf, config.socket(), shared.resolve("rsmapd.log"));
+        Process daemon = RsmapdProcess.start(conf, config.socket(), cell.dir().resolve("rsmapd.log"));
         try {
-            Process job = job(config, a, "gpu=2", "rsmap-shell realloc --ids '{\"node01\":{\"gpu\":[\"gpu1\"]}}'; "
-                    + "echo \"shrink=$?\"; touch " + marker("shrunk") + "; " + waitFor("restarted")
+            Process job = cell.job(config, a, "gpu=2", "rsmap-shell realloc --ids '{\"node01\":{\"gpu\":[\"gpu1\"]}}'; "
+                    + "echo \"shrink=$?\"; touch " + cell.marker("shrunk") + "; " + cell.waitFor("restarted")
                     + "rsmap-shell release; echo \"release=$?\"; echo \"released: " + open(1) + "\"; echo \"kept: "
                     + open(0) + "\"");
-            until("the job has shrunk", () -> Files.exists(marker("shrunk")));
+            until("the job has shrunk", () -> Files.exists(cell.marker("shrunk")));
             daemon.destroyForcibly(); // SIGKILL: after the SUCCESS, before the RELEASE
             daemon.waitFor();
-            daemon = RsmapdProcess.start(conf, config.socket(), shared.resolve("rsmapd.log"));
-            Files.writeString(marker("restarted"), "");
+            daemon = RsmapdProcess.start(conf, config.socket(), cell.dir().resolve("rsmapd.log"));
+            Files.writeString(cell.marker("restarted"), "");
             assertThat(finish(job)).contains("shrink=0\n").contains("release=0\n")
                     .contains("released: " + EPERM + "\n").contains("kept: " + ENXIO + "\n").endsWith("exit=0");
         } finally {
@@ -221,15 +154,16 @@ class ReallocIT {
     void aFluxStyleShell_growsWithAnRfc51Jobspec_andReleasesByR_printingTheRDeltas() throws Exception {
         Config config = config();
         String a = prefix + "5";
-        Path stub = Files.copy(ExecdStubIT.STUB.resolveSibling("shell-stub"), shared.resolve("shell-stub"));
-        Path spec = Files.writeString(shared.resolve("add.json"), "{\"version\":1,\"resources\":[{\"type\":\"slot\","
-                + "\"count\":1,\"label\":\"task\",\"with\":[{\"type\":\"core\",\"count\":1},{\"type\":\"gpu\","
+        Path stub = Files.copy(ExecdStubIT.STUB.resolveSibling("shell-stub"), cell.dir().resolve("shell-stub"));
+        Path spec = Files.writeString(cell.dir().resolve("add.json"), "{\"version\":1,\"resources\":["
+                + "{\"type\":\"slot\",\"count\":1,\"label\":\"task\",\"with\":[{\"type\":\"core\",\"count\":1},{\"type\":\"gpu\","
                 + "\"count\":1}]}],\"tasks\":[{\"command\":[\"app\"],\"slot\":\"task\",\"count\":{\"per_slot\":1}}],"
                 + "\"attributes\":{\"system\":{\"duration\":0}}}");
-        Path r = Files.writeString(shared.resolve("card1.R"), "{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"0\","
-                + "\"children\":{\"core\":\"\",\"gpu\":\"1\"}}],\"nodelist\":[\"node01\"],\"starttime\":0,\"expiration\":0}}");
+        Path r = Files.writeString(cell.dir().resolve("card1.R"), "{\"version\":1,\"execution\":{\"R_lite\":["
+                + "{\"rank\":\"0\",\"children\":{\"core\":\"\",\"gpu\":\"1\"}}],\"nodelist\":[\"node01\"],"
+                + "\"starttime\":0,\"expiration\":0}}");
         try (Daemon daemon = TestDaemon.start(config)) {
-            String out = finish(job(config, a, "gpu=1", stub + " realloc --spec-add " + spec + " --tag flux; "
+            String out = finish(cell.job(config, a, "gpu=1", stub + " realloc --spec-add " + spec + " --tag flux; "
                     + "echo \"card1: " + open(1) + "\"; rsmap-shell realloc --ids '{\"node01\":{\"gpu\":[\"gpu1\"]}}' "
                     + ">/dev/null; " + stub + " release --R " + r + "; echo \"card1: " + open(1) + "\""));
             List<String> lines = out.lines().toList();
@@ -251,7 +185,7 @@ class ReallocIT {
         Config config = config("realloc_max_grow = 0"); // the strict setting: TestDaemon's own is larger
         String a = prefix + "6";
         try (Daemon daemon = TestDaemon.start(config)) {
-            String out = finish(job(config, a, "gpu=1", "rsmap-shell realloc --add gpu=7; echo \"seven=$?\"; "
+            String out = finish(cell.job(config, a, "gpu=1", "rsmap-shell realloc --add gpu=7; echo \"seven=$?\"; "
                     + "rsmap-shell realloc --add gpu=1; echo \"one=$?\"; echo \"card1: " + open(1) + "\"; "
                     + "rsmap-shell realloc --ids '{\"node01\":{\"gpu\":[\"gpu0\"]}}' >/dev/null; rsmap-shell release "
                     + ">/dev/null; rsmap-shell realloc --add gpu=1; echo \"back=$?\""));
@@ -263,7 +197,7 @@ class ReallocIT {
         Config byDefault = config("realloc_max_grow = start"); // the default, said here: TestDaemon's own is larger
         String c = prefix + "8";
         try (Daemon daemon = TestDaemon.start(byDefault)) {
-            String out = finish(job(byDefault, c, "gpu=1", "rsmap-shell realloc --add gpu=7; echo \"seven=$?\"; "
+            String out = finish(cell.job(byDefault, c, "gpu=1", "rsmap-shell realloc --add gpu=7; echo \"seven=$?\"; "
                     + "rsmap-shell realloc --add gpu=1 >/dev/null; echo \"one=$?\"; "
                     + "rsmap-shell realloc --add gpu=1; echo \"again=$?\""));
             assertThat(out).contains(": DENY: job " + c + " would hold 8 gpu instances, over its limit of 2 "
@@ -273,7 +207,7 @@ class ReallocIT {
         Config one = config("realloc_max_grow = gpu=1");
         String b = prefix + "7";
         try (Daemon daemon = TestDaemon.start(one)) {
-            String out = finish(job(one, b, "gpu=1", "rsmap-shell realloc --add gpu=2; echo \"two=$?\"; "
+            String out = finish(cell.job(one, b, "gpu=1", "rsmap-shell realloc --add gpu=2; echo \"two=$?\"; "
                     + "rsmap-shell realloc --add gpu=1 >/dev/null; echo \"one=$?\"; echo \"card1: " + open(1) + "\""));
             assertThat(out).contains("over its limit of 2 (1 at start + realloc_max_grow 1 for gpu)").contains("two=3\n")
                     .contains("one=0\n").contains("card1: " + ENXIO + "\n").endsWith("exit=0");

@@ -8,13 +8,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.freedesktop.dbus.types.UInt32;
 import org.freedesktop.dbus.types.Variant;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import rsmap.device.DeviceBackend.Availability;
 import rsmap.device.DevicePolicy;
@@ -23,57 +18,7 @@ import rsmap.device.DeviceRule;
 import rsmap.device.FakeDevices;
 import rsmap.map.DeviceList.Mode;
 
-class SystemdBackendIT {
-    static PrivateBus bus;
-    static SystemdStandIn systemd;
-    SystemdBackend backend;
-
-    @BeforeAll
-    static void startBus() throws Exception {
-        bus = PrivateBus.start();
-        systemd = new SystemdStandIn(bus.address());
-    }
-
-    @AfterAll
-    static void stopBus() throws Exception {
-        if (systemd != null) {
-            systemd.close();
-        }
-        if (bus != null) {
-            bus.close();
-        }
-    }
-
-    @BeforeEach
-    void setUp() {
-        systemd.reset();
-        backend = new SystemdBackend(bus.address(), false,
-                job -> job.startsWith("ocs") ? Optional.of(SystemdBackend.ocsScope(6445, "17", Optional.of("3")))
-                        : Optional.empty());
-    }
-
-    @AfterEach
-    void tearDown() {
-        backend.close();
-    }
-
-    /** The policy of a host where the granted GPU lists /dev/null read-only and /dev/ptmx read-only. */
-    static DevicePolicy grantedPolicy() throws Exception {
-        return DevicePolicy.of(FakeDevices.instances("gpu=1(g[devices=/dev/null:r;/dev/ptmx:r])"));
-    }
-
-    /** Received a(ss) arrives as a list of Object[] (path, rights): flatten to "path rights". */
-    static List<String> deviceAllow(Variant<?> v) {
-        assertThat(v.getSig()).isEqualTo("a(ss)");
-        List<String> out = new ArrayList<>();
-        for (Object entry : (List<?>) v.getValue()) {
-            Object[] pair = (Object[]) entry;
-            assertThat(pair).hasSize(2).allMatch(String.class::isInstance);
-            out.add(pair[0] + " " + pair[1]);
-        }
-        return out;
-    }
-
+class SystemdBackendIT extends StandInBus {
     @Test
     void availability_standInAnswers_available() {
         Availability a = backend.availability();
@@ -254,11 +199,6 @@ class SystemdBackendIT {
             list.add(new UInt32(p));
         }
         return new SystemdStandIn.Call("AttachProcessesToUnit", unit, "", Map.of("PIDs", new Variant<>(list, "au")));
-    }
-
-    /** The (method, unit) of every call so far. */
-    static List<String> sent() {
-        return systemd.calls().stream().map(c -> c.method() + " " + c.unit()).toList();
     }
 
     @Test

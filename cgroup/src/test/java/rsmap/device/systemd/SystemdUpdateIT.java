@@ -4,60 +4,15 @@ package rsmap.device.systemd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static rsmap.device.systemd.SystemdBackendIT.deviceAllow;
-import static rsmap.device.systemd.SystemdBackendIT.grantedPolicy;
 
 import java.util.List;
-import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.DeviceRule;
 import rsmap.map.DeviceList.Mode;
 
-class SystemdUpdateIT {
-    static PrivateBus bus;
-    static SystemdStandIn systemd;
-    SystemdBackend backend;
-
-    @BeforeAll
-    static void startBus() throws Exception {
-        bus = PrivateBus.start();
-        systemd = new SystemdStandIn(bus.address());
-    }
-
-    @AfterAll
-    static void stopBus() throws Exception {
-        if (systemd != null) {
-            systemd.close();
-        }
-        if (bus != null) {
-            bus.close();
-        }
-    }
-
-    @BeforeEach
-    void setUp() {
-        systemd.reset();
-        backend = new SystemdBackend(bus.address(), false,
-                job -> job.startsWith("ocs") ? Optional.of(SystemdBackend.ocsScope(6445, "17", Optional.of("3")))
-                        : Optional.empty());
-    }
-
-    @AfterEach
-    void tearDown() {
-        backend.close();
-    }
-
-    /** The (method, unit) of every call so far. */
-    static List<String> sent() {
-        return systemd.calls().stream().map(c -> c.method() + " " + c.unit()).toList();
-    }
-
+class SystemdUpdateIT extends StandInBus {
     static final DevicePolicy NULL_ONLY = new DevicePolicy(true, List.of(new DeviceRule("/dev/null", 'c', 1, 3, Mode.RW)),
             List.of());
 
