@@ -12,19 +12,7 @@ import rsmap.wire.Frame;
 import rsmap.wire.Ports;
 
 /** {@link #close()}: the host, then the authority (SIGTERM each), then munged; the folder is removed. */
-final class AuthorityHost implements AutoCloseable {
-    private final Path dir;
-    private final MungeD munged;
-    private final Rsmapd authority;
-    private final Rsmapd host;
-
-    private AuthorityHost(Path dir, MungeD munged, Rsmapd authority, Rsmapd host) {
-        this.dir = dir;
-        this.munged = munged;
-        this.authority = authority;
-        this.host = host;
-    }
-
+record AuthorityHost(Path dir, MungeD munged, Rsmapd authority, Rsmapd host) implements AutoCloseable {
     /**
      * munged, then the authority of {@code global} on a free loopback port, then host node01 serving
      * {@code values} with that authority; each daemon started once it said READY=1.
@@ -51,14 +39,6 @@ final class AuthorityHost implements AutoCloseable {
             Rsmapd.deleteTree(dir);
             throw e;
         }
-    }
-
-    Rsmapd authority() {
-        return authority;
-    }
-
-    Rsmapd host() {
-        return host;
     }
 
     /** JOB_START of {@code job} by user bench, asking {@code request}. */

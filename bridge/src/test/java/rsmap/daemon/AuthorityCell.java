@@ -106,10 +106,6 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
         }
     }
 
-    MungeD munged() {
-        return munged;
-    }
-
     /** The test's shared directory (mode 0755): the hosts' and authorities' directories, the jobs' tmpdir. */
     Path shared() {
         return shared;
@@ -159,6 +155,11 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
         Process p = RsmapdProcess.start(d.resolve("rsmapd.conf"), d.resolve("rsmapd.sock"), d.resolve("log"));
         authorities.put(name, p);
         return p;
+    }
+
+    /** The class's munged: its socket is in every configuration here; a test's own credentials come from it. */
+    MungeD munged() {
+        return munged;
     }
 
     /** Host daemon {@code host} serving {@code values}, linked to every authority with a port; then {@code more}. */

@@ -59,8 +59,8 @@ class AuthorityFloodIT {
     void idleAndSlowLoginConnectionsFromOneAddress_leaveANewHostAGlobalGrantWithin5s() throws Exception {
         cell.startAuthority(AUTHORITY, "lic=1(la)");
         cell.startHost("node01", "gpu=1(0)");
-        assertThat(finish(cell.job("node01", "1", "lic=1", "echo first=$SGE_HGR_lic"))).contains("first=la")
-                .endsWith("exit=0");
+        String first = finish(cell.job("node01", "1", "lic=1", "echo first=$SGE_HGR_lic"));
+        assertThat(first).contains("first=la").endsWith("exit=0");
         InetAddress attacker = InetAddress.getByName("127.0.0.5");
         connect(attacker, 3_000, new byte[0]);
         // the start of an INIT frame, the rest never sent: a login that would take all the login timeout
@@ -74,8 +74,8 @@ class AuthorityFloodIT {
         assertThat(out).contains("second=la").endsWith("exit=0");
         assertThat(ms).as("ms from the new host's start to its job's global grant").isLessThan(5_000);
         // node01, logged in before the flood, is served too
-        assertThat(finish(cell.job("node01", "3", "lic=1", "echo third=$SGE_HGR_lic"))).contains("third=la")
-                .endsWith("exit=0");
+        String third = finish(cell.job("node01", "3", "lic=1", "echo third=$SGE_HGR_lic"));
+        assertThat(third).contains("third=la").endsWith("exit=0");
     }
 
     /** The flood's client (test resource flood/placer.py), run as nobody with python3. */

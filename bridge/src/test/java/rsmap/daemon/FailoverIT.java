@@ -13,21 +13,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -101,68 +90,18 @@ class FailoverIT {
         assertThat(query("B").path("follows").asText()).isEqualTo("127.0.0.1:" + cell.port("A"));
         cell.startHost("node01", "gpu=2(0 1)");
         cell.startHost("node02", "gpu=2(0 1)");
-        Path out = Files.createDirectories(cell.shared().resolve("out"));
-        Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rwxrwxrwx"));
-        AtomicInteger done = new AtomicInteger();
-        AtomicInteger rescheduled = new AtomicInteger();
-        List<String> failures = Collections.synchronizedList(new ArrayList<>());
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        List<Future<?>> runs = new ArrayList<>();
-        for (int i = 0; i < 200; i++) {
-            String host = i % 2 == 0 ? "node01" : "node02";
-            String id = Integer.toString(1000 + i);
-            runs.add(pool.submit(() -> {
-                String script = "s=$(date +%s%N); sleep 0.02; echo \"$SGE_HGR_lic $s $(date +%s%N)\" > " + out
-                        + "/" + host + "-" + id;
-                for (int attempt = 0; attempt < 400; attempt++) {
-                    String r = finish(cell.job(host, id, "lic=1", script));
-                    if (r.endsWith("exit=0")) {
-                        done.incrementAndGet();
-                        return null;
-                    }
-                    if (!r.endsWith("exit=99")) {
-                        failures.add(host + ":" + id + ": " + r);
-                        return null;
-                    }
-                    rescheduled.incrementAndGet();
-                    Thread.sleep(50);
-                }
-                failures.add(host + ":" + id + " never started");
-                return null;
-            }));
-        }
-        until("a third of the jobs ran: " + failures, 120_000, () -> done.get() >= 60 || !failures.isEmpty());
-        assertThat(failures).isEmpty();
+        SeatJobs jobs = SeatJobs.start(cell, 400);
+        until("a third of the jobs ran: " + jobs.failures(), 120_000,
+                () -> jobs.done() >= 60 || !jobs.failures().isEmpty());
+        assertThat(jobs.failures()).isEmpty();
         long killed = System.nanoTime();
         cell.authority("A").destroyForcibly().waitFor(); // SIGKILL
         Path before = journalCopy("journal-before-kill");
         until("B serves", 30_000, () -> role("B").equals("active"));
         long servedMs = (System.nanoTime() - killed) / 1_000_000;
-        for (Future<?> f : runs) {
-            f.get(240, TimeUnit.SECONDS);
-        }
-        pool.shutdown();
-        assertThat(failures).isEmpty();
-        assertThat(done.get()).as("every job ran exactly once").isEqualTo(200);
+        jobs.awaitAll();
         assertThat(servedMs).as("ms from the SIGKILL to the standby serving, takeover_timeout 3 s").isLessThan(3_000);
-        Map<String, List<long[]>> spans = new HashMap<>();
-        try (Stream<Path> files = Files.list(out)) {
-            for (Path f : files.toList()) {
-                String[] w = Files.readString(f).strip().split(" ");
-                assertThat(w).as(f.toString()).hasSize(3);
-                spans.computeIfAbsent(w[0], k -> new ArrayList<>()).add(new long[] {Long.parseLong(w[1]),
-                        Long.parseLong(w[2])});
-            }
-        }
-        assertThat(spans.values().stream().mapToInt(List::size).sum()).isEqualTo(200);
-        assertThat(spans.keySet()).isSubsetOf("la", "lb", "lc", "ld");
-        for (Map.Entry<String, List<long[]>> e : spans.entrySet()) {
-            List<long[]> s = e.getValue();
-            s.sort(Comparator.comparingLong(a -> a[0]));
-            for (int i = 1; i < s.size(); i++) {
-                assertThat(s.get(i)[0]).as("seat " + e.getKey() + " held by two jobs at once").isGreaterThan(s.get(i - 1)[1]);
-            }
-        }
+        jobs.assertNoSeatHeldTwice();
         until("every seat free at B", 30_000, () -> {
             JsonNode q = query("B");
             return q != null && q.path("jobs").isEmpty();
@@ -171,8 +110,8 @@ class FailoverIT {
         cell.authority("B").destroyForcibly().waitFor();
         AuthorityIT.assertNoDoubledGrant(before);
         AuthorityIT.assertNoDoubledGrant(state.resolve("journal"));
-        System.out.println("FailoverIT: 200 jobs, " + rescheduled.get() + " reschedules; the standby served " + servedMs
-                + " ms after the SIGKILL (takeover_timeout 3 s)");
+        System.out.println("FailoverIT: 200 jobs, " + jobs.rescheduled() + " reschedules; the standby served "
+                + servedMs + " ms after the SIGKILL (takeover_timeout 3 s)");
     }
 
     @Test
