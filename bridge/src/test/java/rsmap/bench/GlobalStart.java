@@ -3,14 +3,12 @@
 // in the same run, both daemons the packaged bin/rsmapd.
 package rsmap.bench;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
+import static rsmap.bench.AuthorityHost.expectOk;
+import static rsmap.bench.AuthorityHost.jobStart;
+
 import java.util.Arrays;
-import java.util.List;
-import rsmap.munge.MungeD;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
-import rsmap.wire.Ports;
 import rsmap.wire.Session;
 import rsmap.wire.TestClient;
 
@@ -29,57 +27,47 @@ public final class GlobalStart {
 
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
-        Path dir = Files.createTempDirectory("rsmap-bench-global");
-        int port = Ports.free();
-        try (MungeD munged = MungeD.start()) {
-            Rsmapd.configureAuthority(dir.resolve("authority"), "lic=64(" + ids("l") + ")", port,
-                    "munge_socket = " + munged.socket());
-            Rsmapd.configure(dir.resolve("host"), "gpu=64(" + ids("") + ")", "authority = 127.0.0.1:" + port,
-                    "munge_socket = " + munged.socket());
-            try (Rsmapd authority = Rsmapd.start(dir.resolve("authority"));
-                 Rsmapd host = Rsmapd.start(dir.resolve("host"));
-                 TestClient c = new TestClient(host.socket());
-                 TestClient a = new TestClient(authority.socket())) {
-                long tid = 1;
-                expectOk(c.call(Frame.of(tid++, Code.INIT.value(), Session.VERSION)));
-                expectOk(a.call(Frame.of(tid++, Code.INIT.value(), Session.VERSION)));
-                long[] direct = new long[rounds];
-                long[] local = new long[rounds];
-                long[] global = new long[rounds];
-                for (int w = 0; w < 2; w++) { // warm-up, then measured
-                    for (int r = 0; r < rounds; r++) {
-                        long t0 = System.nanoTime();
-                        expectOk(c.call(start(tid++, "a" + r, "gpu=1")));
-                        local[r] = System.nanoTime() - t0;
-                        expectOk(c.call(Frame.of(tid++, Code.JOB_END.value(), "{\"job\":\"a" + r + "\"}")));
-                        t0 = System.nanoTime();
-                        expectOk(c.call(start(tid++, "b" + r, "gpu=1,lic=1")));
-                        global[r] = System.nanoTime() - t0;
-                        expectOk(c.call(Frame.of(tid++, Code.JOB_END.value(), "{\"job\":\"b" + r + "\"}")));
-                        // The authority's own share: its JOB_START of a global part, on its Unix socket.
-                        t0 = System.nanoTime();
-                        expectOk(a.call(Frame.of(tid++, Code.JOB_START.value(), "{\"host\":\"other\",\"job\":\"d" + r
-                                + "\",\"user\":\"bench\",\"request\":\"lic=1\"}")));
-                        direct[r] = System.nanoTime() - t0;
-                        expectOk(a.call(Frame.of(tid++, Code.JOB_END.value(), "{\"host\":\"other\",\"job\":\"d" + r + "\"}")));
-                    }
+        try (AuthorityHost cell = AuthorityHost.start("rsmap-bench-global", "lic=64(" + ids("l") + ")",
+                "gpu=64(" + ids("") + ")");
+             TestClient c = new TestClient(cell.host().socket());
+             TestClient a = new TestClient(cell.authority().socket())) {
+            long tid = 1;
+            expectOk(c.call(Frame.of(tid++, Code.INIT.value(), Session.VERSION)));
+            expectOk(a.call(Frame.of(tid++, Code.INIT.value(), Session.VERSION)));
+            long[] direct = new long[rounds];
+            long[] local = new long[rounds];
+            long[] global = new long[rounds];
+            for (int w = 0; w < 2; w++) { // warm-up, then measured
+                for (int r = 0; r < rounds; r++) {
+                    long t0 = System.nanoTime();
+                    expectOk(c.call(jobStart(tid++, "a" + r, "gpu=1")));
+                    local[r] = System.nanoTime() - t0;
+                    expectOk(c.call(Frame.of(tid++, Code.JOB_END.value(), "{\"job\":\"a" + r + "\"}")));
+                    t0 = System.nanoTime();
+                    expectOk(c.call(jobStart(tid++, "b" + r, "gpu=1,lic=1")));
+                    global[r] = System.nanoTime() - t0;
+                    expectOk(c.call(Frame.of(tid++, Code.JOB_END.value(), "{\"job\":\"b" + r + "\"}")));
+                    // The authority's own share: its JOB_START of a global part, on its Unix socket.
+                    t0 = System.nanoTime();
+                    expectOk(a.call(Frame.of(tid++, Code.JOB_START.value(), "{\"host\":\"other\",\"job\":\"d" + r
+                            + "\",\"user\":\"bench\",\"request\":\"lic=1\"}")));
+                    direct[r] = System.nanoTime() - t0;
+                    expectOk(a.call(Frame.of(tid++, Code.JOB_END.value(), "{\"host\":\"other\",\"job\":\"d" + r + "\"}")));
                 }
-                double l50 = pct(local, 50);
-                double l99 = pct(local, 99);
-                double g50 = pct(global, 50);
-                double g99 = pct(global, 99);
-                System.out.printf("JOB_START with a global part (authority over TCP + MUNGE) against one without, one"
-                        + " client, %d rounds; rsmapd JVM options %s%n", rounds, host.jvmOptions());
-                System.out.printf("%-34s p50 %8.1f us  p99 %8.1f us%n", "JOB_START gpu=1 (baseline)", l50 / 1e3,
-                        l99 / 1e3);
-                System.out.printf("%-34s p50 %8.1f us  p99 %8.1f us  ratio p50 %.2fx, p99 %.2fx (target < %.0fx: %s)%n",
-                        "JOB_START gpu=1,lic=1", g50 / 1e3, g99 / 1e3, g50 / l50, g99 / l99, TARGET_RATIO,
-                        g50 / l50 < TARGET_RATIO ? "met" : "MISSED");
-                System.out.printf("%-34s p50 %8.1f us  p99 %8.1f us  (the authority's share, without TCP and MUNGE)%n",
-                        "authority JOB_START lic=1 (Unix)", pct(direct, 50) / 1e3, pct(direct, 99) / 1e3);
             }
-        } finally {
-            Rsmapd.deleteTree(dir);
+            double l50 = pct(local, 50);
+            double l99 = pct(local, 99);
+            double g50 = pct(global, 50);
+            double g99 = pct(global, 99);
+            System.out.printf("JOB_START with a global part (authority over TCP + MUNGE) against one without, one"
+                    + " client, %d rounds; rsmapd JVM options %s%n", rounds, cell.host().jvmOptions());
+            System.out.printf("%-34s p50 %8.1f us  p99 %8.1f us%n", "JOB_START gpu=1 (baseline)", l50 / 1e3,
+                    l99 / 1e3);
+            System.out.printf("%-34s p50 %8.1f us  p99 %8.1f us  ratio p50 %.2fx, p99 %.2fx (target < %.0fx: %s)%n",
+                    "JOB_START gpu=1,lic=1", g50 / 1e3, g99 / 1e3, g50 / l50, g99 / l99, TARGET_RATIO,
+                    g50 / l50 < TARGET_RATIO ? "met" : "MISSED");
+            System.out.printf("%-34s p50 %8.1f us  p99 %8.1f us  (the authority's share, without TCP and MUNGE)%n",
+                    "authority JOB_START lic=1 (Unix)", pct(direct, 50) / 1e3, pct(direct, 99) / 1e3);
         }
     }
 
@@ -89,17 +77,6 @@ public final class GlobalStart {
             b.append(i == 0 ? "" : " ").append(prefix).append(i);
         }
         return b.toString();
-    }
-
-    private static Frame start(long tid, String job, String request) {
-        return Frame.of(tid, Code.JOB_START.value(), "{\"job\":\"" + job + "\",\"user\":\"bench\",\"request\":\""
-                + request + "\"}");
-    }
-
-    private static void expectOk(List<Frame> answer) {
-        if (answer.isEmpty() || answer.get(answer.size() - 1).code() != Code.OK.value()) {
-            throw new IllegalStateException("not OK: " + answer);
-        }
     }
 
     private static double pct(long[] t, int p) {

@@ -3,14 +3,12 @@
 // against gpu=2[same=id] on the same host, in the same run, both daemons the packaged bin/rsmapd.
 package rsmap.bench;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
+import static rsmap.bench.AuthorityHost.expectOk;
+import static rsmap.bench.AuthorityHost.jobStart;
+
 import java.util.Arrays;
-import java.util.List;
-import rsmap.munge.MungeD;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
-import rsmap.wire.Ports;
 import rsmap.wire.Session;
 import rsmap.wire.TestClient;
 
@@ -26,56 +24,35 @@ public final class GroupStart {
 
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
-        Path dir = Files.createTempDirectory("rsmap-bench-group");
-        int port = Ports.free();
         StringBuilder cards = new StringBuilder();
         for (int i = 0; i < 32; i++) {
             cards.append(i == 0 ? "" : " ").append(i).append(' ').append(i);
         }
-        try (MungeD munged = MungeD.start()) {
-            Rsmapd.configureAuthority(dir.resolve("authority"), "lic=1(la)", port, "munge_socket = " + munged.socket());
-            Rsmapd.configure(dir.resolve("host"), "gpu=64(" + cards + ")", "authority = 127.0.0.1:" + port,
-                    "munge_socket = " + munged.socket());
-            try (Rsmapd authority = Rsmapd.start(dir.resolve("authority"));
-                 Rsmapd host = Rsmapd.start(dir.resolve("host"));
-                 TestClient c = new TestClient(host.socket())) {
-                long tid = 1;
-                expectOk(c.call(Frame.of(tid++, Code.INIT.value(), Session.VERSION)));
-                long[] alone = new long[rounds];
-                long[] agreed = new long[rounds];
-                for (int w = 0; w < 2; w++) { // warm-up, then measured
-                    for (int r = 0; r < rounds; r++) {
-                        long t0 = System.nanoTime();
-                        expectOk(c.call(start(tid++, "a" + r, "gpu=2[same=id]")));
-                        alone[r] = System.nanoTime() - t0;
-                        expectOk(c.call(Frame.of(tid++, Code.JOB_END.value(), "{\"job\":\"a" + r + "\"}")));
-                        t0 = System.nanoTime();
-                        expectOk(c.call(start(tid++, "b" + r, "gpu=2[same=id,scope=job]")));
-                        agreed[r] = System.nanoTime() - t0;
-                        expectOk(c.call(Frame.of(tid++, Code.JOB_END.value(), "{\"job\":\"b" + r + "\"}")));
-                    }
+        try (AuthorityHost cell = AuthorityHost.start("rsmap-bench-group", "lic=1(la)", "gpu=64(" + cards + ")");
+             TestClient c = new TestClient(cell.host().socket())) {
+            long tid = 1;
+            expectOk(c.call(Frame.of(tid++, Code.INIT.value(), Session.VERSION)));
+            long[] alone = new long[rounds];
+            long[] agreed = new long[rounds];
+            for (int w = 0; w < 2; w++) { // warm-up, then measured
+                for (int r = 0; r < rounds; r++) {
+                    long t0 = System.nanoTime();
+                    expectOk(c.call(jobStart(tid++, "a" + r, "gpu=2[same=id]")));
+                    alone[r] = System.nanoTime() - t0;
+                    expectOk(c.call(Frame.of(tid++, Code.JOB_END.value(), "{\"job\":\"a" + r + "\"}")));
+                    t0 = System.nanoTime();
+                    expectOk(c.call(jobStart(tid++, "b" + r, "gpu=2[same=id,scope=job]")));
+                    agreed[r] = System.nanoTime() - t0;
+                    expectOk(c.call(Frame.of(tid++, Code.JOB_END.value(), "{\"job\":\"b" + r + "\"}")));
                 }
-                System.out.printf("JOB_START scope=job (agreed with the authority over TCP + MUNGE) against scope=host,"
-                        + " one client, %d rounds; rsmapd JVM options %s%n", rounds, host.jvmOptions());
-                System.out.printf("%-38s p50 %8.1f us  p99 %8.1f us%n", "JOB_START gpu=2[same=id] (baseline)",
-                        pct(alone, 50) / 1e3, pct(alone, 99) / 1e3);
-                System.out.printf("%-38s p50 %8.1f us  p99 %8.1f us  ratio p50 %.2fx, p99 %.2fx%n",
-                        "JOB_START gpu=2[same=id,scope=job]", pct(agreed, 50) / 1e3, pct(agreed, 99) / 1e3,
-                        pct(agreed, 50) / pct(alone, 50), pct(agreed, 99) / pct(alone, 99));
             }
-        } finally {
-            Rsmapd.deleteTree(dir);
-        }
-    }
-
-    private static Frame start(long tid, String job, String request) {
-        return Frame.of(tid, Code.JOB_START.value(), "{\"job\":\"" + job + "\",\"user\":\"bench\",\"request\":\""
-                + request + "\"}");
-    }
-
-    private static void expectOk(List<Frame> answer) {
-        if (answer.isEmpty() || answer.get(answer.size() - 1).code() != Code.OK.value()) {
-            throw new IllegalStateException("not OK: " + answer);
+            System.out.printf("JOB_START scope=job (agreed with the authority over TCP + MUNGE) against scope=host,"
+                    + " one client, %d rounds; rsmapd JVM options %s%n", rounds, cell.host().jvmOptions());
+            System.out.printf("%-38s p50 %8.1f us  p99 %8.1f us%n", "JOB_START gpu=2[same=id] (baseline)",
+                    pct(alone, 50) / 1e3, pct(alone, 99) / 1e3);
+            System.out.printf("%-38s p50 %8.1f us  p99 %8.1f us  ratio p50 %.2fx, p99 %.2fx%n",
+                    "JOB_START gpu=2[same=id,scope=job]", pct(agreed, 50) / 1e3, pct(agreed, 99) / 1e3,
+                    pct(agreed, 50) / pct(alone, 50), pct(agreed, 99) / pct(alone, 99));
         }
     }
 

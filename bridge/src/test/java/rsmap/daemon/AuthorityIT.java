@@ -6,6 +6,8 @@
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static rsmap.daemon.AuthorityCell.finish;
+import static rsmap.daemon.AuthorityCell.until;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -13,134 +15,27 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import rsmap.journal.Journal;
 import rsmap.munge.MungeAuthenticator;
 import rsmap.munge.MungeD;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
-import rsmap.wire.Ports;
 
 @Timeout(300)
 class AuthorityIT {
+    private static final String AUTHORITY = "authority";
     private static final ObjectMapper JSON = new ObjectMapper();
-    static MungeD munged;
-    Path shared;
-    Path hook;
-    Path starter;
-    int port;
-    Path authorityDir;
-    Process authority;
-    final Map<String, Daemon> hosts = new HashMap<>();
-    final Map<String, Config> configs = new HashMap<>();
-
-    @BeforeAll
-    static void munged() throws Exception {
-        munged = MungeD.start();
-    }
-
-    @AfterAll
-    static void stopMunged() {
-        if (munged != null) {
-            munged.close();
-        }
-    }
-
-    @BeforeEach
-    void setUp() throws Exception {
-        ExecdStubIT.jobUser(); // root, as sge_execd: the hooks and the daemons' trust need it
-        shared = Files.createTempDirectory("rsmap-authority", PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxr-xr-x")));
-        hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
-        starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
-        port = Ports.free();
-        authorityDir = shared.resolve("authority");
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        for (Daemon d : hosts.values()) {
-            d.close();
-        }
-        if (authority != null) {
-            authority.destroyForcibly().waitFor();
-        }
-        try (Stream<Path> all = Files.walk(shared)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
-    }
-
-    /** The authority of {@code global}, as a process; restarted on the same state after a kill. */
-    private void startAuthority(String global) throws Exception {
-        Path conf = authorityDir.resolve("rsmapd.conf");
-        if (!Files.exists(conf)) {
-            AuthorityTest.authorityConfig(authorityDir, port, global, "munge_socket = " + munged.socket());
-        }
-        authority = RsmapdProcess.start(conf, authorityDir.resolve("rsmapd.sock"), authorityDir.resolve("log"));
-    }
-
-    private Daemon startHost(String host, String values, String... more) throws Exception {
-        List<String> lines = new ArrayList<>(List.of("host = " + host, "authority = 127.0.0.1:" + port,
-                "munge_socket = " + munged.socket(), "socket_mode = 0666", "reconcile_interval = 0"));
-        lines.addAll(List.of(more));
-        Config c = TestDaemon.config(shared.resolve(host), values, lines.toArray(new String[0]));
-        Daemon d = TestDaemon.start(c);
-        hosts.put(host, d);
-        configs.put(host, c);
-        return d;
-    }
-
-    /** A job through execd-stub and the hooks on {@code host}; the job is {@code sh -c script}. */
-    private Process job(String host, String id, String request, String script) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
-                shared.resolve(host).resolve("spool").toString(), "--host", host, "--job", id, "--cwd", "/",
-                "--tmpdir", shared.toString(), "--prolog", "root@" + hook + " prolog", "--starter",
-                starter.toString(), "--epilog", "root@" + hook + " epilog", "--", "sh", "-c", script));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", configs.get(host).socket().toString());
-        pb.environment().put("RSMAP_REQUEST", request);
-        return pb.start();
-    }
-
-    private static String finish(Process p) throws Exception {
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the job ends").isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
-    }
-
-    private static void until(String what, BooleanSupplier done) throws Exception {
-        for (int i = 0; i < 600 && !done.getAsBoolean(); i++) {
-            Thread.sleep(50);
-        }
-        assertThat(done.getAsBoolean()).as(what).isTrue();
-    }
-
-    private JsonNode authorityQuery(boolean cluster) throws Exception {
-        try (Client c = Client.connect(authorityDir.resolve("rsmapd.sock"))) {
-            return JSON.readTree(c.call(Code.QUERY, cluster ? "{\"cluster\":true}" : "{}").get(0).text(0));
-        }
-    }
+    @RegisterExtension
+    static final AuthorityCell cell = new AuthorityCell("rsmap-authority");
 
     /** `rsmap ARGS` as a process of its own, as an admin runs it. */
     static String rsmap(String... args) throws Exception {
@@ -155,20 +50,21 @@ class AuthorityIT {
 
     @Test
     void aPoolOfOneSeat_isGrantedOnce_theSecondJobIsRescheduled_andStartsAfterTheFirstEnds() throws Exception {
-        startAuthority("lic=1(la)");
-        startHost("node01", "gpu=2(0 1)");
-        startHost("node02", "gpu=2(0 1)");
-        Path go = shared.resolve("go");
-        Process first = job("node01", "7", "gpu=1,lic=1", "echo \"first=$SGE_HGR_lic gpu=$SGE_HGR_gpu\"; "
+        cell.startAuthority(AUTHORITY, "lic=1(la)");
+        cell.startHost("node01", "gpu=2(0 1)");
+        cell.startHost("node02", "gpu=2(0 1)");
+        Path go = cell.shared().resolve("go");
+        Process first = cell.job("node01", "7", "gpu=1,lic=1", "echo \"first=$SGE_HGR_lic gpu=$SGE_HGR_gpu\"; "
                 + ExecdStubIT.waitFor(go));
-        until("job 7 holds its seat", () -> hosts.get("node01").jobs().containsKey("7"));
-        String second = finish(job("node02", "8", "lic=1", "echo second=$SGE_HGR_lic"));
+        until("job 7 holds its seat", () -> cell.host("node01").jobs().containsKey("7"));
+        String second = finish(cell.job("node02", "8", "lic=1", "echo second=$SGE_HGR_lic"));
         assertThat(second).as("rescheduled, naming the map and the authority").contains("prolog asked to reschedule")
-                .contains("authority 127.0.0.1:" + port).contains("lic").doesNotContain("second=").endsWith("exit=99");
-        String status = rsmap("status", "--cluster", "--socket", authorityDir.resolve("rsmapd.sock").toString());
+                .contains("authority 127.0.0.1:" + cell.port(AUTHORITY)).contains("lic").doesNotContain("second=")
+                .endsWith("exit=99");
+        String status = rsmap("status", "--cluster", "--socket", cell.socket(AUTHORITY).toString());
         assertThat(status).contains("lic (1 instances)").contains("la           held by job node01:7")
                 .contains("host node01").contains("host node02").endsWith("exit=0");
-        String sock = authorityDir.resolve("rsmapd.sock").toString();
+        String sock = cell.socket(AUTHORITY).toString();
         assertThat(rsmap("place", "--socket", sock, "--request", "lic=1", "--json")).as("the one seat is held")
                 .contains("\"decision\":\"none\"").endsWith("exit=3");
         assertThat(rsmap("place", "--socket", sock, "--request", "gpu=2")).contains("can start now on node02 (1 slots)")
@@ -179,104 +75,53 @@ class AuthorityIT {
                 .endsWith("exit=2");
         Files.writeString(go, "");
         assertThat(finish(first)).contains("first=la gpu=0").endsWith("exit=0");
-        assertThat(finish(job("node02", "8", "lic=1", "echo second=$SGE_HGR_lic"))).contains("second=la")
+        assertThat(finish(cell.job("node02", "8", "lic=1", "echo second=$SGE_HGR_lic"))).contains("second=la")
                 .endsWith("exit=0");
-        JsonNode cluster = authorityQuery(true);
+        JsonNode cluster = cell.query(AUTHORITY, true);
         assertThat(cluster.path("maps").path("lic").path("instances").toString())
                 .isEqualTo("[{\"id\":\"la\",\"holder\":\"\",\"health\":\"ok\"}]");
         until("node01's events reach the authority", () -> {
             try {
-                return authorityQuery(true).path("hosts").path("node01").path("jobs").isEmpty();
+                return cell.query(AUTHORITY, true).path("hosts").path("node01").path("jobs").isEmpty();
             } catch (Exception e) {
                 return false;
             }
         });
-        String json = rsmap("status", "--cluster", "--json", "--socket", authorityDir.resolve("rsmapd.sock").toString());
+        String json = rsmap("status", "--cluster", "--json", "--socket", cell.socket(AUTHORITY).toString());
         assertThat(JSON.readTree(json.substring(0, json.lastIndexOf("exit="))).path("hosts").path("node02")
                 .path("maps").path("gpu").path("amount").asInt()).isEqualTo(2);
     }
 
     @Test
     void theAuthorityKilledDuring200JobStarts_losesNothing_andDoublesNothing() throws Exception {
-        startAuthority("lic=4(la lb lc ld)");
-        startHost("node01", "gpu=2(0 1)");
-        startHost("node02", "gpu=2(0 1)");
-        Path out = Files.createDirectories(shared.resolve("out"));
-        Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rwxrwxrwx"));
-        AtomicInteger done = new AtomicInteger();
-        AtomicInteger rescheduled = new AtomicInteger();
-        List<String> failures = Collections.synchronizedList(new ArrayList<>());
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        List<Future<?>> runs = new ArrayList<>();
-        for (int i = 0; i < 200; i++) {
-            String host = i % 2 == 0 ? "node01" : "node02";
-            String id = Integer.toString(1000 + i);
-            runs.add(pool.submit(() -> {
-                // A seat held from the job's first line to its last: two jobs' spans of one seat never overlap.
-                String script = "s=$(date +%s%N); sleep 0.02; echo \"$SGE_HGR_lic $s $(date +%s%N)\" > " + out
-                        + "/" + host + "-" + id;
-                for (int attempt = 0; attempt < 200; attempt++) {
-                    String r = finish(job(host, id, "lic=1", script));
-                    if (r.endsWith("exit=0")) {
-                        done.incrementAndGet();
-                        return null;
-                    }
-                    if (!r.endsWith("exit=99")) {
-                        failures.add(host + ":" + id + ": " + r);
-                        return null;
-                    }
-                    rescheduled.incrementAndGet(); // the scheduler tries it again a little later
-                    Thread.sleep(50);
-                }
-                failures.add(host + ":" + id + " never started");
-                return null;
-            }));
-        }
-        until("a third of the jobs ran: " + failures, () -> done.get() >= 60 || !failures.isEmpty());
-        assertThat(failures).isEmpty();
-        authority.destroyForcibly().waitFor(); // SIGKILL
-        Path before = Files.copy(authorityDir.resolve("state").resolve("journal"), shared.resolve("journal-before-kill"));
+        cell.startAuthority(AUTHORITY, "lic=4(la lb lc ld)");
+        cell.startHost("node01", "gpu=2(0 1)");
+        cell.startHost("node02", "gpu=2(0 1)");
+        SeatJobs jobs = SeatJobs.start(cell, 200);
+        until("a third of the jobs ran: " + jobs.failures(), () -> jobs.done() >= 60 || !jobs.failures().isEmpty());
+        assertThat(jobs.failures()).isEmpty();
+        cell.authority(AUTHORITY).destroyForcibly().waitFor(); // SIGKILL
+        Path before = Files.copy(cell.dir(AUTHORITY).resolve("state").resolve("journal"),
+                cell.shared().resolve("journal-before-kill"));
         Thread.sleep(500);
-        startAuthority(null);
-        for (Future<?> f : runs) {
-            f.get(240, TimeUnit.SECONDS);
-        }
-        pool.shutdown();
-        assertThat(failures).isEmpty();
-        assertThat(done.get()).as("every job ran exactly once").isEqualTo(200);
+        cell.startAuthority(AUTHORITY);
+        jobs.awaitAll();
         // Doubled: two jobs' spans of one seat overlap, or the authority granted a seat it held.
-        Map<String, List<long[]>> spans = new HashMap<>();
-        try (Stream<Path> files = Files.list(out)) {
-            for (Path f : files.toList()) {
-                String[] w = Files.readString(f).strip().split(" ");
-                assertThat(w).as(f.toString()).hasSize(3);
-                spans.computeIfAbsent(w[0], k -> new ArrayList<>()).add(new long[] {Long.parseLong(w[1]),
-                        Long.parseLong(w[2])});
-            }
-        }
-        assertThat(spans.values().stream().mapToInt(List::size).sum()).isEqualTo(200);
-        assertThat(spans.keySet()).isSubsetOf("la", "lb", "lc", "ld");
-        for (Map.Entry<String, List<long[]>> e : spans.entrySet()) {
-            List<long[]> s = e.getValue();
-            s.sort(Comparator.comparingLong(a -> a[0]));
-            for (int i = 1; i < s.size(); i++) {
-                assertThat(s.get(i)[0]).as("seat " + e.getKey() + " held by two jobs at once").isGreaterThan(s.get(i - 1)[1]);
-            }
-        }
+        jobs.assertNoSeatHeldTwice();
         // Lost: once the hosts have reconciled, the authority holds nothing and every seat is free.
         until("every seat free at the authority", () -> {
             try {
-                return authorityQuery(false).path("jobs").isEmpty();
+                return cell.query(AUTHORITY, false).path("jobs").isEmpty();
             } catch (Exception e) {
                 return false;
             }
         });
-        assertThat(hosts.get("node01").jobs()).isEmpty();
-        assertThat(hosts.get("node02").jobs()).isEmpty();
-        authority.destroyForcibly().waitFor();
+        assertThat(cell.host("node01").jobs()).isEmpty();
+        assertThat(cell.host("node02").jobs()).isEmpty();
+        cell.authority(AUTHORITY).destroyForcibly().waitFor();
         assertNoDoubledGrant(before);
-        assertNoDoubledGrant(authorityDir.resolve("state").resolve("journal"));
-        System.out.println("AuthorityIT: 200 jobs, " + rescheduled.get() + " reschedules around the SIGKILL");
+        assertNoDoubledGrant(cell.dir(AUTHORITY).resolve("state").resolve("journal"));
+        System.out.println("AuthorityIT: 200 jobs, " + jobs.rescheduled() + " reschedules around the SIGKILL");
     }
 
     /** Replays an authority's journal: no seat is granted while another job holds it. */
@@ -309,49 +154,54 @@ class AuthorityIT {
 
     @Test
     void theAuthorityStopped_jobsWithoutGlobalMapsStillStart_oneWithIsRescheduledNamingIt() throws Exception {
-        startAuthority("lic=1(la)");
-        startHost("node01", "gpu=2(0 1)");
-        assertThat(finish(job("node01", "5", "lic=1", "echo lic=$SGE_HGR_lic"))).contains("lic=la").endsWith("exit=0");
-        authority.destroy();
-        authority.waitFor();
-        assertThat(finish(job("node01", "6", "gpu=1", "echo gpu=$SGE_HGR_gpu"))).contains("gpu=0").endsWith("exit=0");
-        assertThat(finish(job("node01", "7", "lic=1", "echo lic=$SGE_HGR_lic")))
-                .contains("authority 127.0.0.1:" + port + " unreachable").doesNotContain("lic=la").endsWith("exit=99");
-        startAuthority(null);
+        cell.startAuthority(AUTHORITY, "lic=1(la)");
+        cell.startHost("node01", "gpu=2(0 1)");
+        assertThat(finish(cell.job("node01", "5", "lic=1", "echo lic=$SGE_HGR_lic"))).contains("lic=la")
+                .endsWith("exit=0");
+        cell.authority(AUTHORITY).destroy();
+        cell.authority(AUTHORITY).waitFor();
+        assertThat(finish(cell.job("node01", "6", "gpu=1", "echo gpu=$SGE_HGR_gpu"))).contains("gpu=0")
+                .endsWith("exit=0");
+        assertThat(finish(cell.job("node01", "7", "lic=1", "echo lic=$SGE_HGR_lic")))
+                .contains("authority 127.0.0.1:" + cell.port(AUTHORITY) + " unreachable").doesNotContain("lic=la")
+                .endsWith("exit=99");
+        cell.startAuthority(AUTHORITY);
         until("node01 reconnects with backoff and registers", () -> {
             try {
-                return authorityQuery(true).path("hosts").path("node01").path("connected").asBoolean();
+                return cell.query(AUTHORITY, true).path("hosts").path("node01").path("connected").asBoolean();
             } catch (Exception e) {
                 return false;
             }
         });
-        assertThat(finish(job("node01", "7", "lic=1", "echo lic=$SGE_HGR_lic"))).contains("lic=la").endsWith("exit=0");
+        assertThat(finish(cell.job("node01", "7", "lic=1", "echo lic=$SGE_HGR_lic"))).contains("lic=la")
+                .endsWith("exit=0");
     }
 
     @Test
     void forgedReplayedAndForeignCredentials_areRefused_andChangeNothing() throws Exception {
-        startAuthority("lic=1(la)");
-        InetSocketAddress at = new InetSocketAddress("127.0.0.1", port);
-        String good = munged.munge().encode(MungeAuthenticator.PURPOSE.getBytes(StandardCharsets.UTF_8));
+        cell.startAuthority(AUTHORITY, "lic=1(la)");
+        InetSocketAddress at = new InetSocketAddress("127.0.0.1", cell.port(AUTHORITY));
+        String good = cell.munged().munge().encode(MungeAuthenticator.PURPOSE.getBytes(StandardCharsets.UTF_8));
         try (Client c = Client.connect(at, () -> good, Duration.ofSeconds(5))) {
             c.call(Code.QUERY, "{}");
         }
         assertThat(refusal(at, good)).isEqualTo("munge credential replayed");
-        String fresh = munged.munge().encode(MungeAuthenticator.PURPOSE.getBytes(StandardCharsets.UTF_8));
+        String fresh = cell.munged().munge().encode(MungeAuthenticator.PURPOSE.getBytes(StandardCharsets.UTF_8));
         int mid = fresh.length() / 2;
         String forged = fresh.substring(0, mid) + (fresh.charAt(mid) == 'A' ? 'B' : 'A') + fresh.substring(mid + 1);
         assertThat(refusal(at, forged)).startsWith("munge credential invalid");
         assertThat(refusal(at, "MUNGE:not-a-credential:")).startsWith("munge credential invalid");
         String user = ExecdStubIT.jobUser();
-        assertThat(refusal(at, munged.encodeAs(user, MungeAuthenticator.PURPOSE))).contains("only root may connect");
+        assertThat(refusal(at, cell.munged().encodeAs(user, MungeAuthenticator.PURPOSE)))
+                .contains("only root may connect");
         // A host whose munged has another key: its link is refused, its job with a global map rescheduled.
         try (MungeD other = MungeD.start()) {
-            startHost("node03", "gpu=1(0)", "munge_socket = " + other.socket());
-            assertThat(finish(job("node03", "9", "lic=1", "echo lic=$SGE_HGR_lic"))).contains("munge credential invalid")
-                    .doesNotContain("lic=la").endsWith("exit=99");
-            hosts.remove("node03").close();
+            cell.startHost("node03", "gpu=1(0)", "munge_socket = " + other.socket());
+            assertThat(finish(cell.job("node03", "9", "lic=1", "echo lic=$SGE_HGR_lic")))
+                    .contains("munge credential invalid").doesNotContain("lic=la").endsWith("exit=99");
+            cell.stopHost("node03");
         }
-        JsonNode q = authorityQuery(true);
+        JsonNode q = cell.query(AUTHORITY, true);
         assertThat(q.path("jobs").isEmpty()).isTrue();
         assertThat(q.path("hosts").has("node03")).as("never registered").isFalse();
     }

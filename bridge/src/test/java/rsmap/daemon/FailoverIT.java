@@ -6,125 +6,57 @@
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static rsmap.daemon.AuthorityCell.finish;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import rsmap.munge.MungeD;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
-import rsmap.wire.Ports;
 
 @Timeout(300)
 class FailoverIT {
     private static final ObjectMapper JSON = new ObjectMapper();
-    static MungeD munged;
-    Path shared;
-    Path hook;
-    Path starter;
+    @RegisterExtension
+    static final AuthorityCell cell = new AuthorityCell("rsmap-failover");
+    /** The state directory of both authorities, A and B; each has its own directory (configuration, socket, log). */
     Path state;
-    /** The two authorities: A and B, each its own directory (configuration, socket, log) and port. */
-    final Map<String, Integer> ports = new HashMap<>();
-    final Map<String, Process> authorities = new HashMap<>();
-    final Map<String, Daemon> hosts = new HashMap<>();
-    final Map<String, Config> configs = new HashMap<>();
-
-    @BeforeAll
-    static void munged() throws Exception {
-        munged = MungeD.start();
-    }
-
-    @AfterAll
-    static void stopMunged() {
-        if (munged != null) {
-            munged.close();
-        }
-    }
 
     @BeforeEach
     void setUp() throws Exception {
-        ExecdStubIT.jobUser(); // root, as sge_execd: the hooks and the daemons' trust need it
-        shared = Files.createTempDirectory("rsmap-failover", PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxr-xr-x")));
-        hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
-        starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
-        state = shared.resolve("state");
-        ports.put("A", Ports.free());
-        ports.put("B", Ports.free());
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        for (Daemon d : hosts.values()) {
-            d.close();
-        }
-        for (Process p : authorities.values()) {
-            ProcessHandle.of(p.pid()).ifPresent(h -> signal(h.pid(), "CONT"));
-            p.destroyForcibly().waitFor();
-        }
-        try (Stream<Path> all = Files.walk(shared)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
-    }
-
-    private Path dir(String name) {
-        return shared.resolve("authority-" + name);
+        state = cell.shared().resolve("state");
+        cell.port("A"); // both ports taken before any host starts: hosts name A, then B
+        cell.port("B");
     }
 
     /** Authority {@code name} of {@code global} on the shared state directory, as a process. */
     private Process startAuthority(String name, String global, int takeoverTimeout) throws Exception {
-        Path d = Files.createDirectories(dir(name));
+        Path d = Files.createDirectories(cell.dir(name));
         Path conf = d.resolve("rsmapd.conf");
         if (!Files.exists(conf)) {
             Files.copy(Path.of("..", "examples", "complexes"), d.resolve("complexes"));
             Files.writeString(conf, String.join("\n", List.of("complexes = complexes", "role = authority",
-                    "listen = 127.0.0.1:" + ports.get(name), "global_complex_values = " + global, "socket = rsmapd.sock",
-                    "state_dir = " + state, "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0",
-                    "munge_socket = " + munged.socket(), "takeover_timeout = " + takeoverTimeout)) + "\n");
+                    "listen = 127.0.0.1:" + cell.port(name), "global_complex_values = " + global,
+                    "socket = rsmapd.sock", "state_dir = " + state, "admin_user = " + System.getProperty("user.name"),
+                    "reconcile_interval = 0", "munge_socket = " + cell.munged().socket(),
+                    "takeover_timeout = " + takeoverTimeout)) + "\n");
         }
-        Process p = RsmapdProcess.start(conf, d.resolve("rsmapd.sock"), d.resolve("log"));
-        authorities.put(name, p);
-        return p;
-    }
-
-    private Daemon startHost(String host, String values) throws Exception {
-        Config c = TestDaemon.config(shared.resolve(host), values, "host = " + host, "authority = 127.0.0.1:"
-                + ports.get("A") + ",127.0.0.1:" + ports.get("B"), "munge_socket = " + munged.socket(),
-                "socket_mode = 0666", "reconcile_interval = 0");
-        Daemon d = TestDaemon.start(c);
-        hosts.put(host, d);
-        configs.put(host, c);
-        return d;
+        return cell.startAuthority(name);
     }
 
     /** QUERY {"cluster":true} on authority {@code name}'s socket; null while it does not answer. */
     private JsonNode query(String name) {
-        try (Client c = Client.connect(dir(name).resolve("rsmapd.sock"), Duration.ofSeconds(5))) {
+        try (Client c = Client.connect(cell.socket(name), Duration.ofSeconds(5))) {
             return JSON.readTree(c.call(Code.QUERY, "{\"cluster\":true}").get(0).text(0));
         } catch (Exception e) {
             return null;
@@ -137,22 +69,6 @@ class FailoverIT {
         return q == null ? "down" : q.path("role").asText("active");
     }
 
-    private Process job(String host, String id, String request, String script) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
-                shared.resolve(host).resolve("spool").toString(), "--host", host, "--job", id, "--cwd", "/",
-                "--tmpdir", shared.toString(), "--prolog", "root@" + hook + " prolog", "--starter",
-                starter.toString(), "--epilog", "root@" + hook + " epilog", "--", "sh", "-c", script));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", configs.get(host).socket().toString());
-        pb.environment().put("RSMAP_REQUEST", request);
-        return pb.start();
-    }
-
-    private static String finish(Process p) throws Exception {
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the job ends").isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
-    }
-
     private static void until(String what, long ms, BooleanSupplier done) throws Exception {
         long end = System.currentTimeMillis() + ms;
         while (!done.getAsBoolean() && System.currentTimeMillis() < end) {
@@ -161,17 +77,9 @@ class FailoverIT {
         assertThat(done.getAsBoolean()).as(what).isTrue();
     }
 
-    private static void signal(long pid, String sig) {
-        try {
-            new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).start().waitFor();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     /** A job that holds a global seat: a copy of the journal at a moment, checked as AuthorityIT checks it. */
     private Path journalCopy(String as) throws Exception {
-        return Files.copy(state.resolve("journal"), shared.resolve(as));
+        return Files.copy(state.resolve("journal"), cell.shared().resolve(as));
     }
 
     @Test
@@ -179,81 +87,31 @@ class FailoverIT {
         startAuthority("A", "lic=4(la lb lc ld)", 3);
         startAuthority("B", "lic=4(la lb lc ld)", 3);
         until("A active, B its standby", 10_000, () -> role("A").equals("active") && role("B").equals("standby"));
-        assertThat(query("B").path("follows").asText()).isEqualTo("127.0.0.1:" + ports.get("A"));
-        startHost("node01", "gpu=2(0 1)");
-        startHost("node02", "gpu=2(0 1)");
-        Path out = Files.createDirectories(shared.resolve("out"));
-        Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rwxrwxrwx"));
-        AtomicInteger done = new AtomicInteger();
-        AtomicInteger rescheduled = new AtomicInteger();
-        List<String> failures = Collections.synchronizedList(new ArrayList<>());
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        List<Future<?>> runs = new ArrayList<>();
-        for (int i = 0; i < 200; i++) {
-            String host = i % 2 == 0 ? "node01" : "node02";
-            String id = Integer.toString(1000 + i);
-            runs.add(pool.submit(() -> {
-                String script = "s=$(date +%s%N); sleep 0.02; echo \"$SGE_HGR_lic $s $(date +%s%N)\" > " + out
-                        + "/" + host + "-" + id;
-                for (int attempt = 0; attempt < 400; attempt++) {
-                    String r = finish(job(host, id, "lic=1", script));
-                    if (r.endsWith("exit=0")) {
-                        done.incrementAndGet();
-                        return null;
-                    }
-                    if (!r.endsWith("exit=99")) {
-                        failures.add(host + ":" + id + ": " + r);
-                        return null;
-                    }
-                    rescheduled.incrementAndGet();
-                    Thread.sleep(50);
-                }
-                failures.add(host + ":" + id + " never started");
-                return null;
-            }));
-        }
-        until("a third of the jobs ran: " + failures, 120_000, () -> done.get() >= 60 || !failures.isEmpty());
-        assertThat(failures).isEmpty();
+        assertThat(query("B").path("follows").asText()).isEqualTo("127.0.0.1:" + cell.port("A"));
+        cell.startHost("node01", "gpu=2(0 1)");
+        cell.startHost("node02", "gpu=2(0 1)");
+        SeatJobs jobs = SeatJobs.start(cell, 400);
+        until("a third of the jobs ran: " + jobs.failures(), 120_000,
+                () -> jobs.done() >= 60 || !jobs.failures().isEmpty());
+        assertThat(jobs.failures()).isEmpty();
         long killed = System.nanoTime();
-        authorities.get("A").destroyForcibly().waitFor(); // SIGKILL
+        cell.authority("A").destroyForcibly().waitFor(); // SIGKILL
         Path before = journalCopy("journal-before-kill");
         until("B serves", 30_000, () -> role("B").equals("active"));
         long servedMs = (System.nanoTime() - killed) / 1_000_000;
-        for (Future<?> f : runs) {
-            f.get(240, TimeUnit.SECONDS);
-        }
-        pool.shutdown();
-        assertThat(failures).isEmpty();
-        assertThat(done.get()).as("every job ran exactly once").isEqualTo(200);
+        jobs.awaitAll();
         assertThat(servedMs).as("ms from the SIGKILL to the standby serving, takeover_timeout 3 s").isLessThan(3_000);
-        Map<String, List<long[]>> spans = new HashMap<>();
-        try (Stream<Path> files = Files.list(out)) {
-            for (Path f : files.toList()) {
-                String[] w = Files.readString(f).strip().split(" ");
-                assertThat(w).as(f.toString()).hasSize(3);
-                spans.computeIfAbsent(w[0], k -> new ArrayList<>()).add(new long[] {Long.parseLong(w[1]),
-                        Long.parseLong(w[2])});
-            }
-        }
-        assertThat(spans.values().stream().mapToInt(List::size).sum()).isEqualTo(200);
-        assertThat(spans.keySet()).isSubsetOf("la", "lb", "lc", "ld");
-        for (Map.Entry<String, List<long[]>> e : spans.entrySet()) {
-            List<long[]> s = e.getValue();
-            s.sort(Comparator.comparingLong(a -> a[0]));
-            for (int i = 1; i < s.size(); i++) {
-                assertThat(s.get(i)[0]).as("seat " + e.getKey() + " held by two jobs at once").isGreaterThan(s.get(i - 1)[1]);
-            }
-        }
+        jobs.assertNoSeatHeldTwice();
         until("every seat free at B", 30_000, () -> {
             JsonNode q = query("B");
             return q != null && q.path("jobs").isEmpty();
         });
         assertThat(query("B").path("active").path("epoch").asLong()).as("a takeover is a new epoch").isEqualTo(2);
-        authorities.get("B").destroyForcibly().waitFor();
+        cell.authority("B").destroyForcibly().waitFor();
         AuthorityIT.assertNoDoubledGrant(before);
         AuthorityIT.assertNoDoubledGrant(state.resolve("journal"));
-        System.out.println("FailoverIT: 200 jobs, " + rescheduled.get() + " reschedules; the standby served " + servedMs
-                + " ms after the SIGKILL (takeover_timeout 3 s)");
+        System.out.println("FailoverIT: 200 jobs, " + jobs.rescheduled() + " reschedules; the standby served "
+                + servedMs + " ms after the SIGKILL (takeover_timeout 3 s)");
     }
 
     @Test
@@ -262,18 +120,19 @@ class FailoverIT {
         startAuthority("A", "lic=1(la)", 2);
         startAuthority("B", "lic=1(la)", 2);
         until("A active, B its standby", 10_000, () -> role("A").equals("active") && role("B").equals("standby"));
-        startHost("node01", "gpu=2(0 1)");
-        assertThat(finish(job("node01", "5", "lic=1", "echo lic=$SGE_HGR_lic"))).contains("lic=la").endsWith("exit=0");
-        Process a = authorities.get("A");
-        try (Client late = Client.connect(dir("A").resolve("rsmapd.sock"), Duration.ofSeconds(30))) {
+        cell.startHost("node01", "gpu=2(0 1)");
+        assertThat(finish(cell.job("node01", "5", "lic=1", "echo lic=$SGE_HGR_lic"))).contains("lic=la")
+                .endsWith("exit=0");
+        Process a = cell.authority("A");
+        try (Client late = Client.connect(cell.socket("A"), Duration.ofSeconds(30))) {
             long stopped = System.nanoTime();
-            signal(a.pid(), "STOP");
+            AuthorityCell.signal(a.pid(), "STOP");
             until("B takes over from the stopped A", 20_000, () -> role("B").equals("active"));
             long tookMs = (System.nanoTime() - stopped) / 1_000_000;
             // A grant asked of A while it is stopped: it reads it when it runs again.
             long tid = late.send(Code.JOB_START, "{\"host\":\"node09\",\"job\":\"77\",\"user\":\"root\","
                     + "\"request\":\"lic=1\"}");
-            signal(a.pid(), "CONT");
+            AuthorityCell.signal(a.pid(), "CONT");
             String answer;
             try {
                 answer = "answered " + late.receive(tid);
@@ -285,8 +144,8 @@ class FailoverIT {
             assertThat(answer).as("the old active grants nothing").doesNotStartWith("answered");
             assertThat(a.waitFor(20, TimeUnit.SECONDS)).as("the old active exits").isTrue();
             assertThat(a.exitValue()).isEqualTo(Lease.FENCED);
-            assertThat(Files.readString(dir("A").resolve("log"))).contains("lost its lease on " + state)
-                    .contains("epoch 2, 127.0.0.1:" + ports.get("B"));
+            assertThat(Files.readString(cell.dir("A").resolve("log"))).contains("lost its lease on " + state)
+                    .contains("epoch 2, 127.0.0.1:" + cell.port("B"));
             System.out.println("FailoverIT: B took over " + tookMs + " ms after A's SIGSTOP (takeover_timeout 2 s)");
         }
         JsonNode b = query("B");
@@ -295,17 +154,17 @@ class FailoverIT {
         String sixth = "";
         for (int attempt = 0; attempt < 40 && !sixth.endsWith("exit=0"); attempt++) {
             // the first try may find the link's connection to A broken only when it uses it: rescheduled
-            sixth = finish(job("node01", "6", "lic=1", "echo lic=$SGE_HGR_lic"));
+            sixth = finish(cell.job("node01", "6", "lic=1", "echo lic=$SGE_HGR_lic"));
             assertThat(sixth).matches("(?s).*exit=(0|99)");
             Thread.sleep(100);
         }
         assertThat(sixth).contains("lic=la").endsWith("exit=0");
-        JsonNode link = JSON.readTree(hosts.get("node01").handle(Code.QUERY, rsmap.wire.Frame.of(1, Code.QUERY.value()),
+        JsonNode link = JSON.readTree(cell.host("node01").handle(Code.QUERY, rsmap.wire.Frame.of(1, Code.QUERY.value()),
                 new rsmap.wire.Session((c, f, s) -> List.of(), new rsmap.wire.Session.Peer("root", "root", 0, 0, 0)))
                 .get(0).text(0)).path("authority");
-        assertThat(link.path("active").asText()).as("node01 follows B").isEqualTo("127.0.0.1:" + ports.get("B"));
-        String status = AuthorityIT.rsmap("status", "--cluster", "--socket", dir("B").resolve("rsmapd.sock").toString());
-        assertThat(status).contains("active authority 127.0.0.1:" + ports.get("B") + " since ").contains(", epoch 2")
+        assertThat(link.path("active").asText()).as("node01 follows B").isEqualTo("127.0.0.1:" + cell.port("B"));
+        String status = AuthorityIT.rsmap("status", "--cluster", "--socket", cell.socket("B").toString());
+        assertThat(status).contains("active authority 127.0.0.1:" + cell.port("B") + " since ").contains(", epoch 2")
                 .endsWith("exit=0");
     }
 
@@ -314,50 +173,52 @@ class FailoverIT {
         startAuthority("A", "lic=2(la lb)", 2);
         startAuthority("B", "lic=2(la lb)", 2);
         until("A active, B its standby", 10_000, () -> role("A").equals("active") && role("B").equals("standby"));
-        String standby = AuthorityIT.rsmap("status", "--cluster", "--socket", dir("B").resolve("rsmapd.sock").toString());
-        assertThat(standby).contains("standby authority 127.0.0.1:" + ports.get("B") + ", following 127.0.0.1:"
-                + ports.get("A") + " (active since ").contains("epoch 1)").endsWith("exit=0");
+        String standby = AuthorityIT.rsmap("status", "--cluster", "--socket", cell.socket("B").toString());
+        assertThat(standby).contains("standby authority 127.0.0.1:" + cell.port("B") + ", following 127.0.0.1:"
+                + cell.port("A") + " (active since ").contains("epoch 1)").endsWith("exit=0");
         // A host's login at the standby: checked, then refused as unavailable, naming the active one.
-        String credential = munged.munge().encode(rsmap.munge.MungeAuthenticator.PURPOSE.getBytes(StandardCharsets.UTF_8));
-        try (Client c = Client.connect(new java.net.InetSocketAddress("127.0.0.1", ports.get("B")), () -> credential,
+        String credential = cell.munged().munge()
+                .encode(rsmap.munge.MungeAuthenticator.PURPOSE.getBytes(StandardCharsets.UTF_8));
+        try (Client c = Client.connect(new java.net.InetSocketAddress("127.0.0.1", cell.port("B")), () -> credential,
                 Duration.ofSeconds(5))) {
             throw new AssertionError("the standby let a host log in");
         } catch (Client.Refusal e) {
             assertThat(e.category()).contains(rsmap.wire.Category.UNAVAILABLE);
-            assertThat(e.getMessage()).isEqualTo("standby authority 127.0.0.1:" + ports.get("B") + "; the active one is "
-                    + "127.0.0.1:" + ports.get("A") + " (epoch 1, since " + query("B").path("since").asText() + ")");
+            assertThat(e.getMessage()).isEqualTo("standby authority 127.0.0.1:" + cell.port("B")
+                    + "; the active one is 127.0.0.1:" + cell.port("A") + " (epoch 1, since "
+                    + query("B").path("since").asText() + ")");
         }
-        try (Client c = Client.connect(dir("B").resolve("rsmapd.sock"), Duration.ofSeconds(5))) {
+        try (Client c = Client.connect(cell.socket("B"), Duration.ofSeconds(5))) {
             c.call(Code.JOB_START, "{\"host\":\"node01\",\"job\":\"1\",\"user\":\"root\",\"request\":\"lic=1\"}");
             throw new AssertionError("the standby granted");
         } catch (Client.Refusal e) {
             assertThat(e.category()).contains(rsmap.wire.Category.UNAVAILABLE);
         }
-        startHost("node01", "gpu=2(0 1)");
-        Path go = shared.resolve("go");
-        Process held = job("node01", "7", "lic=1[same=id,scope=job]", "echo lic=$SGE_HGR_lic; "
+        cell.startHost("node01", "gpu=2(0 1)");
+        Path go = cell.shared().resolve("go");
+        Process held = cell.job("node01", "7", "lic=1[same=id,scope=job]", "echo lic=$SGE_HGR_lic; "
                 + ExecdStubIT.waitFor(go));
         until("node01:7 holds la at A", 30_000, () -> holder(query("A")).equals("node01:7"));
         String active = "A";
         for (String first : List.of("B", "A")) {
             String second = first.equals("A") ? "B" : "A";
             // the standby first: killed second, it would take over from the active in between
-            authorities.get(active.equals("A") ? "B" : "A").destroyForcibly().waitFor();
-            authorities.get(active).destroyForcibly().waitFor();
+            cell.authority(active.equals("A") ? "B" : "A").destroyForcibly().waitFor();
+            cell.authority(active).destroyForcibly().waitFor();
             active = first;
             startAuthority(first, null, 2);
             until(first + " serves", 10_000, () -> role(first).equals("active"));
             startAuthority(second, null, 2);
             until(second + " stands by", 10_000, () -> role(second).equals("standby"));
             assertThat(holder(query(first))).as("restarted " + first + " first").isEqualTo("node01:7");
-            assertThat(query(second).path("follows").asText()).isEqualTo("127.0.0.1:" + ports.get(first));
+            assertThat(query(second).path("follows").asText()).isEqualTo("127.0.0.1:" + cell.port(first));
         }
         // The job's scope=job group (docs/cluster.md) came over both takeovers with the grant: another
         // host's part of job 7 is held to la, which is taken, though lb is free.
         assertThat(query("A").path("job_keys").path("7").toString())
                 .isEqualTo("{\"keys\":{\"lic\":\"la\"},\"hosts\":[\"node01\"]}");
-        startHost("node02", "gpu=2(0 1)");
-        assertThat(finish(job("node02", "7", "lic=1[same=id,scope=job]", "echo lic=$SGE_HGR_lic")))
+        cell.startHost("node02", "gpu=2(0 1)");
+        assertThat(finish(cell.job("node02", "7", "lic=1[same=id,scope=job]", "echo lic=$SGE_HGR_lic")))
                 .contains("the job's group id=la (chosen once for the whole job) has 0 free matching instances here")
                 .doesNotContain("lic=").endsWith("exit=99");
         Files.writeString(go, "");

@@ -7,58 +7,29 @@
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static rsmap.daemon.AuthorityCell.finish;
+import static rsmap.daemon.AuthorityCell.until;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import rsmap.munge.MungeD;
-import rsmap.wire.Client;
-import rsmap.wire.Code;
-import rsmap.wire.Ports;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(240)
 class JobKeysIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String SPANS_JOB = "gpu=2[same=id,scope=job]";
-    static MungeD munged;
-    Path shared;
-    Path hook;
-    Path starter;
-    int port;
-    Path authorityDir;
-    Process authority;
-    final Map<String, Daemon> hosts = new HashMap<>();
-    final Map<String, Config> configs = new HashMap<>();
+    private static final String AUTHORITY = "authority";
+    @RegisterExtension
+    static final AuthorityCell cell = new AuthorityCell("rsmap-job-keys");
     final List<Path> gates = new ArrayList<>();
-
-    @BeforeAll
-    static void munged() throws Exception {
-        munged = MungeD.start();
-    }
-
-    @AfterAll
-    static void stopMunged() {
-        if (munged != null) {
-            munged.close();
-        }
-    }
 
     /**
      * node01 has cards 0 and 1 with two shares each and alone takes card 0 for two shares (best fit, first
@@ -67,79 +38,37 @@ class JobKeysIT {
      */
     @BeforeEach
     void setUp() throws Exception {
-        ExecdStubIT.jobUser(); // root, as sge_execd: the hooks and the daemons' trust need it
-        shared = Files.createTempDirectory("rsmap-job-keys", PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxr-xr-x")));
-        hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
-        starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
-        port = Ports.free();
-        authorityDir = shared.resolve("authority");
-        AuthorityTest.authorityConfig(authorityDir, port, GlobalKeysTest.LICENCES, "munge_socket = " + munged.socket());
-        startAuthority();
-        startHost("node01", "gpu=4(0 0 1 1)");
-        startHost("node02", "gpu=5(0 0 0 1 1)");
+        cell.startAuthority(AUTHORITY, GlobalKeysTest.LICENCES);
+        cell.startHost("node01", "gpu=4(0 0 1 1)");
+        cell.startHost("node02", "gpu=5(0 0 0 1 1)");
     }
 
+    /** Jobs still waiting end, before the cell closes the hosts. */
     @AfterEach
-    void tearDown() throws Exception {
+    void openGates() throws Exception {
         for (Path g : gates) {
-            Files.writeString(g, ""); // jobs still waiting end
+            Files.writeString(g, "");
         }
-        for (Daemon d : hosts.values()) {
-            d.close();
-        }
-        if (authority != null) {
-            authority.destroyForcibly().waitFor();
-        }
-        try (Stream<Path> all = Files.walk(shared)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
-    }
-
-    private void startAuthority() throws Exception {
-        authority = RsmapdProcess.start(authorityDir.resolve("rsmapd.conf"), authorityDir.resolve("rsmapd.sock"),
-                authorityDir.resolve("log"));
-    }
-
-    private void startHost(String host, String values) throws Exception {
-        Config c = TestDaemon.config(shared.resolve(host), values, "host = " + host, "authority = 127.0.0.1:" + port,
-                "munge_socket = " + munged.socket(), "socket_mode = 0666", "reconcile_interval = 0");
-        hosts.put(host, TestDaemon.start(c));
-        configs.put(host, c);
     }
 
     /** A job through execd-stub and the hooks on {@code host}, printing its cards; {@code gate}: it waits for that file. */
     private Process job(String host, String id, String request, Path gate) throws Exception {
         String script = "echo \"gpu=$SGE_HGR_gpu lic=$SGE_HGR_lic\"" + (gate == null ? "" : "; " + ExecdStubIT.waitFor(gate));
-        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
-                shared.resolve(host).resolve("spool").toString(), "--host", host, "--job", id, "--cwd", "/",
-                "--tmpdir", shared.toString(), "--prolog", "root@" + hook + " prolog", "--starter",
-                starter.toString(), "--epilog", "root@" + hook + " epilog", "--", "sh", "-c", script));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", configs.get(host).socket().toString());
-        pb.environment().put("RSMAP_REQUEST", request);
-        return pb.start();
+        return cell.job(host, id, request, script);
     }
 
     /** A job that holds its grant until {@link #open} of the gate it returns; started once it holds. */
     private Path held(String host, String id, String request) throws Exception {
-        Path gate = shared.resolve("go-" + host + "-" + id);
+        Path gate = cell.shared().resolve("go-" + host + "-" + id);
         gates.add(gate);
         job(host, id, request, gate);
-        until("job " + id + " holds on " + host, () -> hosts.get(host).jobs().containsKey(id));
+        until("job " + id + " holds on " + host, () -> cell.host(host).jobs().containsKey(id));
         return gate;
     }
 
     private void open(Path gate, String host, String id) throws Exception {
         Files.writeString(gate, "");
-        until("job " + id + " ended on " + host, () -> !hosts.get(host).jobs().containsKey(id));
-    }
-
-    private static String finish(Process p) throws Exception {
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the job ends").isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
+        until("job " + id + " ended on " + host, () -> !cell.host(host).jobs().containsKey(id));
     }
 
     /** Until the authority holds no job's keys: a host's JOB_END is forwarded to it, retried within 500 ms. */
@@ -153,35 +82,24 @@ class JobKeysIT {
         });
     }
 
-    private static void until(String what, BooleanSupplier done) throws Exception {
-        for (int i = 0; i < 600 && !done.getAsBoolean(); i++) {
-            Thread.sleep(50);
-        }
-        assertThat(done.getAsBoolean()).as(what).isTrue();
-    }
-
     private String cards(String host, String id) {
-        return hosts.get(host).jobs().get(id).env().get("SGE_HGR_gpu");
+        return cell.host(host).jobs().get(id).env().get("SGE_HGR_gpu");
     }
 
     private String licences(String host, String id) {
-        return hosts.get(host).jobs().get(id).env().get("SGE_HGR_lic");
+        return cell.host(host).jobs().get(id).env().get("SGE_HGR_lic");
     }
 
     /** The jobs the authority holds global grants of, HOST:JOB. */
     private List<String> authorityJobs() throws Exception {
         List<String> out = new ArrayList<>();
-        try (Client c = Client.connect(authorityDir.resolve("rsmapd.sock"))) {
-            JSON.readTree(c.call(Code.QUERY, "{}").get(0).text(0)).path("jobs").forEach(j -> out.add(j.path("job").asText()));
-        }
+        cell.query(AUTHORITY, false).path("jobs").forEach(j -> out.add(j.path("job").asText()));
         return out;
     }
 
     /** The authority's record of the jobs' groups: {JOB: {"keys", "hosts"}}. */
     private JsonNode jobKeys() throws Exception {
-        try (Client c = Client.connect(authorityDir.resolve("rsmapd.sock"))) {
-            return JSON.readTree(c.call(Code.QUERY, "{\"cluster\":true}").get(0).text(0)).path("job_keys");
-        }
+        return cell.query(AUTHORITY, true).path("job_keys");
     }
 
     @Test
@@ -193,7 +111,7 @@ class JobKeysIT {
         assertThat(jobKeys().path("7").toString()).isEqualTo("{\"keys\":{\"gpu\":\"0\"},\"hosts\":[\"node01\"]}");
         Path second = held("node02", "7", SPANS_JOB);
         assertThat(cards("node02", "7")).as("held to the job's card, not its own choice").isEqualTo("0 0");
-        assertThat(AuthorityIT.rsmap("status", "--cluster", "--socket", authorityDir.resolve("rsmapd.sock").toString()))
+        assertThat(AuthorityIT.rsmap("status", "--cluster", "--socket", cell.socket(AUTHORITY).toString()))
                 .contains("job 7 held to scope=job groups gpu=0 on node01 node02").endsWith("exit=0");
         open(second, "node02", "7");
         assertThat(jobKeys().path("7").path("hosts").toString()).as("node02's part ended").isEqualTo("[\"node01\"]");
@@ -213,7 +131,7 @@ class JobKeysIT {
                 .contains("prolog asked to reschedule")
                 .contains("the job's group id=0 (chosen once for the whole job) has 1 free matching instance here, needs 2")
                 .doesNotContain("gpu=").endsWith("exit=99");
-        assertThat(hosts.get("node02").jobs().keySet()).as("nothing granted").containsExactly("20");
+        assertThat(cell.host("node02").jobs().keySet()).as("nothing granted").containsExactly("20");
         assertThat(jobKeys().path("21").path("hosts").toString()).as("node02 holds no part of it")
                 .isEqualTo("[\"node01\"]");
         open(other, "node02", "20");
@@ -227,8 +145,9 @@ class JobKeysIT {
     void theAuthoritySigkilledBetweenTheTwoStarts_stillAnswersTheJobsCard() throws Exception {
         Path gate = held("node01", "30", SPANS_JOB);
         assertThat(cards("node01", "30")).isEqualTo("0 0");
-        authority.destroyForcibly().waitFor(); // SIGKILL: the key record was forced before node01 was answered
-        startAuthority();
+        // SIGKILL: the key record was forced before node01 was answered
+        cell.authority(AUTHORITY).destroyForcibly().waitFor();
+        cell.startAuthority(AUTHORITY);
         // node01 notices at its next event and reconnects: its reconciliation lists job 30 as holding a card.
         assertThat(finish(job("node01", "31", "gpu=1", null))).endsWith("exit=0");
         until("node01 registered again", () -> {
@@ -267,7 +186,7 @@ class JobKeysIT {
                 .contains("prolog asked to reschedule")
                 .contains("the job's group id=lb (chosen once for the whole job) has 0 free matching instances here, needs 1")
                 .doesNotContain("lic=").endsWith("exit=99");
-        assertThat(hosts.get("node02").jobs().keySet()).as("nothing granted on node02").containsExactly("70");
+        assertThat(cell.host("node02").jobs().keySet()).as("nothing granted on node02").containsExactly("70");
         assertThat(authorityJobs()).as("nor by the authority").containsExactlyInAnyOrder("node01:70", "node02:70",
                 "node01:71");
         assertThat(jobKeys().path("71").path("hosts").toString()).isEqualTo("[\"node01\"]");
@@ -286,8 +205,9 @@ class JobKeysIT {
         Path gate = held("node01", "80", both);
         assertThat(cards("node01", "80") + " " + licences("node01", "80")).isEqualTo("0 0 lb");
         Path other = held("node02", "79", "lic=3[id=la]"); // la one free, lb two: alone, node02 would take la
-        authority.destroyForcibly().waitFor(); // SIGKILL: both keys were forced before node01 was answered
-        startAuthority();
+        // SIGKILL: both keys were forced before node01 was answered
+        cell.authority(AUTHORITY).destroyForcibly().waitFor();
+        cell.startAuthority(AUTHORITY);
         assertThat(finish(job("node01", "81", "gpu=1", null))).endsWith("exit=0"); // node01 reconnects (its events)
         until("node01 registered again", () -> {
             try {

@@ -1,0 +1,227 @@
+// Test support: a cluster on one machine for the authority's ITs - a real munged, authorities as rsmapd
+// processes of their own (so that a test can SIGKILL or SIGSTOP them), host daemons each with its own socket,
+// state directory and loopback link, and jobs through execd-stub and the real hooks on those hosts.
+package rsmap.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import rsmap.munge.MungeD;
+import rsmap.wire.Client;
+import rsmap.wire.Code;
+import rsmap.wire.Ports;
+
+/**
+ * Registered as a static field ({@code @RegisterExtension}): munged is one per test class; everything else
+ * is one per test. Before each test it checks root (as sge_execd: the hooks and the daemons' trust need it;
+ * a non-root run skips, under CI=true fails) and makes the shared directory (mode 0755, under /tmp, so that
+ * a job's owner reaches the hook, the sockets and its tmpdir) holding the hook and its rsmap-starter link.
+ * After each test, after the test class's own {@code @AfterEach}: the hosts are closed, every authority is
+ * sent SIGCONT (one may be stopped) and SIGKILL and reaped, and the shared directory removed.
+ *
+ * <p>An authority is a name: its directory {@code shared/NAME} (rsmapd.conf, rsmapd.sock, log) and a loopback
+ * port, taken on first use. A host names every authority whose port was taken, in that order.
+ */
+final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, AfterEachCallback, AfterAllCallback {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private final String prefix;
+    private MungeD munged;
+    private Path shared;
+    private Path hook;
+    private Path starter;
+    private final Map<String, Integer> ports = new LinkedHashMap<>();
+    private final Map<String, Process> authorities = new LinkedHashMap<>();
+    private final Map<String, Daemon> hosts = new LinkedHashMap<>();
+    private final Map<String, Config> configs = new HashMap<>();
+
+    /** {@code prefix}: the shared directory's name under /tmp, before its random part. */
+    AuthorityCell(String prefix) {
+        this.prefix = prefix;
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) throws Exception {
+        munged = MungeD.start();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        if (munged != null) {
+            munged.close();
+        }
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) throws Exception {
+        ExecdStubIT.jobUser();
+        shared = Files.createTempDirectory(prefix, PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwxr-xr-x")));
+        hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
+        starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws Exception {
+        try {
+            for (Daemon d : hosts.values()) {
+                d.close();
+            }
+            for (Process p : authorities.values()) {
+                ProcessHandle.of(p.pid()).ifPresent(h -> signal(h.pid(), "CONT"));
+                p.destroyForcibly().waitFor();
+            }
+            if (shared != null) {
+                try (Stream<Path> all = Files.walk(shared)) {
+                    for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+                        Files.deleteIfExists(p);
+                    }
+                }
+            }
+        } finally {
+            hosts.clear();
+            configs.clear();
+            authorities.clear();
+            ports.clear();
+            shared = null;
+        }
+    }
+
+    /** The test's shared directory (mode 0755): the hosts' and authorities' directories, the jobs' tmpdir. */
+    Path shared() {
+        return shared;
+    }
+
+    /** Authority {@code name}'s directory. */
+    Path dir(String name) {
+        return shared.resolve(name);
+    }
+
+    /** Authority {@code name}'s Unix socket. */
+    Path socket(String name) {
+        return dir(name).resolve("rsmapd.sock");
+    }
+
+    /** Authority {@code name}'s loopback port, a free one taken on first use. */
+    int port(String name) throws Exception {
+        Integer p = ports.get(name);
+        if (p == null) {
+            p = Ports.free();
+            ports.put(name, p);
+        }
+        return p;
+    }
+
+    /** Authority {@code name}'s process, as last started. */
+    Process authority(String name) {
+        return authorities.get(name);
+    }
+
+    /**
+     * Authority {@code name} of {@code global} (AuthorityTest's configuration, munged's socket, {@code more});
+     * the configuration is written only if absent: after a kill it restarts on the same state.
+     */
+    Process startAuthority(String name, String global, String... more) throws Exception {
+        if (!Files.exists(dir(name).resolve("rsmapd.conf"))) {
+            List<String> lines = new ArrayList<>(List.of("munge_socket = " + munged.socket()));
+            lines.addAll(List.of(more));
+            AuthorityTest.authorityConfig(dir(name), port(name), global, lines.toArray(new String[0]));
+        }
+        return startAuthority(name);
+    }
+
+    /** Authority {@code name} on the rsmapd.conf in its directory, once its socket is there. */
+    Process startAuthority(String name) throws Exception {
+        Path d = dir(name);
+        Process p = RsmapdProcess.start(d.resolve("rsmapd.conf"), d.resolve("rsmapd.sock"), d.resolve("log"));
+        authorities.put(name, p);
+        return p;
+    }
+
+    /** The class's munged: its socket is in every configuration here; a test's own credentials come from it. */
+    MungeD munged() {
+        return munged;
+    }
+
+    /** Host daemon {@code host} serving {@code values}, linked to every authority with a port; then {@code more}. */
+    Config startHost(String host, String values, String... more) throws Exception {
+        String links = ports.values().stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
+        List<String> lines = new ArrayList<>(List.of("host = " + host, "authority = " + links,
+                "munge_socket = " + munged.socket(), "socket_mode = 0666", "reconcile_interval = 0"));
+        lines.addAll(List.of(more));
+        Config c = TestDaemon.config(shared.resolve(host), values, lines.toArray(new String[0]));
+        hosts.put(host, TestDaemon.start(c));
+        configs.put(host, c);
+        return c;
+    }
+
+    Daemon host(String host) {
+        return hosts.get(host);
+    }
+
+    /** Closes host daemon {@code host} before the test ends. */
+    void stopHost(String host) throws Exception {
+        hosts.remove(host).close();
+    }
+
+    /** A job through execd-stub and the hooks on {@code host}; the job is {@code sh -c script}. */
+    Process job(String host, String id, String request, String script) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
+                shared.resolve(host).resolve("spool").toString(), "--host", host, "--job", id, "--cwd", "/",
+                "--tmpdir", shared.toString(), "--prolog", "root@" + hook + " prolog", "--starter",
+                starter.toString(), "--epilog", "root@" + hook + " epilog", "--", "sh", "-c", script));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put("RSMAP_SOCKET", configs.get(host).socket().toString());
+        pb.environment().put("RSMAP_REQUEST", request);
+        return pb.start();
+    }
+
+    /** A job's output and {@code exit=CODE}, once it ended within 60 s. */
+    static String finish(Process p) throws Exception {
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the job ends").isTrue();
+        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
+    }
+
+    /** Asserts {@code done} within 30 s (600 checks, 50 ms apart). */
+    static void until(String what, BooleanSupplier done) throws Exception {
+        for (int i = 0; i < 600 && !done.getAsBoolean(); i++) {
+            Thread.sleep(50);
+        }
+        assertThat(done.getAsBoolean()).as(what).isTrue();
+    }
+
+    /** QUERY on authority {@code name}'s socket: its own view, or with {@code cluster} the cluster's. */
+    JsonNode query(String name, boolean cluster) throws Exception {
+        try (Client c = Client.connect(socket(name))) {
+            return JSON.readTree(c.call(Code.QUERY, cluster ? "{\"cluster\":true}" : "{}").get(0).text(0));
+        }
+    }
+
+    /** {@code kill -SIG PID}. */
+    static void signal(long pid, String sig) {
+        try {
+            new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).start().waitFor();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
