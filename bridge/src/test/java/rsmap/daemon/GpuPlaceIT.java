@@ -9,36 +9,30 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(180)
 class GpuPlaceIT {
-    AuthorityCluster cluster;
-
-    @AfterEach
-    void tearDown() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    static final AuthorityCell CELL = new AuthorityCell("rsmap-gpu-place");
 
     /** A host whose NVML reports two cards of {@code model}; discovery on, so that its attributes say so. */
     private void host(String name, String model) throws Exception {
-        GpuStub.use(cluster.shared.resolve(name + ".json"), GpuStub.description(List.of(GpuStub.card(0, model, false),
+        GpuStub.use(CELL.shared().resolve(name + ".json"), GpuStub.description(List.of(GpuStub.card(0, model, false),
                 GpuStub.card(1, model, false))));
-        cluster.host(name, "NONE", "discover = on", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
-                "gpu_dev_dir = " + cluster.shared.resolve("dev"));
+        CELL.startHost(name, "NONE", "discover = on", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
+                "gpu_dev_dir = " + CELL.shared().resolve("dev"));
     }
 
     @Test
     void aFilterOnGpuModel_passesTheHostWithThatCard() throws Exception {
-        cluster = AuthorityCluster.start("rsmap-gpu-place");
-        Files.createDirectories(cluster.shared.resolve("dev"));
+        CELL.startAuthority("authority", "lic=1(la)");
+        Files.createDirectories(CELL.shared().resolve("dev"));
         host("node01", "NVIDIA A100-SXM4-80GB");
         host("node02", "NVIDIA H200");
-        String sock = cluster.socket();
+        String sock = CELL.socket("authority").toString();
         String filter = "gpu_model == \"NVIDIA H200\" && nvidia_driver >= 550 && gpus >= 2";
         String out = "";
         for (int i = 0; i < 200 && !out.contains("1 hosts pass"); i++) {

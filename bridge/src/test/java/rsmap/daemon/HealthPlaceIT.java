@@ -6,20 +6,14 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(180)
 class HealthPlaceIT {
-    AuthorityCluster cluster;
-
-    @AfterEach
-    void tearDown() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    static final AuthorityCell CELL = new AuthorityCell("rsmap-health-place");
 
     /** PLACE of gpu=1 until it says {@code expected} (the hosts' events reach the authority in batches). */
     private static String placeUntil(String sock, String expected) throws Exception {
@@ -33,10 +27,10 @@ class HealthPlaceIT {
 
     @Test
     void placeSkipsTheHostWhoseOnlyCardIsTainted_andStatusClusterShowsWhy() throws Exception {
-        cluster = AuthorityCluster.start("rsmap-health-place");
-        Config node01 = cluster.host("node01", "gpu=1(0)");
-        cluster.host("node02", "gpu=1(0)");
-        String sock = cluster.socket();
+        CELL.startAuthority("authority", "lic=1(la)");
+        Config node01 = CELL.startHost("node01", "gpu=1(0)");
+        CELL.startHost("node02", "gpu=1(0)");
+        String sock = CELL.socket("authority").toString();
         assertThat(placeUntil(sock, "can start now on node01")).contains("can start now on node01").endsWith("exit=0");
 
         assertThat(AuthorityIT.rsmap("drain", "--socket", node01.socket().toString(), "gpu", "7")).contains("gpu has no instance 7")
