@@ -10,9 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import rsmap.wire.Client;
-import rsmap.wire.Code;
+import rsmap.daemon.RealCluster;
 
 final class Authority {
     /** What the host's rsmapd.conf adds to register with the authority. */
@@ -42,27 +40,8 @@ final class Authority {
         Files.writeString(dir.resolve("authority.conf"), String.join("\n", "role = authority", "complexes = complexes",
                 "listen = 127.0.0.1:" + port, "socket = authority.sock", "state_dir = authority-state",
                 "munge_socket = " + mungeSocket, "reconcile_interval = 0") + "\n");
-        starter.spawn("authority", GridEngineCluster.rsmapd(dir.resolve("authority.conf")));
+        starter.spawn("authority", RealCluster.rsmapd(dir.resolve("authority.conf")));
         starter.awaitFile(dir.resolve("authority.sock"), "the authority");
         return new Link(mungeSocket, port, dir.resolve("authority.sock"));
-    }
-
-    /** Until {@code host}'s rsmapd has registered with the authority (its link connects in the background). */
-    static void awaitRegistered(Link link, String host, GridEngineCluster c) throws IOException, InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
-            try (Client client = Client.connect(link.socket())) {
-                String q = client.call(Code.QUERY, "{\"cluster\":true}").get(0).text(0);
-                if (q.contains("\"" + host + "\":{\"connected\":true")) {
-                    return;
-                }
-            } catch (IOException | Client.Refusal e) {
-                // not yet
-            }
-            if (System.nanoTime() > end) {
-                throw new IllegalStateException("the host's rsmapd did not register with the authority\n" + c.logs());
-            }
-            Thread.sleep(100);
-        }
     }
 }

@@ -3,10 +3,6 @@
 // from files (src/test/resources/gridengine), and rsmapd with the cgroup v1 device backend.
 package rsmap.gridengine;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -18,13 +14,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import rsmap.wire.Code;
-import rsmap.wire.Frame;
-import rsmap.wire.HeldGrants;
-import rsmap.wire.Session;
-import rsmap.wire.TestClient;
+import rsmap.daemon.RealCluster;
 
 /**
  * Host {@code hostname}, 4 slots, a pe {@code rsmap} ({@code control_slaves TRUE}), {@code gpu} a plain
@@ -34,32 +25,25 @@ import rsmap.wire.TestClient;
  * as {@code rsmap-job}, a system user with a shell (a pe task runs through the owner's shell). Job ids start
  * at a random number, so that the device cgroups {@code rsmap/<job>} of this run name no one else's.
  */
-final class GridEngineCluster implements AutoCloseable {
+final class GridEngineCluster extends RealCluster {
     static final String USER = "rsmap-job";
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Path RESOURCES = Path.of("src", "test", "resources", "gridengine").toAbsolutePath();
 
     final Release release;
-    final Path dir;
-    final Path work;
-    final String host = hostName();
+    final String host = hostName("hostname");
     final int firstJobId = 100_000 + new Random().nextInt(800_000);
     final String cell = "rsmapit" + firstJobId;
     final int port;
-    private final List<Process> started = new ArrayList<>();
-    private final Thread onExit = new Thread(this::stopAll, "gridengine-cluster-stop");
     private Authority.Link authority;
     private boolean cellUp;
-    private boolean closed;
 
     /** What a command said. */
     record Run(int code, String out, String err) {
     }
 
     private GridEngineCluster(Release release, Path dir, int port) {
+        super("gridengine-cluster", dir);
         this.release = release;
-        this.dir = dir;
-        this.work = dir.resolve("work");
         this.port = port;
     }
 
@@ -78,11 +62,7 @@ final class GridEngineCluster implements AutoCloseable {
         if (!Files.isRegularFile(Path.of("/sys/fs/cgroup/devices/devices.allow"))) {
             missing.add("the cgroup v1 devices controller under /sys/fs/cgroup");
         }
-        String why = release + " needs " + String.join(", ", missing);
-        if (!missing.isEmpty() && "true".equals(System.getenv("CI"))) {
-            throw new AssertionError("CI=true: " + why);
-        }
-        assumeTrue(missing.isEmpty(), why);
+        require(missing, release + " needs " + String.join(", ", missing));
     }
 
     /** The cell up and configured, rsmapd serving it. */
@@ -90,30 +70,17 @@ final class GridEngineCluster implements AutoCloseable {
         requirePrerequisites(release);
         Path dir = Files.createTempDirectory("rsmap-ge");
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x")); // the job user's hooks
-        GridEngineCluster c = new GridEngineCluster(release, dir, freePort());
-        Runtime.getRuntime().addShutdownHook(c.onExit);
-        try {
-            c.startAll();
-            return c;
-        } catch (IOException | InterruptedException | RuntimeException | Error e) {
-            c.close();
-            throw e;
-        }
+        return started(new GridEngineCluster(release, dir, freePort()));
     }
 
-    private void startAll() throws IOException, InterruptedException {
+    @Override
+    protected void startAll() throws IOException, InterruptedException {
         mustRun(List.of("sh", "-c", "id -u " + USER + " >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh "
                 + USER));
         for (String d : new String[] {"hooks", "dev", "log", "cell"}) {
             Files.createDirectories(dir.resolve(d));
         }
-        Files.createDirectories(work);
-        Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwxrwxrwx"));
-        for (int i = 0; i < 2; i++) {
-            Path n = device(i);
-            mustRun(List.of("mknod", n.toString(), "c", "195", Integer.toString(i)));
-            Files.setPosixFilePermissions(n, PosixFilePermissions.fromString("rw-rw-rw-"));
-        }
+        makeWorkAndDevices();
         Path hooks = dir.resolve("hooks");
         for (String f : new String[] {"rsmap-hook", "rsmap-shell", "rsmap-place"}) {
             Files.copy(Path.of("target", f), hooks.resolve(f));
@@ -156,14 +123,7 @@ final class GridEngineCluster implements AutoCloseable {
         writeRsmapd(spool);
         spawn("rsmapd", rsmapd(dir.resolve("rsmapd.conf")));
         awaitFile(socket(), "rsmapd");
-        Authority.awaitRegistered(authority, host, this);
-    }
-
-    /** rsmapd's Main on {@code conf}, in a JVM of its own (this test's class path). */
-    static List<String> rsmapd(Path conf) {
-        return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), "rsmap.daemon.Main", "--config", conf.toString());
+        awaitRegistered(authority.socket());
     }
 
     private void cell(String command) throws IOException, InterruptedException {
@@ -171,16 +131,10 @@ final class GridEngineCluster implements AutoCloseable {
     }
 
     private void writeRsmapd(Path spool) throws IOException {
-        StringBuilder gpu = new StringBuilder("gpu=8(");
-        for (int i = 0; i < 8; i++) {
-            int card = i / 4;
-            gpu.append(i == 0 ? "" : " ").append("gpu").append(card).append("[devices=").append(device(card))
-                    .append(":rw,model=").append(card == 0 ? "A100" : "H100").append(']');
-        }
         Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n",
                 "complexes = complexes",
                 "host = " + host,
-                "complex_values = " + gpu + "),fpga=2(f0 f1)", // fpga: a map OCS may also assign (its own RSMAP)
+                "complex_values = " + gpuMap(this::device) + ",fpga=2(f0 f1)", // fpga: a map OCS may also assign (its own RSMAP)
                 "socket = rsmapd.sock",
                 "socket_group = root",
                 "socket_mode = 0666", // the starter and rsmap-shell connect as the job's owner
@@ -193,12 +147,9 @@ final class GridEngineCluster implements AutoCloseable {
                 "reconcile_interval = 5") + "\n");
     }
 
-    Path socket() {
-        return dir.resolve("rsmapd.sock");
-    }
-
-    Path device(int i) {
-        return dir.resolve("dev").resolve("nvidia" + i);
+    @Override
+    public String host() {
+        return host;
     }
 
     /** The environment of the cell's commands: SGE_ROOT, SGE_CELL, the ports, PATH with the release's binaries. */
@@ -231,19 +182,8 @@ final class GridEngineCluster implements AutoCloseable {
     }
 
     private static Run finish(ProcessBuilder pb, List<String> command) throws IOException, InterruptedException {
-        Path out = Files.createTempFile("rsmap-run", ".out");
-        Path err = Files.createTempFile("rsmap-run", ".err");
-        try {
-            Process p = pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-            if (!p.waitFor(150, TimeUnit.SECONDS)) {
-                p.destroyForcibly().waitFor();
-                throw new IllegalStateException(command + " did not end in 150 s");
-            }
-            return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
-        } finally {
-            Files.deleteIfExists(out);
-            Files.deleteIfExists(err);
-        }
+        Ran r = RealCluster.finish(pb, command, 150);
+        return new Run(r.code(), r.out(), r.err());
     }
 
     void mustRun(List<String> command) throws IOException, InterruptedException {
@@ -258,25 +198,12 @@ final class GridEngineCluster implements AutoCloseable {
     void spawn(String name, List<String> command) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).directory(dir.toFile())
                 .redirectOutput(dir.resolve("log").resolve(name + ".out").toFile());
-        started.add(pb.start());
-    }
-
-    void awaitFile(Path file, String who) throws IOException, InterruptedException {
-        for (int i = 0; i < 600 && !Files.exists(file); i++) {
-            for (Process p : started) {
-                if (!p.isAlive()) {
-                    throw new IllegalStateException(who + " is not running (exit " + p.exitValue() + "):\n" + logs());
-                }
-            }
-            Thread.sleep(50);
-        }
-        if (!Files.exists(file)) {
-            throw new IllegalStateException(who + " did not create " + file + " in 30 s:\n" + logs());
-        }
+        daemon(pb.start()); // munged, the authority, rsmapd (qmaster and execd: the cell script's)
     }
 
     /** rsmapd's log and the tail of qmaster's and execd's messages, for a failure message. */
-    String logs() throws IOException {
+    @Override
+    public String logs() throws IOException {
         StringBuilder b = new StringBuilder();
         List<Path> files = new ArrayList<>(List.of(dir.resolve("log/rsmapd.out")));
         for (String m : new String[] {"cell/qmaster/messages", "cell/execd"}) {
@@ -299,32 +226,9 @@ final class GridEngineCluster implements AutoCloseable {
         return b.toString();
     }
 
-    /** What rsmapd holds: job (job.task for an array task) -> its gpu identifiers on this host (QUERY as root). */
-    Map<String, List<String>> held() throws Exception {
-        return HeldGrants.of(socket(), host, "gpu");
-    }
-
-    /** Waits until rsmapd holds nothing for {@code job} (null: for any job); returns what it still holds. */
-    Map<String, List<String>> awaitReleased(String job) throws Exception {
-        return HeldGrants.awaitReleased(socket(), host, "gpu", job);
-    }
-
     /** Deletes every job, stops execd and qmaster and rsmapd by pid, removes the cell, cgroups and files. */
     @Override
-    public void close() {
-        stopAll();
-        try {
-            Runtime.getRuntime().removeShutdownHook(onExit);
-        } catch (IllegalStateException shuttingDown) {
-            // the hook runs (or ran) anyway
-        }
-    }
-
-    private synchronized void stopAll() {
-        if (closed) {
-            return;
-        }
-        closed = true;
+    protected void stop() {
         try {
             if (cellUp) {
                 run("qdel", "-f", "-u", USER);
@@ -334,21 +238,11 @@ final class GridEngineCluster implements AutoCloseable {
         } catch (IOException | InterruptedException | RuntimeException e) {
             System.err.println("gridengine cluster: stopping the cell: " + e);
         }
-        for (Process p : started) {
-            p.destroy();
-            try {
-                if (!p.waitFor(15, TimeUnit.SECONDS)) {
-                    p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-                }
-            } catch (InterruptedException e) {
-                p.destroyForcibly();
-                Thread.currentThread().interrupt();
-            }
-        }
+        stopDaemons(false);
         for (int id = firstJobId; id < firstJobId + 200; id++) {
-            Leftovers.removeCgroup(Path.of("/sys/fs/cgroup/devices/rsmap", Integer.toString(id)));
+            removeCgroup(Path.of("/sys/fs/cgroup/devices/rsmap", Integer.toString(id)), "gridengine cluster");
         }
-        Leftovers.deleteTree(dir);
+        deleteTree(dir, "gridengine cluster");
     }
 
     private static int freePort() throws IOException {
@@ -364,19 +258,5 @@ final class GridEngineCluster implements AutoCloseable {
             }
         }
         throw new IOException("no two free neighbouring ports");
-    }
-
-    private static String hostName() {
-        try {
-            Process p = new ProcessBuilder("hostname").redirectErrorStream(true).start();
-            String h = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-            p.waitFor();
-            return h.isEmpty() ? "localhost" : h;
-        } catch (IOException e) {
-            return "localhost";
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "localhost";
-        }
     }
 }

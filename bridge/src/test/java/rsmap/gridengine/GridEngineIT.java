@@ -12,41 +12,23 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import rsmap.daemon.OneCluster;
 import rsmap.gridengine.GridEngineCluster.Run;
 
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
-abstract class GridEngineIT {
+abstract class GridEngineIT extends OneCluster<GridEngineCluster> {
     /** A job's view: its SGE_HGR_* variables, its devices cgroup, and both fake cards ("$1", "$2"). */
     static final String SHOW = "env | grep ^SGE_HGR_ | sort; grep :devices: /proc/self/cgroup | sed 's/^[0-9]*:/CG /'; "
             + "for d in \"$1\" \"$2\"; do ( : < \"$d\" ) 2>&1 | sed \"s|^.*: |OPEN $d: |\"; done";
-    GridEngineCluster cluster;
 
     abstract Release release();
 
-    @BeforeAll
-    void start() throws Exception {
-        cluster = GridEngineCluster.start(release());
-    }
-
-    @AfterAll
-    void stop() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
-
-    /** Every job's grant is given back once it ends (the epilog's JOB_END, or qdel). */
-    @AfterEach
-    void nothingHeld() throws Exception {
-        assertThat(cluster.awaitReleased(null)).as("rsmapd holds nothing after the jobs end\n%s", cluster.logs()).isEmpty();
+    @Override
+    protected GridEngineCluster startCluster() throws Exception {
+        return GridEngineCluster.start(release());
     }
 
     /** A job script in the work directory; returns its path. */

@@ -2,29 +2,20 @@
 // plugin, and rsmapd with the cgroup v1 device backend, all children of this JVM, all stopped by pid.
 package rsmap.slurm;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import rsmap.wire.Code;
-import rsmap.wire.Frame;
-import rsmap.wire.HeldGrants;
+import rsmap.daemon.RealCluster;
 import rsmap.wire.Ports;
-import rsmap.wire.Session;
-import rsmap.wire.TestClient;
 
 /**
  * The cluster of the Slurm integration's integration test: node {@code hostname -s} (address 127.0.0.1) with 4 CPUs,
@@ -34,23 +25,17 @@ import rsmap.wire.TestClient;
  * (mknod c 195 0 and 1, no driver: opening one gives ENXIO), each shared four ways:
  * {@code gpu0} is an A100, {@code gpu1} an H100.
  */
-final class SlurmCluster implements AutoCloseable {
+final class SlurmCluster extends RealCluster {
     static final Path SPANK = Path.of("target", "spank_rsmap.so").toAbsolutePath();
     /** The plugin's bound on each call to rsmapd (plugstack.conf timeout=), seconds. */
     static final int SPANK_TIMEOUT = 5;
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final String[] COMMANDS = {"munged", "mungekey", "slurmctld", "slurmd", "srun", "sbatch",
         "scancel", "squeue", "sinfo", "scontrol", "runuser", "mknod"};
 
-    final Path dir;
-    final Path work;
-    final String node = hostName();
+    final String node = hostName("hostname", "-s");
     final int firstJobId = 100_000 + new Random().nextInt(800_000);
-    private final List<Process> started = new ArrayList<>();
     /** The node's rsmapd, for a test that stops it (SIGSTOP) and lets it go on (SIGCONT). */
     private Process nodeDaemon;
-    private final Thread onExit = new Thread(this::stopAll, "slurm-cluster-stop");
-    private boolean closed;
 
     /** What a command said. */
     record Run(int code, String out, String err) {
@@ -65,8 +50,7 @@ final class SlurmCluster implements AutoCloseable {
     final SubmitScript submit;
 
     private SlurmCluster(Path dir, boolean discovered) {
-        this.dir = dir;
-        this.work = dir.resolve("work");
+        super("slurm-cluster", dir);
         this.nvml = discovered ? dir.resolve("nvml.json") : null;
         this.submit = new SubmitScript(dir, dir.resolve("authority.sock"));
     }
@@ -95,12 +79,8 @@ final class SlurmCluster implements AutoCloseable {
                 || !Files.isDirectory(Path.of("/sys/fs/cgroup/freezer"))) {
             missing.add("cgroup v1 devices and freezer controllers under /sys/fs/cgroup");
         }
-        String why = "a real Slurm cluster needs " + String.join(", ", missing)
-                + " (apt-get install slurmctld slurmd slurm-client munge libslurm-dev liblua5.1-0-dev)";
-        if (!missing.isEmpty() && "true".equals(System.getenv("CI"))) {
-            throw new AssertionError("CI=true: " + why);
-        }
-        assumeTrue(missing.isEmpty(), why);
+        require(missing, "a real Slurm cluster needs " + String.join(", ", missing)
+                + " (apt-get install slurmctld slurmd slurm-client munge libslurm-dev liblua5.1-0-dev)");
     }
 
     /** Starts munged, rsmapd, slurmctld and slurmd, and waits for an idle node. */
@@ -116,30 +96,17 @@ final class SlurmCluster implements AutoCloseable {
         requirePrerequisites();
         Path dir = Files.createTempDirectory("rsmap-slurm");
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x")); // jobs run as nobody
-        SlurmCluster c = new SlurmCluster(dir, discovered);
-        Runtime.getRuntime().addShutdownHook(c.onExit);
-        try {
-            c.startAll();
-            return c;
-        } catch (IOException | InterruptedException | RuntimeException | Error e) {
-            c.close();
-            throw e;
-        }
+        return started(new SlurmCluster(dir, discovered));
     }
 
-    private void startAll() throws IOException, InterruptedException {
+    @Override
+    protected void startAll() throws IOException, InterruptedException {
         // rsmap-spool/active_jobs exists before rsmapd starts, as the tmpfiles.d line of
         // docs/integration-slurm.md makes it at boot (an execd_spool without it stops rsmapd).
         for (String d : new String[] {"munge", "state", "spool", "log", "rsmap-spool/active_jobs", "dev"}) {
             Files.createDirectories(dir.resolve(d));
         }
-        Files.createDirectories(work);
-        Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwxrwxrwx"));
-        for (int i = 0; i < 2; i++) {
-            Path n = dir.resolve("dev").resolve("nvidia" + i);
-            mustRun(List.of("mknod", n.toString(), "c", "195", Integer.toString(i)));
-            Files.setPosixFilePermissions(n, PosixFilePermissions.fromString("rw-rw-rw-"));
-        }
+        makeWorkAndDevices();
         Path munge = dir.resolve("munge");
         Files.setPosixFilePermissions(munge, PosixFilePermissions.fromString("rwxr-xr-x")); // nobody's srun: the socket
         mustRun(List.of("mungekey", "--create", "--force", "--keyfile=" + munge.resolve("munge.key")));
@@ -166,10 +133,9 @@ final class SlurmCluster implements AutoCloseable {
             }
         }
         writeRsmapd("authority = 127.0.0.1:" + port, "munge_socket = " + mungeSocket, "attributes = cpu_speed=2.4GHz");
-        spawn("rsmapd", rsmapd(dir.resolve("rsmapd.conf")));
-        nodeDaemon = started.get(started.size() - 1);
+        nodeDaemon = spawn("rsmapd", rsmapd(dir.resolve("rsmapd.conf")));
         awaitFile(socket(), "rsmapd");
-        awaitRegistered();
+        awaitRegistered(dir.resolve("authority.sock"));
 
         writeSlurm(mungeSocket);
         spawn("slurmctld", List.of("slurmctld", "-D", "-f", conf().toString()));
@@ -187,52 +153,17 @@ final class SlurmCluster implements AutoCloseable {
         }
     }
 
-    /** rsmapd's Main on {@code conf}, in a JVM of its own (this test's class path). */
-    private static List<String> rsmapd(Path conf) {
-        return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), "rsmap.daemon.Main", "--config", conf.toString());
-    }
-
     Path conf() {
         return dir.resolve("slurm.conf");
     }
 
-    Path socket() {
-        return dir.resolve("rsmapd.sock");
-    }
-
-    Path device(int i) {
-        return dir.resolve("dev").resolve("nvidia" + i);
-    }
-
-    /** Until the node's rsmapd has registered with the authority (its link connects in the background). */
-    private void awaitRegistered() throws IOException, InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
-            try (rsmap.wire.Client c = rsmap.wire.Client.connect(dir.resolve("authority.sock"))) {
-                String q = c.call(rsmap.wire.Code.QUERY, "{\"cluster\":true}").get(0).text(0);
-                if (q.contains("\"" + node + "\":{\"connected\":true")) {
-                    return;
-                }
-            } catch (IOException | rsmap.wire.Client.Refusal e) {
-                // not yet
-            }
-            if (System.nanoTime() > end) {
-                throw new IllegalStateException("the node's rsmapd did not register with the authority\n" + logs());
-            }
-            Thread.sleep(100);
-        }
+    @Override
+    public String host() {
+        return node;
     }
 
     private void writeRsmapd(String... more) throws IOException {
-        StringBuilder gpu = new StringBuilder("gpu=8(");
-        for (int i = 0; i < 8; i++) {
-            int card = i / 4;
-            gpu.append(i == 0 ? "" : " ").append("gpu").append(card).append("[devices=").append(device(card))
-                    .append(":rw,model=").append(card == 0 ? "A100" : "H100").append(']');
-        }
-        gpu.append(')');
+        String gpu = gpuMap(this::device);
         String discovery = nvml == null ? "nvml_library = off" : String.join("\n", "nvml_library = "
                 + rsmap.daemon.GpuStub.LIBRARY, "gpu_map = gpu", "gpu_shares = 4", "gpu_dev_dir = " + dir.resolve("dev"));
         Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n",
@@ -337,19 +268,8 @@ final class SlurmCluster implements AutoCloseable {
     }
 
     private static Run finish(ProcessBuilder pb, List<String> command) throws IOException, InterruptedException {
-        Path out = Files.createTempFile("rsmap-run", ".out");
-        Path err = Files.createTempFile("rsmap-run", ".err");
-        try {
-            Process p = pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-            if (!p.waitFor(120, TimeUnit.SECONDS)) {
-                p.destroyForcibly().waitFor();
-                throw new IllegalStateException(command + " did not end in 120 s");
-            }
-            return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
-        } finally {
-            Files.deleteIfExists(out);
-            Files.deleteIfExists(err);
-        }
+        Ran r = RealCluster.finish(pb, command, 120);
+        return new Run(r.code(), r.out(), r.err());
     }
 
     private void mustRun(List<String> command) throws IOException, InterruptedException {
@@ -359,7 +279,7 @@ final class SlurmCluster implements AutoCloseable {
         }
     }
 
-    private void spawn(String name, List<String> command) throws IOException {
+    private Process spawn(String name, List<String> command) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("log").resolve(name + ".out").toFile());
         pb.environment().put("SLURM_CONF", conf().toString());
@@ -367,25 +287,12 @@ final class SlurmCluster implements AutoCloseable {
         if (nvml != null) {
             pb.environment().put("RSMAP_NVML_STUB", nvml.toString()); // rsmapd's NVML
         }
-        started.add(pb.start());
-    }
-
-    private void awaitFile(Path file, String who) throws IOException, InterruptedException {
-        for (int i = 0; i < 600 && !Files.exists(file); i++) {
-            for (Process p : started) {
-                if (!p.isAlive()) {
-                    throw new IllegalStateException(who + " is not running (exit " + p.exitValue() + "):\n" + logs());
-                }
-            }
-            Thread.sleep(50);
-        }
-        if (!Files.exists(file)) {
-            throw new IllegalStateException(who + " did not create " + file + " in 30 s:\n" + logs());
-        }
+        return daemon(pb.start()); // munged, the authority, rsmapd, slurmctld, slurmd
     }
 
     /** Every log of the cluster, for a failure message. */
-    String logs() throws IOException {
+    @Override
+    public String logs() throws IOException {
         StringBuilder b = new StringBuilder();
         try (Stream<Path> s = Files.list(dir.resolve("log"))) {
             for (Path p : s.sorted().toList()) {
@@ -397,39 +304,16 @@ final class SlurmCluster implements AutoCloseable {
         return b.toString();
     }
 
-    /** What rsmapd holds: job -> its gpu identifiers on this node (QUERY as root). */
-    Map<String, List<String>> held() throws Exception {
-        return HeldGrants.of(socket(), node, "gpu");
-    }
-
     /** Sends the node's rsmapd {@code signal} (STOP, CONT). */
     void signalRsmapd(String signal) throws IOException, InterruptedException {
         mustRun(List.of("kill", "-" + signal, Long.toString(nodeDaemon.pid())));
     }
 
-    /** Waits until rsmapd holds nothing for {@code job} (null: for any job); returns what it still holds. */
-    Map<String, List<String>> awaitReleased(String job) throws Exception {
-        return HeldGrants.awaitReleased(socket(), node, "gpu", job);
-    }
-
     /** Cancels every job, stops every daemon by its pid, removes the cgroups and files of this run. */
     @Override
-    public void close() {
-        stopAll();
+    protected void stop() {
         try {
-            Runtime.getRuntime().removeShutdownHook(onExit);
-        } catch (IllegalStateException shuttingDown) {
-            // the hook runs (or ran) anyway
-        }
-    }
-
-    private synchronized void stopAll() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        try {
-            if (!started.isEmpty() && Files.exists(conf())) {
+            if (!noDaemons() && Files.exists(conf())) {
                 run(List.of("scancel", "--partition=debug"), Map.of());
                 for (int i = 0; i < 100 && !run(List.of("squeue", "-h"), Map.of()).out().isBlank(); i++) {
                     Thread.sleep(100);
@@ -438,18 +322,7 @@ final class SlurmCluster implements AutoCloseable {
         } catch (IOException | InterruptedException | RuntimeException e) {
             System.err.println("slurm cluster: cancelling jobs: " + e);
         }
-        for (int i = started.size() - 1; i >= 0; i--) { // slurmd, slurmctld, rsmapd, munged
-            Process p = started.get(i);
-            p.destroy(); // SIGTERM to this pid
-            try {
-                if (!p.waitFor(15, TimeUnit.SECONDS)) {
-                    p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-                }
-            } catch (InterruptedException e) {
-                p.destroyForcibly();
-                Thread.currentThread().interrupt();
-            }
-        }
+        stopDaemons(true); // slurmd, slurmctld, rsmapd, the authority, munged
         // Job processes Slurm left (slurmstepd survives slurmd), then the cgroups of this node and run.
         List<Path> cgroups = new ArrayList<>();
         try (Stream<Path> controllers = Files.list(Path.of("/sys/fs/cgroup"))) {
@@ -463,71 +336,8 @@ final class SlurmCluster implements AutoCloseable {
             cgroups.add(Path.of("/sys/fs/cgroup/devices/rsmap", Integer.toString(id)));
         }
         for (Path top : cgroups) {
-            removeCgroup(top);
+            removeCgroup(top, "slurm cluster");
         }
-        deleteTree(dir);
-    }
-
-    private static void removeCgroup(Path top) {
-        if (!Files.isDirectory(top)) {
-            return;
-        }
-        for (int attempt = 0; attempt < 50 && Files.isDirectory(top); attempt++) {
-            try (Stream<Path> s = Files.walk(top)) {
-                List<Path> dirs = s.filter(Files::isDirectory).sorted(Comparator.reverseOrder()).toList();
-                for (Path d : dirs) {
-                    for (String pid : Files.readAllLines(d.resolve("cgroup.procs"))) {
-                        if (!pid.isBlank() && Long.parseLong(pid.strip()) != ProcessHandle.current().pid()) {
-                            ProcessHandle.of(Long.parseLong(pid.strip())).ifPresent(ProcessHandle::destroyForcibly);
-                        }
-                    }
-                }
-                for (Path d : dirs) {
-                    try {
-                        Files.delete(d); // rmdir of an empty cgroup
-                    } catch (IOException busy) {
-                        // its processes are still exiting: next attempt
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                // gone meanwhile, or still busy: next attempt
-            }
-            if (Files.isDirectory(top)) {
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
-        }
-        if (Files.isDirectory(top)) {
-            System.err.println("slurm cluster: could not remove cgroup " + top);
-        }
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            System.err.println("slurm cluster: removing " + dir + ": " + e);
-        }
-    }
-
-
-    private static String hostName() {
-        try {
-            Process p = new ProcessBuilder("hostname", "-s").redirectErrorStream(true).start();
-            String h = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-            p.waitFor();
-            return h.isEmpty() ? "localhost" : h;
-        } catch (IOException e) {
-            return "localhost";
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "localhost";
-        }
+        deleteTree(dir, "slurm cluster");
     }
 }

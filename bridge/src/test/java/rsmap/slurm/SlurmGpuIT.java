@@ -6,32 +6,17 @@ package rsmap.slurm;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.Timeout;
 import rsmap.daemon.GpuStub;
 import rsmap.slurm.SlurmCluster.Run;
 
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@Timeout(value = 180, unit = TimeUnit.SECONDS)
-class SlurmGpuIT {
+class SlurmGpuIT extends OneSlurmCluster {
     private static final String SHOW = "echo \"CVD=$CUDA_VISIBLE_DEVICES\"; env | grep ^SGE_HGR_gpu; "
             + "for d in \"$@\"; do cat \"$d\" 2>&1 | sed 's/^/OPEN /'; done";
-    SlurmCluster cluster;
 
-    @BeforeAll
-    void start() throws Exception {
-        cluster = SlurmCluster.start(true);
-    }
-
-    @AfterAll
-    void stop() {
-        if (cluster != null) {
-            cluster.close();
-        }
+    @Override
+    boolean discovered() {
+        return true;
     }
 
     @Test

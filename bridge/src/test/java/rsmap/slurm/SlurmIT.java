@@ -10,43 +10,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.TestMethodOrder;
-import org.junit.jupiter.api.Timeout;
 import rsmap.slurm.SlurmCluster.Run;
 
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-@Timeout(value = 180, unit = TimeUnit.SECONDS)
-class SlurmIT {
+class SlurmIT extends OneSlurmCluster {
     /** The task's view: its job id, its SGE_HGR_* variables, its devices cgroup, and both fake GPUs. */
     private static final String SHOW = "echo JOB=$SLURM_JOB_ID; env | grep ^SGE_HGR_ | sort; "
             + "grep :devices: /proc/self/cgroup; for d in \"$@\"; do cat \"$d\" 2>&1 | sed 's/^/OPEN /'; done";
-    SlurmCluster cluster;
-
-    @BeforeAll
-    void start() throws Exception {
-        cluster = SlurmCluster.start();
-    }
-
-    @AfterAll
-    void stop() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
-
-    /** Every job's grant is given back once it ends (the epilog's JOB_END). */
-    @AfterEach
-    void nothingHeld() throws Exception {
-        assertThat(cluster.awaitReleased(null)).as("rsmapd holds nothing after the jobs end").isEmpty();
-    }
 
     private Run srun(Map<String, String> env, String... args) throws Exception {
         String[] cmd = new String[args.length + 3];

@@ -10,43 +10,14 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.TestMethodOrder;
-import org.junit.jupiter.api.Timeout;
 import rsmap.slurm.SlurmCluster.Run;
 
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-@Timeout(value = 180, unit = TimeUnit.SECONDS)
-class SlurmSubmitIT {
+class SlurmSubmitIT extends OneSlurmCluster {
     /** The authority's refusal of "cpu_speed unparsable", as the user sees it. */
     static final String REFUSED = "rsmap: --rsmap-filter: column 11: expected ==, !=, <, <=, >, >= or in after "
             + "'cpu_speed', found 'u'";
-    SlurmCluster cluster;
-
-    @BeforeAll
-    void start() throws Exception {
-        cluster = SlurmCluster.start();
-    }
-
-    @AfterAll
-    void stop() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
-
-    @AfterEach
-    void nothingHeld() throws Exception {
-        assertThat(cluster.awaitReleased(null)).as("rsmapd holds nothing after the jobs end").isEmpty();
-    }
 
     private Run sbatch(String... args) throws Exception {
         String[] cmd = new String[args.length + 4];
