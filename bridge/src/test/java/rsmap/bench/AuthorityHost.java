@@ -57,8 +57,11 @@ record AuthorityHost(Path dir, MungeD munged, Rsmapd authority, Rsmapd host) imp
     @Override
     public void close() throws IOException {
         try {
-            host.close();
-            authority.close();
+            try {
+                host.close();
+            } finally {
+                authority.close(); // whatever the host's close did
+            }
         } finally {
             munged.close();
             Rsmapd.deleteTree(dir);

@@ -36,8 +36,9 @@ import rsmap.wire.Ports;
  * is one per test. Before each test it checks root (as sge_execd: the hooks and the daemons' trust need it;
  * a non-root run skips, under CI=true fails) and makes the shared directory (mode 0755, under /tmp, so that
  * a job's owner reaches the hook, the sockets and its tmpdir) holding the hook and its rsmap-starter link.
- * After each test, after the test class's own {@code @AfterEach}: the hosts are closed, every authority is
- * sent SIGCONT (one may be stopped) and SIGKILL and reaped, and the shared directory removed.
+ * After each test, after the test class's own {@code @AfterEach}: what the test handed to {@link #closeAfter}
+ * is closed, then the hosts, every authority is sent SIGCONT (one may be stopped) and SIGKILL and reaped, and
+ * the shared directory removed; each step runs whatever an earlier one threw.
  *
  * <p>An authority is a name: its directory {@code shared/NAME} (rsmapd.conf, rsmapd.sock, log) and a loopback
  * port, taken on first use. A host names every authority whose port was taken, in that order.
@@ -53,6 +54,7 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
     private final Map<String, Process> authorities = new LinkedHashMap<>();
     private final Map<String, Daemon> hosts = new LinkedHashMap<>();
     private final Map<String, Config> configs = new HashMap<>();
+    private final List<AutoCloseable> also = new ArrayList<>();
 
     /** {@code prefix}: the shared directory's name under /tmp, before its random part. */
     AuthorityCell(String prefix) {
@@ -82,28 +84,50 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
 
     @Override
     public void afterEach(ExtensionContext context) throws Exception {
-        try {
-            for (Daemon d : hosts.values()) {
-                d.close();
-            }
-            for (Process p : authorities.values()) {
+        List<AutoCloseable> steps = new ArrayList<>(also);
+        steps.addAll(hosts.values());
+        for (Process p : authorities.values()) {
+            steps.add(() -> {
                 ProcessHandle.of(p.pid()).ifPresent(h -> signal(h.pid(), "CONT"));
                 p.destroyForcibly().waitFor();
-            }
-            if (shared != null) {
-                try (Stream<Path> all = Files.walk(shared)) {
+            });
+        }
+        Path dir = shared;
+        if (dir != null) {
+            steps.add(() -> {
+                try (Stream<Path> all = Files.walk(dir)) {
                     for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
                         Files.deleteIfExists(p);
                     }
                 }
-            }
-        } finally {
-            hosts.clear();
-            configs.clear();
-            authorities.clear();
-            ports.clear();
-            shared = null;
+            });
         }
+        also.clear();
+        hosts.clear();
+        configs.clear();
+        authorities.clear();
+        ports.clear();
+        shared = null;
+        Exception first = null;
+        for (AutoCloseable step : steps) { // each one, whatever the one before it did: no authority outlives a test
+            try {
+                step.close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** What the test started beside the cell (a pool of jobs): closed first after the test, before the hosts. */
+    void closeAfter(AutoCloseable c) {
+        also.add(c);
     }
 
     /** The test's shared directory (mode 0755): the hosts' and authorities' directories, the jobs' tmpdir. */

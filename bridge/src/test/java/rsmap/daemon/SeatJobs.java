@@ -40,6 +40,7 @@ final class SeatJobs {
         Path out = Files.createDirectories(cell.shared().resolve("out"));
         Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rwxrwxrwx"));
         SeatJobs jobs = new SeatJobs(out);
+        cell.closeAfter(jobs.pool::shutdownNow); // a test that fails before awaitAll starts no more jobs
         for (int i = 0; i < JOBS; i++) {
             String host = i % 2 == 0 ? "node01" : "node02";
             String id = Integer.toString(1000 + i);
