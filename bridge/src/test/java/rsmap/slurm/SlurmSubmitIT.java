@@ -124,4 +124,21 @@ class SlurmSubmitIT extends OneSlurmCluster {
             cluster.submit.use(Map.of());
         }
     }
+
+    /**
+     * job_submit.lua pointed at an execution host's socket by mistake: the host answers PLACE unavailable (a
+     * setup error), so the job is accepted and the log says why, not every filtered job refused.
+     */
+    @Test
+    @Order(6)
+    void anExecutionHostsSocket_isASetupError_theJobIsAcceptedAndTheLogSaysWhy() throws Exception {
+        cluster.submit.use(Map.of("RSMAP_AUTHORITY_SOCKET", cluster.socket().toString()));
+        try {
+            assertThat(ran("cpu_speed > 2GHz", cluster.work.resolve("host-socket.out"))).isEqualTo("ran\n");
+            assertThat(slurmctldLog()).contains("rsmap: " + SubmitScript.MODULE + " unreachable or unreadable (error: "
+                    + "rsmapd: PLACE is the authority's (role = authority)");
+        } finally {
+            cluster.submit.use(Map.of());
+        }
+    }
 }
