@@ -101,7 +101,7 @@ class JsonReadIT {
     void randomTexts_readAsJacksonReadsThem_andEveryCutIsAnError() throws Exception {
         assertThat(CHECK).as("built by build.sh").isExecutable();
         Random random = new Random(20261203L);
-        for (int i = 0; i < 150; i++) {
+        for (int i = 0; i < 60; i++) {
             StringBuilder text = new StringBuilder();
             value(random, 0, text);
             JsonNode expected = JSON.readTree(text.toString());
@@ -122,6 +122,7 @@ class JsonReadIT {
         assertThat(check("[".repeat(64) + "]".repeat(64)).exit()).isZero();
         assertThat(check("[".repeat(66) + "]".repeat(66)).out()).isEqualTo("error: nested too deeply\n");
         assertThat(check("[1] 2").out()).isEqualTo("error: more text after the value\n");
-        assertThat(check("[" + "1,".repeat(100_000) + "1]").out()).hasSize(200_003);
+        String many = "[" + "1,".repeat(100_000) + "1]"; // 100,002 values: blocks of 32, 64, ... as they fill
+        assertThat(check(many).out().equals(many + "\n")).as("100,002 values read back").isTrue();
     }
 }
