@@ -47,8 +47,10 @@ gcc $cflags -I"$here" -static -o "$out/rsmap-shell" "$here/rsmap-shell.c" "$here
 # where `rsmap place` would start a JVM (docs/integration-slurm.md, "At submission").
 gcc $cflags -I"$here" -static -o "$out/rsmap-place" "$here/rsmap-place.c" "$lib/librsmap-client.a"
 
-# The test drivers of the table-free parts (request form, slots): RequestCheckIT, SlurmSlotsIT.
+# The test drivers of the table-free parts (request form, slots, the JSON reader): RequestCheckIT,
+# SlurmSlotsIT, JsonReadIT.
 gcc $cflags -I"$here" -o "$out/rsmap-request-check" "$test/request-check.c" "$lib/librsmap-client.a"
+gcc $cflags -I"$here" -o "$out/json-check" "$test/json-check.c" "$lib/librsmap-client.a"
 gcc $cflags -I"$here" -o "$out/slurm-slots-check" "$test/slots-check.c" "$lib/slurm-slots.o"
 
 # The same PLACE in-process for job_submit.lua: a Lua 5.1 C module (Debian's Slurm 22.05 links liblua5.1), no

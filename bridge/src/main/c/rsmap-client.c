@@ -48,6 +48,7 @@ static int write_all(int fd, const void *buf, size_t len, long long deadline) {
             if (ready(fd, POLLOUT, deadline) < 0) return -1;
             continue;
         }
+        if (n == 0) errno = EPIPE; /* nothing taken: said, never an errno left from before */
         if (n <= 0) return -1;
         p += n;
         len -= (size_t)n;
@@ -136,9 +137,15 @@ int rsmap_send(int fd, unsigned tid, unsigned code, int argc, const char *const 
 int rsmap_send_by(int fd, long long deadline, unsigned tid, unsigned code, int argc, const char *const *argv) {
     size_t body = 12;
     for (int i = 0; i < argc; i++) body += 1 + (size_t)snprintf(NULL, 0, "%zx", strlen(argv[i])) + 1 + strlen(argv[i]);
-    if (body > RSMAP_MAX_FRAME) return -1;
+    if (body > RSMAP_MAX_FRAME) {
+        errno = EMSGSIZE; /* never sent: the server would refuse it and close (docs/protocol.md, "Frames") */
+        return -1;
+    }
     char *frame = malloc(body + 9);
-    if (!frame) return -1;
+    if (!frame) {
+        errno = ENOMEM;
+        return -1;
+    }
     size_t p = (size_t)sprintf(frame, "%08zx%08x%04x", body, tid, code);
     for (int i = 0; i < argc; i++) {
         size_t len = strlen(argv[i]);
@@ -173,12 +180,20 @@ int rsmap_read_by(int fd, long long deadline, unsigned *tid, int *argc, char **a
     *buf = NULL;
     if (read_all(fd, head, 8, deadline) < 0) return -1;
     long len = hex(head, 8);
+    /* Every -1 below sets errno: a caller tells a timeout (EAGAIN) from the rest by it, and an errno left
+     * from an earlier call (a send that waited once for room) must never speak for a frame that does not decode. */
+    errno = EPROTO;
+    if (len > RSMAP_MAX_FRAME) errno = EMSGSIZE; /* over the bound: not read, the connection is of no more use */
     if (len < 12 || len > RSMAP_MAX_FRAME) return -1;
     char *frame = malloc((size_t)len + 1);
-    if (!frame) return -1;
+    if (!frame) {
+        errno = ENOMEM;
+        return -1;
+    }
     *buf = frame;
     if (read_all(fd, frame, (size_t)len, deadline) < 0) return -1;
     long t = hex(frame, 8), code = hex(frame + 8, 4);
+    errno = EPROTO;
     if (t < 0 || code < 0) return -1;
     *tid = (unsigned)t;
     *argc = 0;
@@ -225,7 +240,11 @@ int rsmap_finish_by(int fd, long long deadline, unsigned tid, rsmap_event_fn eve
             if (c == RSMAP_ERROR) snprintf(why, cap, "%s", n > 0 ? args[0] : "(no reason given)");
             if (c == RSMAP_ERROR && category) *category = rsmap_category_of(n > 1 ? args[1] : NULL);
             free(buf);
-            return failed && c == RSMAP_OK ? -1 : c;
+            if (failed && c == RSMAP_OK) {
+                errno = ECANCELED; /* an event the caller could not take: no answer, and no timeout either */
+                return -1;
+            }
+            return c;
         }
         if (event_fn && event_fn(ctx, (unsigned)c, n, args) != 0) failed = 1;
         free(buf);

@@ -109,7 +109,8 @@ enum {
     RSMAP_UNTRUSTED = -2,   /* the server is not rsmapd's (rsmap_check_server) */
     RSMAP_LOST = -3,        /* the connection ended, or a frame did not decode, before the answer */
     RSMAP_TIMED_OUT = -4,   /* connected, but no whole answer within the timeout (a stopped rsmapd) */
-    RSMAP_INIT_REFUSED = -5 /* INIT answered ERROR: another protocol version, not this host's rsmapd now */
+    RSMAP_INIT_REFUSED = -5, /* INIT answered ERROR: another protocol version, not this host's rsmapd now */
+    RSMAP_TOO_LARGE = -6     /* a frame over RSMAP_MAX_FRAME: the argument (never sent) or the answer; final */
 };
 
 /* One command: connect to `socket` (NULL: $RSMAP_SOCKET, else /run/rsmap/rsmapd.sock) and check who
@@ -118,8 +119,8 @@ enum {
  * write and read, the retries - ends by one deadline, timeout_ms after the start. An idempotent command
  * (JOB_START, JOB_END, QUERY) is tried again after a lost connection (rsmapd may have died before it
  * answered) and, from the second try on, when unreachable (it may be restarting), with reset(ctx) before
- * each retry; an answer, an untrusted server or the deadline is final. after_connect(ctx) (may be NULL)
- * runs once connected, before anything is sent: non-zero gives up (RSMAP_UNREACHABLE, the reason in why). */
+ * each retry; an answer, an untrusted server, a frame over RSMAP_MAX_FRAME or the deadline is final.
+ * after_connect(ctx) (may be NULL) runs once connected, before anything is sent: non-zero gives up (RSMAP_UNREACHABLE, the reason in why). */
 struct rsmap_request {
     const char *socket;
     unsigned code;

@@ -48,10 +48,10 @@ static int once(const struct rsmap_request *r, long long deadline, struct rsmap_
     const char *version[] = { "1" }, *argv[] = { r->arg };
     const char *during = "INIT";
     char refused[1024] = "";
-    int s = -1;
-    errno = 0;
+    int s = -1, sent = 0;
     if (rsmap_send_by(fd, deadline, TID_INIT, RSMAP_INIT, 1, version) == 0 &&
         rsmap_send_by(fd, deadline, TID_COMMAND, r->code, 1, argv) == 0) {
+        sent = 1;
         s = rsmap_finish_by(fd, deadline, TID_INIT, NULL, NULL, refused, sizeof refused, NULL);
         if (s == RSMAP_OK) {
             during = command_name(r->code);
@@ -61,9 +61,18 @@ static int once(const struct rsmap_request *r, long long deadline, struct rsmap_
             s = RSMAP_INIT_REFUSED;
         }
     }
+    /* Every failing call above set errno (rsmap-client.c): what it says is this try's, never left over. */
     int e = errno;
     close(fd);
     if (s == RSMAP_OK || s == RSMAP_ERROR || s == RSMAP_INIT_REFUSED) return s;
+    if (e == EMSGSIZE) {
+        /* Final: the same bytes would be too many again, and a retry would only hold the caller longer. */
+        if (sent) snprintf(why, cap, "the answer to %s exceeds the protocol's %d MiB frame bound", during,
+                           RSMAP_MAX_FRAME >> 20);
+        else snprintf(why, cap, "the argument of %s is over the protocol's %d MiB frame bound: not sent",
+                      command_name(r->code), RSMAP_MAX_FRAME >> 20);
+        return RSMAP_TOO_LARGE;
+    }
     if (e == EAGAIN || e == EWOULDBLOCK) {
         snprintf(why, cap, "rsmapd did not answer %s within %d s", during, (r->timeout_ms + 999) / 1000);
         return RSMAP_TIMED_OUT;

@@ -1,16 +1,27 @@
 /* rsmap-jsonread: a small JSON reader for the answers a C client prints (rsmap-place's PLACE answer):
- * the whole text into a tree of values in one allocation, strings decoded to UTF-8, numbers kept as their
- * text. Bounded: nesting deeper than RSMAP_JSON_DEPTH, or anything after the value, is an error. */
+ * the whole text into a tree of values in blocks that grow as values come, strings decoded to UTF-8, numbers
+ * kept as their text. Bounded: nesting deeper than RSMAP_JSON_DEPTH, or anything after the value, is an error. */
 #include "rsmap-jsonread.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* Values, a block at a time: a value never moves (children and siblings point at it), so a full block is
+ * followed by one twice its size rather than reallocated. The first is small: a PLACE answer of a few
+ * hosts is a few dozen values; a slurmctld parses one per filtered submission. */
+struct rsmap_jblock {
+    struct rsmap_jblock *next;
+    size_t used, cap;
+    struct rsmap_jv v[];
+};
+
+enum { FIRST_BLOCK = 32 };
+
 struct reader {
     const char *s;
     size_t pos, len;
-    struct rsmap_jv *nodes;
-    size_t used, cap;
+    struct rsmap_jblock *blocks; /* the newest first */
+    size_t made, cap;            /* values made; the most the text can hold */
     char *text; /* decoded strings, each NUL-terminated */
     size_t text_used;
     const char *error;
@@ -21,11 +32,24 @@ static void ws(struct reader *r) {
 }
 
 static struct rsmap_jv *node(struct reader *r, enum rsmap_jtype t) {
-    if (r->used == r->cap) {
+    if (r->made == r->cap) {
         r->error = "too many values";
         return NULL;
     }
-    struct rsmap_jv *v = &r->nodes[r->used++];
+    struct rsmap_jblock *b = r->blocks;
+    if (!b || b->used == b->cap) {
+        size_t n = b ? 2 * b->cap : FIRST_BLOCK;
+        if (n > r->cap - r->made) n = r->cap - r->made;
+        struct rsmap_jblock *grown = malloc(sizeof *grown + n * sizeof grown->v[0]);
+        if (!grown) {
+            r->error = "out of memory";
+            return NULL;
+        }
+        *grown = (struct rsmap_jblock){ .next = b, .cap = n };
+        r->blocks = b = grown;
+    }
+    r->made++;
+    struct rsmap_jv *v = &b->v[b->used++];
     *v = (struct rsmap_jv){ .type = t };
     return v;
 }
@@ -216,22 +240,20 @@ static struct rsmap_jv *value(struct reader *r, int depth) {
 }
 
 struct rsmap_jdoc *rsmap_json_parse(const char *s, size_t len, const char **error) {
-    /* Every value takes at least one byte of the text, and every decoded string or number fits in the
-     * text's length plus its NUL: one allocation bounds both. */
-    size_t cap = len + 1;
+    /* Every value takes at least one byte of the text: len + 1 values bound node() (the blocks hold only
+     * those made: a valid text of N values is at least 2N - 1 bytes). Every decoded string or number fits
+     * in the text's length plus its NUL. */
     struct rsmap_jdoc *doc = calloc(1, sizeof *doc);
-    struct reader r = { .s = s, .len = len, .cap = cap };
-    r.nodes = doc ? calloc(cap, sizeof *r.nodes) : NULL;
-    r.text = r.nodes ? malloc(2 * len + 2) : NULL;
+    struct reader r = { .s = s, .len = len, .cap = len + 1 };
+    r.text = doc ? malloc(2 * len + 2) : NULL;
     if (!r.text) {
-        free(r.nodes);
         free(doc);
         *error = "out of memory";
         return NULL;
     }
-    doc->nodes = r.nodes;
     doc->text = r.text;
     struct rsmap_jv *root = value(&r, 0);
+    doc->blocks = r.blocks;
     if (root) {
         ws(&r);
         if (r.pos != len) {
@@ -250,7 +272,10 @@ struct rsmap_jdoc *rsmap_json_parse(const char *s, size_t len, const char **erro
 
 void rsmap_json_free(struct rsmap_jdoc *doc) {
     if (!doc) return;
-    free(doc->nodes);
+    for (struct rsmap_jblock *b = doc->blocks, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     free(doc->text);
     free(doc);
 }

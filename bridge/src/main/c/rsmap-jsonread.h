@@ -20,7 +20,7 @@ struct rsmap_jv {
 
 struct rsmap_jdoc {
     struct rsmap_jv *root;
-    struct rsmap_jv *nodes;
+    struct rsmap_jblock *blocks; /* where the values live (rsmap-jsonread.c) */
     char *text;
 };
 

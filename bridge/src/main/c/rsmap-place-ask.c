@@ -48,6 +48,18 @@ static char *argument(const struct rsmap_place_ask *a, struct rsmap_place_answer
     }
     char *arg = rsmap_json_end(&j);
     if (!arg) refused(out, RSMAP_PLACE_FAULT, "out of memory", NULL);
+    /* The frame's header (20 bytes) and the argument's length field (at most 10) around it: over the bound
+     * the frame is never sent. The job's options are too long, not the authority out of reach: refused,
+     * with a category, so that job_submit.lua and the JSV refuse the job rather than pass it unchecked. */
+    if (arg && strlen(arg) + 30 > RSMAP_MAX_FRAME) {
+        char detail[128];
+        snprintf(detail, sizeof detail, " (%zu bytes as JSON) is over the protocol's %d MiB frame bound: not sent",
+                 strlen(arg), RSMAP_MAX_FRAME >> 20);
+        free(arg);
+        refused(out, RSMAP_PLACE_REFUSED, "the argument of PLACE", detail);
+        out->category = RSMAP_CAT_REFUSED;
+        return NULL;
+    }
     return arg;
 }
 
@@ -114,6 +126,8 @@ int rsmap_place_ask(const struct rsmap_place_ask *a, struct rsmap_place_answer *
         refused(out, fault ? RSMAP_PLACE_FAULT : RSMAP_PLACE_REFUSED, "rsmapd: ", o.why);
         out->category = o.category;
     } else {
+        /* No answer: the authority's side, never the job's - an answer over the frame bound too (the
+         * cluster's size, not the filter's fault): job_submit.lua accepts the job and rsmapd checks at start. */
         refused(out, RSMAP_PLACE_FAULT, o.why, NULL);
         out->category = RSMAP_CAT_UNAVAILABLE;
     }

@@ -14,7 +14,8 @@
 --   RSMAP_PLACE_COMMAND     a place command to run for each submission instead (used also when the module
 --                           cannot be loaded: then /usr/libexec/rsmap/rsmap-place, C, a millisecond; "rsmap
 --                           place" takes the same options but starts a JVM, about half a second)
---   RSMAP_AUTHORITY_SOCKET  the authority's socket, passed as --socket (default: rsmap's own default)
+--   RSMAP_AUTHORITY_SOCKET  the authority's socket, passed as --socket (default: RSMAP_SOCKET, else
+--                           /run/rsmap/rsmapd.sock, rsmap's own default)
 --   RSMAP_PLACE_TIMEOUT     seconds to wait for it (default 5, at most 30): slurmctld waits, holding its
 --                           job lock
 
@@ -28,8 +29,13 @@ local COMMAND = setting("RSMAP_PLACE_COMMAND")
 local PLACE = COMMAND or "/usr/libexec/rsmap/rsmap-place"
 local MODULE = setting("RSMAP_PLACE_MODULE") or "/usr/lib/rsmap/rsmap_place.so"
 local SOCKET = setting("RSMAP_AUTHORITY_SOCKET")
+-- The module's socket, resolved once here: the module then never reads the environment inside a
+-- multi-threaded slurmctld (getenv races setenv). The same choice as the command's: --socket, else
+-- RSMAP_SOCKET, else rsmap's default (rsmap-client.c).
+local MODULE_SOCKET = SOCKET or setting("RSMAP_SOCKET") or "/run/rsmap/rsmapd.sock"
 local TIMEOUT = tonumber(os.getenv("RSMAP_PLACE_TIMEOUT") or "") or 5
-if TIMEOUT <= 0 then TIMEOUT = 5 end
+if not (TIMEOUT > 0) then TIMEOUT = 5 end -- NaN too
+if TIMEOUT > 30 then TIMEOUT = 30 end
 
 -- The module's place(filter, request, socket, timeout): the two values read from the command's output
 -- below (its JSON line, its error line), from the same exchange (rsmap-place-ask.c). Loaded once per
@@ -273,7 +279,7 @@ local function place(filter, request)
     end
     if not module_place then return run_command(filter, request) end
     -- a Lua error (out of memory) is no answer, like any other: fail open below, never refuse the job for it
-    local ok, line, err = pcall(module_place, filter, request, SOCKET, TIMEOUT)
+    local ok, line, err = pcall(module_place, filter, request, MODULE_SOCKET, TIMEOUT)
     if not ok then return nil, tostring(line) end
     return line, err
 end
@@ -283,8 +289,10 @@ local function apply_filter(job_desc, filter, request)
     local line, err = place(filter, request)
     local answer = line and json_decode(line)
     -- Decided by the ERROR's category (docs/protocol.md, "Error categories"), never its words: refused or
-    -- malformed is the filter's or request's fault. Anything else - busy, unavailable, a usage error without
-    -- a category (an rsmap without the place command) - fails open below.
+    -- malformed is the filter's or request's fault (also a filter and request too long for one frame, which
+    -- the module and rsmap-place refuse unsent). Anything else - busy, denied, unavailable (an answer over
+    -- the frame bound too, the socket of an execution host rather than the authority's), internal, a usage
+    -- error without a category (an rsmap without the place command) - fails open below.
     if type(answer) == "table" and type(answer.error) == "string"
         and (answer.category == "refused" or answer.category == "malformed") then
         slurm.log_user("rsmap: --rsmap-filter: %s", (answer.error:gsub("^rsmapd: ", ""):gsub("^filter: ", "")))

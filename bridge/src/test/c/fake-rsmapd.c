@@ -9,6 +9,7 @@
  *             the categories)
  *     hangup  for the first N commands nothing: the connection is closed (a daemon that died before it
  *             answered); then as grant.
+ *     oversize  a frame header announcing 2 MiB, above the protocol's 1 MiB bound (a client reads no further)
  *     deaf    never accepts, with a listen backlog of 0: once one connection waits in it, the next connect
  *             finds it full (a stopped or stuck daemon whose backlog filled). */
 #include <stdio.h>
@@ -48,6 +49,11 @@ static int command(int c, unsigned tid, int code, int n, char **args, void *ctx)
         rsmap_send(c, tid, RSMAP_OK, 0, NULL);
         return 0;
     }
+    if (!strcmp(argv[3], "oversize")) {
+        char head[21];
+        snprintf(head, sizeof head, "%08x%08x%04x", 2u << 20, tid, (unsigned)RSMAP_STATE);
+        return write(c, head, 20) == 20 ? 0 : -1;
+    }
     if (!strcmp(argv[3], "refuse")) {
         const char *why[] = { m->argc > 4 ? argv[4] : "refused", m->argc > 5 ? argv[5] : "" };
         rsmap_send(c, tid, RSMAP_ERROR, m->argc > 5 ? 2 : 1, why);
@@ -58,7 +64,7 @@ static int command(int c, unsigned tid, int code, int n, char **args, void *ctx)
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: fake-rsmapd SOCKET LOG grant [NAME=value...] | refuse REASON [CATEGORY] | hangup N [NAME=value...] | deaf\n");
+        fprintf(stderr, "usage: fake-rsmapd SOCKET LOG grant [NAME=value...] | refuse REASON [CATEGORY] | hangup N [NAME=value...] | oversize | deaf\n");
         return 2;
     }
     struct sockaddr_un a = { .sun_family = AF_UNIX };

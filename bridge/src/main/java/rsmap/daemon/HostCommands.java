@@ -39,8 +39,10 @@ final class HostCommands {
             lifecycle.end(JobId.of(Args.of(Code.JOB_END.name(), c, JOB_KEYS)).toString(), "epilog");
             return List.of();
         });
+        // unavailable, not refused: a client that asks a host is set up wrong (job_submit.lua pointed at a
+        // host's socket), not the job it asks for - job_submit.lua then accepts the job and logs this
         h.put(Code.PLACE, (c, session) -> {
-            throw new Session.CommandException(Category.REFUSED, "PLACE is the authority's (role = authority), which sees every "
+            throw new Session.CommandException(Category.UNAVAILABLE, "PLACE is the authority's (role = authority), which sees every "
                     + "registered host; " + s.host() + " is an execution host");
         });
         return new Commands.Table(h, Map.of(), common::closed);

@@ -99,13 +99,16 @@ class DaemonCommandsTest {
     }
 
     @Test
-    void aRefusal_isExit2_andPlaceSaysItsCategory_forScripts() {
-        // PLACE is the authority's: this execution host refuses it (category refused), exit 2.
+    void placeOnAnExecutionHost_isUnavailable_exit1_andPlaceSaysItsCategory_forScripts() {
+        // PLACE is the authority's: an execution host's socket is a setup error (category unavailable, exit 1),
+        // so that job_submit.lua pointed at one accepts jobs and logs it rather than refusing every filter.
         MainTest.Run r = MainTest.run("place", "--filter", "arch == \"x\"", "--json", "--socket", socket.toString());
-        assertThat(r.code()).as(r.err()).isEqualTo(2);
-        assertThat(r.out()).startsWith("{\"error\":\"rsmapd: PLACE is the authority's").endsWith("\"category\":\"refused\"}\n");
+        assertThat(r.code()).as(r.err()).isEqualTo(1);
+        assertThat(r.err()).startsWith("error: rsmapd: PLACE is the authority's (role = authority)").hasLineCount(1);
+        assertThat(r.out()).startsWith("{\"error\":\"rsmapd: PLACE is the authority's")
+                .endsWith("\"category\":\"unavailable\"}\n");
         MainTest.Run shell = MainTest.run("place", "--filter", "arch == \"x\"", "--shell", "--socket", socket.toString());
-        assertThat(shell.out()).contains("category='refused'\n");
+        assertThat(shell.out()).contains("category='unavailable'\n");
     }
 
     @Test

@@ -282,6 +282,8 @@ class AuthorityTest {
         assertThat(bad.get(0).text(0)).startsWith("filter: column");
         List<Frame> onHost = call(hosts.get(0), Code.PLACE, "{\"filter\":\"cpus > 1\"}");
         assertThat(onHost.get(0).text(0)).startsWith("PLACE is the authority's");
+        assertThat(onHost.get(0).text(1)).as("a client set up with a host's socket: not the job's fault")
+                .isEqualTo("unavailable");
     }
 
     @Test

@@ -1,5 +1,5 @@
 // the fail-closed job path on the hooks' side, each through the real rsmap-hook: the starter enters every job, with or without
-// a request; a lost answer to JOB_START or JOB_END is asked again, a refusal never; an
+// a request; a lost answer to JOB_START or JOB_END is asked again, a refusal or an answer over the 1 MiB frame bound never; an
 // epilog whose JOB_END is refused fails; a value that does not fit is refused, never sent cut
 //. Against fake-rsmapd (a real second process), the real daemon, and cgroup v1 with fake nodes.
 package rsmap.daemon;
@@ -177,6 +177,21 @@ class HookFailClosedIT {
         assertThat(r).isEqualTo(new HookBuild.Run(99, "", "rsmap-hook: lost rsmapd during JOB_START (3 tries)\n"));
         assertThat(build.log(f)).hasSize(3);
         assertThat(ms).as("1 s and 2 s between the tries").isBetween(2900L, 10_000L);
+    }
+
+    /** An answer over the 1 MiB frame bound is no answer, and final: never asked again (docs/protocol.md). */
+    @Test
+    void prolog_andEpilog_anAnswerOverTheFrameBound_failClosedAtOnce_neverAskedAgain() throws Exception {
+        String f = fake("oversize");
+        long t0 = System.nanoTime();
+        HookBuild.Run r = hook(null, "prolog", env(f, "RSMAP_REQUEST", "gpu=1"));
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertThat(r).isEqualTo(new HookBuild.Run(99, "",
+                "rsmap-hook: the answer to JOB_START exceeds the protocol's 1 MiB frame bound\n"));
+        assertThat(build.log(f)).hasSize(1);
+        assertThat(ms).as("ended before the first retry's 1 s pause").isLessThan(900);
+        assertThat(hook(null, "epilog", env(f)).code()).isEqualTo(1);
+        assertThat(build.log(f)).hasSize(2);
     }
 
     @Test

@@ -19,6 +19,9 @@ class SlurmSubmitIT extends OneSlurmCluster {
     static final String REFUSED = "rsmap: --rsmap-filter: column 11: expected ==, !=, <, <=, >, >= or in after "
             + "'cpu_speed', found 'u'";
 
+    /** slurmctld's log line when a place command asks rather than the module. */
+    static final String BY_RUNNING = "rsmap: --rsmap-filter is asked of the authority by running";
+
     private Run sbatch(String... args) throws Exception {
         String[] cmd = new String[args.length + 4];
         System.arraycopy(new String[] {"sbatch", "--parsable", "-D", cluster.work.toString()}, 0, cmd, 0, 4);
@@ -44,11 +47,9 @@ class SlurmSubmitIT extends OneSlurmCluster {
     @Test
     @Order(1)
     void aJobWhoseFilterTheNodePasses_runs_askedInsideSlurmctldByTheModule() throws Exception {
-        Files.deleteIfExists(cluster.submit.placeArgs());
         assertThat(ran("cpu_speed > 2GHz", cluster.work.resolve("filtered.out"))).as(cluster.logs()).isEqualTo("ran\n");
-        assertThat(cluster.submit.placeArgs()).as("no place command ran").doesNotExist();
         assertThat(slurmctldLog()).contains("rsmap: --rsmap-filter is asked of the authority in slurmctld by "
-                + SubmitScript.MODULE);
+                + SubmitScript.MODULE).as("no place command ran").doesNotContain(BY_RUNNING);
     }
 
     @Test
@@ -62,7 +63,7 @@ class SlurmSubmitIT extends OneSlurmCluster {
                 "true");
         assertThat(s.code()).isNotZero();
         assertThat(s.err()).contains("fails on cpu_speed");
-        assertThat(cluster.submit.placeArgs()).doesNotExist();
+        assertThat(slurmctldLog()).as("asked by the module, no place command").doesNotContain(BY_RUNNING);
         assertThat(cluster.run(List.of("squeue", "-h"), Map.of()).out()).as("nothing queued").isBlank();
     }
 
@@ -119,6 +120,23 @@ class SlurmSubmitIT extends OneSlurmCluster {
             assertThat(ran("unreachable == 1", cluster.work.resolve("command-open.out"))).isEqualTo("ran\n");
             assertThat(slurmctldLog()).contains("rsmap: " + cluster.submit.command() + " unreachable or unreadable "
                     + "(error: authority unreachable): --rsmap-filter not checked at submission");
+        } finally {
+            cluster.submit.use(Map.of());
+        }
+    }
+
+    /**
+     * job_submit.lua pointed at an execution host's socket by mistake: the host answers PLACE unavailable (a
+     * setup error), so the job is accepted and the log says why, not every filtered job refused.
+     */
+    @Test
+    @Order(6)
+    void anExecutionHostsSocket_isASetupError_theJobIsAcceptedAndTheLogSaysWhy() throws Exception {
+        cluster.submit.use(Map.of("RSMAP_AUTHORITY_SOCKET", cluster.socket().toString()));
+        try {
+            assertThat(ran("cpu_speed > 2GHz", cluster.work.resolve("host-socket.out"))).isEqualTo("ran\n");
+            assertThat(slurmctldLog()).contains("rsmap: " + SubmitScript.MODULE + " unreachable or unreadable (error: "
+                    + "rsmapd: PLACE is the authority's (role = authority)");
         } finally {
             cluster.submit.use(Map.of());
         }
