@@ -295,6 +295,10 @@ const struct rsmap_jv *rsmap_json_at(const struct rsmap_jv *list, int i) {
     return e;
 }
 
+int rsmap_json_count(const struct rsmap_jv *v) {
+    return v && (v->type == RSMAP_JARRAY || v->type == RSMAP_JOBJECT) ? v->count : 0;
+}
+
 const char *rsmap_json_text(const struct rsmap_jv *v, const char *otherwise) {
     return v && v->text && (v->type == RSMAP_JSTRING || v->type == RSMAP_JNUMBER || v->type == RSMAP_JBOOL)
         ? v->text : otherwise;

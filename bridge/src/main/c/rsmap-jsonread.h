@@ -31,6 +31,8 @@ void rsmap_json_free(struct rsmap_jdoc *doc);
 /* A member of an object, the i-th element of a list: NULL where there is none (or v is not one). */
 const struct rsmap_jv *rsmap_json_get(const struct rsmap_jv *obj, const char *key);
 const struct rsmap_jv *rsmap_json_at(const struct rsmap_jv *list, int i);
+/* The members of an object or elements of a list; 0 for anything else or NULL. */
+int rsmap_json_count(const struct rsmap_jv *v);
 /* The text of a string, number or bool; `otherwise` for anything else or NULL. */
 const char *rsmap_json_text(const struct rsmap_jv *v, const char *otherwise);
 

@@ -83,10 +83,6 @@ static void reset(void *ctx) {
     *k = (struct kept){ 0 };
 }
 
-static int count(const struct rsmap_jv *v) {
-    return v && (v->type == RSMAP_JARRAY || v->type == RSMAP_JOBJECT) ? v->count : 0;
-}
-
 int rsmap_place_ask(const struct rsmap_place_ask *a, struct rsmap_place_answer *out) {
     *out = (struct rsmap_place_answer){ .status = RSMAP_PLACE_FAULT, .category = RSMAP_CAT_NONE };
     char *arg = argument(a, out);
@@ -108,7 +104,7 @@ int rsmap_place_ask(const struct rsmap_place_ask *a, struct rsmap_place_answer *
         const struct rsmap_jv *root = out->doc->root;
         const struct rsmap_jv *decision = rsmap_json_get(root, "decision");
         int fits = decision ? strcmp(rsmap_json_text(decision, ""), "none") != 0
-                            : count(rsmap_json_get(root, "pass")) > 0;
+                            : rsmap_json_count(rsmap_json_get(root, "pass")) > 0;
         return out->status = fits ? RSMAP_PLACE_FITS : RSMAP_PLACE_NONE_FITS;
     }
     free(kept.json);

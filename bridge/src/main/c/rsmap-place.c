@@ -145,10 +145,6 @@ static void hosts(const struct rsmap_jv *obj, int people, char *out, size_t cap)
     }
 }
 
-static int count(const struct rsmap_jv *v) {
-    return v && (v->type == RSMAP_JARRAY || v->type == RSMAP_JOBJECT) ? v->count : 0;
-}
-
 /* The answer in the form asked for: the JSON itself, shell assignments, or lines for people. */
 static void print(const struct options *o, const struct rsmap_place_answer *p) {
     const struct rsmap_jv *a = p->doc->root;
@@ -158,7 +154,7 @@ static void print(const struct options *o, const struct rsmap_place_answer *p) {
         puts(p->answer);
     } else if (o->shell) {
         const struct rsmap_jv *fail = rsmap_json_at(rsmap_json_get(a, "fail"), 0);
-        quoted("decision", decision ? rsmap_json_text(decision, "") : count(pass) == 0 ? "none" : "start");
+        quoted("decision", decision ? rsmap_json_text(decision, "") : rsmap_json_count(pass) == 0 ? "none" : "start");
         quoted("alternative", rsmap_json_text(rsmap_json_get(a, "alternative"), ""));
         hosts(rsmap_json_get(a, "hosts"), 0, buf, sizeof buf);
         quoted("hosts", buf);
@@ -175,8 +171,8 @@ static void print(const struct options *o, const struct rsmap_place_answer *p) {
     } else {
         if (rsmap_json_get(a, "filter")) {
             joined(pass, " ", buf, sizeof buf);
-            printf("filter %s: %d hosts pass%s%s\n", rsmap_json_text(rsmap_json_get(a, "filter"), ""), count(pass),
-                   count(pass) ? ": " : "", buf);
+            printf("filter %s: %d hosts pass%s%s\n", rsmap_json_text(rsmap_json_get(a, "filter"), ""), rsmap_json_count(pass),
+                   rsmap_json_count(pass) ? ": " : "", buf);
             const struct rsmap_jv *fails = rsmap_json_get(a, "fail");
             for (const struct rsmap_jv *f = fails && fails->type == RSMAP_JARRAY ? fails->child : NULL; f; f = f->next) {
                 printf("  %s fails (%s): %s\n", rsmap_json_text(rsmap_json_get(f, "host"), ""),

@@ -130,7 +130,7 @@ final class Admission {
 
     /**
      * On the selector thread, its listener ready: accepts and judges what the kernel queued, at most
-     * {@link #BACKLOG}; false when accept failed (out of file descriptors, say), and the selector should
+     * {@link #ACCEPTS_A_ROUND}; false when accept failed (out of file descriptors, say), and the selector should
      * stop asking for a tick, letting the connections already open be served.
      */
     boolean acceptReady() {

@@ -30,7 +30,7 @@ import java.util.function.Supplier;
  * its journal's force never stalls another connection; what needs no lock, no I/O but the socket and
  * cannot block ({@link Session.Handler#quick}, a Unix peer's INIT) the selector answers itself, sparing
  * a thread's wake-up, while none of that connection's commands is queued or running. The selector also
- * accepts and judges the Unix socket's connections (SO_PEERCRED), at most the short listen backlog a
+ * accepts and judges the Unix socket's connections (SO_PEERCRED), at most 16 a
  * round, and reads each at once: a hook's commands are there behind its connect. TCP's are accepted on a
  * thread of their own (see {@link Admission}).
  *
