@@ -101,13 +101,17 @@ class HealthIT {
 
             // a real socket's event stream (root's: a job owner's sees the same for its own job, HealthDaemonTest)
             List<String> diffs = java.util.Collections.synchronizedList(new ArrayList<>());
+            // START_EVENTS answers STATE first (docs/protocol.md): from then on the stream gets every change
+            java.util.concurrent.CountDownLatch subscribed = new java.util.concurrent.CountDownLatch(1);
             rsmap.wire.TestClient stream = new rsmap.wire.TestClient(config.socket());
             stream.call(rsmap.wire.Frame.of(1, Code.INIT.value(), rsmap.wire.Session.VERSION));
             stream.send(rsmap.wire.Frame.of(2, Code.START_EVENTS.value()).encode());
             Thread reader = new Thread(() -> {
                 try {
                     for (rsmap.wire.Frame f = stream.next(); f != null; f = stream.next()) {
-                        if (f.code() == Code.DIFF.value()) {
+                        if (f.code() == Code.STATE.value()) {
+                            subscribed.countDown();
+                        } else if (f.code() == Code.DIFF.value()) {
                             diffs.add(f.text(0));
                         }
                     }
@@ -117,6 +121,7 @@ class HealthIT {
             });
             reader.setDaemon(true);
             reader.start();
+            assertThat(subscribed.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("the stream's STATE").isTrue();
             describe("failed");
             long appended = System.nanoTime();
             append(events, "{\"uuid\":\"" + GpuStub.uuid(0) + "\",\"type\":\"xid\",\"xid\":79}");
