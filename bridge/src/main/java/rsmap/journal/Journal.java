@@ -33,8 +33,10 @@ import java.util.zip.CRC32;
  * file without forcing it, {@link #sync} forces everything written so far, once for all the threads that
  * wait for it. The file is written in order, so a forced record has every earlier one on disk too: a
  * caller answers only after its {@code sync}, and a crash loses only what was never answered.
- * {@link #forceSoon} begins that force on the journal's own thread ({@link ForceAhead}), so that the caller's
- * work after its write overlaps the disk's; a force that failed fails every later {@code sync}.
+ * {@link #forceSoon} starts the disk writing what was written so far and returns at once, so that the
+ * caller's work after its write (a job's files) overlaps the disk's: on Linux the caller's own thread asks
+ * the kernel for write-back of the file ({@link Writeback}, sync_file_range), elsewhere the journal's own
+ * thread begins the force ({@link ForceAhead}). A force that failed fails every later {@code sync}.
  *
  * <p>The file is zero-filled {@value #AHEAD} bytes ahead of the records (forced once per chunk), so that
  * a record's force writes data into allocated space and changes no file size: no file-system journal
@@ -62,23 +64,32 @@ public final class Journal implements AutoCloseable {
      * may have dropped the dirty pages and report the next fsync clean, so a failure is never retried.
      */
     private volatile IOException failed;
-    /** The thread that forces ahead ({@link #forceSoon}). */
+    /** The thread that forces ahead ({@link #forceSoon}) where the kernel's write-back cannot be asked for. */
     private final ForceAhead ahead = new ForceAhead(this);
+    /** The kernel's write-back of the file, which {@link #forceSoon} starts; null where it cannot (guarded by this). */
+    private Writeback writeback;
+    /** {@link #forceSoon} may use {@link #writeback} (false: always the journal's thread). */
+    private final boolean early;
+    /** Where the next record goes: the records' end, kept here so that a write asks no lseek (guarded by this). */
+    private long end;
 
-    private Journal(Path file, FileChannel channel, List<String> replayed) {
+    private Journal(Path file, FileChannel channel, List<String> replayed, boolean early) throws IOException {
         this.file = file;
         this.channel = channel;
         this.replayed = List.copyOf(replayed);
+        this.end = channel.position();
         try {
             this.allocated = channel.size();
         } catch (IOException e) {
             this.allocated = 0; // the first write fills ahead from where it writes
         }
+        this.early = early;
+        this.writeback = early ? Writeback.open(file) : null;
     }
 
     /** Zero-fills the next {@value #AHEAD} bytes when a record of {@code bytes} would not fit before them. */
     private void room(int bytes) throws IOException {
-        long at = channel.position();
+        long at = end;
         if (at + bytes <= allocated) {
             return;
         }
@@ -92,8 +103,30 @@ public final class Journal implements AutoCloseable {
         allocated = from + size;
     }
 
+    /**
+     * Puts one encoded record at the records' end (pwrite: no lseek per record). A write that fails
+     * leaves the end where it was: the next record goes over what it left, and {@link #open} cuts a
+     * partial line after the last whole one.
+     */
+    private void put(ByteBuffer b) throws IOException {
+        room(b.remaining());
+        long at = end;
+        while (b.hasRemaining()) {
+            at += channel.write(b, at);
+        }
+        end = at;
+    }
+
     /** Opens (or creates) the journal, replaying its whole records and cutting a torn tail. */
     public static Journal open(Path file) throws IOException {
+        return open(file, true);
+    }
+
+    /**
+     * {@link #open}; {@code early} false: {@link #forceSoon} always hands the force to the journal's thread
+     * (what a platform without sync_file_range does; for tests).
+     */
+    static Journal open(Path file, boolean early) throws IOException {
         Files.createDirectories(file.toAbsolutePath().getParent());
         Files.deleteIfExists(tmp(file)); // a compaction that did not finish
         // Never through a link another user planted; readable by root (and the daemon user) only: it names
@@ -142,7 +175,12 @@ public final class Journal implements AutoCloseable {
             ch.force(true);
         }
         ch.position(good);
-        return new Journal(file, ch, records);
+        try {
+            return new Journal(file, ch, records, early);
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
     }
 
     /** The records found when the journal was opened, in order. */
@@ -159,11 +197,7 @@ public final class Journal implements AutoCloseable {
 
     /** Writes one record without forcing it: on disk after the next {@link #sync} (or forced append). */
     public synchronized void write(String record) throws IOException {
-        ByteBuffer b = ByteBuffer.wrap(encode(record));
-        room(b.remaining());
-        while (b.hasRemaining()) {
-            channel.write(b);
-        }
+        put(ByteBuffer.wrap(encode(record)));
         written++;
     }
 
@@ -172,21 +206,26 @@ public final class Journal implements AutoCloseable {
      * close), and {@link #sync} does not force for it. For what can be learnt again after a crash.
      */
     public synchronized void writeLazily(String record) throws IOException {
-        ByteBuffer b = ByteBuffer.wrap(encode(record));
-        room(b.remaining());
-        while (b.hasRemaining()) {
-            channel.write(b);
-        }
+        put(ByteBuffer.wrap(encode(record)));
         lazy = true;
     }
 
     /**
-     * Starts forcing what was written so far on the journal's own thread, and returns at once: the caller
-     * goes on with work that the record does not wait for (the job's files, its answer) while the disk
-     * writes, and its {@link #sync} then waits only for the rest of that force. What is durable when is
-     * unchanged: nothing is answered before its {@code sync} returns.
+     * Starts the disk writing what was written so far, and returns at once: the caller goes on with work
+     * that the record does not wait for (the job's files, its answer) while the disk writes, and its
+     * {@link #sync} then waits only for the rest. On Linux the kernel is asked for the file's write-back
+     * from the caller's thread (sync_file_range: no thread wakes); where it cannot be, or it refuses, the
+     * journal's own thread begins the force. What is durable when is unchanged: nothing is answered before
+     * its {@code sync} returns.
      */
     public void forceSoon() {
+        Writeback w;
+        synchronized (this) {
+            w = writeback;
+        }
+        if (w != null && w.start()) {
+            return;
+        }
         ahead.ask();
     }
 
@@ -258,15 +297,24 @@ public final class Journal implements AutoCloseable {
                 java.nio.file.LinkOption.NOFOLLOW_LINKS);
         channel.position(channel.size());
         allocated = channel.size();
+        end = allocated;
+        if (writeback != null) {
+            writeback.close(); // it names the file that the rename replaced
+        }
+        writeback = early ? Writeback.open(file) : null;
         forced = written; // the snapshot holds everything written before it, forced
     }
 
     @Override
     public synchronized void close() throws IOException {
         ahead.stop();
+        if (writeback != null) {
+            writeback.close();
+            writeback = null;
+        }
         try {
-            if (channel.isOpen() && allocated > channel.position()) {
-                channel.truncate(channel.position()); // at rest the journal ends with its last record
+            if (channel.isOpen() && allocated > end) {
+                channel.truncate(end); // at rest the journal ends with its last record
                 channel.force(false);
             } else if ((forced < written || lazy) && channel.isOpen()) {
                 channel.force(false); // a command written but not yet synced is on disk when the daemon stops

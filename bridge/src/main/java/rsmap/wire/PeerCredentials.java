@@ -2,9 +2,7 @@
 // numeric uid, gid and pid from getsockopt(SO_PEERCRED) through JNA.
 package rsmap.wire;
 
-import com.sun.jna.Library;
 import com.sun.jna.Native;
-import com.sun.jna.ptr.IntByReference;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.nio.channels.SocketChannel;
@@ -23,17 +21,18 @@ public final class PeerCredentials {
     private static final int SOL_SOCKET = 1;
     private static final int SO_PEERCRED = 17;
 
-    private interface LibC extends Library {
-        int getsockopt(int fd, int level, int name, int[] value, IntByReference length);
+    /** getsockopt, directly mapped (JNA's interface proxies cost several microseconds a call). */
+    private static final class LibC {
+        static native int getsockopt(int fd, int level, int name, int[] value, int[] length);
     }
 
-    private static final LibC LIBC;
+    private static final boolean LIBC;
     private static final Method FD_VAL;
     /** Why the pid is unknown, or "" when it can be read. */
     public static final String UNAVAILABLE;
 
     static {
-        LibC libc = null;
+        boolean libc = false;
         Method fdVal = null;
         String why = "";
         try {
@@ -41,11 +40,12 @@ public final class PeerCredentials {
                 throw new IllegalStateException("java.base does not export sun.nio.ch to rsmap");
             }
             fdVal = Class.forName("sun.nio.ch.SelChImpl").getMethod("getFDVal");
-            libc = Native.load("c", LibC.class);
+            Native.register(LibC.class, "c");
+            libc = true;
         } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
             why = "the peer's pid cannot be read (" + e.getClass().getSimpleName() + ": " + e.getMessage()
                     + "); run the JVM with --add-exports java.base/sun.nio.ch=ALL-UNNAMED";
-            libc = null;
+            libc = false;
             fdVal = null;
         }
         LIBC = libc;
@@ -106,14 +106,14 @@ public final class PeerCredentials {
 
     /** struct ucred {pid, uid, gid}, or null. */
     private static int[] numeric(SocketChannel client) {
-        if (LIBC == null) {
+        if (!LIBC) {
             return null;
         }
         try {
             int fd = (Integer) FD_VAL.invoke(client);
             int[] cred = new int[3];
-            IntByReference len = new IntByReference(12);
-            return LIBC.getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, len) == 0 && len.getValue() == 12 ? cred : null;
+            int[] len = {12};
+            return LibC.getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, len) == 0 && len[0] == 12 ? cred : null;
         } catch (ReflectiveOperationException | RuntimeException e) {
             return null;
         }

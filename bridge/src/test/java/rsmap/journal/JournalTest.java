@@ -123,14 +123,19 @@ class JournalTest {
         killLoop(tmp.resolve("ahead"), "ahead", new Random(SEED + 2));
     }
 
+    @Test
+    void sigkillWhileTheKernelWritesBack_andCompacting_neverLosesAnAcknowledgedRecord_norDoublesOne() throws Exception {
+        killLoop(tmp.resolve("writeback"), "writeback", new Random(SEED + 4));
+    }
+
     /**
-     * Forcing ahead (the daemon's job path): many threads write, ask the journal's thread to force, and sync;
-     * every record is replayed, and close stops the journal's thread.
+     * Forcing ahead where the kernel's write-back cannot be asked for: many threads write, ask the journal's
+     * thread to force, and sync; every record is replayed, and close stops the journal's thread.
      */
     @Test
     void forceSoon_fromManyThreads_thenSync_allReplayed_andCloseStopsItsThread() throws Exception {
         Path f = tmp.resolve("journal");
-        Journal j = Journal.open(f);
+        Journal j = Journal.open(f, false);
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
         List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
         for (int i = 0; i < 300; i++) {
@@ -156,6 +161,71 @@ class JournalTest {
         assertThat(forcers()).as("the journal's thread ends with the journal").isZero();
         try (Journal again = Journal.open(f)) {
             assertThat(again.replayed()).hasSize(300);
+        }
+    }
+
+    /**
+     * The daemon's job path on Linux: forceSoon asks the kernel's write-back from the caller's thread
+     * (sync_file_range), so no journal thread is started, before or after a compaction (which replaces the
+     * file that the write-back names); every record synced is replayed, in order.
+     */
+    @Test
+    void forceSoon_onLinux_startsTheKernelsWriteback_withoutAThread_alsoAfterACompaction() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(com.sun.jna.Platform.isLinux(), "sync_file_range is Linux's");
+        Path f = tmp.resolve("writeback");
+        List<String> all = new java.util.ArrayList<>();
+        try (Journal j = Journal.open(f)) {
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+            for (int round = 0; round < 3; round++) {
+                List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+                for (int i = 0; i < 100; i++) {
+                    String r = "{\"round\":" + round + ",\"n\":" + i + "}";
+                    done.add(pool.submit(() -> {
+                        j.write(r);
+                        j.forceSoon();
+                        j.sync();
+                        return null;
+                    }));
+                }
+                for (java.util.concurrent.Future<?> d : done) {
+                    d.get();
+                }
+                if (round == 0) {
+                    j.compact(List.of("{\"snapshot\":1}"));
+                }
+            }
+            pool.shutdown();
+            assertThat(forcers()).as("no journal thread where the kernel writes back").isZero();
+            Writeback w = Writeback.open(f);
+            assertThat(w).as("sync_file_range on Linux").isNotNull();
+            assertThat(w.start()).isTrue();
+            w.close();
+        }
+        try (Journal again = Journal.open(f)) {
+            assertThat(again.replayed()).hasSize(201).first().isEqualTo("{\"snapshot\":1}");
+            for (String r : again.replayed().subList(1, 201)) {
+                all.add(r);
+            }
+        }
+        assertThat(all).allMatch(r -> r.startsWith("{\"round\":1") || r.startsWith("{\"round\":2"));
+    }
+
+    /** Records put after the journal is opened again go right behind its last one (the end is kept, not asked). */
+    @Test
+    void reopened_recordsGoBehindTheLastOne_andTheZerosAheadAreCutAtClose() throws Exception {
+        Path f = tmp.resolve("ends");
+        for (int round = 0; round < 4; round++) {
+            try (Journal j = Journal.open(f)) {
+                assertThat(j.replayed()).hasSize(round * 3);
+                for (int i = 0; i < 3; i++) {
+                    j.write("r" + round + "." + i);
+                    j.forceSoon();
+                    j.sync();
+                }
+            }
+            byte[] rest = Files.readAllBytes(f);
+            assertThat(rest).as("every record, then no zeros at rest").hasSize((round + 1) * 3 * (18 + 4 + 1))
+                    .doesNotContain((byte) 0);
         }
     }
 

@@ -1,5 +1,5 @@
 // The child process of JournalTest's kill loops: appends numbered records (compacting now and then, or
-// forcing ahead) and
+// forcing ahead on the journal's thread, or starting the kernel's write-back and compacting) and
 // acknowledges each one on stdout only after append returned, until it is killed.
 package rsmap.journal;
 
@@ -12,13 +12,16 @@ public final class JournalWriter {
     }
 
     public static void main(String[] args) throws Exception {
-        boolean compacting = args.length > 1 && args[1].equals("compact");
-        boolean ahead = args.length > 1 && args[1].equals("ahead");
-        try (Journal j = Journal.open(Path.of(args[0]))) {
+        String mode = args.length > 1 ? args[1] : "append";
+        boolean writeback = mode.equals("writeback"); // the kernel's write-back started, compacting now and then
+        boolean compacting = mode.equals("compact") || writeback;
+        boolean ahead = mode.equals("ahead") || writeback;
+        // "ahead": forced ahead on the journal's own thread (a platform without sync_file_range)
+        try (Journal j = Journal.open(Path.of(args[0]), writeback)) {
             List<String> all = new ArrayList<>(j.replayed());
             for (int i = all.size(); ; i++) {
                 String r = "r" + i + " " + "x".repeat(i % 97); // records of varying length
-                if (ahead) { // the daemon's job path: written, forced ahead on the journal's thread, then synced
+                if (ahead) { // the daemon's job path: written, forced ahead, then synced
                     j.write(r);
                     j.forceSoon();
                     j.sync();
