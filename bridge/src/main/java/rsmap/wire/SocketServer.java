@@ -247,7 +247,7 @@ public final class SocketServer implements AutoCloseable {
                 } finally {
                     workers.run(w); // even when that read failed: the Work ends the session's command
                 }
-                if (jobStep(c, w)) {
+                if (jobStep(c.privileged(), w.frame())) {
                     Thread.yield(); // the job's record reaches the disk before this round's bookkeeping
                 }
                 return;
@@ -262,11 +262,11 @@ public final class SocketServer implements AutoCloseable {
      * its next accepts). Measured with rsmapd on one CPU: 20-25 µs off each JOB_START and JOB_END (README,
      * "Benchmarks"). Where another CPU is idle the worker runs there and the yield returns at once.
      */
-    private static boolean jobStep(Connection c, Workers.Work w) {
-        if (w.frame() == null || !c.privileged()) {
+    static boolean jobStep(boolean privileged, Frame frame) {
+        if (frame == null || !privileged) {
             return false;
         }
-        int code = w.frame().code();
+        int code = frame.code();
         return code == Code.JOB_START.value() || code == Code.JOB_END.value();
     }
 

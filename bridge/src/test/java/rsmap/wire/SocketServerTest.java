@@ -146,6 +146,22 @@ class SocketServerTest {
         }
     }
 
+    /**
+     * The selector yields its CPU after handing a worker a job's start or end from a privileged peer (the
+     * hooks execd and the job shell wait for), and for nothing else: not for a user's command, not for
+     * QUERY, not for a session's end.
+     */
+    @Test
+    void selectorYields_onlyAfterAPrivilegedJobStartOrEnd() {
+        assertThat(SocketServer.jobStep(true, Frame.of(1, Code.JOB_START.value(), "{}"))).isTrue();
+        assertThat(SocketServer.jobStep(true, Frame.of(1, Code.JOB_END.value(), "{}"))).isTrue();
+        assertThat(SocketServer.jobStep(false, Frame.of(1, Code.JOB_START.value(), "{}"))).isFalse();
+        assertThat(SocketServer.jobStep(false, Frame.of(1, Code.JOB_END.value(), "{}"))).isFalse();
+        assertThat(SocketServer.jobStep(true, Frame.of(1, Code.QUERY.value()))).isFalse();
+        assertThat(SocketServer.jobStep(true, Frame.of(1, Code.INIT.value(), "1"))).isFalse();
+        assertThat(SocketServer.jobStep(true, null)).as("a session's end").isFalse();
+    }
+
     @Test
     void socket_isMode0660_fromItsFirstMoment() throws Exception {
         assertThat(java.nio.file.Files.getPosixFilePermissions(server.path()))
