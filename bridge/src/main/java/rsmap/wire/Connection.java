@@ -282,11 +282,11 @@ final class Connection implements Session.Output, Session.Login {
     }
 
     /**
-     * On the selector thread: answers {@code w}'s command at once when the session can ({@link Session#quick})
-     * and writes what the socket takes; false when it cannot, and {@code w} is still this connection's
+     * On the selector thread: answers {@code w}'s command at once when the session can ({@link Session#quick}),
+     * queued for the caller's {@link #flush}; false when it cannot, and {@code w} is still this connection's
      * running Work, for a worker.
      */
-    boolean inline(Workers.Work w, ByteBuffer direct) throws IOException {
+    boolean inline(Workers.Work w) {
         List<Frame> answer = null;
         try {
             answer = w.frame() == null ? null : session.quick(w.frame());
@@ -298,9 +298,6 @@ final class Connection implements Session.Output, Session.Login {
         }
         offer(answer, true);
         done(); // before the write: a write error kills the connection, and its end must find it idle
-        if (!flush(direct)) {
-            server.flushLater(this);
-        }
         return true;
     }
 

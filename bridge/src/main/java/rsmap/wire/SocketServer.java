@@ -229,28 +229,39 @@ public final class SocketServer implements AutoCloseable {
      * {@code direct}: the selector's buffer; {@code beforeWorker} (may be null) runs before a command goes to a worker.
      */
     void dispatchInline(Connection c, java.nio.ByteBuffer direct, BeforeWorker beforeWorker) throws IOException {
-        for (int i = 0; ; i++) {
-            Workers.Work w = workers.take(c); // null while a Work of c is queued or running
-            if (w == null) {
-                if (c.shouldResumeReading(limits.maxFrame())) {
-                    loop.resumeReading(c);
-                }
-                return;
-            }
-            // After INLINE_RUN answers, a client pipelining many gets the rest on a worker, so that the
-            // selector serves the others; that Work, too, is preceded by the read that sees an end of stream.
-            if (i >= INLINE_RUN || !c.inline(w, direct)) {
-                try {
-                    if (beforeWorker != null && w.frame() != null) {
-                        beforeWorker.run();
+        boolean answered = false;
+        try {
+            for (int i = 0; ; i++) {
+                Workers.Work w = workers.take(c); // null while a Work of c is queued or running
+                if (w == null) {
+                    if (c.shouldResumeReading(limits.maxFrame())) {
+                        loop.resumeReading(c);
                     }
-                } finally {
-                    workers.run(w); // even when that read failed: the Work ends the session's command
+                    return;
                 }
-                if (jobStep(c.privileged(), w.frame())) {
-                    Thread.yield(); // the job's record reaches the disk before this round's bookkeeping
+                // After INLINE_RUN answers, a client pipelining many gets the rest on a worker, so that the
+                // selector serves the others; that Work, too, is preceded by the read that sees an end of stream.
+                if (i >= INLINE_RUN || !c.inline(w)) {
+                    try {
+                        if (beforeWorker != null && w.frame() != null) {
+                            beforeWorker.run();
+                        }
+                    } finally {
+                        workers.run(w); // even when that read failed: the Work ends the session's command
+                    }
+                    if (jobStep(c.privileged(), w.frame())) {
+                        Thread.yield(); // the job's record reaches the disk before this round's bookkeeping
+                    }
+                    return;
                 }
-                return;
+                answered = true;
+            }
+        } finally {
+            // The answers given here, in one write, after a command was handed on: a hook's INIT answer goes
+            // out while its JOB_START's record is on its way to the disk. The connection's queue keeps the
+            // order, whoever writes first (a worker's answer comes behind them).
+            if (answered && !c.flush(direct)) {
+                flushLater(c);
             }
         }
     }
