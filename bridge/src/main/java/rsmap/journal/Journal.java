@@ -5,7 +5,6 @@ package rsmap.journal;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,7 +13,6 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.zip.CRC32;
 
 /**
  * An append-only file of records, one per line:
@@ -155,7 +153,7 @@ public final class Journal implements AutoCloseable {
             if (lf < 0) {
                 break; // torn: no line end
             }
-            String record = decode(all, p, lf);
+            String record = JournalLine.decode(all, p, lf);
             if (record == null) {
                 if (indexOf(all, (byte) '\n', lf + 1) >= 0) {
                     // Whole records follow a damaged one: that is not a torn write but damage. Cutting it
@@ -197,7 +195,7 @@ public final class Journal implements AutoCloseable {
 
     /** Writes one record without forcing it: on disk after the next {@link #sync} (or forced append). */
     public synchronized void write(String record) throws IOException {
-        put(ByteBuffer.wrap(encode(record)));
+        put(ByteBuffer.wrap(JournalLine.encode(record)));
         written++;
     }
 
@@ -206,7 +204,7 @@ public final class Journal implements AutoCloseable {
      * close), and {@link #sync} does not force for it. For what can be learnt again after a crash.
      */
     public synchronized void writeLazily(String record) throws IOException {
-        put(ByteBuffer.wrap(encode(record)));
+        put(ByteBuffer.wrap(JournalLine.encode(record)));
         lazy = true;
     }
 
@@ -219,12 +217,10 @@ public final class Journal implements AutoCloseable {
      * its {@code sync} returns.
      */
     public void forceSoon() {
-        Writeback w;
-        synchronized (this) {
-            w = writeback;
-        }
-        if (w != null && w.start()) {
-            return;
+        synchronized (this) { // never on a descriptor that a compaction or close has just closed
+            if (writeback != null && writeback.start()) {
+                return;
+            }
         }
         ahead.ask();
     }
@@ -279,7 +275,7 @@ public final class Journal implements AutoCloseable {
         try (FileChannel out = FileChannel.open(tmp, java.util.Set.of(StandardOpenOption.CREATE_NEW,
                 StandardOpenOption.WRITE, java.nio.file.LinkOption.NOFOLLOW_LINKS), OWNER_ONLY)) {
             for (String r : snapshot) {
-                ByteBuffer b = ByteBuffer.wrap(encode(r));
+                ByteBuffer b = ByteBuffer.wrap(JournalLine.encode(r));
                 while (b.hasRemaining()) {
                     out.write(b);
                 }
@@ -323,65 +319,6 @@ public final class Journal implements AutoCloseable {
         } finally {
             channel.close();
         }
-    }
-
-    static byte[] encode(String record) {
-        if (record.indexOf('\n') >= 0) {
-            throw new IllegalArgumentException("a journal record is one line");
-        }
-        byte[] body = record.getBytes(StandardCharsets.UTF_8);
-        CRC32 crc = new CRC32();
-        crc.update(body);
-        byte[] line = new byte[HEAD + body.length + 1];
-        putHex(line, 0, crc.getValue());
-        line[8] = ' ';
-        putHex(line, 9, body.length);
-        line[17] = ' ';
-        System.arraycopy(body, 0, line, HEAD, body.length);
-        line[line.length - 1] = '\n';
-        return line;
-    }
-
-    /** The head's length: CRC32, a space, the length, a space. */
-    private static final int HEAD = 18;
-    private static final byte[] DIGITS = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
-
-    /** {@code v} as 8 lower-case hex digits at {@code at} (what "%08x" wrote, without a formatter per record). */
-    private static void putHex(byte[] into, int at, long v) {
-        for (int i = 7; i >= 0; i--) {
-            into[at + i] = DIGITS[(int) (v & 0xf)];
-            v >>>= 4;
-        }
-    }
-
-    /** The record of the line {@code all[from, lf)}, or null when it is not a whole, intact line. */
-    static String decode(byte[] all, int from, int lf) {
-        if (lf - from < 18 || all[from + 8] != ' ' || all[from + 17] != ' ') {
-            return null;
-        }
-        long crc = hex(all, from, 8);
-        long len = hex(all, from + 9, 8);
-        if (crc < 0 || len < 0 || len != lf - from - 18) {
-            return null;
-        }
-        CRC32 check = new CRC32();
-        check.update(all, from + 18, (int) len);
-        if (check.getValue() != crc) {
-            return null;
-        }
-        return new String(all, from + 18, (int) len, StandardCharsets.UTF_8);
-    }
-
-    private static long hex(byte[] b, int at, int digits) {
-        long v = 0;
-        for (int i = 0; i < digits; i++) {
-            int d = Character.digit(b[at + i], 16);
-            if (d < 0) {
-                return -1;
-            }
-            v = v << 4 | d;
-        }
-        return v;
     }
 
     private static int indexOf(byte[] b, byte x, int from) {

@@ -45,7 +45,7 @@ class JournalTest {
             j.append("one");
             j.append("two");
         }
-        byte[] torn = Journal.encode("three");
+        byte[] torn = JournalLine.encode("three");
         Files.write(f, java.util.Arrays.copyOf(torn, torn.length - 3), StandardOpenOption.APPEND);
         try (Journal j = Journal.open(f)) {
             assertThat(j.replayed()).containsExactly("one", "two");
@@ -76,8 +76,8 @@ class JournalTest {
             j.append("three");
         }
         byte[] all = Files.readAllBytes(f);
-        int second = Journal.encode("one").length;
-        all[second + Journal.encode("two").length - 2] ^= 1; // flip a bit of "two"; "three" follows intact
+        int second = JournalLine.encode("one").length;
+        all[second + JournalLine.encode("two").length - 2] ^= 1; // flip a bit of "two"; "three" follows intact
         Files.write(f, all);
         assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> Journal.open(f)))
                 .isInstanceOf(java.io.IOException.class)
@@ -238,9 +238,9 @@ class JournalTest {
             java.util.zip.CRC32 crc = new java.util.zip.CRC32();
             crc.update(body);
             String head = String.format("%08x %08x ", crc.getValue(), body.length);
-            byte[] line = Journal.encode(b.toString());
+            byte[] line = JournalLine.encode(b.toString());
             assertThat(new String(line, 0, 18, StandardCharsets.US_ASCII)).isEqualTo(head);
-            assertThat(Journal.decode(line, 0, line.length - 1)).isEqualTo(b.toString());
+            assertThat(JournalLine.decode(line, 0, line.length - 1)).isEqualTo(b.toString());
         }
     }
 
@@ -319,6 +319,6 @@ class JournalTest {
             assertThat(third.replayed()).containsExactly("one", "two", "three");
         }
         j.close();
-        assertThat(Files.size(f)).isEqualTo(Journal.encode("one").length + Journal.encode("two").length);
+        assertThat(Files.size(f)).isEqualTo(JournalLine.encode("one").length + JournalLine.encode("two").length);
     }
 }
