@@ -134,9 +134,14 @@ int rsmap_send(int fd, unsigned tid, unsigned code, int argc, const char *const 
     return rsmap_send_by(fd, 0, tid, code, argc, argv);
 }
 
-int rsmap_send_by(int fd, long long deadline, unsigned tid, unsigned code, int argc, const char *const *argv) {
+size_t rsmap_frame_body(int argc, const char *const *argv) {
     size_t body = 12;
     for (int i = 0; i < argc; i++) body += 1 + (size_t)snprintf(NULL, 0, "%zx", strlen(argv[i])) + 1 + strlen(argv[i]);
+    return body;
+}
+
+int rsmap_send_by(int fd, long long deadline, unsigned tid, unsigned code, int argc, const char *const *argv) {
+    size_t body = rsmap_frame_body(argc, argv);
     if (body > RSMAP_MAX_FRAME) {
         errno = EMSGSIZE; /* never sent: the server would refuse it and close (docs/protocol.md, "Frames") */
         return -1;

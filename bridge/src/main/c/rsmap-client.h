@@ -169,6 +169,9 @@ char *rsmap_json_end(struct rsmap_json *j);
 
 /* rsmap_send, rsmap_read and rsmap_finish_events that give up at `deadline` (0: never) with errno EAGAIN;
  * rsmap_finish_by also says the ERROR's category (may be NULL). */
+/* The body of a frame of these arguments in bytes, what its length field says: over RSMAP_MAX_FRAME it is
+ * never sent (rsmap_send_by fails with EMSGSIZE). */
+size_t rsmap_frame_body(int argc, const char *const *argv);
 int rsmap_send_by(int fd, long long deadline, unsigned tid, unsigned code, int argc, const char *const *argv);
 int rsmap_read_by(int fd, long long deadline, unsigned *tid, int *argc, char **argv, char **buf);
 int rsmap_finish_by(int fd, long long deadline, unsigned tid, rsmap_event_fn event_fn, void *ctx, char *why,

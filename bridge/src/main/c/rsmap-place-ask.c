@@ -48,10 +48,11 @@ static char *argument(const struct rsmap_place_ask *a, struct rsmap_place_answer
     }
     char *arg = rsmap_json_end(&j);
     if (!arg) refused(out, RSMAP_PLACE_FAULT, "out of memory", NULL);
-    /* The frame's header (20 bytes) and the argument's length field (at most 10) around it: over the bound
-     * the frame is never sent. The job's options are too long, not the authority out of reach: refused,
-     * with a category, so that job_submit.lua and the JSV refuse the job rather than pass it unchecked. */
-    if (arg && strlen(arg) + 30 > RSMAP_MAX_FRAME) {
+    /* Over the bound the frame is never sent, so it is not tried at all (the same count as rsmap_send_by's).
+     * The job's options are too long, not the authority out of reach: refused, with a category, so that
+     * job_submit.lua and the JSV refuse the job rather than pass it unchecked. */
+    const char *const frame_args[] = { arg };
+    if (arg && rsmap_frame_body(1, frame_args) > RSMAP_MAX_FRAME) {
         char detail[128];
         snprintf(detail, sizeof detail, " (%zu bytes as JSON) is over the protocol's %d MiB frame bound: not sent",
                  strlen(arg), RSMAP_MAX_FRAME >> 20);
