@@ -3,7 +3,6 @@
 package rsmap.daemon;
 
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -373,7 +372,7 @@ final class HostState {
 
     /** The names of this host's maps, in configured order. */
     Set<String> mapNames() {
-        return new LinkedHashSet<>(cluster.instances(config.host()).keySet());
+        return cluster.mapNames(config.host());
     }
 
     /** The instances behind a job's grant on this host (and the global host), for its device policy. */

@@ -4,11 +4,13 @@ package rsmap.alloc;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
+import java.util.Set;
 import rsmap.complex.ComplexTable;
 import rsmap.map.ComplexValues;
 
@@ -86,6 +88,14 @@ abstract sealed class ClusterState permits Cluster {
     /** The instances of each map on {@code host}: identifier and the job holding it ("" when free). */
     public Map<String, List<Map.Entry<String, String>>> instances(String host) {
         return hosts.get(host).map(Host::instances).orElseGet(LinkedHashMap::new);
+    }
+
+    /**
+     * The names of {@code host}'s maps, in configured order (empty for an unknown host): the keys of
+     * {@link #instances(String)} without listing every instance and its holder, which a job start asks for.
+     */
+    public Set<String> mapNames(String host) {
+        return hosts.get(host).map(h -> (Set<String>) new LinkedHashSet<>(h.pools().keySet())).orElseGet(LinkedHashSet::new);
     }
 
     /** The running jobs, in the order they started. */
