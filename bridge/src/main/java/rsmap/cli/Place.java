@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -17,11 +18,13 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.FrameDecoder;
 
 /**
  * Exit codes: 0 an option can start now (or, for a filter alone, some host passes); 3 none can (no host
  * passes), the answer saying why; 2 a refusal (a filter or request that does not read: one line with its
- * column; ERROR refused, malformed or denied); 1 the authority cannot be reached, does not answer within 30 s,
+ * column; ERROR refused, malformed or denied; options over the protocol's frame bound, not sent); 1 the authority cannot be reached, does not answer within 30 s,
  * or answers busy, unavailable or internal. With --json or --shell an ERROR also prints its category on
  * stdout ({"error","category"}; error= and category= lines), for scripts to decide by.
  */
@@ -97,9 +100,17 @@ final class Place implements Callable<Integer> {
             throw new Refused("place needs --filter, --request/--slots or --alternatives");
         }
         PrintWriter out = spec.commandLine().getOut();
+        String text = arg.toString();
         JsonNode a;
         try {
-            a = DaemonCommands.json(DaemonCommands.ask(socket, Code.PLACE, arg.toString()).get(0));
+            // Over the protocol's bound the frame is never sent (the authority would refuse it and close): the
+            // job's options are too long, which is the job's fault, not the authority out of reach (as rsmap-place).
+            if (Frame.of(0, Code.PLACE.value(), text).bodyLength() > FrameDecoder.DEFAULT_MAX_FRAME) {
+                throw Refused.refusedInput("the argument of PLACE (" + text.getBytes(StandardCharsets.UTF_8).length
+                        + " bytes as JSON) is over the protocol's " + (FrameDecoder.DEFAULT_MAX_FRAME >> 20)
+                        + " MiB frame bound: not sent");
+            }
+            a = DaemonCommands.json(DaemonCommands.ask(socket, Code.PLACE, text).get(0));
         } catch (Refused r) {
             // For scripts (job_submit.lua, the JSV): the ERROR's category to decide by, besides the exit code.
             r.category().ifPresent(c -> {

@@ -43,6 +43,11 @@ final class Refused extends Exception {
         return new Refused(message, "", FAULT, Optional.of(Category.UNAVAILABLE));
     }
 
+    /** Refused by the command itself, for a reason a script should read as rsmapd's category refused. */
+    static Refused refusedInput(String message) {
+        return new Refused(message, "", INPUT, Optional.of(Category.REFUSED));
+    }
+
     /**
      * rsmapd's ERROR: by its category (docs/protocol.md, "Error categories"), never its words - busy,
      * unavailable and internal may pass (1), refused, malformed and denied are the command's (2); none (an

@@ -67,12 +67,18 @@ public record Frame(long tid, int code, List<byte[]> args) {
         }
     }
 
-    /** The frame as it travels, LENGTH included. */
-    public byte[] encode() {
+    /** The frame's length after its LENGTH field: what a receiver holds against its frame bound. */
+    public int bodyLength() {
         int body = HEADER;
         for (byte[] a : args) {
             body += 1 + Integer.toHexString(a.length).length() + 1 + a.length;
         }
+        return body;
+    }
+
+    /** The frame as it travels, LENGTH included. */
+    public byte[] encode() {
+        int body = bodyLength();
         byte[] out = new byte[LENGTH_DIGITS + body];
         int p = hex(out, 0, body, 8);
         p = hex(out, p, tid, 8);

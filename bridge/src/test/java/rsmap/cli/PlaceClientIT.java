@@ -154,6 +154,26 @@ class PlaceClientIT {
     }
 
     /**
+     * Options whose PLACE argument is over the protocol's 1 MiB frame bound are never sent: both clients refuse
+     * them as the job's (exit 2, category refused, the same bytes on stdout). One argument on a command line is
+     * at most 128 KiB (Linux's MAX_ARG_STRLEN), so it takes JSON's escapes: a control character is six bytes.
+     */
+    @Test
+    void anArgumentOverTheFrameBound_isRefusedUnsent_byBothClientsAlike() throws Exception {
+        String escaped = "\u0001".repeat(100_000); // 600,000 bytes as JSON, twice
+        for (String form : new String[] {"--json", "--shell"}) {
+            List<String> args = with("--filter", "arch == \"" + escaped + "\"", "--request", "gpu=1" + escaped, form);
+            Outcome j = java(args);
+            Outcome c = c(args);
+            assertThat(c.exit()).as("exit %s (java said %s)", form, j.err()).isEqualTo(j.exit()).isEqualTo(2);
+            assertThat(c.out()).as("stdout %s", form).isEqualTo(j.out())
+                    .contains(form.equals("--json") ? "\"category\":\"refused\"" : "category='refused'");
+            assertThat(c.err()).startsWith("error: ").hasLineCount(1).contains("frame bound: not sent");
+            assertThat(j.err()).startsWith("error: ").contains("frame bound: not sent");
+        }
+    }
+
+    /**
      * Filters of random text (quotes, backslashes, blanks, non-ASCII): whatever the authority answers, both
      * clients print the same bytes - the quoting of --shell and the JSON of --json included (seeded).
      */
