@@ -95,7 +95,9 @@ abstract sealed class ClusterState permits Cluster {
      * {@link #instances(String)} without listing every instance and its holder, which a job start asks for.
      */
     public Set<String> mapNames(String host) {
-        return hosts.get(host).map(h -> (Set<String>) new LinkedHashSet<>(h.pools().keySet())).orElseGet(LinkedHashSet::new);
+        Set<String> names = new LinkedHashSet<>();
+        hosts.get(host).ifPresent(h -> names.addAll(h.pools().keySet()));
+        return names;
     }
 
     /** The running jobs, in the order they started. */
