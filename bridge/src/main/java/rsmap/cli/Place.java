@@ -8,7 +8,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -24,9 +23,10 @@ import rsmap.wire.FrameDecoder;
 /**
  * Exit codes: 0 an option can start now (or, for a filter alone, some host passes); 3 none can (no host
  * passes), the answer saying why; 2 a refusal (a filter or request that does not read: one line with its
- * column; ERROR refused, malformed or denied; options over the protocol's frame bound, not sent); 1 the authority cannot be reached, does not answer within 30 s,
- * or answers busy, unavailable or internal. With --json or --shell an ERROR also prints its category on
- * stdout ({"error","category"}; error= and category= lines), for scripts to decide by.
+ * column; ERROR refused, malformed or denied; options over the protocol's frame bound, not sent); 1 the
+ * authority cannot be reached, does not answer within 30 s, or answers busy, unavailable or internal. With
+ * --json or --shell an ERROR also prints its category on stdout ({"error","category"}; error= and category=
+ * lines), for scripts to decide by.
  */
 @Command(name = "place", mixinStandardHelpOptions = true, description = "Ask the authority (role = authority) where a "
         + "job can run now: a filter alone lists the hosts that pass and the attribute each other fails; with a request "
@@ -105,8 +105,9 @@ final class Place implements Callable<Integer> {
         try {
             // Over the protocol's bound the frame is never sent (the authority would refuse it and close): the
             // job's options are too long, which is the job's fault, not the authority out of reach (as rsmap-place).
-            if (Frame.of(0, Code.PLACE.value(), text).bodyLength() > FrameDecoder.DEFAULT_MAX_FRAME) {
-                throw Refused.refusedInput("the argument of PLACE (" + text.getBytes(StandardCharsets.UTF_8).length
+            Frame frame = Frame.of(0, Code.PLACE.value(), text);
+            if (frame.bodyLength() > FrameDecoder.DEFAULT_MAX_FRAME) {
+                throw Refused.refusedInput("the argument of PLACE (" + frame.args().get(0).length
                         + " bytes as JSON) is over the protocol's " + (FrameDecoder.DEFAULT_MAX_FRAME >> 20)
                         + " MiB frame bound: not sent");
             }

@@ -95,9 +95,7 @@ abstract sealed class ClusterState permits Cluster {
      * {@link #instances(String)} without listing every instance and its holder, which a job start asks for.
      */
     public Set<String> mapNames(String host) {
-        Set<String> names = new LinkedHashSet<>();
-        hosts.get(host).ifPresent(h -> names.addAll(h.pools().keySet()));
-        return names;
+        return new LinkedHashSet<>(hosts.pools(host).keySet());
     }
 
     /** The running jobs, in the order they started. */

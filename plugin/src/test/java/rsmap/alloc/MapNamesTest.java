@@ -6,6 +6,7 @@ package rsmap.alloc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -28,7 +29,7 @@ class MapNamesTest {
         List<String> names = List.of("gpu", "nic", "lic");
         for (int round = 0; round < 200; round++) {
             List<String> shuffled = new ArrayList<>(names);
-            java.util.Collections.shuffle(shuffled, random);
+            Collections.shuffle(shuffled, random);
             List<String> parts = new ArrayList<>();
             for (String n : shuffled.subList(0, random.nextInt(names.size() + 1))) {
                 int count = 1 + random.nextInt(5);
