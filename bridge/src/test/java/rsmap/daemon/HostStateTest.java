@@ -8,10 +8,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.alloc.Cluster;
 import rsmap.alloc.Grant;
 import rsmap.complex.ComplexTable;
+import rsmap.device.DevicePolicy;
+import rsmap.map.ComplexValues;
 
 class HostStateTest {
     @TempDir
@@ -65,5 +69,46 @@ class HostStateTest {
         s.hold(job("node01:7", "0"));
         assertThat(s.job("node01:7")).isPresent();
         assertThat(tmp.resolve("a").resolve("state").resolve("env")).doesNotExist();
+    }
+
+    /**
+     * The remembered answer of "does any instance list devices" (which closes every job's policy) is never
+     * stale: each reconfiguration in place, each new core, changes it at once, either way (seeded: 300 steps
+     * over this host and the global host, each answer asked twice and held against a fresh look).
+     */
+    @Test
+    void devicesListed_followsEveryReconfiguration() throws Exception {
+        HostState s = state();
+        ComplexTable table = s.table;
+        String[] values = {"gpu=2(0 1)", "gpu=2(0[devices=/dev/null:rw] 1)", "gpu=2(0 1[devices=/dev/zero:r])",
+            "nic=1(ib0)", "nic=2(ib0 ib1[devices=/dev/null:rw])", "NONE"};
+        Random random = new Random(20261204L);
+        Cluster cluster = new Cluster(table);
+        s.install(cluster, s.reallocsOver(cluster));
+        long time = 0;
+        for (int step = 0; step < 300; step++) {
+            if (random.nextInt(10) == 0) { // a new core (RELOAD): its hosts configured afresh
+                cluster = new Cluster(table);
+                s.install(cluster, s.reallocsOver(cluster));
+            }
+            String host = random.nextBoolean() ? s.host() : "global";
+            cluster.configure(host, ComplexValues.parse(values[random.nextInt(values.length)], table), ++time);
+            boolean fresh = DevicePolicy.listsDevices(cluster.hosts().values());
+            assertThat(s.devicesListed()).as("step %d", step).isEqualTo(fresh);
+            assertThat(s.devicesListed()).as("step %d, asked again", step).isEqualTo(fresh);
+        }
+    }
+
+    @Test
+    void devicesListed_turnsOnWhenAHostsMapsChangeInPlace() throws Exception {
+        HostState s = state();
+        Cluster cluster = new Cluster(s.table);
+        s.install(cluster, s.reallocsOver(cluster));
+        cluster.configure(s.host(), ComplexValues.parse("gpu=2(0 1)", s.table), 1);
+        assertThat(s.devicesListed()).isFalse();
+        cluster.configure(s.host(), ComplexValues.parse("gpu=2(0 1[devices=/dev/null:rw])", s.table), 2);
+        assertThat(s.devicesListed()).as("a device listed by the same core, reconfigured").isTrue();
+        cluster.configure(s.host(), ComplexValues.parse("gpu=2(0 1)", s.table), 3);
+        assertThat(s.devicesListed()).isFalse();
     }
 }
