@@ -157,6 +157,7 @@ public final class Daemon implements AutoCloseable {
             // An authority's hosts' global parts of one job are held to one group (docs/cluster.md).
             JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation,
                     authorityRole ? new GlobalKeys(keys, log) : global);
+            lifecycle.leftovers.adopt(); // what an earlier run set aside, shown and removed once empty
             this.pending = new PendingStarts(state, records, lifecycle, log);
             this.health = new Health(state, records, events, log, access, reallocation);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation,

@@ -52,6 +52,34 @@ final class Leftovers {
         close(id, left);
     }
 
+    /**
+     * At start: the policies an earlier run set aside ({@code <job>.ended-<n>}) are listed again, so that
+     * they are shown and removed once empty like this run's; those empty already are removed now. One that
+     * cannot be read stays as it is, closed. Never a running job's own policy (a name the journal holds).
+     */
+    void adopt() {
+        List<String> names;
+        try {
+            names = isolation.setAsideNames();
+        } catch (DevicePolicyException e) {
+            log.note(Log.Level.WARNING, "the device policies set aside by an earlier run cannot be listed; they stay"
+                    + " closed and in place: " + e.getMessage());
+            return;
+        }
+        for (String name : names) {
+            if (s.holds(name) || s.bareJob(name).isPresent()) {
+                continue;
+            }
+            s.leftover(name, List.of()); // looked at by the sweep below, with this run's own
+        }
+        if (!s.leftovers().isEmpty()) {
+            sweep();
+            s.leftovers().forEach((name, pids) -> log.note(Log.Level.WARNING, "job " + name + " (set aside by an "
+                    + "earlier run): processes " + pids + " left in its cgroup stay under a closed policy granting no"
+                    + " device until they exit"));
+        }
+    }
+
     /** Removes the policies of ended jobs whose last process has exited; refreshes the rest's processes. */
     void sweep() {
         for (Map.Entry<String, List<Long>> e : s.leftovers().entrySet()) {

@@ -87,7 +87,7 @@ class JobDevicesIT {
             assertThat(out).contains("started").endsWith("exit=0");
             assertThat(Files.readString(cell.marker("during"))).isEqualTo("during: " + ENXIO + " " + EPERM + "\n");
             assertThat(daemon.cluster().runningJobs()).as("JOB_END came").doesNotContain(a);
-            assertThat(daemon.state().leftovers()).containsOnlyKeys(a + ".ended-1");
+            assertThat(ours(daemon)).containsOnlyKeys(a + ".ended-1");
             ProcessBuilder status = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), rsmap.cli.Main.class.getName(), "status", "--socket",
                     config.socket().toString()).redirectErrorStream(true);
@@ -101,9 +101,52 @@ class JobDevicesIT {
                     .isEqualTo("after: " + EPERM + " " + EPERM + " " + EPERM + "\n");
             ExecdCell.until("the leftover exits", () -> cgroupProcs(a + ".ended-1").isEmpty());
             daemon.reconcile();
-            assertThat(daemon.state().leftovers()).isEmpty();
+            assertThat(ours(daemon)).isEmpty();
             assertThat(CGROUPS.resolve(a + ".ended-1")).as("removed once empty").doesNotExist();
             assertThat(CGROUPS.resolve(a)).doesNotExist();
+        }
+    }
+
+    /**
+     * A restart between a job's end and its leftover's exit: the new rsmapd lists the cgroup its earlier run
+     * set aside before it serves (still closed: the leftover is refused every card), removes it once empty,
+     * and removes at once one that an earlier run left empty.
+     */
+    @Test
+    void aRestartedRsmapd_looksAfterWhatItsEarlierRunSetAside() throws Exception {
+        Config config = config();
+        String a = prefix + "4";
+        String emptied = prefix + "5.ended-1";
+        Path leftover = Files.writeString(cell.dir().resolve("leftover.sh"), "touch " + cell.marker("during") + "\n"
+                + cell.waitFor("go") + "echo \"after: " + open(0) + " " + open(2) + "\" > " + cell.marker("after.tmp")
+                + "; mv " + cell.marker("after.tmp") + " " + cell.marker("after") + "\n");
+        List<Long> left;
+        try (Daemon daemon = TestDaemon.start(config)) {
+            String out = finish(cell.job(config, a, "gpu=1[id=gpu0]", "setsid sh -c 'sh " + leftover
+                    + " </dev/null >/dev/null 2>&1 &' </dev/null >/dev/null 2>&1 & " + cell.waitFor("during")
+                    + "echo started"));
+            assertThat(out).contains("started").endsWith("exit=0");
+            assertThat(ours(daemon)).containsOnlyKeys(a + ".ended-1");
+            left = daemon.state().leftovers().get(a + ".ended-1");
+            assertThat(left).isNotEmpty();
+        }
+        Files.createDirectory(CGROUPS.resolve(emptied)); // an earlier run's, whose processes have all exited
+        try (Daemon daemon = TestDaemon.start(config)) {
+            assertThat(ours(daemon)).as("listed again at start").containsOnlyKeys(a + ".ended-1");
+            assertThat(daemon.state().leftovers().get(a + ".ended-1")).contains(left.get(0)); // the script; its sleep changes
+            assertThat(CGROUPS.resolve(emptied)).as("empty at start: removed").doesNotExist();
+            Files.writeString(cell.marker("go"), "");
+            ExecdCell.until("the leftover tried the cards", () -> Files.exists(cell.marker("after")));
+            assertThat(Files.readString(cell.marker("after"))).as("still closed").isEqualTo("after: " + EPERM + " "
+                    + EPERM + "\n");
+            ExecdCell.until("the leftover exits", () -> cgroupProcs(a + ".ended-1").isEmpty());
+            daemon.reconcile();
+            assertThat(ours(daemon)).isEmpty();
+            assertThat(CGROUPS.resolve(a + ".ended-1")).as("removed once empty").doesNotExist();
+        } finally {
+            if (Files.isDirectory(CGROUPS.resolve(emptied))) {
+                Files.delete(CGROUPS.resolve(emptied));
+            }
         }
     }
 
@@ -201,6 +244,16 @@ class JobDevicesIT {
             Files.writeString(cell.marker("end"), "");
             assertThat(finish(job)).endsWith("exit=0");
         }
+    }
+
+    /**
+     * The daemon's leftovers of this test JVM's jobs: every rsmapd on this machine sets aside in the one
+     * {@link #CGROUPS}, and a daemon starting lists all it finds there (an earlier run's, another test's).
+     */
+    private java.util.Map<String, List<Long>> ours(Daemon daemon) {
+        java.util.Map<String, List<Long>> mine = new java.util.LinkedHashMap<>(daemon.state().leftovers());
+        mine.keySet().removeIf(k -> !k.matches(prefix + "[0-9]\\.ended-[0-9]+"));
+        return mine;
     }
 
     private static List<Long> cgroupProcs(String job) {

@@ -1,4 +1,5 @@
-// The five things a device policy backend does: name itself, say whether it can run here, apply, update, remove.
+// What a device policy backend does: name itself, say whether it can run here, apply, update, remove; and
+// where it can, list a job's processes and set its policy aside.
 package rsmap.device;
 
 /**
@@ -56,6 +57,14 @@ public interface DeviceBackend {
      */
     default boolean setAside(String job, String as) throws DevicePolicyException {
         return false;
+    }
+
+    /**
+     * The names of the policies set aside ({@link #setAside}) that this backend still holds, by an earlier
+     * run of rsmapd too: {@code <job>.ended-<n>}, in no particular order; none where it cannot set aside.
+     */
+    default java.util.List<String> setAsideNames() throws DevicePolicyException {
+        return java.util.List.of();
     }
 
     /** Drops the policy of {@code job}; a job without one is fine. */

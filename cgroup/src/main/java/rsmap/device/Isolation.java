@@ -89,6 +89,11 @@ public final class Isolation {
         return mode != Mode.OFF && backend.setAside(job, as);
     }
 
+    /** {@link DeviceBackend#setAsideNames}; none when isolation is off. */
+    public java.util.List<String> setAsideNames() throws DevicePolicyException {
+        return mode == Mode.OFF ? java.util.List.of() : backend.setAsideNames();
+    }
+
     /** Removes the job's policy; failures are reported, whatever the mode (a cgroup left behind matters). */
     public void remove(String job) throws DevicePolicyException {
         if (mode == Mode.OFF) {

@@ -4,6 +4,7 @@ package rsmap.device.v1;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -32,6 +33,8 @@ public final class CgroupV1Backend implements DeviceBackend {
     /** Where distributions mount the v1 devices controller. */
     public static final Path DEFAULT_ROOT = Path.of("/sys/fs/cgroup/devices");
     private static final Pattern JOB = Pattern.compile("[A-Za-z0-9_.-]{1,200}");
+    /** The name a job's policy is set aside under (Leftovers): {@code <job>.ended-<n>}. */
+    private static final Pattern SET_ASIDE = Pattern.compile("[A-Za-z0-9_.-]{1,190}\\.ended-[1-9][0-9]{0,2}");
 
     /** The mount table of the daemon's own mount namespace. */
     public static final Path MOUNTINFO = Path.of("/proc/self/mountinfo");
@@ -213,6 +216,25 @@ public final class CgroupV1Backend implements DeviceBackend {
             throw new DevicePolicyException("cannot rename the device cgroup " + dir + " of job " + job + " to " + to
                     + ": " + e, e);
         }
+    }
+
+    /** The cgroups under {@code <root>/rsmap} named {@code <job>.ended-<n>}: set aside, by this run or an earlier one. */
+    @Override
+    public List<String> setAsideNames() throws DevicePolicyException {
+        List<String> names = new ArrayList<>();
+        try (var dirs = Files.newDirectoryStream(base, p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS))) {
+            for (Path p : dirs) {
+                String name = p.getFileName().toString();
+                if (SET_ASIDE.matcher(name).matches()) {
+                    names.add(name);
+                }
+            }
+        } catch (NoSuchFileException e) {
+            return List.of(); // no job had a closed policy yet
+        } catch (IOException e) {
+            throw new DevicePolicyException("cannot list the device cgroups in " + base + ": " + e, e);
+        }
+        return names;
     }
 
     @Override
