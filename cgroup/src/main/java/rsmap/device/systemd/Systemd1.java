@@ -1,4 +1,4 @@
-// The five methods of systemd's org.freedesktop.systemd1.Manager D-Bus interface that device isolation uses.
+// The six methods of systemd's org.freedesktop.systemd1.Manager D-Bus interface that device isolation uses.
 package rsmap.device.systemd;
 
 import java.util.List;
@@ -17,6 +17,7 @@ import org.freedesktop.dbus.types.UInt32;
  *   StopUnit(s name, s mode) -&gt; o job
  *   AttachProcessesToUnit(s name, s subcgroup, au pids)      (systemd 238 and later)
  *   GetUnitByPID(u pid) -&gt; o unit
+ *   GetUnitProcesses(s name) -&gt; a(sus) processes            (systemd 238 and later)
  * </pre>
  * Method names are capitalised as on the bus. Parameters are boxed ({@code Boolean}, not {@code boolean}):
  * {@code AbstractConnection.callMethodAsync} finds the method by the classes of the arguments it is
@@ -37,4 +38,6 @@ public interface Systemd1 extends DBusInterface {
     void AttachProcessesToUnit(String name, String subcgroup, List<UInt32> pids);
 
     DBusPath GetUnitByPID(UInt32 pid);
+
+    List<UnitProcess> GetUnitProcesses(String name);
 }

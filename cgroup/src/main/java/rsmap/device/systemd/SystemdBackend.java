@@ -27,8 +27,9 @@ import rsmap.device.DevicePolicyException;
  * set on a systemd unit as {@code DevicePolicy=closed} plus one {@code DeviceAllow=} entry per device:
  * <ul>
  *   <li>where execd already runs the job in a scope of its own (Open Cluster Scheduler:
- *       {@code ocs<port>.<job>[.<task>].scope}, found by the {@code existingScope} resolver) the policy
- *       is set on that scope with {@code SetUnitProperties}, so the job is not split over two units;</li>
+ *       {@code ocs<port>.<job>[.<task>][.master].scope}, the unit systemd names for the entering process, or
+ *       the {@code existingScope} resolver's) the policy is set on that scope with {@code SetUnitProperties},
+ *       so the job is not split over two units and execd still accounts and signals all of it;</li>
  *   <li>otherwise the job's processes are moved into a new transient scope {@code rsmap-<job>.scope}
  *       with {@code StartTransientUnit}; a later task of the same job (the Slurm plugin enters each task)
  *       joins that scope with {@code AttachProcessesToUnit} (systemd 238 and later), whether rsmapd
@@ -37,7 +38,9 @@ import rsmap.device.DevicePolicyException;
  *       policy differs from the one known to be applied.</li>
  * </ul>
  * {@link #update} sets the new policy on the job's unit. Removing stops the transient scope,
- * or resets the execd scope to {@code DevicePolicy=auto} with an empty {@code DeviceAllow}. Every D-Bus
+ * or resets the execd scope to {@code DevicePolicy=auto} with an empty {@code DeviceAllow}; before that,
+ * at job end, {@link #processes} says whether the job left processes in execd's scope, which then stays
+ * closed off every device until they exit (rsmapd's Leftovers). Every D-Bus
  * failure becomes a {@link DevicePolicyException} naming the unit and the D-Bus error name
  * ({@link SystemdBus}).
  *
@@ -119,6 +122,9 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
             return; // Grid Engine's RSMAP manual: a job that does not request the map is not restricted by it
         }
         Optional<String> existing = existingScope.apply(job);
+        if (existing.isEmpty() && pids.length > 0) {
+            existing = execdScopeOf(job, pids[0]);
+        }
         List<UnitProperty> properties = new ArrayList<>();
         if (existing.isPresent()) {
             String unit = existing.get();
@@ -202,6 +208,47 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
         }
     }
 
+    /**
+     * The scope execd runs this very job in, when the entering process {@code pid} is in it: Open Cluster
+     * Scheduler's {@code ocs<port>.<job>[.<task>][.master].scope} (enable_systemd), as systemd names the
+     * process's unit (GetUnitByPID). The job then stays in execd's scope (execd accounts and signals it
+     * there) and the policy is set on it; a process in any other unit gets a transient scope of its own.
+     */
+    private Optional<String> execdScopeOf(String job, long pid) throws DevicePolicyException {
+        if (pid <= 0 || pid > 0xffffffffL) {
+            return Optional.empty(); // refused with the transient scope's reason
+        }
+        Message r = bus.manager("of process " + pid, NO_UNIT_FOR_PID, "GetUnitByPID", new UInt32(pid));
+        Object path = r instanceof Error ? null : SystemdBus.firstParameter(r);
+        return path == null ? Optional.empty() : unitName(path.toString()).filter(u -> isExecdScope(u, job));
+    }
+
+    /** Whether {@code unit} is Open Cluster Scheduler's scope of {@code job} (its array task, its PE master). */
+    static boolean isExecdScope(String unit, String job) {
+        return unit.matches("ocs[0-9]{1,5}\\." + Pattern.quote(job) + "(\\.master)?\\.scope");
+    }
+
+    /** The unit name of an object path {@link #unitPath} makes; empty for any other path. */
+    static Optional<String> unitName(String path) {
+        String prefix = "/org/freedesktop/systemd1/unit/";
+        if (!path.startsWith(prefix)) {
+            return Optional.empty();
+        }
+        StringBuilder b = new StringBuilder();
+        for (int i = prefix.length(); i < path.length(); i++) {
+            char c = path.charAt(i);
+            if (c != '_') {
+                b.append(c);
+            } else if (i + 2 < path.length() && path.substring(i + 1, i + 3).matches("[0-9a-f]{2}")) {
+                b.append((char) Integer.parseInt(path.substring(i + 1, i + 3), 16));
+                i += 2;
+            } else {
+                return Optional.empty();
+            }
+        }
+        return Optional.of(b.toString());
+    }
+
     /** A unit's object path (sd-bus's bus_label_escape: a leading digit and all but [A-Za-z0-9] as _xx). */
     static String unitPath(String unit) {
         StringBuilder b = new StringBuilder("/org/freedesktop/systemd1/unit/");
@@ -280,6 +327,50 @@ public final class SystemdBackend implements DeviceBackend, AutoCloseable {
                     UnitProperty.devices(DevicePolicy.OPEN));
         }
         applied.remove(job);
+    }
+
+    /**
+     * The processes in execd's scope of the job (GetUnitProcesses, systemd 238 and later): at job end
+     * rsmapd closes the scope off every device while any is left there, rather than resetting it to
+     * {@code DevicePolicy=auto}, which would open every device to a process the job left behind (execd's
+     * scope lives on until its last process exits). None once the scope is gone (NoSuchUnit), and none
+     * for a job without a closed policy applied. Empty - cannot list - for the transient scope rsmapd made:
+     * removing it (StopUnit) ends every process in it, so none is left to look after.
+     */
+    @Override
+    public Optional<List<Long>> processes(String job) throws DevicePolicyException {
+        Applied a = applied.get(job);
+        if (a == null) {
+            return Optional.of(List.of());
+        }
+        if (a.transientScope()) {
+            return Optional.empty();
+        }
+        Message r = bus.manager(a.unit(), NO_SUCH_UNIT, "GetUnitProcesses", a.unit());
+        if (r instanceof Error) {
+            return Optional.of(List.of()); // the scope ended with its last process
+        }
+        return Optional.of(pids(a.unit(), SystemdBus.firstParameter(r)));
+    }
+
+    /** The PIDs of GetUnitProcesses' answer {@code a(sus)}, however dbus-java hands the structs over. */
+    static List<Long> pids(String unit, Object listed) throws DevicePolicyException {
+        List<?> entries = listed instanceof Object[] array ? List.of(array) : listed instanceof List<?> l ? l : null;
+        if (entries == null) {
+            throw new DevicePolicyException("GetUnitProcesses of unit " + unit + " answered " + listed
+                    + ", not a list of processes");
+        }
+        List<Long> pids = new ArrayList<>();
+        for (Object e : entries) {
+            Object[] fields = e instanceof Object[] f ? f : e instanceof org.freedesktop.dbus.Struct s
+                    ? s.getParameters() : new Object[0];
+            if (fields.length != 3 || !(fields[1] instanceof Number pid)) {
+                throw new DevicePolicyException("GetUnitProcesses of unit " + unit + " answered an entry that is not"
+                        + " (cgroup, pid, command): " + e);
+            }
+            pids.add(pid.longValue());
+        }
+        return pids;
     }
 
     /** The unit a job's policy is applied on, if any. */

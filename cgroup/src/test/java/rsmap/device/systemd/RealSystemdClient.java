@@ -16,8 +16,9 @@ import rsmap.device.FakeDevices;
 /**
  * One command a line on stdin, one answer a line on stdout ({@code ok ...} or {@code error ...}):
  * {@code availability}, {@code apply <job> <pid> <complex_values>}, {@code apply-basics <job> <pid>} (the
- * closed policy of a job holding nothing), {@code update <job> <complex_values>},
- * {@code remove <job>}; EOF ends it.
+ * closed policy of a job holding nothing), {@code update <job> <complex_values>}, {@code close <job>} (the
+ * same closed policy, as rsmapd sets it on what a job left at its end), {@code processes <job>} (the PIDs,
+ * blank-separated; {@code ok -} when the backend cannot list them), {@code remove <job>}; EOF ends it.
  */
 public final class RealSystemdClient {
     private RealSystemdClient() {
@@ -50,6 +51,12 @@ public final class RealSystemdClient {
                             backend.update(w[1], DevicePolicy.of(FakeDevices.instances(line.strip().split(" ", 3)[2])));
                             out.println("ok " + backend.unitOf(w[1]).orElse(""));
                         }
+                        case "close" -> {
+                            backend.update(w[1], FakeDevices.basicsOnly());
+                            out.println("ok " + backend.unitOf(w[1]).orElse(""));
+                        }
+                        case "processes" -> out.println("ok " + backend.processes(w[1]).map(p -> p.stream()
+                                .map(String::valueOf).collect(java.util.stream.Collectors.joining(" "))).orElse("-"));
                         case "remove" -> {
                             backend.remove(w[1]);
                             out.println("ok " + backend.unitOf(w[1]).orElse(""));

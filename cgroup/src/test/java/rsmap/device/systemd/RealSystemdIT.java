@@ -247,6 +247,60 @@ class RealSystemdIT {
         }
     }
 
+    /**
+     * Open Cluster Scheduler's own scope of the job (enable_systemd): the entering process is found there
+     * (GetUnitByPID) and stays there, under the policy set on that scope. Job end never widens: a process the
+     * job left there (execd's scope lives on until its last process exits) is listed by GetUnitProcesses, the
+     * scope is closed off every device for it rather than reset to DevicePolicy=auto, and once it has exited
+     * the list is empty and the reset harmless.
+     */
+    @Test
+    void execdScope_keepsTheJob_andAProcessLeftThere_isListedAndClosedOffEveryDevice_untilItExits() throws Exception {
+        String job = ProcessHandle.current().pid() + "7";
+        String scope = "ocs6444." + job + ".scope";
+        Path gpu0 = nodes.resolve("gpu0");
+        String granted = "gpu=1(g[devices=/dev/null:rw;" + gpu0 + ":rw])";
+        // execd's scope, as the shepherd makes it for the job: systemd-run --scope runs the command in it
+        Process left = inNamespace("systemd-run", "--quiet", "--scope", "--unit=" + scope, "sh", "-c",
+                "echo $$; while read go; do cat " + gpu0 + " 2>&1 >/dev/null; echo \"exit=$?\"; done");
+        Process client = client();
+        try {
+            BufferedReader out = reader(left);
+            long nsPid = Long.parseLong(out.readLine().strip());
+            BufferedReader answers = reader(client);
+            assertThat(answers.readLine()).isEqualTo("ready");
+            assertThat(ask(client, answers, "apply " + job + " " + nsPid + " " + granted)).isEqualTo("ok " + scope);
+            Path scopeDir = find(CGROUPS.resolve("devices").resolve(NAME), scope)
+                    .orElseThrow(() -> new AssertionError("no devices cgroup " + scope + " under " + NAME));
+            assertThat(Files.readAllLines(scopeDir.resolve("devices.list"))).contains("c 195:0 rw");
+            assertThat(Files.readAllLines(scopeDir.resolve("cgroup.procs"))).as("not moved out of execd's scope")
+                    .contains(Long.toString(hostPid(left)));
+            assertThat(find(CGROUPS.resolve("devices").resolve(NAME), "rsmap-" + job + ".scope")).isEmpty();
+            assertThat(openCard(left, out)).contains("No such device or address"); // reached: the driver is missing
+
+            // the job ended, this process stayed: listed, and closed off every device
+            assertThat(ask(client, answers, "processes " + job)).isEqualTo("ok " + nsPid);
+            assertThat(ask(client, answers, "close " + job)).isEqualTo("ok " + scope);
+            assertThat(Files.readAllLines(scopeDir.resolve("devices.list"))).anyMatch(l -> l.startsWith("c 1:3 rw"))
+                    .noneMatch(l -> l.startsWith("a ") || l.startsWith("c 195:"));
+            assertThat(openCard(left, out)).contains("Operation not permitted");
+
+            left.getOutputStream().close(); // it exits: systemd collects the scope
+            assertThat(left.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            String listed = "";
+            for (int i = 0; i < 200 && !(listed = ask(client, answers, "processes " + job)).equals("ok "); i++) {
+                Thread.sleep(50);
+            }
+            assertThat(listed).as("none once its last process exited").isEqualTo("ok ");
+            assertThat(ask(client, answers, "remove " + job)).isEqualTo("ok ");
+        } finally {
+            for (Process p : List.of(client, left)) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
+        }
+    }
+
     @Test
     void update_realScope_widensThenNarrows_aRunningTaskFollows() throws Exception {
         // the job's process stays in its scope while SetUnitProperties widens and narrows its policy
@@ -268,17 +322,17 @@ class RealSystemdIT {
             assertThat(ask(client, answers, "apply " + job + " " + nsPid + " " + one)).isEqualTo("ok " + scope);
             Path scopeDir = find(CGROUPS.resolve("devices").resolve(NAME), scope)
                     .orElseThrow(() -> new AssertionError("no devices cgroup " + scope + " under " + NAME));
-            assertThat(openGpu7(task, out)).contains("Operation not permitted");
+            assertThat(openCard(task, out)).contains("Operation not permitted");
 
             assertThat(ask(client, answers, "update " + job + " " + both)).isEqualTo("ok " + scope);
             assertThat(Files.readAllLines(scopeDir.resolve("devices.list"))).contains("c 195:0 rw", "c 195:7 rw")
                     .noneMatch(l -> l.startsWith("a "));
-            assertThat(openGpu7(task, out)).contains("No such device or address").doesNotContain("not permitted");
+            assertThat(openCard(task, out)).contains("No such device or address").doesNotContain("not permitted");
 
             assertThat(ask(client, answers, "update " + job + " " + one)).isEqualTo("ok " + scope);
             assertThat(Files.readAllLines(scopeDir.resolve("devices.list"))).contains("c 195:0 rw")
                     .noneMatch(l -> l.startsWith("a ") || l.startsWith("c 195:7"));
-            assertThat(openGpu7(task, out)).contains("Operation not permitted");
+            assertThat(openCard(task, out)).contains("Operation not permitted");
             assertThat(Files.readAllLines(scopeDir.resolve("cgroup.procs"))).as("still in its scope")
                     .contains(Long.toString(hostPid(task)));
 
@@ -292,8 +346,8 @@ class RealSystemdIT {
         }
     }
 
-    /** What the task of the update test gets opening gpu7: cat's error and its exit status. */
-    static String openGpu7(Process task, BufferedReader out) throws IOException {
+    /** What a task reading "go" lines gets opening its card: cat's error, if any, and its exit status. */
+    static String openCard(Process task, BufferedReader out) throws IOException {
         send(task, "go");
         StringBuilder seen = new StringBuilder();
         for (String l = out.readLine(); l != null; l = out.readLine()) {

@@ -65,7 +65,8 @@ class SystemdBackendIT extends StandInBus {
         // yet. Answering then would let the starter exec the job under no policy.
         systemd.lag(5);
         backend.apply("43.1", grantedPolicy(), 1234);
-        assertThat(systemd.unitByPidCalls()).as("asked until the scope was named").isEqualTo(6);
+        // once before, whether the process is in execd's scope of the job; then until the new scope is named
+        assertThat(systemd.unitByPidCalls()).as("asked until the scope was named").isEqualTo(1 + 6);
         assertThat(SystemdBackend.unitPath("rsmap-43.1.scope"))
                 .isEqualTo("/org/freedesktop/systemd1/unit/rsmap_2d43_2e1_2escope");
     }
@@ -129,6 +130,116 @@ class SystemdBackendIT extends StandInBus {
         assertThat(call.properties()).containsOnlyKeys("DeviceAllow", "DevicePolicy");
         assertThat(deviceAllow(call.properties().get("DeviceAllow"))).isEmpty();
         assertThat(call.properties().get("DevicePolicy").getValue()).isEqualTo("auto");
+    }
+
+    /**
+     * Job end never widens: execd's scope lives on while a process the job left (setsid, double fork) runs
+     * in it, and resetting it to DevicePolicy=auto would open every device to that process. So the backend
+     * lists the scope's processes (GetUnitProcesses, over the wire as a(sus)) for rsmapd to keep it closed.
+     */
+    @Test
+    void processes_execdScope_listsWhatRunsThere_noneOnceItIsCollected() throws Exception {
+        backend.apply("ocs-17.3", grantedPolicy(), 1234);
+        systemd.runIn("ocs6445.17.3.scope", 4711, 4712);
+        systemd.clear();
+        assertThat(backend.processes("ocs-17.3").orElseThrow()).containsExactlyInAnyOrder(4711L, 4712L);
+        assertThat(sent()).containsExactly("GetUnitProcesses ocs6445.17.3.scope");
+        systemd.exited(4711);
+        assertThat(backend.processes("ocs-17.3").orElseThrow()).containsExactly(4712L);
+        systemd.exited(4712); // the last one: systemd collects the scope, and answers NoSuchUnit
+        assertThat(backend.processes("ocs-17.3").orElseThrow()).isEmpty();
+    }
+
+    @Test
+    void processes_transientScope_cannotList_itsStopEndsThem() throws Exception {
+        backend.apply("42", grantedPolicy(), 1234);
+        systemd.clear();
+        assertThat(backend.processes("42")).isEmpty();
+        assertThat(systemd.calls()).as("nothing asked").isEmpty();
+    }
+
+    @Test
+    void processes_noClosedPolicy_none_withoutAsking() throws Exception {
+        assertThat(backend.processes("ocs-17.3").orElseThrow()).isEmpty();
+        backend.apply("ocs-17.3", DevicePolicy.OPEN);
+        assertThat(backend.processes("ocs-17.3").orElseThrow()).isEmpty();
+        assertThat(systemd.calls()).isEmpty();
+    }
+
+    @Test
+    void processes_dbusError_isAnError_notNone() throws Exception {
+        backend.apply("ocs-17.3", grantedPolicy(), 1234);
+        systemd.failWith("systemd is busy");
+        assertThatThrownBy(() -> backend.processes("ocs-17.3")).isInstanceOf(DevicePolicyException.class)
+                .hasMessageContaining("GetUnitProcesses of unit ocs6445.17.3.scope failed");
+    }
+
+    @Test
+    void pids_ofEveryShapeDbusJavaGives_orAnError() throws Exception {
+        Object[] entry = {"/system.slice/x.scope", new UInt32(4711), "sleep 9"};
+        assertThat(SystemdBackend.pids("x.scope", List.of(entry, new UnitProcess("/", new UInt32(7), "sh"))))
+                .containsExactly(4711L, 7L);
+        assertThat(SystemdBackend.pids("x.scope", new Object[] {entry})).containsExactly(4711L);
+        assertThat(SystemdBackend.pids("x.scope", List.of())).isEmpty();
+        for (Object bad : new Object[] {null, "4711", List.of("4711"), List.<Object>of(new Object[] {"/", "4711", "sh"}),
+            List.<Object>of(new Object[] {"/", new UInt32(1)})}) {
+            assertThatThrownBy(() -> SystemdBackend.pids("x.scope", bad)).as("%s", bad)
+                    .isInstanceOf(DevicePolicyException.class).hasMessageContaining("GetUnitProcesses of unit x.scope");
+        }
+    }
+
+    /**
+     * Open Cluster Scheduler with enable_systemd runs the job (and so its starter) in a scope of its own:
+     * the policy goes on that scope, and the job is not moved out of it (execd signals and accounts the job
+     * through it). The job's array task and PE master scopes count; another job's scope never does.
+     */
+    @Test
+    void apply_processInExecdsScopeOfThisJob_setsThePolicyThere_movesNothing() throws Exception {
+        String[][] cases = {{"91", "ocs6444.91.scope"}, {"91.3", "ocs6444.91.3.scope"}, {"92", "ocs8012.92.master.scope"},
+            {"92.7", "ocs8012.92.7.master.scope"}};
+        long pid = 4700;
+        for (String[] c : cases) {
+            systemd.reset();
+            systemd.runIn(c[1], ++pid);
+            backend.apply(c[0], grantedPolicy(), pid);
+            assertThat(sent()).as(c[0]).containsExactly("SetUnitProperties " + c[1], "SetUnitProperties " + c[1]);
+            assertThat(systemd.calls().get(1).properties().get("DevicePolicy").getValue()).isEqualTo("closed");
+            assertThat(backend.unitOf(c[0])).contains(c[1]);
+            systemd.clear();
+            backend.remove(c[0]);
+            assertThat(sent()).containsExactly("SetUnitProperties " + c[1]); // reset, never stopped: execd's
+        }
+    }
+
+    @Test
+    void apply_processInAnotherJobsOrAnyOtherUnit_getsAScopeOfItsOwn() throws Exception {
+        for (String unit : new String[] {"ocs6444.910.scope", "ocs6444.9.scope", "ocs6444.91.3.scope", "xocs6444.91.scope",
+            "ocs6444.91.service", "ocs.91.scope", "session-4.scope", "sge_execd.service"}) {
+            systemd.reset();
+            systemd.runIn(unit, 4711);
+            backend.apply("91", grantedPolicy(), 4711);
+            assertThat(sent()).as(unit).containsExactly("StartTransientUnit rsmap-91.scope");
+            backend.remove("91");
+        }
+    }
+
+    @Test
+    void unitNames_roundTripThroughObjectPaths_seeded() {
+        java.util.Random random = new java.util.Random(20261204L);
+        String alphabet = "abcXYZ0189._-:@\\";
+        for (int i = 0; i < 500; i++) {
+            StringBuilder unit = new StringBuilder();
+            for (int n = 1 + random.nextInt(30); n > 0; n--) {
+                unit.append(alphabet.charAt(random.nextInt(alphabet.length())));
+            }
+            String path = SystemdBackend.unitPath(unit.toString());
+            assertThat(path.substring("/org/freedesktop/systemd1/unit/".length())).matches("[A-Za-z0-9_]+");
+            assertThat(SystemdBackend.unitName(path)).as(path).contains(unit.toString());
+        }
+        assertThat(SystemdBackend.unitName("/org/freedesktop/systemd1/job/7")).isEmpty();
+        assertThat(SystemdBackend.unitName("/org/freedesktop/systemd1/unit/a_zz")).isEmpty();
+        assertThat(SystemdBackend.isExecdScope("ocs6444.9.1.scope", "9.1")).isTrue();
+        assertThat(SystemdBackend.isExecdScope("ocs6444.9x1.scope", "9.1")).as("a dot is a dot").isFalse();
     }
 
     @Test

@@ -121,6 +121,22 @@ final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
     /** Forgets a unit, as systemd collects a scope whose last process ended. */
     void collect(String name) {
         units.remove(name);
+        unitOfPid.values().removeIf(name::equals);
+    }
+
+    /** Processes {@code pids} run in unit {@code name}, one execd made (as GetUnitProcesses will list them). */
+    void runIn(String name, long... pids) {
+        for (long pid : pids) {
+            unitOfPid.put(pid, name);
+        }
+    }
+
+    /** Process {@code pid} exited; its unit is collected with its last process, unless rsmapd started it. */
+    void exited(long pid) {
+        String unit = unitOfPid.remove(pid);
+        if (unit != null && !unitOfPid.containsValue(unit)) {
+            units.remove(unit);
+        }
     }
 
     @Override
@@ -170,6 +186,25 @@ final class SystemdStandIn implements Systemd1, Properties, AutoCloseable {
             throw new org.freedesktop.systemd1.NoUnitForPID("PID " + pid + " does not belong to any loaded unit.");
         }
         return new DBusPath(SystemdBackend.unitPath(unit));
+    }
+
+    /**
+     * The processes of a unit that has any (started by rsmapd, or {@link #runIn} by execd), each with its
+     * cgroup and a command; NoSuchUnit otherwise, as for a scope collected with its last process.
+     */
+    @Override
+    public List<UnitProcess> GetUnitProcesses(String name) {
+        received(new Call("GetUnitProcesses", name, "", Map.of()));
+        List<UnitProcess> out = new ArrayList<>();
+        unitOfPid.forEach((pid, unit) -> {
+            if (unit.equals(name)) {
+                out.add(new UnitProcess("/system.slice/" + name, new UInt32(pid), "sleep 300"));
+            }
+        });
+        if (out.isEmpty() && !units.containsKey(name)) {
+            throw new org.freedesktop.systemd1.NoSuchUnit("Unit " + name + " not loaded.");
+        }
+        return out;
     }
 
     @Override
