@@ -218,7 +218,7 @@ public final class CgroupV1Backend implements DeviceBackend {
         }
     }
 
-    /** The cgroups under {@code <root>/rsmap} named {@code <job>.ended-<n>}: set aside, by this run or an earlier one. */
+    /** The cgroups under {@code <root>/rsmap} named {@code <job>.ended-<n>}: set aside, by this run or an earlier. */
     @Override
     public List<String> setAsideNames() throws DevicePolicyException {
         List<String> names = new ArrayList<>();

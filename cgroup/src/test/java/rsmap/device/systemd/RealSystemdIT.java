@@ -117,8 +117,7 @@ class RealSystemdIT {
 
             assertThat(ask(client, answers, "apply " + job + " " + nsPid + " " + granted)).isEqualTo("ok " + scope);
 
-            Path scopeDir = find(CGROUPS.resolve("devices").resolve(NAME), scope)
-                    .orElseThrow(() -> new AssertionError("no devices cgroup " + scope + " under " + NAME));
+            Path scopeDir = devicesCgroup(scope);
             List<String> list = Files.readAllLines(scopeDir.resolve("devices.list"));
             // DevicePolicy=closed adds systemd's own pseudo devices (c 1:3 rwm for /dev/null among them,
             // where our rw merges in), its c 0:0 / b 0:0 placeholders and c 136:* rw for the ptys
@@ -188,8 +187,7 @@ class RealSystemdIT {
             assertThat(ask(client, answers, "apply " + job + " " + ns1 + " " + granted)).isEqualTo("ok " + scope);
             assertThat(ask(client, answers, "apply " + job + " " + ns2 + " " + granted)).isEqualTo("ok " + scope);
 
-            Path scopeDir = find(CGROUPS.resolve("devices").resolve(NAME), scope)
-                    .orElseThrow(() -> new AssertionError("no devices cgroup " + scope + " under " + NAME));
+            Path scopeDir = devicesCgroup(scope);
             assertThat(Files.readAllLines(scopeDir.resolve("cgroup.procs")))
                     .contains(Long.toString(hostPid(task1)), Long.toString(hostPid(task2)));
             assertThat(Files.readAllLines(scopeDir.resolve("devices.list"))).contains("c 195:0 rw")
@@ -224,8 +222,7 @@ class RealSystemdIT {
             assertThat(answers.readLine()).isEqualTo("ready");
             assertThat(ask(client, answers, "apply-basics " + job + " " + nsPid)).isEqualTo("ok " + scope);
 
-            Path scopeDir = find(CGROUPS.resolve("devices").resolve(NAME), scope)
-                    .orElseThrow(() -> new AssertionError("no devices cgroup " + scope + " under " + NAME));
+            Path scopeDir = devicesCgroup(scope);
             assertThat(Files.readAllLines(scopeDir.resolve("devices.list"))).anyMatch(l -> l.startsWith("c 1:3 rw"))
                     .noneMatch(l -> l.startsWith("a ") || l.startsWith("c 195:"));
             send(task, "go");
@@ -262,7 +259,7 @@ class RealSystemdIT {
         String granted = "gpu=1(g[devices=/dev/null:rw;" + gpu0 + ":rw])";
         // execd's scope, as the shepherd makes it for the job: systemd-run --scope runs the command in it
         Process left = inNamespace("systemd-run", "--quiet", "--scope", "--unit=" + scope, "sh", "-c",
-                "echo $$; while read go; do cat " + gpu0 + " 2>&1 >/dev/null; echo \"exit=$?\"; done");
+                cardLoop(gpu0));
         Process client = client();
         try {
             BufferedReader out = reader(left);
@@ -270,8 +267,7 @@ class RealSystemdIT {
             BufferedReader answers = reader(client);
             assertThat(answers.readLine()).isEqualTo("ready");
             assertThat(ask(client, answers, "apply " + job + " " + nsPid + " " + granted)).isEqualTo("ok " + scope);
-            Path scopeDir = find(CGROUPS.resolve("devices").resolve(NAME), scope)
-                    .orElseThrow(() -> new AssertionError("no devices cgroup " + scope + " under " + NAME));
+            Path scopeDir = devicesCgroup(scope);
             assertThat(Files.readAllLines(scopeDir.resolve("devices.list"))).contains("c 195:0 rw");
             assertThat(Files.readAllLines(scopeDir.resolve("cgroup.procs"))).as("not moved out of execd's scope")
                     .contains(Long.toString(hostPid(left)));
@@ -310,9 +306,7 @@ class RealSystemdIT {
         Path gpu7 = nodes.resolve("gpu7");
         String one = "gpu=1(g[devices=/dev/null:rw;" + gpu0 + ":rw])";
         String both = "gpu=1(g[devices=/dev/null:rw;" + gpu0 + ":rw;" + gpu7 + ":rw])";
-        // for each line read, opens gpu7 and answers with cat's error, if any, and its exit status
-        Process task = inNamespace("sh", "-c", "echo $$; while read go; do cat " + gpu7
-                + " 2>&1 >/dev/null; echo \"exit=$?\"; done");
+        Process task = inNamespace("sh", "-c", cardLoop(gpu7));
         Process client = client();
         try {
             BufferedReader out = reader(task);
@@ -320,8 +314,7 @@ class RealSystemdIT {
             BufferedReader answers = reader(client);
             assertThat(answers.readLine()).isEqualTo("ready");
             assertThat(ask(client, answers, "apply " + job + " " + nsPid + " " + one)).isEqualTo("ok " + scope);
-            Path scopeDir = find(CGROUPS.resolve("devices").resolve(NAME), scope)
-                    .orElseThrow(() -> new AssertionError("no devices cgroup " + scope + " under " + NAME));
+            Path scopeDir = devicesCgroup(scope);
             assertThat(openCard(task, out)).contains("Operation not permitted");
 
             assertThat(ask(client, answers, "update " + job + " " + both)).isEqualTo("ok " + scope);
@@ -344,6 +337,17 @@ class RealSystemdIT {
                 p.destroyForcibly();
             }
         }
+    }
+
+    /** A task's script: prints its PID, then per line read opens {@code card} and answers cat's error and status. */
+    static String cardLoop(Path card) {
+        return "echo $$; while read go; do cat " + card + " 2>&1 >/dev/null; echo \"exit=$?\"; done";
+    }
+
+    /** The devices cgroup systemd made for {@code scope} under the test's systemd. */
+    static Path devicesCgroup(String scope) throws IOException {
+        return find(CGROUPS.resolve("devices").resolve(NAME), scope)
+                .orElseThrow(() -> new AssertionError("no devices cgroup " + scope + " under " + NAME));
     }
 
     /** What a task reading "go" lines gets opening its card: cat's error, if any, and its exit status. */

@@ -181,8 +181,8 @@ class SystemdBackendIT extends StandInBus {
                 .containsExactly(4711L, 7L);
         assertThat(SystemdBackend.pids("x.scope", new Object[] {entry})).containsExactly(4711L);
         assertThat(SystemdBackend.pids("x.scope", List.of())).isEmpty();
-        for (Object bad : new Object[] {null, "4711", List.of("4711"), List.<Object>of(new Object[] {"/", "4711", "sh"}),
-            List.<Object>of(new Object[] {"/", new UInt32(1)})}) {
+        for (Object bad : new Object[] {null, "4711", List.of("4711"),
+            List.<Object>of(new Object[] {"/", "4711", "sh"}), List.<Object>of(new Object[] {"/", new UInt32(1)})}) {
             assertThatThrownBy(() -> SystemdBackend.pids("x.scope", bad)).as("%s", bad)
                     .isInstanceOf(DevicePolicyException.class).hasMessageContaining("GetUnitProcesses of unit x.scope");
         }
@@ -195,8 +195,8 @@ class SystemdBackendIT extends StandInBus {
      */
     @Test
     void apply_processInExecdsScopeOfThisJob_setsThePolicyThere_movesNothing() throws Exception {
-        String[][] cases = {{"91", "ocs6444.91.scope"}, {"91.3", "ocs6444.91.3.scope"}, {"92", "ocs8012.92.master.scope"},
-            {"92.7", "ocs8012.92.7.master.scope"}};
+        String[][] cases = {{"91", "ocs6444.91.scope"}, {"91.3", "ocs6444.91.3.scope"},
+            {"92", "ocs8012.92.master.scope"}, {"92.7", "ocs8012.92.7.master.scope"}};
         long pid = 4700;
         for (String[] c : cases) {
             systemd.reset();
@@ -213,8 +213,8 @@ class SystemdBackendIT extends StandInBus {
 
     @Test
     void apply_processInAnotherJobsOrAnyOtherUnit_getsAScopeOfItsOwn() throws Exception {
-        for (String unit : new String[] {"ocs6444.910.scope", "ocs6444.9.scope", "ocs6444.91.3.scope", "xocs6444.91.scope",
-            "ocs6444.91.service", "ocs.91.scope", "session-4.scope", "sge_execd.service"}) {
+        for (String unit : new String[] {"ocs6444.910.scope", "ocs6444.9.scope", "ocs6444.91.3.scope",
+            "xocs6444.91.scope", "ocs6444.91.service", "ocs.91.scope", "session-4.scope", "sge_execd.service"}) {
             systemd.reset();
             systemd.runIn(unit, 4711);
             backend.apply("91", grantedPolicy(), 4711);
