@@ -35,7 +35,9 @@ final class CdiSpecs {
     /**
      * Called with {@code "write"} before a live write of a spec and {@code "remove"} before a removal: a
      * crash test's daemon (test sources, FaultingMain) stops there to be killed between the journal and
-     * the spec. Nothing else sets it; start-up and reconciliation never call it.
+     * the spec; start-up and reconciliation never call it with these. Called with {@code "permissions"} in
+     * every write between the temporary file's bytes and its mode: a test swaps the file for a link there.
+     * Nothing else sets it.
      */
     static volatile java.util.function.Consumer<String> faultPoint = op -> { };
 
@@ -50,6 +52,8 @@ final class CdiSpecs {
      * record, and when the job is held), and the second finds nothing to do. Any other call forgets it.
      */
     private Job inStep;
+    /** Whether a host with {@code cdi = off} has removed the specs an earlier run with it on left. */
+    private boolean offSwept;
 
     CdiSpecs(CdiSettings settings, LogBook log) {
         this.settings = settings;
@@ -136,6 +140,9 @@ final class CdiSpecs {
         } catch (IOException | UnsupportedOperationException | SecurityException e) {
             String why = "cannot write its CDI spec " + of(job.id()) + " (cdi_dir " + settings.dir() + "): " + e;
             log.note(Log.Level.WARNING, "job " + job.id() + ": " + why);
+            // Fails closed: the spec it had (of a wider holding, before a RELEASE) goes rather than outliving
+            // what it names; a container of the job then finds no device until a later change or reconciliation.
+            removed(job.id());
             return Optional.of(why);
         }
     }
@@ -163,6 +170,10 @@ final class CdiSpecs {
      */
     void sync(java.util.Collection<Job> jobs, java.util.function.Function<Job, List<Instance>> holding) {
         if (!on()) {
+            if (this != NONE && !offSwept) { // a host's first look: never an authority's, which has no cdi_dir
+                offSwept = true;
+                removeAll();
+            }
             return;
         }
         inStep = null;
@@ -211,6 +222,23 @@ final class CdiSpecs {
         });
     }
 
+    /**
+     * A host started with {@code cdi = off}: the specs an earlier run with it on left in cdi_dir go, since
+     * none of its jobs' grants is kept in step with them any more (a spec never outlives what it names).
+     */
+    private void removeAll() {
+        if (!Files.isDirectory(settings.dir(), LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (DirectoryStream<Path> dir = Files.newDirectoryStream(settings.dir(), "{,.}" + PREFIX + "*")) {
+            for (Path p : dir) {
+                delete(p, "an earlier run (cdi = off now)");
+            }
+        } catch (IOException | java.io.UncheckedIOException e) {
+            log.note(Log.Level.WARNING, "cannot read cdi_dir " + settings.dir() + ": " + e);
+        }
+    }
+
     /** Removes {@code file}, the spec of {@code whose}, saying so in the log. */
     private void delete(Path file, String whose) {
         try {
@@ -240,7 +268,10 @@ final class CdiSpecs {
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")))) {
             out.write(java.nio.ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
         }
-        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--")); // whatever the umask
+        faultPoint.accept("permissions");
+        // whatever the umask; on the file created above, never through a link put in its place since
+        Files.getFileAttributeView(tmp, java.nio.file.attribute.PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                .setPermissions(PosixFilePermissions.fromString("rw-r--r--"));
         try {
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (AtomicMoveNotSupportedException e) {

@@ -219,9 +219,14 @@ final class JobLifecycle {
 
     /** STATE {job, user, grants, env}, then the environment again as NAME=value (the C hook reads no JSON). */
     static Frame answer(long tid, Job job) {
+        return answer(tid, job, job.env());
+    }
+
+    /** The same with the lines of {@code env}: the job's own and what JOB_ENTER adds for the starter only. */
+    private static Frame answer(long tid, Job job, Map<String, String> env) {
         List<String> args = new ArrayList<>();
         args.add(Views.job(job).toString());
-        job.env().forEach((k, v) -> args.add(k + "=" + v));
+        env.forEach((k, v) -> args.add(k + "=" + v));
         return Frame.of(tid, Code.STATE.value(), args.toArray(new String[0]));
     }
 
@@ -347,7 +352,8 @@ final class JobLifecycle {
         }
         journal.write(new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)));
         s.hold(entered);
-        return List.of(answer(tid, s.cdi.entering(entered, s.devicesListed()))); // RSMAP_CDI_DEVICE too
+        // RSMAP_CDI_DEVICE in the lines only, not in the STATE JSON (docs/protocol.md, JOB_ENTER)
+        return List.of(answer(tid, entered, s.cdi.entering(entered, s.devicesListed()).env()));
     }
 
     /**

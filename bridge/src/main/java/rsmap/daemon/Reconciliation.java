@@ -39,6 +39,7 @@ final class Reconciliation {
         if (spool != null && !readableDirectory(spool.resolve("active_jobs"))) {
             log.note(Log.Level.ERROR, "reconciliation skipped: " + spool.resolve("active_jobs") + " is not a readable "
                     + "directory; no grant is released until it is");
+            s.cdi.sync(s.jobs(), s::grantedInstances); // the held jobs' specs in step all the same
             return;
         }
         Map<String, String> gone = new LinkedHashMap<>(); // job -> why; released after the walk over jobs

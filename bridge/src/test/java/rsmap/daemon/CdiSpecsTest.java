@@ -115,6 +115,8 @@ class CdiSpecsTest {
             assertThat(entered.get(0).args().subList(1, entered.get(0).args().size()).stream()
                     .map(b -> new String(b, java.nio.charset.StandardCharsets.UTF_8)).toList())
                     .containsExactly("SGE_HGR_gpu=0", "RSMAP_CDI_DEVICE=rsmap.io/job=4711.3");
+            // in that line only, not in the STATE JSON (docs/protocol.md, JOB_ENTER)
+            assertThat(JSON.readTree(entered.get(0).text(0)).path("env").has("RSMAP_CDI_DEVICE")).isFalse();
         } finally {
             p.destroyForcibly().waitFor();
         }
@@ -220,5 +222,89 @@ class CdiSpecsTest {
                 .onCommand(cmd(4, Code.JOB_ENTER, "{\"job\":\"13\"}"));
         assertThat(entered.get(0).args()).hasSize(2); // the JSON and SGE_HGR_gpu only
         assertThat(cdi()).doesNotExist();
+    }
+
+    /**
+     * A spec that cannot be rewritten after a RELEASE goes rather than naming the card given back (which the
+     * next job may get): fails closed. Reconciliation writes it again once it can.
+     */
+    @Test
+    void aRewriteThatFails_afterARelease_removesTheWiderSpec() throws Exception {
+        daemon = TestDaemon.start(config());
+        start("15", "gpu=2");
+        assertThat(nodes(spec("15"))).containsExactly("/dev/zero c 1:5 rw", "/dev/full c 1:7 r");
+        root().onCommand(cmd(6, Code.REALLOC, "{\"job\":\"15\",\"ids\":{\"node01\":{\"gpu\":[\"1\"]}}}"));
+        Path blocker = Files.createDirectories(cdi().resolve(".rsmapd-job-15.json.tmp").resolve("x")); // not removable
+        List<Frame> rel = root().onCommand(cmd(7, Code.RELEASE, "{\"job\":\"15\"}"));
+        assertThat(rel.get(0).code()).as(rel.toString()).isEqualTo(Code.STATE.value());
+        assertThat(cdi().resolve("rsmapd-job-15.json")).as("no spec naming /dev/full any more").doesNotExist();
+        assertThat(daemon.log()).anyMatch(l -> l.contains("job 15: cannot write its CDI spec"));
+        Files.delete(blocker);
+        Files.delete(blocker.getParent());
+        daemon.reconcile();
+        assertThat(nodes(spec("15"))).containsExactly("/dev/zero c 1:5 rw");
+    }
+
+    /**
+     * The mode is set on the file written, never through a link put in its place (a writer of a careless
+     * cdi_dir swapping the temporary file): the link's target keeps its mode, and no spec is written.
+     */
+    @Test
+    void aTemporaryFileSwappedForALink_neverChangesTheLinksTarget() throws Exception {
+        Path victim = Files.writeString(tmp.resolve("victim"), "secret");
+        Files.setPosixFilePermissions(victim, PosixFilePermissions.fromString("rw-------"));
+        daemon = TestDaemon.start(config());
+        Path swapped = cdi().resolve(".rsmapd-job-16.json.tmp");
+        CdiSpecs.faultPoint = op -> {
+            if (op.equals("permissions")) {
+                try {
+                    Files.delete(swapped);
+                    Files.createSymbolicLink(swapped, victim);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
+        };
+        try {
+            assertThat(start("16", "gpu=1").get(0).code()).as("cdi = optional: the job starts").isEqualTo(Code.STATE.value());
+        } finally {
+            CdiSpecs.faultPoint = op -> { };
+        }
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(victim))).isEqualTo("rw-------");
+        assertThat(Files.readString(victim)).isEqualTo("secret");
+        assertThat(cdi().resolve("rsmapd-job-16.json")).doesNotExist();
+        assertThat(daemon.log()).anyMatch(l -> l.contains("job 16: cannot write its CDI spec"));
+    }
+
+    /** Turned off: the specs an earlier run wrote go at the next start, since nothing keeps them in step. */
+    @Test
+    void cdiTurnedOff_theSpecsAnEarlierRunWroteGoAtStart_andNoOtherFile() throws Exception {
+        Config on = config();
+        daemon = TestDaemon.start(on);
+        start("17", "gpu=1");
+        daemon.close();
+        Files.writeString(cdi().resolve("nvidia.json"), "{}"); // another tool's
+        assertThat(files()).containsExactly("nvidia.json", "rsmapd-job-17.json");
+        Path conf = tmp.resolve("rsmapd.conf");
+        Files.writeString(conf, Files.readString(conf) + "cdi = off\n"); // the admin's change, then a restart
+        daemon = TestDaemon.start(Config.parse(Files.readString(conf), conf, "node01"));
+        assertThat(files()).containsExactly("nvidia.json");
+        assertThat(daemon.jobs()).as("the job still holds its grant").isNotEmpty();
+    }
+
+    /** A reconciliation that cannot read execd's spool releases nothing, and still brings the specs in step. */
+    @Test
+    void aReconciliationSkippedForAnUnreadableSpool_stillWritesAHeldJobsSpec() throws Exception {
+        Path spool = Files.createDirectories(tmp.resolve("spool").resolve("active_jobs"));
+        daemon = TestDaemon.start(config("execd_spool = " + spool.getParent()));
+        Files.createDirectories(spool.resolve("18.1"));
+        start("18", "gpu=1");
+        Files.delete(cdi().resolve("rsmapd-job-18.json")); // removed by hand
+        Files.delete(spool.resolve("18.1"));
+        Files.delete(spool); // execd's spool unreadable now: reconciliation releases nothing
+        daemon.reconcile();
+        assertThat(daemon.log()).anyMatch(l -> l.contains("reconciliation skipped"));
+        assertThat(daemon.jobs()).isNotEmpty();
+        assertThat(files()).containsExactly("rsmapd-job-18.json");
     }
 }
