@@ -296,8 +296,9 @@ class PackageInstallIT {
             assertThat(inside(init, "nsenter", "-t", pid, "-m", "--", "touch", "/usr/share/rsmap/probe").output())
                     .as("ProtectSystem=strict").contains("Read-only file system");
             assertThat(inside(init, "nsenter", "-t", pid, "-m", "--", "sh", "-c",
-                    "touch /var/lib/rsmap/probe /var/cache/rsmap/probe /run/rsmap/probe && rm /var/lib/rsmap/probe "
-                            + "/var/cache/rsmap/probe /run/rsmap/probe && echo writable").output()).contains("writable");
+                    "touch /var/lib/rsmap/probe /var/cache/rsmap/probe /run/rsmap/probe /var/run/cdi/probe && rm "
+                            + "/var/lib/rsmap/probe /var/cache/rsmap/probe /run/rsmap/probe /var/run/cdi/probe && echo writable")
+                    .output()).contains("writable");
             assertThat(inside(init, "stat", "-c", "%U:%G %a", "/run/rsmap/rsmapd.sock").output()).isEqualTo("root:rsmap 660\n");
             // a job inside (rsmapd reads its clients' pids in its own PID namespace): the sandboxed daemon
             // isolates it with nothing but its bounding set
@@ -305,11 +306,14 @@ class PackageInstallIT {
             Path card1 = cards.resolve("nvidia1");
             List<String> job = new ArrayList<>(List.of("env", "-u", "RSMAP_SOCKET", "RSMAP_REQUEST=gpu=1"));
             job.addAll(jobCommand("5", "echo \"grant=$SGE_HGR_gpu\"; echo \"devices=$(grep ':devices:' /proc/self/cgroup)\"; "
+                    + "echo \"cdi=$RSMAP_CDI_DEVICE $(grep -c '\"path\"' /var/run/cdi/rsmapd-job-5.json)\"; "
                     + "case $SGE_HGR_gpu in gpu0) o=" + card1 + ";; *) o=" + card0 + ";; esac; echo \"other=$(head -c1 $o 2>&1)\""));
             Run j = inside(init, job.toArray(String[]::new));
             assertThat(j.code()).as("%s\n%s", j.output(), status(init)).isZero();
             assertThat(j.output()).containsPattern("(?m)^grant=gpu[01]$").contains("devices=").contains(":devices:/rsmap/5\n");
             assertThat(j.output()).containsPattern("(?m)^other=.*Operation not permitted$");
+            // the job's CDI spec in the default cdi_dir, which the sandbox lets rsmapd write: one device node
+            assertThat(j.output()).contains("\ncdi=rsmap.io/job=5 1\n");
             assertThat(inside(init, "/usr/bin/rsmap", "status").output()).startsWith("host node01,");
             Run reload = inside(init, "systemctl", "reload", "rsmapd.service");
             assertThat(reload.code()).as("systemctl reload: %s\n%s", reload.output(), status(init)).isZero();

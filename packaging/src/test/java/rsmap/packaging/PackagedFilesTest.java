@@ -164,7 +164,8 @@ class PackagedFilesTest {
             RuntimeDirectoryMode   | 0755
             StateDirectory         | rsmap
             CacheDirectory         | rsmap
-            ReadWritePaths         | /sys/fs/cgroup
+            ReadWritePaths         | /sys/fs/cgroup -/run/cdi
+            ExecStartPre           | -+/bin/mkdir -p -m 0755 /run/cdi
             CapabilityBoundingSet  | CAP_SYS_ADMIN CAP_CHOWN CAP_DAC_READ_SEARCH
             SuccessExitStatus      | 143
             RestartPreventExitStatus | 2
