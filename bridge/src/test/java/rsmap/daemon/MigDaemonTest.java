@@ -240,4 +240,20 @@ class MigDaemonTest {
             assertThat(start(d, "3", "mig=1[profile=1g.10gb]").get(0).code()).isEqualTo(Code.ERROR.value());
         }
     }
+
+    /** docs/gpus.md: a drained (tainted) card is granted to no new job, whole or as slices; none is created. */
+    @Test
+    void aDrainedCard_noSliceOfItIsGranted_norCreated_untilUndrained() throws Exception {
+        try (Daemon d = TestDaemon.start(config(""))) {
+            assertThat(call(d, Code.DRAIN, "{\"map\":\"gpu\",\"id\":\"0\"}").get(0).code()).isEqualTo(Code.STATE.value());
+            List<Frame> sliced = start(d, "1", "mig=1[profile=1g.10gb]");
+            assertThat(sliced.get(0).code()).as(sliced.toString()).isEqualTo(Code.ERROR.value());
+            assertThat(slicesInDriver()).isEmpty();
+            assertThat(JSON.readTree(call(d, Code.QUERY, "{\"explain\":\"mig=1[profile=1g.10gb]\"}").get(0).text(0))
+                    .path("explain").path("text").asText()).contains("tainted");
+            assertThat(call(d, Code.UNDRAIN, "{\"map\":\"gpu\",\"id\":\"0\"}").get(0).code()).isEqualTo(Code.STATE.value());
+            granted(d, "2", "mig=1[profile=1g.10gb]");
+            assertThat(slicesInDriver()).hasSize(1);
+        }
+    }
 }

@@ -13,8 +13,10 @@ import rsmap.map.ComplexValues;
 
 /**
  * An instance is named by its map and identifier (every share of an identifier alike). The core asks this
- * when it decides what is available: an instance is not, while a partner of it is held, or while it is
- * blocked; it picks no two partners for one request. Invariant: the relation is symmetric.
+ * when it decides what is available: an instance is not, while a partner of it is held or tainted (partners
+ * share hardware: a sick or drained card's slices are sick too, and a drained slice takes its card and the
+ * slices overlapping it out of use), or while it is blocked; it picks no two partners for one request.
+ * Invariant: the relation is symmetric.
  */
 public final class Exclusions {
     /** No instance excludes another. */
@@ -78,8 +80,8 @@ public final class Exclusions {
     }
 
     /**
-     * Why instance {@code i} of {@code pool} cannot be taken now (a held partner, or blocked), or null;
-     * {@code siblings} are the pools of its host by map name.
+     * Why instance {@code i} of {@code pool} cannot be taken now (a held or tainted partner, or blocked), or
+     * null; {@code siblings} are the pools of its host by map name.
      */
     static String why(Pool pool, int i, Map<String, Pool> siblings) {
         Exclusions x = pool.exclusions;
@@ -99,6 +101,9 @@ public final class Exclusions {
             for (int j : q.indexesOf(p.id())) {
                 if (q.heldBy[j] != null) {
                     return "excluded by " + p + " held by job " + q.heldBy[j];
+                }
+                if (q.taint[j] != null) {
+                    return "excluded by " + p + ", tainted: " + q.taint[j];
                 }
             }
         }

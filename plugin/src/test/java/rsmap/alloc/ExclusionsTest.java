@@ -78,4 +78,28 @@ class ExclusionsTest {
         assertThat(start(c, "1", "gpu=1,nic=1").result()).as("every nic is a slice of card 0").isNotEqualTo(
                 Decision.Result.GRANTED);
     }
+
+    /**
+     * docs/gpus.md, docs/health.md: a tainted card (drained, sick) is granted to no new job, its slices
+     * neither; a drained slice takes out its card and the slices overlapping it, not the others. Untainted,
+     * all are granted again.
+     */
+    @Test
+    void grantNow_taintedPartner_excludesAsAHeldOneWould_andExplainsWhy() throws Exception {
+        Cluster c = cluster(Map.of());
+        c.taint(HOST, "gpu", "0", "drained: fan", 0);
+        for (String slice : List.of("a", "b", "c")) {
+            assertThat(start(c, "1", "nic=1[id=" + slice + "]").result()).as(slice).isNotEqualTo(Decision.Result.GRANTED);
+        }
+        assertThat(c.explain(RequestList.parse("nic=1", Fixtures.TABLE), HOST).toHuman())
+                .contains("excluded by gpu 0, tainted: drained: fan");
+        c.untaint(HOST, "gpu", "0", 0);
+        c.taint(HOST, "nic", "a", "Xid 79", 0);
+        assertThat(start(c, "2", "gpu=1").result()).as("the card of a sick slice").isNotEqualTo(Decision.Result.GRANTED);
+        assertThat(start(c, "3", "nic=1[id=b]").result()).as("overlaps a").isNotEqualTo(Decision.Result.GRANTED);
+        assertThat(start(c, "4", "nic=1[id=c]").result()).as("apart from a").isEqualTo(Decision.Result.GRANTED);
+        c.finish("4", 0);
+        c.untaint(HOST, "nic", "a", 0);
+        assertThat(start(c, "5", "gpu=1").result()).isEqualTo(Decision.Result.GRANTED);
+    }
 }
