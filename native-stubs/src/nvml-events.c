@@ -8,8 +8,10 @@
  * nvmlEventTypeDoubleBitEccError, gpu_lost as nvmlEventTypeGpuUnavailableError. A card's "health":
  * "ok" | "failed" (default ok) is read from the description again at each call that reports health:
  * failed is a pending row remapping (nvmlDeviceGetRemappedRows) and one volatile uncorrected ECC error
- * (nvmlDeviceGetTotalEccErrors). Only the library's public calls are used here to find the cards, so
- * this file knows nothing of nvml-stub.c's inside. */
+ * (nvmlDeviceGetTotalEccErrors). A card's "health_delay_ms": N makes nvmlDeviceGetRemappedRows take N ms
+ * first, as a slow driver's query does (tests of what a daemon serves before its first health look).
+ * Only the library's public calls are used here to find the cards, so this file knows nothing of
+ * nvml-stub.c's inside. */
 #include "stub-json.h"
 
 #include <errno.h>
@@ -75,9 +77,11 @@ static const char *text_of(const struct json *object, const char *key) {
     return v && v->kind == JSON_STRING ? v->string : NULL;
 }
 
-/* The card's "health" now: 1 failed, 0 ok (also when the description cannot be read or names no such card). */
-static int failed_now(nvmlDevice_t device) {
+/* The card's "health" now: 1 failed, 0 ok (also when the description cannot be read or names no such card);
+ * its "health_delay_ms", 0 when none, in *delay_ms when not NULL. */
+static int failed_now(nvmlDevice_t device, long *delay_ms) {
     char uuid[UUID_LEN];
+    if (delay_ms) *delay_ms = 0;
     if (nvmlDeviceGetUUID(device, uuid, sizeof uuid) != NVML_SUCCESS) return 0;
     struct json *d = description_now();
     const struct json *gpus = json_get(d, "gpus");
@@ -85,7 +89,12 @@ static int failed_now(nvmlDevice_t device) {
     for (size_t i = 0; gpus && gpus->kind == JSON_ARRAY && i < gpus->n; i++) {
         const char *u = text_of(gpus->items[i], "uuid");
         const char *h = text_of(gpus->items[i], "health");
-        if (u && strcmp(u, uuid) == 0) failed = h && strcmp(h, "failed") == 0;
+        if (u && strcmp(u, uuid) == 0) {
+            failed = h && strcmp(h, "failed") == 0;
+            const struct json *ms = json_get(gpus->items[i], "health_delay_ms");
+            if (delay_ms && ms && ms->kind == JSON_NUMBER && ms->number > 0 && ms->number < 60000)
+                *delay_ms = (long)ms->number;
+        }
     }
     json_free(d);
     return failed;
@@ -123,7 +132,11 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRo
     nvmlReturn_t r = nvmlDeviceGetUUID(device, uuid, sizeof uuid); /* initialised, ours, not lost */
     if (r) return r;
     if (!corrRows || !uncRows || !isPending || !failureOccurred) return NVML_ERROR_INVALID_ARGUMENT;
-    int failed = failed_now(device);
+    long delay_ms;
+    int failed = failed_now(device, &delay_ms);
+    struct timespec pause = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
+    while (delay_ms > 0 && nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+    }
     *corrRows = 0;
     *uncRows = (unsigned)failed;
     *isPending = (unsigned)failed;
@@ -138,7 +151,7 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int errorType, int
     if (r) return r;
     if (!eccCounts || (errorType != 0 && errorType != UNCORRECTED) || (counterType != VOLATILE && counterType != 1))
         return NVML_ERROR_INVALID_ARGUMENT;
-    *eccCounts = errorType == UNCORRECTED && failed_now(device) ? 1 : 0;
+    *eccCounts = errorType == UNCORRECTED && failed_now(device, NULL) ? 1 : 0;
     return NVML_SUCCESS;
 }
 

@@ -221,15 +221,18 @@ public final class Daemon implements AutoCloseable {
         }).unix(config.socket(), groupIfExists(config.socketGroup()), config.socketMode()).limits(limits())
                 .privileged(access::privileged);
         authenticator.ifPresent(a -> b.tcp(config.listen().address(), a));
+        // Before the socket serves: a card NVML reports sick is tainted before any JOB_START can take it
+        // (NVML's taints are not journaled; the restart learns them from the card, docs/health.md).
+        watch = new HealthWatch(state, health, lock, log).start();
         try {
             server = b.start();
         } catch (IOException e) {
+            watch.close();
             String key = authenticator.isPresent() && Files.exists(config.socket()) ? "listen" : "socket";
             throw new IOException(preflight.where(key) + ": cannot serve " + (key.equals("listen") ? config.listen()
                     : config.socket()) + ": " + reason(e), e);
         }
         global.start();
-        watch = new HealthWatch(state, health, lock, log).start();
         reconcile();
         if (config.reconcileInterval() > 0) {
             timer = Executors.newSingleThreadScheduledExecutor(r -> {

@@ -52,7 +52,11 @@ final class HealthWatch implements AutoCloseable {
         });
     }
 
-    /** Starts the watcher (where gpu_map is the host's NVIDIA cards) and the periodic check. */
+    /**
+     * Starts the watcher (where gpu_map is the host's NVIDIA cards) and the periodic check. NVML's recheck
+     * runs once here, before the caller serves anything; the site's check runs first on the timer (its
+     * own bound, health_timeout, is no wait of a start).
+     */
     HealthWatch start() {
         GpuSettings g = s.config.gpus();
         if (g.gpuMap().isPresent() && g.nvmlLibrary().isPresent() && s.gpus.inventory().isPresent()) {
@@ -65,6 +69,13 @@ final class HealthWatch implements AutoCloseable {
                 watcher.start();
             } catch (rsmap.device.nvml.NvmlException e) {
                 log.note(Log.Level.WARNING, "NVML events: " + e.getMessage() + "; sick cards are not noticed");
+            }
+        }
+        if (events != null) {
+            try {
+                recheck();
+            } catch (RuntimeException x) {
+                log.note(Log.Level.ERROR, "health check: " + x); // the timer's rounds try again
             }
         }
         if (events != null || settings.command().isPresent()) {

@@ -95,4 +95,26 @@ class GpuHealthTest {
             assertThat(health(d)).as("nothing of NVML was journaled").containsExactly("ok", "ok");
         }
     }
+
+    /**
+     * docs/health.md: a restart learns a card's sickness "by the recheck at start" - before it serves: the
+     * first JOB_START after the start never gets the sick card, however slow NVML answers (here 400 ms).
+     */
+    @Test
+    void sickAtStart_tainted_beforeTheFirstJobStartIsServed_evenWithASlowDriver() throws Exception {
+        String c0 = GpuStub.card(0, "NVIDIA A100-SXM4-80GB", false);
+        String d = GpuStub.description(List.of(c0.substring(0, c0.length() - 1) + ",\"health\":\"failed\","
+                + "\"health_delay_ms\":400}"));
+        HealthIT.use(tmp.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
+                + tmp.resolve("events") + "\"}");
+        Files.createDirectories(tmp.resolve("dev"));
+        Config c = TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
+                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0");
+        try (Daemon daemon = TestDaemon.start(c)) {
+            List<Frame> a = DaemonSessions.as(daemon, "root", 0, 0, new ArrayList<>()).onCommand(Frame.of(2,
+                    Code.JOB_START.value(), "{\"job\":\"1\",\"user\":\"root\",\"request\":\"gpu=1\"}"));
+            assertThat(a.get(0).code()).as(a.toString()).isEqualTo(Code.ERROR.value());
+            assertThat(a.get(0).text(0)).contains("row remapping pending");
+        }
+    }
 }
