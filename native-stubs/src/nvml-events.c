@@ -9,7 +9,8 @@
  * "ok" | "failed" (default ok) is read from the description again at each call that reports health:
  * failed is a pending row remapping (nvmlDeviceGetRemappedRows) and one volatile uncorrected ECC error
  * (nvmlDeviceGetTotalEccErrors). A card's "health_delay_ms": N makes nvmlDeviceGetRemappedRows take N ms
- * first, as a slow driver's query does (tests of what a daemon serves before its first health look).
+ * first, as a slow driver's query does (tests of what a daemon serves before its first health look); its
+ * "events": false makes nvmlDeviceGetSupportedEventTypes answer none (a card that tells no event).
  * Only the library's public calls are used here to find the cards, so this file knows nothing of
  * nvml-stub.c's inside. */
 #include "stub-json.h"
@@ -155,12 +156,26 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int errorType, int
     return NVML_SUCCESS;
 }
 
+/* Whether the card's description says "events": false (it supports none of the event types). */
+static int without_events(const char *uuid) {
+    struct json *d = description_now();
+    const struct json *gpus = json_get(d, "gpus");
+    int off = 0;
+    for (size_t i = 0; gpus && gpus->kind == JSON_ARRAY && i < gpus->n; i++) {
+        const char *u = text_of(gpus->items[i], "uuid");
+        const struct json *e = json_get(gpus->items[i], "events");
+        if (u && strcmp(u, uuid) == 0) off = e && e->kind == JSON_BOOL && !e->boolean;
+    }
+    json_free(d);
+    return off;
+}
+
 nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long *eventTypes) {
     char uuid[UUID_LEN];
     nvmlReturn_t r = nvmlDeviceGetUUID(device, uuid, sizeof uuid);
     if (r) return r;
     if (!eventTypes) return NVML_ERROR_INVALID_ARGUMENT;
-    *eventTypes = SUPPORTED;
+    *eventTypes = without_events(uuid) ? 0 : SUPPORTED;
     return NVML_SUCCESS;
 }
 

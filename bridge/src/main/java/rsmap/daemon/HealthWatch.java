@@ -124,7 +124,7 @@ final class HealthWatch implements AutoCloseable {
         List<String> out = new ArrayList<>();
         NvmlEvents e = events;
         if (e != null) {
-            e.registered().forEach(uuid -> e.sickness(uuid).ifPresent(why -> out.add(uuid)));
+            e.cards().forEach(uuid -> e.sickness(uuid).ifPresent(why -> out.add(uuid)));
         }
         return out;
     }
@@ -140,9 +140,10 @@ final class HealthWatch implements AutoCloseable {
     }
 
     /**
-     * Every registered card, asked outside the lock: a sick one without an NVML taint is tainted with what
-     * NVML says (so a restart learns again what the card is, and a sickness no event told is seen); a
-     * healthy one whose NVML taints are at least one interval old is cleared.
+     * Every card NVML named at start (registered for events or not), asked outside the lock: a sick one
+     * without an NVML taint is tainted with what NVML says (so a restart learns again what the card is, and
+     * a sickness no event told is seen); a healthy one whose NVML taints are at least one interval old is
+     * cleared.
      */
     private void recheck() {
         NvmlEvents e = events;
@@ -150,7 +151,7 @@ final class HealthWatch implements AutoCloseable {
             return;
         }
         String map = s.config.gpus().gpuMap().orElseThrow();
-        for (String uuid : e.registered()) {
+        for (String uuid : e.cards()) { // a card registered for no event too: it is asked all the same
             Optional<String> sick = e.sickness(uuid);
             Instant now = Instant.now();
             Instant due = now.minus(Duration.ofSeconds(settings.interval()));

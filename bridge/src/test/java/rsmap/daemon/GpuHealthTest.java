@@ -117,4 +117,21 @@ class GpuHealthTest {
             assertThat(a.get(0).text(0)).contains("row remapping pending");
         }
     }
+
+    /** docs/gpus.md, "Health": every card is asked at the recheck, also one that tells no event. */
+    @Test
+    void aCardThatTellsNoEvent_isStillRechecked_andTaintedWhenSick() throws Exception {
+        String c0 = GpuStub.card(0, "NVIDIA A100-SXM4-80GB", false);
+        String d = GpuStub.description(List.of(c0.substring(0, c0.length() - 1) + ",\"health\":\"failed\","
+                + "\"events\":false}"));
+        HealthIT.use(tmp.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
+                + tmp.resolve("events") + "\"}");
+        Files.createDirectories(tmp.resolve("dev"));
+        Config c = TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
+                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0");
+        try (Daemon daemon = TestDaemon.start(c)) {
+            assertThat(daemon.log()).anyMatch(l -> l.contains("supports none of the events of a sick card"));
+            assertThat(health(daemon)).containsExactly("nvml: row remapping pending (a reset is needed)");
+        }
+    }
 }

@@ -59,13 +59,17 @@ public final class NvmlEvents implements AutoCloseable {
     /** The registered cards: handle to UUID. */
     private final Map<Pointer, String> cards;
     private final List<String> unregistered;
+    /** Every card NVML named at open, registered for events or not, by UUID in index order. */
+    private final List<String> found;
     private volatile boolean closed;
 
-    private NvmlEvents(NvmlLibrary lib, Pointer set, Map<Pointer, String> cards, List<String> unregistered) {
+    private NvmlEvents(NvmlLibrary lib, Pointer set, Map<Pointer, String> cards, List<String> unregistered,
+            List<String> found) {
         this.lib = lib;
         this.set = set;
         this.cards = cards;
         this.unregistered = List.copyOf(unregistered);
+        this.found = List.copyOf(found);
     }
 
     /** Opens the event set on every card of {@code library}; a card that cannot be registered is a line of {@link #unregistered}. */
@@ -85,6 +89,7 @@ public final class NvmlEvents implements AutoCloseable {
             check(lib, "nvmlDeviceGetCount_v2", lib.nvmlDeviceGetCount_v2(count));
             Map<Pointer, String> cards = new LinkedHashMap<>();
             List<String> unregistered = new ArrayList<>();
+            List<String> found = new ArrayList<>();
             for (int i = 0; i < count.getValue(); i++) {
                 String at = " (gpu " + i + ")";
                 try {
@@ -92,6 +97,7 @@ public final class NvmlEvents implements AutoCloseable {
                     check(lib, "nvmlDeviceGetHandleByIndex_v2" + at, lib.nvmlDeviceGetHandleByIndex_v2(i, h));
                     byte[] uuid = new byte[UUID_BUFFER];
                     check(lib, "nvmlDeviceGetUUID" + at, lib.nvmlDeviceGetUUID(h.getValue(), uuid, uuid.length));
+                    found.add(text(uuid));
                     LongByReference supported = new LongByReference();
                     check(lib, "nvmlDeviceGetSupportedEventTypes" + at,
                             lib.nvmlDeviceGetSupportedEventTypes(h.getValue(), supported));
@@ -106,11 +112,19 @@ public final class NvmlEvents implements AutoCloseable {
                     unregistered.add(e.getMessage());
                 }
             }
-            return new NvmlEvents(lib, set, cards, unregistered);
+            return new NvmlEvents(lib, set, cards, unregistered, found);
         } catch (NvmlException e) {
             lib.nvmlShutdown();
             throw e;
         }
+    }
+
+    /**
+     * Every card NVML named at open (its UUID), whether or not it could be registered for events: what a
+     * recheck asks ({@link #sickness}), since a card that tells no event can still be sick.
+     */
+    public List<String> cards() {
+        return found;
     }
 
     /** The UUIDs of the registered cards. */
