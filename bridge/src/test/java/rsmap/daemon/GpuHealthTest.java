@@ -96,21 +96,24 @@ class GpuHealthTest {
         }
     }
 
+    /** One card NVML reports sick, with {@code more} (JSON members) in its description; a daemon's config. */
+    private Config sickCard(String more) throws Exception {
+        String c0 = GpuStub.card(0, "NVIDIA A100-SXM4-80GB", false);
+        String d = GpuStub.description(List.of(c0.substring(0, c0.length() - 1) + ",\"health\":\"failed\"," + more + "}"));
+        HealthIT.use(tmp.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
+                + tmp.resolve("events") + "\"}");
+        Files.createDirectories(tmp.resolve("dev"));
+        return TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
+                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0");
+    }
+
     /**
      * docs/health.md: a restart learns a card's sickness "by the recheck at start" - before it serves: the
      * first JOB_START after the start never gets the sick card, however slow NVML answers (here 400 ms).
      */
     @Test
     void sickAtStart_tainted_beforeTheFirstJobStartIsServed_evenWithASlowDriver() throws Exception {
-        String c0 = GpuStub.card(0, "NVIDIA A100-SXM4-80GB", false);
-        String d = GpuStub.description(List.of(c0.substring(0, c0.length() - 1) + ",\"health\":\"failed\","
-                + "\"health_delay_ms\":400}"));
-        HealthIT.use(tmp.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
-                + tmp.resolve("events") + "\"}");
-        Files.createDirectories(tmp.resolve("dev"));
-        Config c = TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
-                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0");
-        try (Daemon daemon = TestDaemon.start(c)) {
+        try (Daemon daemon = TestDaemon.start(sickCard("\"health_delay_ms\":400"))) {
             List<Frame> a = DaemonSessions.as(daemon, "root", 0, 0, new ArrayList<>()).onCommand(Frame.of(2,
                     Code.JOB_START.value(), "{\"job\":\"1\",\"user\":\"root\",\"request\":\"gpu=1\"}"));
             assertThat(a.get(0).code()).as(a.toString()).isEqualTo(Code.ERROR.value());
@@ -121,15 +124,7 @@ class GpuHealthTest {
     /** docs/gpus.md, "Health": every card is asked at the recheck, also one that tells no event. */
     @Test
     void aCardThatTellsNoEvent_isStillRechecked_andTaintedWhenSick() throws Exception {
-        String c0 = GpuStub.card(0, "NVIDIA A100-SXM4-80GB", false);
-        String d = GpuStub.description(List.of(c0.substring(0, c0.length() - 1) + ",\"health\":\"failed\","
-                + "\"events\":false}"));
-        HealthIT.use(tmp.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
-                + tmp.resolve("events") + "\"}");
-        Files.createDirectories(tmp.resolve("dev"));
-        Config c = TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
-                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0");
-        try (Daemon daemon = TestDaemon.start(c)) {
+        try (Daemon daemon = TestDaemon.start(sickCard("\"events\":false"))) {
             assertThat(daemon.log()).anyMatch(l -> l.contains("supports none of the events of a sick card"));
             assertThat(health(daemon)).containsExactly("nvml: row remapping pending (a reset is needed)");
         }
