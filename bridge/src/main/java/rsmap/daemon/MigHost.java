@@ -217,7 +217,11 @@ final class MigHost {
                 log.note(Log.Level.INFO, "job " + job + ": slice " + slot + " created: " + s.uuid().orElse("")
                         + " (gi " + s.gi() + ")");
             } catch (NvmlException | IOException e) {
-                made.add(slot);
+                if (!made.contains(slot)) {
+                    // Nothing made here (Mig.create destroys what it made before it throws): a slice at this
+                    // place now is not rsmapd's - an admin's, made since the card was last read - and stays.
+                    forget(slot);
+                }
                 made.forEach(x -> destroySlot(x, "creation failed"));
                 if (e instanceof NvmlException) {
                     taints.taint(c.uuid(), e.getMessage());
@@ -225,6 +229,18 @@ final class MigHost {
                 throw new Session.CommandException(Category.BUSY, "job " + job + ": slice " + slot + " cannot be created: "
                         + e.getMessage());
             }
+        }
+    }
+
+    /** The intent to create {@code slot} dropped, with nothing destroyed: the creation made nothing. */
+    private void forget(MigSlot slot) {
+        try {
+            checkpoint.remove(slot);
+            changed.run();
+        } catch (IOException x) {
+            // the entry stays "creating": start-up and reconciliation look for a slice at its place
+            log.note(Log.Level.WARNING, "slice " + slot + ": its intent cannot be dropped from the checkpoint: "
+                    + x.getMessage());
         }
     }
 

@@ -256,4 +256,21 @@ class MigDaemonTest {
             assertThat(slicesInDriver()).hasSize(1);
         }
     }
+
+    /**
+     * docs/gpus.md: an admin's slice is left alone - also one made after rsmapd last read the card, whose place
+     * a job start then tries: the creation fails (the card is tainted, the start refused), and the admin's
+     * slice is still there.
+     */
+    @Test
+    void aCreationThatFailsOnAnAdminsNewSlice_leavesThatSliceAlone() throws Exception {
+        try (Daemon d = TestDaemon.start(config(""))) {
+            Files.writeString(state, "{\"instances\":[{\"gpu\":\"" + MigStub.UUID + "\",\"profile\":\"1g.10gb\","
+                    + "\"placement\":6,\"gi\":13,\"ci\":0,\"uuid\":\"MIG-admins\"}]}"); // rsmapd has not looked since
+            List<Frame> a = start(d, "1", "mig=1[id=0:1g.10gb@6]");
+            assertThat(a.get(0).code()).as(a.toString()).isEqualTo(Code.ERROR.value());
+            assertThat(a.get(0).text(0)).contains("cannot be created");
+            assertThat(slicesInDriver()).containsExactly("1g.10gb@6=MIG-admins");
+        }
+    }
 }
