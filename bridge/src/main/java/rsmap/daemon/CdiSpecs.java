@@ -190,13 +190,13 @@ final class CdiSpecs {
             try (DirectoryStream<Path> dir = Files.newDirectoryStream(settings.dir(), "{,.}" + PREFIX + "*")) {
                 for (Path p : dir) {
                     String owner = files.get(p.getFileName().toString());
-                    if (owner == null || !CdiSpec.listsDevices(heldByJob.get(owner))) {
+                    if (owner == null || !CdiSpec.listsDevices(heldByJob.get(owner))
+                            || !Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) { // a link or a FIFO is never read
                         delete(p, owner == null ? "a job that holds nothing here" : "job " + owner); // or a kill's temporary file
                     } else {
                         present.add(owner);
-                        if (!written.containsKey(owner)) {
-                            written.put(owner, Files.readString(p, StandardCharsets.UTF_8)); // the same is not written again
-                        }
+                        // what is on disk, edited by hand too: the same is not written again, anything else is
+                        written.put(owner, Files.readString(p, StandardCharsets.UTF_8));
                     }
                 }
                 written.keySet().retainAll(present); // a file removed by hand is written again

@@ -307,4 +307,30 @@ class CdiSpecsTest {
         assertThat(daemon.jobs()).isNotEmpty();
         assertThat(files()).containsExactly("rsmapd-job-18.json");
     }
+
+    /**
+     * docs/containers.md: every reconciliation writes a held job's spec where it is out of date - also one
+     * edited by hand; a FIFO or a link under a spec's name is removed unread, never waited on or followed.
+     */
+    @Test
+    void reconciliation_rewritesASpecEditedByHand_andRemovesAFifoOrLinkUnread() throws Exception {
+        Config config = config();
+        daemon = TestDaemon.start(config);
+        start("19", "gpu=1");
+        start("20", "gpu=1");
+        String good = Files.readString(cdi().resolve("rsmapd-job-19.json"));
+        Files.writeString(cdi().resolve("rsmapd-job-19.json"), good.replace("/dev/zero", "/dev/full"));
+        daemon.reconcile();
+        assertThat(Files.readString(cdi().resolve("rsmapd-job-19.json"))).isEqualTo(good);
+        daemon.close();
+        Files.delete(cdi().resolve("rsmapd-job-19.json"));
+        Files.delete(cdi().resolve("rsmapd-job-20.json"));
+        assertThat(new ProcessBuilder("mkfifo", cdi().resolve("rsmapd-job-19.json").toString()).start().waitFor()).isZero();
+        Files.createSymbolicLink(cdi().resolve("rsmapd-job-20.json"), tmp.resolve("elsewhere"));
+        daemon = TestDaemon.start(config); // would wait on the FIFO for ever, under the lock, if it read it
+        assertThat(Files.isRegularFile(cdi().resolve("rsmapd-job-19.json"), java.nio.file.LinkOption.NOFOLLOW_LINKS)).isTrue();
+        assertThat(Files.isRegularFile(cdi().resolve("rsmapd-job-20.json"), java.nio.file.LinkOption.NOFOLLOW_LINKS)).isTrue();
+        assertThat(tmp.resolve("elsewhere")).doesNotExist();
+        assertThat(nodes(spec("19"))).hasSize(1);
+    }
 }
