@@ -6,7 +6,9 @@
  * delivered once, in order, by nvmlEventSetWait_v2 to a set that registered that card for that event
  * type: xid as nvmlEventTypeXidCriticalError with the Xid in eventData, double_bit_ecc as
  * nvmlEventTypeDoubleBitEccError, gpu_lost as nvmlEventTypeGpuUnavailableError. A card's "health":
- * "ok" | "failed" (default ok) is read from the description again at each call that reports health:
+ * A line {"type":"wait_error"} makes that nvmlEventSetWait_v2 fail with NVML_ERROR_UNKNOWN, as a driver
+ * in trouble may. A card's
+ * "health": "ok" | "failed" (default ok) is read from the description again at each call that reports health:
  * failed is a pending row remapping (nvmlDeviceGetRemappedRows) and one volatile uncorrected ECC error
  * (nvmlDeviceGetTotalEccErrors). A card's "health_delay_ms": N makes nvmlDeviceGetRemappedRows take N ms
  * first, as a slow driver's query does (tests of what a daemon serves before its first health look); its
@@ -233,6 +235,10 @@ static int deliver(nvmlEventSet_t set, const char *line, nvmlEventData_t *data) 
     int found = 0;
     const char *uuid = text_of(e, "uuid");
     const char *type = text_of(e, "type");
+    if (type && strcmp(type, "wait_error") == 0) { /* the wait itself fails, once, for every set */
+        json_free(e);
+        return 2;
+    }
     if (!uuid || !type) {
         if (line[strspn(line, " \t\r")]) fprintf(stderr, "nvml-stub: %s: not an event: %s\n", set->path, line);
         json_free(e);
@@ -257,7 +263,7 @@ static int deliver(nvmlEventSet_t set, const char *line, nvmlEventData_t *data) 
     return found;
 }
 
-/* The next whole line after the set's offset that is its event; 1 when one was delivered. */
+/* The next whole line after the set's offset that is its event; 1 when one was delivered, 2 for a wait_error. */
 static int next_event(nvmlEventSet_t set, nvmlEventData_t *data) {
     if (!set->path[0]) return 0;
     FILE *f = fopen(set->path, "r");
@@ -285,6 +291,7 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsi
         pthread_mutex_lock(&set->lock);
         int got = next_event(set, data);
         pthread_mutex_unlock(&set->lock);
+        if (got == 2) return NVML_ERROR_UNKNOWN;
         if (got) return NVML_SUCCESS;
         clock_gettime(CLOCK_MONOTONIC, &now);
         long waited = (now.tv_sec - start.tv_sec) * 1000L + (now.tv_nsec - start.tv_nsec) / 1000000L;

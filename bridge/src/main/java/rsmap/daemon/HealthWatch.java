@@ -38,6 +38,8 @@ final class HealthWatch implements AutoCloseable {
     private volatile NvmlEvents events;
     private volatile boolean running = true;
     private Thread watcher;
+    /** The watcher failed and left the event set open for the recheck's NVML session; {@link #close} frees it. */
+    private volatile boolean orphaned;
 
     HealthWatch(HostState s, Health health, Object lock, LogBook log) {
         this.s = s;
@@ -94,10 +96,14 @@ final class HealthWatch implements AutoCloseable {
                 }
             }
         } catch (rsmap.device.nvml.NvmlException | RuntimeException x) {
-            log.note(Log.Level.ERROR, "NVML events: " + x.getMessage() + "; sick cards are no longer noticed");
-        } finally {
-            e.close(); // only this thread waits on the set: it frees it
+            // The set stays open: its NVML session is the one the recheck asks, and closing it would make
+            // every card read as "not found by NVML" and be tainted for good. close() frees it.
+            log.note(Log.Level.ERROR, "NVML events: " + x.getMessage() + "; a sick card is noticed by the recheck "
+                    + "only, every health_interval");
+            orphaned = true;
+            return;
         }
+        e.close(); // stopped: only this thread waits on the set, so it frees it
     }
 
     /** One event: an ignored Xid is logged; anything else taints the card's instances. */
@@ -245,6 +251,9 @@ final class HealthWatch implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (orphaned) {
+            events.close(); // the watcher failed and left it to the recheck; nobody waits on it now
         }
     }
 }

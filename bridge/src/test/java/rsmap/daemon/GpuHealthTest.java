@@ -129,4 +129,29 @@ class GpuHealthTest {
             assertThat(health(daemon)).containsExactly("nvml: row remapping pending (a reset is needed)");
         }
     }
+
+    /**
+     * The event thread failing (a driver in trouble) leaves the recheck working: no card is tainted for the
+     * NVML session it lost, and a card that turns sick later is still noticed, every health_interval.
+     */
+    @Test
+    void theEventWaitFailing_taintsNoHealthyCard_andTheRecheckGoesOn() throws Exception {
+        describe("ok", "ok");
+        Files.createDirectories(tmp.resolve("dev"));
+        Config c = TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
+                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0", "health_interval = 1");
+        try (Daemon d = TestDaemon.start(c)) {
+            HealthIT.append(tmp.resolve("events"), "{\"type\":\"wait_error\"}");
+            long end = System.nanoTime() + 5_000_000_000L;
+            while (d.log().stream().noneMatch(l -> l.contains("noticed by the recheck only")) && System.nanoTime() < end) {
+                Thread.sleep(20);
+            }
+            assertThat(d.log()).anyMatch(l -> l.contains("NVML events: ") && l.contains("noticed by the recheck only"));
+            Thread.sleep(2_500); // two rounds of the recheck
+            assertThat(health(d)).as("no card tainted for the lost event thread").containsExactly("ok", "ok");
+            describe("ok", "failed");
+            assertThat(until(d, List.of("ok", "nvml: row remapping pending (a reset is needed)"), 4000))
+                    .containsExactly("ok", "nvml: row remapping pending (a reset is needed)");
+        }
+    }
 }
