@@ -34,4 +34,14 @@ class CardTaints {
     void clear() {
         byCard.clear();
     }
+
+    /** The taints now, to put back with {@link #restore} (a refused RELOAD clears none). */
+    Map<String, String> saved() {
+        return Map.copyOf(byCard);
+    }
+
+    void restore(Map<String, String> saved) {
+        byCard.clear();
+        byCard.putAll(saved);
+    }
 }

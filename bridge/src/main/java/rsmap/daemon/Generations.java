@@ -88,6 +88,16 @@ final class Generations {
         if (configFile == null) {
             throw new Session.CommandException(Category.REFUSED, "this daemon was not started from a configuration file");
         }
+        MigHost.Before mig = s.mig.before(); // reading the configuration fills MIG's cards and settings anew
+        try {
+            return reloaded(tid);
+        } catch (Session.CommandException e) { // refused before anything was installed
+            s.mig.restore(mig); // MIG as it was, creation taints too (docs/gpus.md)
+            throw e;
+        }
+    }
+
+    private List<Frame> reloaded(long tid) throws Session.CommandException {
         Config next;
         Config config = s.config;
         try {

@@ -57,6 +57,26 @@ final class MigHost {
         return new MigHost(Path.of("/nonexistent"), new LogBook());
     }
 
+    /** What a read of the configuration changes here ({@link #reader}), as it was before it. */
+    record Before(MigSettings settings, GpuSettings gpu, Optional<Mig> nvml, Optional<Inventory> inventory,
+                  List<MigCard> cards, Map<String, String> taints) {
+    }
+
+    /** The state a RELOAD's read is about to change: put back with {@link #restore} when the RELOAD is refused. */
+    Before before() {
+        return new Before(settings, gpu, nvml, inventory, cards, taints.saved());
+    }
+
+    /** A refused RELOAD changes nothing here: the settings, cards and taints of before it. */
+    void restore(Before b) {
+        settings = b.settings();
+        gpu = b.gpu();
+        nvml = b.nvml();
+        inventory = b.inventory();
+        cards = b.cards();
+        taints.restore(b.taints());
+    }
+
     /** {@code inner}, with mig_map built into complex_values where rsmapd.conf sets it. */
     GpuHost.Reader reader(GpuHost.Reader inner, ComplexTable table, Path file) {
         return config -> fill(inner.read(config), table, file);

@@ -273,4 +273,28 @@ class MigDaemonTest {
             assertThat(slicesInDriver()).containsExactly("1g.10gb@6=MIG-admins");
         }
     }
+
+    /**
+     * A refused RELOAD changes nothing (docs/gpus.md): with mig_map taken out of rsmapd.conf while a job holds
+     * a slice, RELOAD is refused, and the card still counts as one pool - its whole-card instance is not
+     * granted beside the slice, after a reconciliation too - and the slice is still destroyed at its job's end.
+     */
+    @Test
+    void aRefusedReload_leavesTheSlicesAndTheCardAsTheyWere() throws Exception {
+        Config c = config("");
+        try (Daemon d = TestDaemon.start(c)) {
+            granted(d, "1", "mig=1[profile=1g.10gb]");
+            Path conf = tmp.resolve("d").resolve("rsmapd.conf");
+            String before = Files.readString(conf);
+            Files.writeString(conf, before.replaceAll("(?m)^mig_map = mig\n", ""));
+            List<Frame> reload = call(d, Code.RELOAD, null);
+            assertThat(reload.get(0).code()).as(reload.toString()).isEqualTo(Code.ERROR.value());
+            d.reconcile();
+            assertThat(start(d, "2", "gpu=1").get(0).code()).as("the card is still one pool").isEqualTo(Code.ERROR.value());
+            assertThat(slicesInDriver()).hasSize(1);
+            Files.writeString(conf, before);
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            assertThat(slicesInDriver()).as("destroyed at its job's end").isEmpty();
+        }
+    }
 }
