@@ -7,7 +7,7 @@
  * type: xid as nvmlEventTypeXidCriticalError with the Xid in eventData, double_bit_ecc as
  * nvmlEventTypeDoubleBitEccError, gpu_lost as nvmlEventTypeGpuUnavailableError. A card's "health":
  * A line {"type":"wait_error"} makes that nvmlEventSetWait_v2 fail with NVML_ERROR_UNKNOWN, as a driver
- * in trouble may. A card's
+ * in trouble may; "event_set_refused": true makes nvmlEventSetCreate answer NVML_ERROR_NOT_SUPPORTED. A card's
  * "health": "ok" | "failed" (default ok) is read from the description again at each call that reports health:
  * failed is a pending row remapping (nvmlDeviceGetRemappedRows) and one volatile uncorrected ECC error
  * (nvmlDeviceGetTotalEccErrors). A card's "health_delay_ms": N makes nvmlDeviceGetRemappedRows take N ms
@@ -195,6 +195,11 @@ nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set) {
     if (!set) return NVML_ERROR_INVALID_ARGUMENT;
     nvmlReturn_t r = nvmlDeviceGetCount_v2(&count);
     if (r) return r;
+    struct json *desc = description_now();
+    const struct json *refuse = json_get(desc, "event_set_refused");
+    int refused = refuse && refuse->kind == JSON_BOOL && refuse->boolean;
+    json_free(desc);
+    if (refused) return NVML_ERROR_NOT_SUPPORTED;
     struct nvmlEventSet_st *s = calloc(1, sizeof *s);
     if (!s) return NVML_ERROR_MEMORY;
     pthread_mutex_init(&s->lock, NULL);

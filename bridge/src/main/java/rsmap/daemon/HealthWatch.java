@@ -65,10 +65,16 @@ final class HealthWatch implements AutoCloseable {
             try {
                 events = NvmlEvents.open(g.nvmlLibrary().get());
                 events.unregistered().forEach(l -> log.note(Log.Level.WARNING, "NVML events: " + l));
-                log.note(Log.Level.INFO, "NVML events: watching " + events.registered().size() + " gpus");
-                watcher = new Thread(this::watch, "rsmapd-nvml-events");
-                watcher.setDaemon(true);
-                watcher.start();
+                if (events.watching()) {
+                    log.note(Log.Level.INFO, "NVML events: watching " + events.registered().size() + " gpus");
+                    watcher = new Thread(this::watch, "rsmapd-nvml-events");
+                    watcher.setDaemon(true);
+                    watcher.start();
+                } else {
+                    orphaned = true; // no watcher to free the session: close() does
+                    log.note(Log.Level.WARNING, "NVML events: none; a sick card is noticed by the recheck only, every "
+                            + "health_interval");
+                }
             } catch (rsmap.device.nvml.NvmlException e) {
                 log.note(Log.Level.WARNING, "NVML events: " + e.getMessage() + "; sick cards are not noticed");
             }

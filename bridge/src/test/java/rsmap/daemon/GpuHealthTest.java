@@ -154,4 +154,19 @@ class GpuHealthTest {
                     .containsExactly("ok", "nvml: row remapping pending (a reset is needed)");
         }
     }
+
+    /** A driver that gives no event set: the recheck still asks every card, and a sick one is tainted at start. */
+    @Test
+    void noEventSet_theRecheckStillTaintsASickCard() throws Exception {
+        String c0 = GpuStub.card(0, "NVIDIA A100-SXM4-80GB", false);
+        String d = GpuStub.description(List.of(c0.substring(0, c0.length() - 1) + ",\"health\":\"failed\"}"));
+        HealthIT.use(tmp.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"event_set_refused\":true}");
+        Files.createDirectories(tmp.resolve("dev"));
+        Config c = TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
+                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0");
+        try (Daemon daemon = TestDaemon.start(c)) {
+            assertThat(daemon.log()).anyMatch(l -> l.contains("nvmlEventSetCreate") && l.contains("no card is watched"));
+            assertThat(health(daemon)).containsExactly("nvml: row remapping pending (a reset is needed)");
+        }
+    }
 }

@@ -83,8 +83,14 @@ public final class NvmlEvents implements AutoCloseable {
         check(lib, "nvmlInit_v2", lib.nvmlInit_v2());
         try {
             PointerByReference ref = new PointerByReference();
-            check(lib, "nvmlEventSetCreate", lib.nvmlEventSetCreate(ref));
-            Pointer set = ref.getValue();
+            // Without a set the session still serves the recheck (sickness): every card is found, none registered.
+            String noSet = null;
+            try {
+                check(lib, "nvmlEventSetCreate", lib.nvmlEventSetCreate(ref));
+            } catch (NvmlException e) {
+                noSet = e.getMessage();
+            }
+            Pointer set = noSet == null ? ref.getValue() : null;
             IntByReference count = new IntByReference();
             check(lib, "nvmlDeviceGetCount_v2", lib.nvmlDeviceGetCount_v2(count));
             Map<Pointer, String> cards = new LinkedHashMap<>();
@@ -98,6 +104,9 @@ public final class NvmlEvents implements AutoCloseable {
                     byte[] uuid = new byte[UUID_BUFFER];
                     check(lib, "nvmlDeviceGetUUID" + at, lib.nvmlDeviceGetUUID(h.getValue(), uuid, uuid.length));
                     found.add(text(uuid));
+                    if (set == null) {
+                        continue;
+                    }
                     LongByReference supported = new LongByReference();
                     check(lib, "nvmlDeviceGetSupportedEventTypes" + at,
                             lib.nvmlDeviceGetSupportedEventTypes(h.getValue(), supported));
@@ -111,6 +120,9 @@ public final class NvmlEvents implements AutoCloseable {
                 } catch (NvmlException e) {
                     unregistered.add(e.getMessage());
                 }
+            }
+            if (set == null) {
+                unregistered.add(0, noSet + ": no card is watched for events");
             }
             return new NvmlEvents(lib, set, cards, unregistered, found);
         } catch (NvmlException e) {
@@ -127,6 +139,11 @@ public final class NvmlEvents implements AutoCloseable {
         return found;
     }
 
+    /** Whether NVML gave an event set to wait on (without one, only {@link #sickness} is asked). */
+    public boolean watching() {
+        return set != null;
+    }
+
     /** The UUIDs of the registered cards. */
     public List<String> registered() {
         return List.copyOf(cards.values());
@@ -139,7 +156,7 @@ public final class NvmlEvents implements AutoCloseable {
 
     /** The next event within {@code timeoutMs}, or none (NVML_ERROR_TIMEOUT). */
     public Optional<Event> next(int timeoutMs) throws NvmlException {
-        if (closed) {
+        if (closed || set == null) {
             return Optional.empty();
         }
         NvmlLibrary.EventData data = new NvmlLibrary.EventData();
@@ -212,7 +229,9 @@ public final class NvmlEvents implements AutoCloseable {
     public void close() {
         if (!closed) {
             closed = true;
-            lib.nvmlEventSetFree(set);
+            if (set != null) {
+                lib.nvmlEventSetFree(set);
+            }
             lib.nvmlShutdown();
         }
     }
