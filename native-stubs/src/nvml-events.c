@@ -80,6 +80,16 @@ static const char *text_of(const struct json *object, const char *key) {
     return v && v->kind == JSON_STRING ? v->string : NULL;
 }
 
+/* The description's card of that uuid (the last one so named), NULL when none. */
+static const struct json *card_of(const struct json *description, const char *uuid) {
+    const struct json *gpus = json_get(description, "gpus"), *card = NULL;
+    for (size_t i = 0; gpus && gpus->kind == JSON_ARRAY && i < gpus->n; i++) {
+        const char *u = text_of(gpus->items[i], "uuid");
+        if (u && strcmp(u, uuid) == 0) card = gpus->items[i];
+    }
+    return card;
+}
+
 /* The card's "health" now: 1 failed, 0 ok (also when the description cannot be read or names no such card);
  * its "health_delay_ms", 0 when none, in *delay_ms when not NULL. */
 static int failed_now(nvmlDevice_t device, long *delay_ms) {
@@ -87,18 +97,11 @@ static int failed_now(nvmlDevice_t device, long *delay_ms) {
     if (delay_ms) *delay_ms = 0;
     if (nvmlDeviceGetUUID(device, uuid, sizeof uuid) != NVML_SUCCESS) return 0;
     struct json *d = description_now();
-    const struct json *gpus = json_get(d, "gpus");
-    int failed = 0;
-    for (size_t i = 0; gpus && gpus->kind == JSON_ARRAY && i < gpus->n; i++) {
-        const char *u = text_of(gpus->items[i], "uuid");
-        const char *h = text_of(gpus->items[i], "health");
-        if (u && strcmp(u, uuid) == 0) {
-            failed = h && strcmp(h, "failed") == 0;
-            const struct json *ms = json_get(gpus->items[i], "health_delay_ms");
-            if (delay_ms && ms && ms->kind == JSON_NUMBER && ms->number > 0 && ms->number < 60000)
-                *delay_ms = (long)ms->number;
-        }
-    }
+    const struct json *card = card_of(d, uuid);
+    const char *h = card ? text_of(card, "health") : NULL;
+    int failed = h && strcmp(h, "failed") == 0;
+    const struct json *ms = card ? json_get(card, "health_delay_ms") : NULL;
+    if (delay_ms && ms && ms->kind == JSON_NUMBER && ms->number > 0 && ms->number < 60000) *delay_ms = (long)ms->number;
     json_free(d);
     return failed;
 }
@@ -161,13 +164,9 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int errorType, int
 /* Whether the card's description says "events": false (it supports none of the event types). */
 static int without_events(const char *uuid) {
     struct json *d = description_now();
-    const struct json *gpus = json_get(d, "gpus");
-    int off = 0;
-    for (size_t i = 0; gpus && gpus->kind == JSON_ARRAY && i < gpus->n; i++) {
-        const char *u = text_of(gpus->items[i], "uuid");
-        const struct json *e = json_get(gpus->items[i], "events");
-        if (u && strcmp(u, uuid) == 0) off = e && e->kind == JSON_BOOL && !e->boolean;
-    }
+    const struct json *card = card_of(d, uuid);
+    const struct json *e = card ? json_get(card, "events") : NULL;
+    int off = e && e->kind == JSON_BOOL && !e->boolean;
     json_free(d);
     return off;
 }

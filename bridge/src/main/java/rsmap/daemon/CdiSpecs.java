@@ -169,13 +169,17 @@ final class CdiSpecs {
      * be read is logged and left alone.
      */
     void sync(java.util.Collection<Job> jobs, java.util.function.Function<Job, List<Instance>> holding) {
-        if (!on()) {
-            if (this != NONE && !offSwept) { // a host's first look: never an authority's, which has no cdi_dir
-                offSwept = true;
-                removeAll();
-            }
-            return;
+        if (on()) {
+            step(jobs, holding);
+        } else if (this != NONE && !offSwept) { // a host's first look: never an authority's, which has no cdi_dir
+            // cdi = off: the specs an earlier run with it on left go, since no grant is kept in step with them
+            offSwept = true;
+            step(List.of(), holding);
         }
+    }
+
+    /** {@link #sync} of {@code jobs}' specs: theirs written, every other file of rsmapd's in cdi_dir removed. */
+    private void step(java.util.Collection<Job> jobs, java.util.function.Function<Job, List<Instance>> holding) {
         inStep = null;
         Map<String, List<Instance>> heldByJob = new java.util.LinkedHashMap<>();
         Map<String, Job> byId = new HashMap<>();
@@ -222,23 +226,6 @@ final class CdiSpecs {
         });
     }
 
-    /**
-     * A host started with {@code cdi = off}: the specs an earlier run with it on left in cdi_dir go, since
-     * none of its jobs' grants is kept in step with them any more (a spec never outlives what it names).
-     */
-    private void removeAll() {
-        if (!Files.isDirectory(settings.dir(), LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        try (DirectoryStream<Path> dir = Files.newDirectoryStream(settings.dir(), "{,.}" + PREFIX + "*")) {
-            for (Path p : dir) {
-                delete(p, "an earlier run (cdi = off now)");
-            }
-        } catch (IOException | java.io.UncheckedIOException e) {
-            log.note(Log.Level.WARNING, "cannot read cdi_dir " + settings.dir() + ": " + e);
-        }
-    }
-
     /** Removes {@code file}, the spec of {@code whose}, saying so in the log. */
     private void delete(Path file, String whose) {
         try {
@@ -270,8 +257,8 @@ final class CdiSpecs {
         }
         faultPoint.accept("permissions");
         // whatever the umask; on the file created above, never through a link put in its place since
-        Files.getFileAttributeView(tmp, java.nio.file.attribute.PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-                .setPermissions(PosixFilePermissions.fromString("rw-r--r--"));
+        Files.getFileAttributeView(tmp, java.nio.file.attribute.PosixFileAttributeView.class,
+                LinkOption.NOFOLLOW_LINKS).setPermissions(PosixFilePermissions.fromString("rw-r--r--"));
         try {
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (AtomicMoveNotSupportedException e) {

@@ -38,8 +38,6 @@ final class HealthWatch implements AutoCloseable {
     private volatile NvmlEvents events;
     private volatile boolean running = true;
     private Thread watcher;
-    /** The watcher failed and left the event set open for the recheck's NVML session; {@link #close} frees it. */
-    private volatile boolean orphaned;
 
     HealthWatch(HostState s, Health health, Object lock, LogBook log) {
         this.s = s;
@@ -70,8 +68,7 @@ final class HealthWatch implements AutoCloseable {
                     watcher = new Thread(this::watch, "rsmapd-nvml-events");
                     watcher.setDaemon(true);
                     watcher.start();
-                } else {
-                    orphaned = true; // no watcher to free the session: close() does
+                } else { // no watcher to free the session: close() does
                     log.note(Log.Level.WARNING, "NVML events: none; a sick card is noticed by the recheck only, every "
                             + "health_interval");
                 }
@@ -106,7 +103,6 @@ final class HealthWatch implements AutoCloseable {
             // every card read as "not found by NVML" and be tainted for good. close() frees it.
             log.note(Log.Level.ERROR, "NVML events: " + x.getMessage() + "; a sick card is noticed by the recheck "
                     + "only, every health_interval");
-            orphaned = true;
             return;
         }
         e.close(); // stopped: only this thread waits on the set, so it frees it
@@ -258,8 +254,9 @@ final class HealthWatch implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        if (orphaned) {
-            events.close(); // the watcher failed and left it to the recheck; nobody waits on it now
+        NvmlEvents e = events;
+        if (e != null && (w == null || !w.isAlive())) {
+            e.close(); // none watched, or the watcher failed and left it to the recheck: nobody waits on it now
         }
     }
 }

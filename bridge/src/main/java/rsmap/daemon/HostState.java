@@ -77,8 +77,8 @@ final class HostState {
     private rsmap.node.Node node;
     /** QUERY's answers per viewer, emptied by any change (see {@link Commands#quick}). */
     private final QueryViews queryViews = new QueryViews();
-    /** The last answer of {@link #devicesListed()} and what it answered for; volatile: both are read as one. */
-    private volatile DevicesListed devicesListed = DevicesListed.NONE;
+    /** Whether this host's configurations list devices, remembered for them ({@link #devicesListed()}). */
+    private final DevicesListed devicesListed = new DevicesListed();
     /** Requests and complex_values already parsed against this table (immutable values), by their text. */
     /** On an authority: the groups each job's scope=job requests are held to on all its hosts. */
     final JobGroups jobGroups = new JobGroups();
@@ -384,41 +384,9 @@ final class HostState {
 
     /**
      * Whether any instance of this host or the global host lists devices: then every job's policy is closed.
-     * Asked at each JOB_ENTER and each change of a running job's holding; the instances are looked through
-     * again only when the configurations differ from the last ones asked about ({@link DevicesListed}).
+     * Looked through again only when the configurations changed ({@link DevicesListed}).
      */
     boolean devicesListed() {
-        java.util.Collection<ComplexValues> now = cluster.hosts().values();
-        DevicesListed last = devicesListed;
-        if (!last.of(now)) {
-            last = new DevicesListed(List.copyOf(now), rsmap.device.DevicePolicy.listsDevices(now));
-            devicesListed = last;
-        }
-        return last.listed();
-    }
-
-    /**
-     * The last answer of {@link #devicesListed} and the configurations it is the answer for. A configuration
-     * is immutable all the way down (records over copied lists, immutable characteristics), so the very same
-     * objects give the same answer; any reconfiguration - RELOAD, a new core, a host's maps changed in place
-     * - makes new ones, and the instances are looked through again. Never a stale "no devices": that would
-     * open every job's policy.
-     */
-    private record DevicesListed(List<ComplexValues> configurations, boolean listed) {
-        static final DevicesListed NONE = new DevicesListed(List.of(), false);
-
-        /** Whether {@code now} are the very configurations of this answer, in order (identity, not equality). */
-        boolean of(java.util.Collection<ComplexValues> now) {
-            if (now.size() != configurations.size()) {
-                return false;
-            }
-            int i = 0;
-            for (ComplexValues v : now) {
-                if (v != configurations.get(i++)) {
-                    return false;
-                }
-            }
-            return true;
-        }
+        return devicesListed.in(cluster.hosts().values());
     }
 }
