@@ -125,8 +125,13 @@ final class Admission {
 
     /** The selector thread's buffer for a refusal (see {@link #tell}). */
     private final ByteBuffer refusal = ByteBuffer.allocateDirect(1024);
-    /** In a streak of failed accepts (on the one thread that accepts for this door): logged once, at its start. */
-    private boolean failing;
+    /**
+     * A streak of failed accepts ends only when none has failed for this long: a descriptor freed for a
+     * moment in the middle of one lets a single queued connection through, and the next accept fails again.
+     */
+    static final long STREAK_GAP_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** When an accept last failed (System.nanoTime, 0 for never), on the one thread that accepts for this door. */
+    private long lastFailure;
 
     /**
      * On the selector thread, its listener ready: accepts and judges what the kernel queued, at most
@@ -138,7 +143,6 @@ final class Admission {
             SocketChannel ch;
             try {
                 ch = listener.accept();
-                failing = false;
             } catch (IOException e) {
                 if (running && listener.isOpen()) {
                     acceptFailed(e);
@@ -153,12 +157,16 @@ final class Admission {
         return true;
     }
 
-    /** An accept failed: said once, at the start of a streak (it is retried every tick). */
+    /**
+     * An accept failed: said once, at the start of a streak (it is retried every tick); a streak is failures
+     * no more than {@link #STREAK_GAP_NANOS} apart, whatever was accepted between them.
+     */
     private void acceptFailed(IOException e) {
-        if (!failing) {
+        long now = System.nanoTime();
+        if (lastFailure == 0 || now - lastFailure > STREAK_GAP_NANOS) {
             Faults.report("cannot accept connections (retried every tick)", e);
-            failing = true;
         }
+        lastFailure = now == 0 ? 1 : now;
     }
 
     /** Judges a connection just accepted; one connection's trouble never stops the door for the others. */
@@ -199,7 +207,6 @@ final class Admission {
             SocketChannel ch;
             try {
                 ch = listener.accept();
-                failing = false;
             } catch (IOException e) {
                 if (!running || !listener.isOpen()) {
                     return;
