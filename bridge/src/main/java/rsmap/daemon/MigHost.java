@@ -1,6 +1,6 @@
 // A host's slices on demand (docs/gpus.md, "Partitions on demand"): mig_map built from NVML, the
-// exclusions that make a card one pool, slices created at JOB_START and destroyed at JOB_END, orphans
-// destroyed at start-up and in reconciliation, the job's environment and capability nodes.
+// exclusions that make a card one pool (MigExclusions), slices created at JOB_START and destroyed at
+// JOB_END, orphans destroyed at start-up and in reconciliation, the job's environment and capability nodes.
 package rsmap.daemon;
 
 import java.io.IOException;
@@ -131,49 +131,12 @@ final class MigHost {
         return nvml.isPresent() ? settings.map() : Optional.empty();
     }
 
-    /**
-     * The card as one pool: its whole-card instances of gpu_map exclude its slots, overlapping slots exclude
-     * each other; slots an admin's slice (or an unfinished one of rsmapd's) occupies, and every instance of a
-     * tainted card, are blocked.
-     */
+    /** The card as one pool ({@link MigExclusions}), over the cards as last read. */
     Exclusions exclusions(String host, ComplexValues values) {
         if (map().isEmpty()) {
             return Exclusions.NONE;
         }
-        String m = map().get();
-        List<Map.Entry<Exclusions.Key, Exclusions.Key>> pairs = new ArrayList<>();
-        Map<Exclusions.Key, String> blocked = new java.util.HashMap<>();
-        List<MigSlot> slots = values.resourceMap(m).map(r -> r.instances().stream().map(i -> MigSlot.parse(i.id()))
-                .flatMap(Optional::stream).distinct().toList()).orElse(List.of());
-        for (MigCard c : cards) {
-            List<MigSlot> mine = slots.stream().filter(s -> s.card() == c.index()).toList();
-            List<Exclusions.Key> whole = wholeCard(c, values);
-            List<MigCard.Slice> foreign = c.slices().stream().filter(x -> !ours(c, x)).toList();
-            Optional<String> tainted = taints.reason(c.uuid());
-            for (int a = 0; a < mine.size(); a++) {
-                Exclusions.Key ka = new Exclusions.Key(m, mine.get(a).toString());
-                MigCard.Placement pa = placement(c, mine.get(a));
-                whole.forEach(w -> pairs.add(Map.entry(w, ka)));
-                for (int b = a + 1; b < mine.size(); b++) {
-                    if (pa.overlaps(placement(c, mine.get(b)))) {
-                        pairs.add(Map.entry(ka, new Exclusions.Key(m, mine.get(b).toString())));
-                    }
-                }
-                for (MigCard.Slice x : foreign) {
-                    if (pa.overlaps(x.placement())) {
-                        blocked.put(ka, "occupied by slice gi " + x.gi() + " (" + x.profile() + ") that rsmapd did not create");
-                    }
-                }
-                tainted.ifPresent(t -> blocked.put(ka, "card " + c.uuid() + " tainted: " + t));
-            }
-            for (Exclusions.Key w : whole) {
-                if (!foreign.isEmpty()) {
-                    blocked.put(w, "card " + c.uuid() + " has slices rsmapd did not create");
-                }
-                tainted.ifPresent(t -> blocked.put(w, "card " + c.uuid() + " tainted: " + t));
-            }
-        }
-        return Exclusions.of(pairs, blocked);
+        return MigExclusions.of(map().get(), cards, values, c -> wholeCard(c, values), this::ours, taints::reason);
     }
 
     /**
@@ -185,16 +148,15 @@ final class MigHost {
             return List.of();
         }
         String g = gpu.gpuMap().get();
-        List<String> ids = inventory.get().gpus().stream().filter(x -> x.index() == c.index())
-                .map(x -> GpuMap.id(x, gpu.id())).toList();
+        List<String> ids = cardIds(c);
         return values.resourceMap(g).map(r -> r.instances().stream()
                 .filter(i -> GpuMap.minor(i, gpu.devDir()).map(m -> m == c.minor()).orElse(ids.contains(i.id())))
                 .map(rsmap.map.Instance::id).distinct().map(id -> new Exclusions.Key(g, id)).toList()).orElse(List.of());
     }
 
-    private static MigCard.Placement placement(MigCard c, MigSlot s) {
-        return c.profile(s.profile()).flatMap(p -> p.placements().stream().filter(x -> x.start() == s.start()).findFirst())
-                .orElse(new MigCard.Placement(s.start(), 1));
+    /** The ids a built gpu_map gives card {@code c} (gpu_id); only with gpu_map and an inventory. */
+    private List<String> cardIds(MigCard c) {
+        return inventory.get().gpus().stream().filter(x -> x.index() == c.index()).map(x -> GpuMap.id(x, gpu.id())).toList();
     }
 
     /** Whether slice {@code x} of {@code c} is one rsmapd made (the checkpoint names it, in any state). */
@@ -378,8 +340,7 @@ final class MigHost {
         if (gpu.gpuMap().isEmpty() || inventory.isEmpty()) {
             return "";
         }
-        List<String> ids = inventory.get().gpus().stream().filter(x -> x.index() == c.index())
-                .map(x -> GpuMap.id(x, gpu.id())).toList();
+        List<String> ids = cardIds(c);
         return holders.getOrDefault(gpu.gpuMap().get(), List.of()).stream()
                 .filter(e -> ids.contains(e.getKey()) && !e.getValue().isEmpty()).map(Map.Entry::getValue).findFirst()
                 .orElse("");
