@@ -315,7 +315,7 @@ class RealSystemdIT {
             assertThat(answers.readLine()).isEqualTo("ready");
             assertThat(ask(client, answers, "apply " + job + " " + nsPid + " " + one)).isEqualTo("ok " + scope);
             Path scopeDir = devicesCgroup(scope);
-            assertThat(openCard(task, out)).contains("Operation not permitted");
+            assertThat(openCard(task, out)).as(() -> afterFailure(task, out, scopeDir)).contains("Operation not permitted");
 
             assertThat(ask(client, answers, "update " + job + " " + both)).isEqualTo("ok " + scope);
             assertThat(Files.readAllLines(scopeDir.resolve("devices.list"))).contains("c 195:0 rw", "c 195:7 rw")
@@ -325,7 +325,7 @@ class RealSystemdIT {
             assertThat(ask(client, answers, "update " + job + " " + one)).isEqualTo("ok " + scope);
             assertThat(Files.readAllLines(scopeDir.resolve("devices.list"))).contains("c 195:0 rw")
                     .noneMatch(l -> l.startsWith("a ") || l.startsWith("c 195:7"));
-            assertThat(openCard(task, out)).contains("Operation not permitted");
+            assertThat(openCard(task, out)).as(() -> afterFailure(task, out, scopeDir)).contains("Operation not permitted");
             assertThat(Files.readAllLines(scopeDir.resolve("cgroup.procs"))).as("still in its scope")
                     .contains(Long.toString(hostPid(task)));
 
@@ -348,6 +348,31 @@ class RealSystemdIT {
     static Path devicesCgroup(String scope) throws IOException {
         return find(CGROUPS.resolve("devices").resolve(NAME), scope)
                 .orElseThrow(() -> new AssertionError("no devices cgroup " + scope + " under " + NAME));
+    }
+
+    /**
+     * What a failed assertion on a task's open says beside it (asked only then): the scope's devices list
+     * and the task's devices cgroup as they are now, and the same open again half a second later, which tells
+     * a policy applied late from one that stayed wider (CI saw a narrowed list and an open that passed once).
+     */
+    static String afterFailure(Process task, BufferedReader out, Path scopeDir) {
+        StringBuilder b = new StringBuilder("now: ");
+        try {
+            b.append("devices.list ").append(Files.readAllLines(scopeDir.resolve("devices.list")));
+            long pid = hostPid(task);
+            for (String l : Files.readAllLines(Path.of("/proc", Long.toString(pid), "cgroup"))) {
+                if (l.contains(":devices:")) {
+                    b.append("; task ").append(pid).append(" in ").append(l);
+                }
+            }
+            Thread.sleep(500);
+            b.append("; 500 ms later the open gives ").append(openCard(task, out));
+        } catch (IOException | RuntimeException e) {
+            b.append("; cannot tell more: ").append(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return b.toString();
     }
 
     /** What a task reading "go" lines gets opening its card: cat's error, if any, and its exit status. */
