@@ -101,19 +101,26 @@ class MungeIT {
     /**
      * munged expires a credential when its clock's whole seconds pass the encode second plus the TTL
      * (src/munged/dec.c, dec_validate_time), so TTL 1 is expired from 2 to 3 s after encoding: the
-     * smallest TTL, and the wait here.
+     * smallest TTL, and the wait here. munged reads its clock with time(), which glibc answers from the
+     * coarse clock, up to a tick behind this JVM's: the wait goes 100 ms past the second (without it, CI
+     * once decoded at the turn of the second while munged's clock still showed the one before).
      */
     @Test
     void decode_afterTtl_isExpired() throws Exception {
         String cred = munge.encode("brief".getBytes(StandardCharsets.UTF_8), Duration.ofSeconds(1));
-        long encodedBy = Instant.now().getEpochSecond();
-        while (Instant.now().getEpochSecond() < encodedBy + 2) {
-            Thread.sleep(50);
-        }
+        waitPastTtlOfOneSecond();
         assertThatThrownBy(() -> munge.decode(cred)).isInstanceOfSatisfying(MungeException.class, e -> {
             assertThat(e.kind()).isEqualTo(MungeException.Kind.EXPIRED);
             assertThat(e.errorNumber()).isEqualTo(Munge.EMUNGE_CRED_EXPIRED);
         });
+    }
+
+    /** Called right after a credential of TTL 1 was encoded: returns once munged takes it for expired (above). */
+    static void waitPastTtlOfOneSecond() throws InterruptedException {
+        Instant expired = Instant.ofEpochSecond(Instant.now().getEpochSecond() + 2).plusMillis(100);
+        while (Instant.now().isBefore(expired)) {
+            Thread.sleep(20);
+        }
     }
 
     @Test
