@@ -219,11 +219,23 @@ abstract class GridEngineIT extends OneCluster<GridEngineCluster> {
 
     @Test
     void aQrshJob_isGrantedAndConfined() throws Exception {
-        Run r = cluster.asUser(Map.of("RSMAP_REQUEST", "gpu=1"), "qrsh", "-cwd", "-l", "gpu=1", "-v", "RSMAP_REQUEST",
-                show().toString(), cluster.device(0).toString(), cluster.device(1).toString());
+        Run r = qrshShow();
+        if (r.code() != 0 && r.err().contains("could not be scheduled") && r.out().contains("SGE_HGR_gpu=")) {
+            // Grid Engine's own race, seen once in CI with SoGE 8.1.9: the job ran (its output is here, rsmapd
+            // granted and released it), qrsh's session with the shepherd then ended in an error, and qrsh, asking
+            // qmaster about the job, found it finished and gone, which it reports as "could not be scheduled"
+            // (clients/qsh). A second job tells that race from a failure of ours; the first is in the build's log.
+            System.err.println("GridEngineIT: qrsh said 'could not be scheduled' after its job ran, asking again: " + r);
+            r = qrshShow();
+        }
         assertThat(r.code()).as("%s\n%s", r, cluster.logs()).isZero();
         assertThat(r.out()).containsPattern("(?m)^SGE_HGR_gpu=gpu[01]$").contains("CG devices:/rsmap/")
                 .contains("No such device or address").contains("Operation not permitted");
+    }
+
+    private Run qrshShow() throws Exception {
+        return cluster.asUser(Map.of("RSMAP_REQUEST", "gpu=1"), "qrsh", "-cwd", "-l", "gpu=1", "-v", "RSMAP_REQUEST",
+                show().toString(), cluster.device(0).toString(), cluster.device(1).toString());
     }
 
     @Test
