@@ -129,9 +129,12 @@ final class Admission {
      * A streak of failed accepts ends only when none has failed for this long: a descriptor freed for a
      * moment in the middle of one lets a single queued connection through, and the next accept fails again.
      */
-    static final long STREAK_GAP_NANOS = TimeUnit.SECONDS.toNanos(10);
-    /** When an accept last failed (System.nanoTime, 0 for never), on the one thread that accepts for this door. */
-    private long lastFailure;
+    private static final long STREAK_GAP_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /**
+     * When an accept last failed (System.nanoTime), on the one thread that accepts for this door; before the
+     * first, a gap ago, so that the first failure starts a streak.
+     */
+    private long lastFailure = System.nanoTime() - STREAK_GAP_NANOS - 1;
 
     /**
      * On the selector thread, its listener ready: accepts and judges what the kernel queued, at most
@@ -163,10 +166,10 @@ final class Admission {
      */
     private void acceptFailed(IOException e) {
         long now = System.nanoTime();
-        if (lastFailure == 0 || now - lastFailure > STREAK_GAP_NANOS) {
+        if (now - lastFailure > STREAK_GAP_NANOS) {
             Faults.report("cannot accept connections (retried every tick)", e);
         }
-        lastFailure = now == 0 ? 1 : now;
+        lastFailure = now;
     }
 
     /** Judges a connection just accepted; one connection's trouble never stops the door for the others. */
