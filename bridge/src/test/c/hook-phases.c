@@ -1,7 +1,9 @@
 /* the daemon and its protocol benchmark: where a hook's exchange spends its time, without the exec: in one
  * process, per job: connect, INIT and JOB_START sent in one write (as rsmap-hook prolog), the time to INIT's
  * answer and then to JOB_START's; then INIT and JOB_END on a new connection (as rsmap-hook epilog). Medians.
- * Usage: hook-phases SOCKET JOBS (README, "Benchmarks"); the daemon must grant nic=1 to root. */
+ * GAP_US (default 0: back to back) idles that many microseconds before each exchange, as a hook's exec does:
+ * the daemon's code and data are then cold, as on a host that starts jobs seconds apart.
+ * Usage: hook-phases SOCKET JOBS [GAP_US] (README, "Benchmarks"); the daemon must grant nic=1 to root. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
