@@ -17,24 +17,39 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 /**
- * The file {@code state_dir/lock} holds the lease ({@link LeaseRecord}) in two slots, and two POSIX
- * (fcntl) byte locks, which NFSv4 carries to its server:
+ * The file {@code state_dir/lock} holds the lease ({@link LeaseRecord}) in four slots, and POSIX (fcntl)
+ * byte locks, which NFSv4 carries to its server (locks past the end of the file are allowed):
  * <ul>
- *   <li>byte 0, the <b>mutex</b>: held for the few microseconds of one read-and-write of the lease
- *   (a renewal, a takeover), so that two standbys never both take it and a renewal never crosses a takeover;</li>
- *   <li>byte 1, the <b>life</b> lock: held by the active for its life. The kernel (or the NFS server, after
- *   its own lease time) frees it when the holder dies: a standby that gets it takes over at once.</li>
+ *   <li>byte 0, the <b>takeover</b> lock: a standby holds it while it reads the lease and, when it takes
+ *   over, writes the next epoch, so that two standbys never both take it. The active never takes it;</li>
+ *   <li>byte 1024 + 2 &times; epoch, the epoch's <b>life</b> lock: held by that epoch's holder for its life.
+ *   The kernel (or the NFS server, after its own lease time) frees it when the holder dies: a standby that
+ *   finds it free takes over at once;</li>
+ *   <li>byte 1025 + 2 &times; epoch, the epoch's <b>renewal</b> lock: held by its holder for the read and
+ *   write of one renewal;</li>
+ *   <li>byte 1, held by the active when it can, as every rsmapd before leases held its lock file: with no
+ *   lease written, a takeover waits for it.</li>
  * </ul>
- * A holder that is alive but stopped (SIGSTOP, a paused VM, a partition) keeps its life lock: a standby
- * takes over when it has seen the lease unchanged for {@code takeover_timeout} by its own monotonic clock
- * (no clocks of two machines are compared). The holder renews every quarter of the timeout and trusts its
- * lease for three quarters after the start of its last renewal ({@link #check}): past that, it reads the
- * lease again before it answers anything, and a newer epoch stops it. A record it forced before a check
- * that passed is on disk before any takeover, which replays it.
+ * A holder that is alive but stopped (SIGSTOP, a paused VM, a partition) keeps its locks: a standby takes
+ * over when it has seen the lease unchanged for {@code takeover_timeout} by its own monotonic clock (no
+ * clocks of two machines are compared). Since a stopped holder holds no lock a standby needs, not even when
+ * it stopped inside a renewal, the takeover never waits on it. The holder renews every quarter of the
+ * timeout and trusts its lease for three quarters after the start of its last renewal ({@link #check}):
+ * past that, it reads the lease again before it answers anything, and a newer epoch stops it. A renewal
+ * may cross a takeover from a holder alive but stopped: the new holder then serves only when three quarters
+ * of the timeout have passed since, unless it found the former's renewal lock free and its lease as it had
+ * seen it. A record the former forced before a check that passed is on disk before any takeover serves,
+ * and the takeover replays it.
  */
 final class Lease implements Closeable, Records.Fence {
     /** The exit status of an authority that lost its lease (EX_TEMPFAIL: restarted, it becomes a standby). */
     static final int FENCED = 75;
+    /** Byte 0: the standbys' takeover lock. */
+    private static final long TAKEOVER = 0;
+    /** Byte 1: held by the active when it can, and by every rsmapd that keeps no lease. */
+    private static final long ANY_LIFE = 1;
+    /** What {@link #take} says when it did not take the lease. */
+    private static final long NOT_TAKEN = Long.MIN_VALUE;
     /** The lease files this JVM holds: a second channel on one, closed, would drop the first's locks. */
     private static final Set<Path> HELD = ConcurrentHashMap.newKeySet();
 
@@ -47,7 +62,10 @@ final class Lease implements Closeable, Records.Fence {
     private final Consumer<String> stop;
 
     // --- guarded by this ---
+    /** When held: this epoch's life lock (kept until the channel closes, which releases it). */
     private FileLock life;
+    /** When held: byte 1, once it was free. */
+    private FileLock anyLife;
     /** The lease as last read, and when (monotonic) it was first seen so: a standby's clock of the holder. */
     private Optional<LeaseRecord> seen = Optional.empty();
     private long seenSince = System.nanoTime();
@@ -99,17 +117,45 @@ final class Lease implements Closeable, Records.Fence {
         };
     }
 
+    /** Byte {@code 1024 + 2 epoch}: held by the holder of {@code epoch} for its life. */
+    static long lifeByte(long epoch) {
+        return 1024 + 2 * epoch;
+    }
+
+    /** Byte {@code 1025 + 2 epoch}: held by the holder of {@code epoch} for one renewal's read and write. */
+    static long renewalByte(long epoch) {
+        return lifeByte(epoch) + 1;
+    }
+
     /**
      * One look at the lease: takes it when nobody ever held it, its holder died (its life lock is free), or
-     * it stayed unchanged for the timeout. True when this one holds it now (and renews it from then on).
+     * it stayed unchanged for the timeout. True when this one holds it now (and renews it from then on);
+     * after a takeover that a renewal may have crossed, only once the former's trust in it has run out.
      */
-    synchronized boolean poll() throws IOException {
-        if (mine.isPresent()) {
-            return true;
+    boolean poll() throws IOException {
+        long serveAt;
+        synchronized (this) {
+            if (mine.isPresent()) {
+                return true;
+            }
+            serveAt = take();
         }
-        FileLock mutex = channel.tryLock(0, 1, false);
+        if (serveAt == NOT_TAKEN) {
+            return false;
+        }
+        for (long left = serveAt - System.nanoTime(); left > 0; left = serveAt - System.nanoTime()) {
+            sleep(Math.max(1, left / 1_000_000));
+        }
+        synchronized (this) {
+            return mine.isPresent();
+        }
+    }
+
+    /** One look under the takeover lock: {@link #NOT_TAKEN}, or the monotonic time from which to serve. */
+    private long take() throws IOException {
+        FileLock mutex = channel.tryLock(TAKEOVER, 1, false);
         if (mutex == null) {
-            return false; // a renewal or takeover is under way: look again at the next poll
+            return NOT_TAKEN; // another standby is looking: look again at the next poll
         }
         try {
             long now = System.nanoTime();
@@ -118,26 +164,71 @@ final class Lease implements Closeable, Records.Fence {
                 seen = current;
                 seenSince = now;
             }
-            if (life == null) {
-                life = channel.tryLock(1, 1, false);
+            boolean dead;
+            if (current.isEmpty()) {
+                // No lease but byte 1 held: an rsmapd that keeps no lease (a host's, an older release's)
+                // holds this directory; it is never taken from it.
+                anyLife = anyLife != null ? anyLife : channel.tryLock(ANY_LIFE, 1, false);
+                if (anyLife == null) {
+                    return NOT_TAKEN;
+                }
+                dead = true;
+            } else {
+                FileLock probe = channel.tryLock(lifeByte(current.get().epoch()), 1, false);
+                dead = probe != null;
+                if (probe != null) {
+                    probe.release();
+                } else if (now - seenSince < timeoutNanos) {
+                    return NOT_TAKEN;
+                }
             }
-            boolean expired = now - seenSince >= timeoutNanos;
-            // No lease but a life lock held: an rsmapd that keeps no lease (a host's, an older release's)
-            // holds this directory; it is never taken from it.
-            if (life == null && (current.isEmpty() || !expired)) {
-                return false;
+            long epoch = current.map(LeaseRecord::epoch).orElse(0L) + 1;
+            FileLock myLife = channel.tryLock(lifeByte(epoch), 1, false);
+            if (myLife == null) {
+                return NOT_TAKEN; // cannot be: a taker of this epoch holds byte 0 too
             }
-            LeaseRecord taken = LeaseRecord.first(current.map(LeaseRecord::epoch).orElse(0L) + 1, me);
-            taken.write(channel, current);
-            channel.force(false);
-            mine = Optional.of(taken);
+            try {
+                LeaseRecord taken = LeaseRecord.first(epoch, me);
+                taken.write(channel);
+                channel.force(false);
+                mine = Optional.of(taken);
+            } finally {
+                if (mine.isEmpty()) {
+                    myLife.release();
+                }
+            }
+            life = myLife;
             seen = mine;
             renewedAt = now;
+            anyLife = anyLife != null ? anyLife : channel.tryLock(ANY_LIFE, 1, false);
             startRenewing();
-            return true;
+            return dead ? now : crossing(current.get());
         } finally {
             mutex.release();
         }
+    }
+
+    /**
+     * After a takeover from a holder alive but stopped: now, when its renewal lock is free and its lease is
+     * as this one last saw it (every renewal it starts from now on reads the new epoch and stops it); else
+     * three quarters of the timeout from now, when any renewal of it that began before the takeover has
+     * run out.
+     */
+    private long crossing(LeaseRecord former) throws IOException {
+        FileLock renewal = channel.tryLock(renewalByte(former.epoch()), 1, false);
+        try {
+            if (renewal != null && LeaseRecord.read(channel, former.epoch()).equals(Optional.of(former))) {
+                return System.nanoTime();
+            }
+        } finally {
+            if (renewal != null) {
+                renewal.release();
+            }
+        }
+        Log.write(Log.Level.INFO, "took over from " + former.holder() + " (epoch " + former.epoch() + "), which may"
+                + " have been renewing: serving in " + timeoutNanos / 4 * 3 / 1_000_000 + " ms, when that renewal has run"
+                + " out");
+        return System.nanoTime() + timeoutNanos / 4 * 3;
     }
 
     /** The lease as this authority last read it (as the standby follows it), or its own when it holds it. */
@@ -175,45 +266,20 @@ final class Lease implements Closeable, Records.Fence {
         }
     }
 
-    /** One renewal: the lease read again under the mutex; its own epoch renewed, another's stops this one. */
+    /**
+     * One renewal: the lease read again under this epoch's renewal lock; its own epoch renewed, another's
+     * stops this one. A renewal held up past a quarter of the timeout between its read and its write (the
+     * process stopped) reads again before it writes.
+     */
     synchronized void renew() {
         if (mine.isEmpty() || closed) {
             return;
         }
         long start = System.nanoTime();
+        long epoch = mine.get().epoch();
         try {
-            FileLock mutex = null;
-            while (mutex == null) {
-                mutex = channel.tryLock(0, 1, false);
-                if (mutex == null) {
-                    if (System.nanoTime() - start > timeoutNanos / 2) {
-                        throw new IOException("its lock has been held by another process for half the takeover_timeout");
-                    }
-                    Thread.onSpinWait();
-                    sleep(5);
-                }
-            }
-            try {
-                Optional<LeaseRecord> current = LeaseRecord.read(channel);
-                if (current.isEmpty() || current.get().epoch() != mine.get().epoch()) {
-                    String by = current.map(r -> "epoch " + r.epoch() + ", " + r.holder() + ", since " + r.since())
-                            .orElse("a lease that does not read");
-                    stopping("the authority " + me + " lost its lease on " + file.getParent() + " (its epoch "
-                            + mine.get().epoch() + "; now " + by + "): another authority is active; this one"
-                            + " answers nothing more and stops");
-                    return;
-                }
-                LeaseRecord next = current.get().renewed();
-                next.write(channel, current);
-                channel.force(false);
-                mine = Optional.of(next);
-                seen = mine;
-                renewedAt = start;
-                if (life == null) {
-                    life = channel.tryLock(1, 1, false); // taken from a stopped holder: its life lock, once it is gone
-                }
-            } finally {
-                mutex.release();
+            while (!renewOnce(start, epoch)) {
+                // held up between its read and its write: read again
             }
         } catch (IOException | RuntimeException e) {
             if (closed) {
@@ -225,6 +291,46 @@ final class Lease implements Closeable, Records.Fence {
             } else {
                 Log.write(Log.Level.WARNING, "lease " + file + ": renewal failed, tried again: " + e.getMessage());
             }
+        }
+    }
+
+    /** False when held up between the read and the write: nothing written. */
+    private boolean renewOnce(long start, long epoch) throws IOException {
+        FileLock lock = null;
+        while (lock == null) {
+            lock = channel.tryLock(renewalByte(epoch), 1, false);
+            if (lock == null) {
+                if (System.nanoTime() - start > timeoutNanos / 2) {
+                    throw new IOException("its renewal lock has been held by another process for half the"
+                            + " takeover_timeout");
+                }
+                sleep(5); // a standby's look after its takeover: microseconds
+            }
+        }
+        try {
+            Optional<LeaseRecord> current = LeaseRecord.read(channel);
+            long readAt = System.nanoTime();
+            if (current.isEmpty() || current.get().epoch() != epoch) {
+                String by = current.map(r -> "epoch " + r.epoch() + ", " + r.holder() + ", since " + r.since())
+                        .orElse("a lease that does not read");
+                stopping("the authority " + me + " lost its lease on " + file.getParent() + " (its epoch "
+                        + epoch + "; now " + by + "): another authority is active; this one"
+                        + " answers nothing more and stops");
+                return true;
+            }
+            LeaseRecord next = current.get().renewed();
+            if (System.nanoTime() - readAt > timeoutNanos / 4) {
+                return false;
+            }
+            next.write(channel);
+            channel.force(false);
+            mine = Optional.of(next);
+            seen = mine;
+            renewedAt = start;
+            anyLife = anyLife != null ? anyLife : channel.tryLock(ANY_LIFE, 1, false);
+            return true;
+        } finally {
+            lock.release();
         }
     }
 

@@ -40,6 +40,27 @@ class LeaseTest {
         }
     }
 
+    /** A takeover (epoch 3) and the former's renewals that read before it (epoch 2) never write the same slot. */
+    @Test
+    void aRenewalCrossingATakeover_writesAnotherSlot_theNewEpochStillReads_andEachEpochKeepsItsNewest() throws Exception {
+        Instant since = Instant.parse("2026-12-03T12:00:00Z");
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(tmp.resolve("lock"),
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.READ,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            new LeaseRecord(2, 7, "node00:7321", 1, since).write(ch);
+            new LeaseRecord(3, 0, "node01:7321", 2, since).write(ch);
+            for (int seq = 8; seq < 12; seq++) {
+                new LeaseRecord(2, seq, "node00:7321", 1, since).write(ch);
+                assertThat(LeaseRecord.read(ch).orElseThrow().epoch()).isEqualTo(3);
+                assertThat(LeaseRecord.read(ch, 2).orElseThrow().seq()).isEqualTo(seq);
+            }
+            new LeaseRecord(3, 1, "node01:7321", 2, since).write(ch);
+            assertThat(LeaseRecord.read(ch)).contains(new LeaseRecord(3, 1, "node01:7321", 2, since));
+            assertThat(LeaseRecord.read(ch, 3).orElseThrow().seq()).isEqualTo(1);
+            assertThat(ch.size()).isEqualTo(LeaseRecord.SLOTS * LeaseRecord.SLOT);
+        }
+    }
+
     /** Writes {@code r} into slot {@code slot} of the lock file, as another authority would. */
     private void plant(LeaseRecord r, int slot) throws Exception {
         try (RandomAccessFile f = new RandomAccessFile(tmp.resolve("lock").toFile(), "rw")) {
@@ -70,11 +91,15 @@ class LeaseTest {
         }
     }
 
-    /** A process of its own holding byte 1 of the lock file, as a live active authority does. */
-    private static Process lifeLock(Path file) throws Exception {
+    /** A process of its own holding the given bytes of the lock file, as a live (or stopped) authority does. */
+    private static Process locking(Path file, long... bytes) throws Exception {
+        StringBuilder lock = new StringBuilder();
+        for (long b : bytes) {
+            lock.append("fcntl.lockf(fd, fcntl.LOCK_EX|fcntl.LOCK_NB, 1, ").append(b).append(")\n");
+        }
         Process p = new ProcessBuilder("python3", "-c", "import fcntl,os,sys\n"
-                + "fd=os.open(sys.argv[1], os.O_RDWR|os.O_CREAT)\nfcntl.lockf(fd, fcntl.LOCK_EX|fcntl.LOCK_NB, 1, 1)\n"
-                + "print('held', flush=True)\nsys.stdin.read()\n", file.toString()).start();
+                + "fd=os.open(sys.argv[1], os.O_RDWR|os.O_CREAT)\n" + lock + "print('held', flush=True)\n"
+                + "sys.stdin.read()\n", file.toString()).start();
         assertThat(new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)).readLine())
                 .isEqualTo("held");
         return p;
@@ -83,7 +108,7 @@ class LeaseTest {
     @Test
     void aLiveHolder_isTakenFromOnlyAfterItsLeaseStayedUnchangedForTheTimeout() throws Exception {
         plant(new LeaseRecord(4, 9, "node01:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 0);
-        Process holder = lifeLock(tmp.resolve("lock"));
+        Process holder = locking(tmp.resolve("lock"), Lease.lifeByte(4), 1);
         try (Lease standby = open(Duration.ofMillis(600))) {
             long t0 = System.nanoTime();
             assertThat(standby.poll()).isFalse();
@@ -96,9 +121,52 @@ class LeaseTest {
                 assertThat((System.nanoTime() - t0) / 1_000_000).as("taken within the timeout after the renewal")
                         .isLessThan(3_000);
             }
-            assertThat((System.nanoTime() - renewed) / 1_000_000).as("not before the timeout after the last renewal")
-                    .isGreaterThanOrEqualTo(600);
+            long tookMs = (System.nanoTime() - renewed) / 1_000_000;
+            assertThat(tookMs).as("not before the timeout after the last renewal").isGreaterThanOrEqualTo(600);
+            assertThat(tookMs).as("its renewal lock free, its lease as last seen: served at once").isLessThan(1_050);
             assertThat(standby.epoch()).isEqualTo(5);
+        } finally {
+            holder.destroy();
+        }
+    }
+
+    /** FailoverIT's SIGSTOP can land inside a renewal: the holder then keeps its renewal lock, and nothing else. */
+    @Test
+    void aHolderStoppedInsideItsRenewal_isTakenFromAfterTheTimeout_servingWhenAnyRenewalOfItRanOut() throws Exception {
+        plant(new LeaseRecord(4, 9, "node01:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 0);
+        Process holder = locking(tmp.resolve("lock"), Lease.lifeByte(4), Lease.renewalByte(4), 1);
+        try (Lease standby = open(Duration.ofMillis(600))) {
+            long t0 = System.nanoTime();
+            while (!standby.poll()) {
+                Thread.sleep(20);
+                assertThat((System.nanoTime() - t0) / 1_000_000).as("taken, not waiting on the stopped holder")
+                        .isLessThan(5_000);
+            }
+            assertThat((System.nanoTime() - t0) / 1_000_000).as("the timeout, then three quarters of it")
+                    .isGreaterThanOrEqualTo(600 + 450);
+            assertThat(standby.epoch()).isEqualTo(5);
+            long seq = standby.current().orElseThrow().seq();
+            standby.renew();
+            assertThat(standby.current().orElseThrow().seq()).as("its own renewals never wait on the former's")
+                    .isEqualTo(seq + 1);
+            assertThat(stops).isEmpty();
+        } finally {
+            holder.destroy();
+        }
+    }
+
+    /** After a takeover from a stopped holder the new one may not hold byte 1 yet; the current epoch's life decides. */
+    @Test
+    void aLiveHolder_isNotTakenFromWhileItRenews_evenWithByte1Free() throws Exception {
+        plant(new LeaseRecord(5, 0, "node02:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 2);
+        Process holder = locking(tmp.resolve("lock"), Lease.lifeByte(5));
+        try (Lease standby = open(Duration.ofMillis(400))) {
+            for (int i = 1; i <= 12; i++) {
+                assertThat(standby.poll()).as("poll " + i).isFalse();
+                Thread.sleep(50);
+                plant(new LeaseRecord(5, i, "node02:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 2 + i % 2);
+            }
+            assertThat(standby.current().orElseThrow().seq()).isEqualTo(11);
         } finally {
             holder.destroy();
         }
@@ -107,7 +175,7 @@ class LeaseTest {
     @Test
     void aLockHolderThatKeepsNoLease_isNeverTakenFrom() throws Exception {
         Files.writeString(tmp.resolve("lock"), "4711\n"); // a host's rsmapd, or a release before leases
-        Process holder = lifeLock(tmp.resolve("lock"));
+        Process holder = locking(tmp.resolve("lock"), 1);
         try (Lease standby = open(Duration.ofMillis(100))) {
             for (int i = 0; i < 10; i++) {
                 assertThat(standby.poll()).isFalse();
