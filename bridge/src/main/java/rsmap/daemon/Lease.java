@@ -75,6 +75,9 @@ final class Lease implements Closeable, Records.Fence {
     private volatile long renewedAt;
     private Thread renewer;
     private boolean closed;
+    /** While a takeover waits to serve ({@link #crossing}): the former's lease, and from when (monotonic). */
+    private Optional<LeaseRecord> former = Optional.empty();
+    private long serveAt;
 
     private Lease(Path file, Path key, FileChannel channel, String me, Duration timeout, Consumer<String> stop) {
         this.file = file;
@@ -147,6 +150,7 @@ final class Lease implements Closeable, Records.Fence {
             sleep(Math.max(1, left / 1_000_000));
         }
         synchronized (this) {
+            former = Optional.empty();
             return mine.isPresent();
         }
     }
@@ -202,7 +206,14 @@ final class Lease implements Closeable, Records.Fence {
             renewedAt = now;
             anyLife = anyLife != null ? anyLife : channel.tryLock(ANY_LIFE, 1, false);
             startRenewing();
-            return dead ? now : crossing(current.get());
+            if (dead) {
+                return now;
+            }
+            this.serveAt = crossing(current.get());
+            if (this.serveAt - System.nanoTime() > 0) {
+                former = current;
+            }
+            return this.serveAt;
         } finally {
             mutex.release();
         }
@@ -214,10 +225,10 @@ final class Lease implements Closeable, Records.Fence {
      * three quarters of the timeout from now, when any renewal of it that began before the takeover has
      * run out.
      */
-    private long crossing(LeaseRecord former) throws IOException {
-        FileLock renewal = channel.tryLock(renewalByte(former.epoch()), 1, false);
+    private long crossing(LeaseRecord was) throws IOException {
+        FileLock renewal = channel.tryLock(renewalByte(was.epoch()), 1, false);
         try {
-            if (renewal != null && LeaseRecord.read(channel, former.epoch()).equals(Optional.of(former))) {
+            if (renewal != null && LeaseRecord.read(channel, was.epoch()).equals(Optional.of(was))) {
                 return System.nanoTime();
             }
         } finally {
@@ -225,15 +236,24 @@ final class Lease implements Closeable, Records.Fence {
                 renewal.release();
             }
         }
-        Log.write(Log.Level.INFO, "took over from " + former.holder() + " (epoch " + former.epoch() + "), which may"
+        Log.write(Log.Level.INFO, "took over from " + was.holder() + " (epoch " + was.epoch() + "), which may"
                 + " have been renewing: serving in " + timeoutNanos / 4 * 3 / 1_000_000 + " ms, when that renewal has run"
                 + " out");
         return System.nanoTime() + timeoutNanos / 4 * 3;
     }
 
-    /** The lease as this authority last read it (as the standby follows it), or its own when it holds it. */
+    /**
+     * The lease as this authority last read it (as the standby follows it), or its own when it holds it; while
+     * a takeover waits to serve, the former's, which it still follows until then.
+     */
     synchronized Optional<LeaseRecord> current() {
-        return mine.isPresent() ? mine : seen;
+        return former.isPresent() ? former : mine.isPresent() ? mine : seen;
+    }
+
+    /** While a takeover waits to serve: in how many milliseconds it serves (at least 1); else empty. */
+    synchronized java.util.OptionalLong servingIn() {
+        return former.isPresent() ? java.util.OptionalLong.of(Math.max(1, (serveAt - System.nanoTime()) / 1_000_000))
+                : java.util.OptionalLong.empty();
     }
 
     /** How often a standby looks at the lease: a tenth of the timeout, from 50 ms to 100 ms. */

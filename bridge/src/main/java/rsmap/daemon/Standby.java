@@ -174,8 +174,11 @@ final class Standby {
     }
 
     private static String refusal(Config config, Lease lease) {
-        return "standby authority " + name(config) + "; " + lease.current().map(l -> "the active one is " + l.holder()
-                + " (epoch " + l.epoch() + ", since " + l.since() + ")").orElse("no authority holds the lease yet");
+        java.util.OptionalLong in = lease.servingIn();
+        return "standby authority " + name(config) + "; " + lease.current().map(l -> (in.isPresent()
+                ? "taking over from " + l.holder() + " (epoch " + l.epoch() + "), serving in " + in.getAsLong() + " ms"
+                : "the active one is " + l.holder() + " (epoch " + l.epoch() + ", since " + l.since() + ")"))
+                .orElse("no authority holds the lease yet");
     }
 
     private static ObjectNode view(Config config, Lease lease) {
@@ -184,6 +187,7 @@ final class Standby {
         Optional<LeaseRecord> r = lease.current();
         if (r.isPresent()) {
             v.put("follows", r.get().holder()).put("epoch", r.get().epoch()).put("since", r.get().since().toString());
+            lease.servingIn().ifPresent(ms -> v.put("serves_in_ms", ms));
         } else {
             v.putNull("follows");
         }

@@ -137,13 +137,35 @@ class LeaseTest {
         Process holder = locking(tmp.resolve("lock"), Lease.lifeByte(4), Lease.renewalByte(4), 1);
         try (Lease standby = open(Duration.ofMillis(600))) {
             long t0 = System.nanoTime();
+            java.util.concurrent.atomic.AtomicLong waitingSeen = new java.util.concurrent.atomic.AtomicLong(-1);
+            java.util.concurrent.atomic.AtomicReference<String> followedWhileWaiting =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            Thread querier = new Thread(() -> { // as the standby's socket answers QUERY meanwhile
+                while (!Thread.currentThread().isInterrupted() && waitingSeen.get() < 0) {
+                    standby.servingIn().ifPresent(ms -> {
+                        followedWhileWaiting.set(standby.current().orElseThrow().holder());
+                        waitingSeen.set(ms);
+                    });
+                    try {
+                        Thread.sleep(5);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+            querier.start();
             while (!standby.poll()) {
                 Thread.sleep(20);
                 assertThat((System.nanoTime() - t0) / 1_000_000).as("taken, not waiting on the stopped holder")
                         .isLessThan(5_000);
             }
+            querier.interrupt();
+            querier.join();
             assertThat((System.nanoTime() - t0) / 1_000_000).as("the timeout, then three quarters of it")
                     .isGreaterThanOrEqualTo(600 + 450);
+            assertThat(waitingSeen.get()).as("while it waits to serve, in how long it serves").isBetween(1L, 450L);
+            assertThat(followedWhileWaiting.get()).as("and it still follows the former").isEqualTo("node01:7321");
+            assertThat(standby.servingIn()).as("serving: no longer waiting").isEmpty();
             assertThat(standby.epoch()).isEqualTo(5);
             // its renewer runs too (every 150 ms), so the count may move on by more than this one renewal
             long seq = standby.current().orElseThrow().seq();
