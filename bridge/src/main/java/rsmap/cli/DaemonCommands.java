@@ -89,6 +89,8 @@ final class DaemonCommands {
             return c.call(code, args);
         } catch (Client.Refusal e) {
             throw Refused.of(e);
+        } catch (Client.Oversize e) {
+            throw Refused.refusedInput(e.getMessage()); // never sent: the command's input, exit 2
         } catch (IOException e) {
             throw Refused.fault("rsmapd: " + e.getMessage());
         }
@@ -321,6 +323,8 @@ final class DaemonCommands {
                 return 0;
             } catch (Client.Refusal e) {
                 throw Refused.of(e);
+            } catch (Client.Oversize e) {
+                throw Refused.refusedInput(e.getMessage());
             } catch (IOException e) {
                 throw Refused.fault("rsmapd: " + e.getMessage());
             }

@@ -252,6 +252,10 @@ final class AuthorityLink implements GlobalPart {
             return channel.receive(tid);
         } catch (Client.Refusal e) {
             throw new Session.CommandException(e.category().orElse(Category.BUSY), "authority " + where + ": " + e.getMessage());
+        } catch (Client.Oversize e) {
+            // Not sent, the link still up: the job's request is too long for the protocol, which asking again
+            // or another authority would not change (a lost link would be, and the hook would ask again).
+            throw new Session.CommandException(Category.REFUSED, "authority " + where + ": " + e.getMessage());
         } catch (IOException | RuntimeException e) {
             lost(e);
             throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " unreachable: " + lastError);

@@ -134,7 +134,7 @@ public final class Daemon implements AutoCloseable {
         this.authenticator = authorityRole ? Optional.of(preflight.authenticator(auth)) : Optional.empty();
         Config linked = config;
         this.global = config.authority() == null ? GlobalPart.NONE : new AuthorityLink(config.authority().toString(),
-                new Failover(config.authority(), () -> auth.credential(linked)), state, lock, log, access,
+                new Failover(config.authority(), () -> auth.credential(linked), config.maxFrame()), state, lock, log, access,
                 this::resolvePending);
         this.events = new EventHub(global);
         // Before the journal and the socket: a second daemon on this state must touch neither.

@@ -26,12 +26,19 @@ final class Failover implements AuthorityChannel.Connector {
     interface Credentials {
         Supplier<String> get() throws IOException;
     }
+    private final int maxFrame;
     /** The index of the one that accepted last (guarded by this). */
     private int last;
 
     Failover(Authorities authorities, Credentials credentials) {
+        this(authorities, credentials, rsmap.wire.FrameDecoder.DEFAULT_MAX_FRAME);
+    }
+
+    /** With {@code maxFrame}: the cluster's max_frame (one rsmapd.conf for all), the largest frame sent. */
+    Failover(Authorities authorities, Credentials credentials, int maxFrame) {
         this.authorities = authorities;
         this.credentials = credentials;
+        this.maxFrame = maxFrame;
     }
 
     @Override
@@ -77,7 +84,7 @@ final class Failover implements AuthorityChannel.Connector {
     private AuthorityChannel channel(Endpoint e) throws IOException, Client.Refusal {
         InetSocketAddress address = e.address();
         Client c = Client.connect(address.isUnresolved() ? new InetSocketAddress(address.getHostString(),
-                address.getPort()) : address, credentials.get(), Daemon.AUTHORITY_TIMEOUT);
+                address.getPort()) : address, credentials.get(), Daemon.AUTHORITY_TIMEOUT).maxFrame(maxFrame);
         return new AuthorityChannel() {
             @Override
             public long send(Code code, String json) throws IOException {

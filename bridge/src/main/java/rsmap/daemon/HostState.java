@@ -329,7 +329,7 @@ final class HostState {
     /** A core for this host (and the global host, where it has maps) configured with these values. */
     Cluster build(String host, String global) throws ParseException {
         Cluster c = new Cluster(table);
-        c.setExclusionRule((h, v) -> mig.exclusions(h, v)); // a card and its slices are one pool
+        c.setExclusionRule((h, v) -> mig.exclusions(v)); // a card and its slices are one pool
         scope.configure(c, config.host(), values(host), values(global));
         return c;
     }

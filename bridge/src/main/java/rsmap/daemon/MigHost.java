@@ -131,8 +131,8 @@ final class MigHost {
         return nvml.isPresent() ? settings.map() : Optional.empty();
     }
 
-    /** The card as one pool ({@link MigExclusions}), over the cards as last read. */
-    Exclusions exclusions(String host, ComplexValues values) {
+    /** The card as one pool ({@link MigExclusions}), over the cards as last read (this daemon's one host). */
+    Exclusions exclusions(ComplexValues values) {
         if (map().isEmpty()) {
             return Exclusions.NONE;
         }

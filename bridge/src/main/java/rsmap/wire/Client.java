@@ -51,6 +51,19 @@ public final class Client implements AutoCloseable {
         }
     }
 
+    /**
+     * A command whose frame is over the client's frame bound ({@link #maxFrame}): never sent, since the
+     * server would refuse it and close the connection; this connection stays usable. The command's fault,
+     * never the server's: no use asking again.
+     */
+    public static final class Oversize extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        public Oversize(String reason) {
+            super(reason);
+        }
+    }
+
     /** What {@link #close} closes: the channel or the socket the streams belong to. */
     private final Closeable connection;
     private final InputStream in;
@@ -58,6 +71,8 @@ public final class Client implements AutoCloseable {
     private final FrameDecoder decoder = new FrameDecoder(64 << 20);
     private final byte[] buffer = new byte[64 * 1024];
     private long tid;
+    /** The largest frame {@link #send} sends: the protocol's bound unless told otherwise. */
+    private int maxFrame = FrameDecoder.DEFAULT_MAX_FRAME;
     /** The bounded streams of a Unix connection with a timeout; null otherwise. */
     private BoundedChannel bounded;
 
@@ -195,8 +210,13 @@ public final class Client implements AutoCloseable {
      * else may be sent on this connection before the answer is read.
      */
     public long send(Code code, String... args) throws IOException {
+        Frame frame = Frame.of(tid + 1, code.value(), args);
+        if (frame.bodyLength() > maxFrame) {
+            throw new Oversize("the argument of " + code + " (" + frame.bodyLength() + " bytes framed) is over the "
+                    + "protocol's " + bound(maxFrame) + " frame bound: not sent");
+        }
         long t = ++tid;
-        out.write(Frame.of(t, code.value(), args).encode()); // one write: one segment over TCP
+        out.write(frame.encode()); // one write: one segment over TCP
         out.flush();
         return t;
     }
@@ -241,6 +261,22 @@ public final class Client implements AutoCloseable {
             }
             decoder.feed(buffer, 0, n);
         }
+    }
+
+    /**
+     * The largest frame {@link #send} sends from now on ({@code max_frame} of the server's configuration,
+     * where it is known; the protocol's 1 MiB otherwise): a larger one is an {@link Oversize}, not sent.
+     */
+    public Client maxFrame(int bytes) {
+        if (bytes < 1) {
+            throw new IllegalArgumentException("a frame bound of " + bytes + " bytes");
+        }
+        maxFrame = bytes;
+        return this;
+    }
+
+    private static String bound(int bytes) {
+        return bytes % (1 << 20) == 0 ? (bytes >> 20) + " MiB" : bytes + " bytes";
     }
 
     /**

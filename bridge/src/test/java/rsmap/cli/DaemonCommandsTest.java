@@ -75,6 +75,17 @@ class DaemonCommandsTest {
         assertThat(bad.err()).isEqualTo("error: rsmapd: explain: column 7: scope= needs same=\n");
     }
 
+    /** A command over the protocol's 1 MiB frame bound is the command's fault: one line, exit 2, nothing sent. */
+    @Test
+    void aRequestOverTheFrameBound_isOneLine_exit2_notSent_andTheDaemonServesOn() {
+        String huge = "gpu=1[model=" + "x".repeat(rsmap.wire.FrameDecoder.DEFAULT_MAX_FRAME) + "]";
+        MainTest.Run r = MainTest.run("explain", "--socket", socket.toString(), huge);
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err()).startsWith("error: the argument of QUERY (").hasLineCount(1)
+                .endsWith(" bytes framed) is over the protocol's 1 MiB frame bound: not sent\n");
+        assertThat(MainTest.run("status", "--socket", socket.toString()).code()).isZero();
+    }
+
     @Test
     void reload_reportsTheGeneration() {
         MainTest.Run r = MainTest.run("reload", "--socket", socket.toString());

@@ -156,6 +156,28 @@ class AuthorityTest {
         assertThat(b.get(0).text(1)).as("docs/protocol.md, \"Error categories\"").isEqualTo("unavailable");
     }
 
+    /**
+     * A global part whose JOB_START would be over the frame bound (the cluster's max_frame) is never sent:
+     * the job is refused (category refused: asking again would not change it), nothing is held, and the
+     * link stays up for the next job (a lost link would refuse it as unreachable during the backoff).
+     */
+    @Test
+    void aGlobalPartOverTheFrameBound_isRefusedUnsent_andTheLinkServesTheNextJob() throws Exception {
+        Config small = TestDaemon.config(tmp.resolve("node03"), "gpu=2(0 1)", "host = node03",
+                "authority = 127.0.0.1:" + port, "reconcile_interval = 0", "max_frame = 4096");
+        Daemon host = TestDaemon.start(small, TOKENS);
+        hosts.add(host);
+        List<Frame> r = start(host, "7", "gpu=1,lic=1[model=" + "A".repeat(4090) + "]");
+        assertThat(r).as(r.toString()).hasSize(1);
+        assertThat(r.get(0).code()).isEqualTo(Code.ERROR.value());
+        assertThat(r.get(0).text(0)).startsWith("authority 127.0.0.1:" + port + ": the argument of JOB_START (")
+                .endsWith("is over the protocol's 4096 bytes frame bound: not sent");
+        assertThat(r.get(0).text(1)).isEqualTo("refused");
+        assertThat(host.cluster().runningJobs()).isEmpty();
+        assertThat(start(host, "8", "gpu=1,lic=1").get(0).text(1)).as("the link is still up")
+                .isEqualTo("SGE_HGR_gpu=0");
+    }
+
     @Test
     void theClusterView_showsEveryRegisteredHost_withItsInstancesAndHolders() throws Exception {
         start(hosts.get(0), "7", "gpu=1,lic=1");

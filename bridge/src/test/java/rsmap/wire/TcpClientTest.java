@@ -67,6 +67,29 @@ class TcpClientTest {
         assertThat(asked).as("a fresh credential for every connect (MUNGE's are good once)").hasValue(2);
     }
 
+    /**
+     * A command over the frame bound is never sent: the server would refuse it and close the connection.
+     * The client says so in one line, and its connection serves the next command; one at the bound goes.
+     */
+    @Test
+    void client_aCommandOverTheFrameBound_isNotSent_andTheConnectionServesOn() throws Exception {
+        start(); // the server's bound: 4096 bytes
+        try (Client c = Client.connect(server.path()).maxFrame(4096)) {
+            String atBound = "x".repeat(4096 - Frame.of(1, Code.QUERY.value(), "").bodyLength() + 1 - 3);
+            assertThat(Frame.of(1, Code.QUERY.value(), atBound).bodyLength()).isEqualTo(4096);
+            assertThat(c.call(Code.QUERY, atBound)).as("at the bound: sent and answered").hasSize(1);
+            assertThatThrownBy(() -> c.call(Code.QUERY, atBound + "x")).isInstanceOf(Client.Oversize.class)
+                    .hasMessage("the argument of QUERY (4097 bytes framed) is over the protocol's 4096 bytes frame bound:"
+                            + " not sent");
+            assertThat(c.call(Code.QUERY)).as("the connection serves on").hasSize(1);
+        }
+        try (Client c = Client.connect(server.path())) { // the protocol's bound unless told otherwise
+            assertThatThrownBy(() -> c.send(Code.QUERY, "y".repeat(FrameDecoder.DEFAULT_MAX_FRAME)))
+                    .isInstanceOf(Client.Oversize.class).hasMessageEndingWith("over the protocol's 1 MiB frame bound: not sent");
+            assertThat(c.call(Code.QUERY)).hasSize(1);
+        }
+    }
+
     @Test
     void client_refusedCredential_isARefusalWithTheServersReason() throws Exception {
         start();
