@@ -84,9 +84,12 @@ class LeaseTest {
         try (Lease second = open(Duration.ofSeconds(10))) {
             assertThat(second.poll()).as("its holder died: taken without waiting").isTrue();
             assertThat(second.epoch()).isEqualTo(8);
+            long taken = second.current().orElseThrow().seq();
             second.renew();
             second.renew();
-            assertThat(second.current().orElseThrow().seq()).isEqualTo(2);
+            // at least the two renewals: its own renewer (every 2.5 s) may have added one on a stalled machine
+            assertThat(second.current().orElseThrow().seq()).isGreaterThanOrEqualTo(taken + 2);
+            assertThat(second.current().orElseThrow().epoch()).isEqualTo(8);
             assertThat(stops).isEmpty();
         }
     }
