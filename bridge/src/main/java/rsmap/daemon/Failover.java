@@ -30,11 +30,7 @@ final class Failover implements AuthorityChannel.Connector {
     /** The index of the one that accepted last (guarded by this). */
     private int last;
 
-    Failover(Authorities authorities, Credentials credentials) {
-        this(authorities, credentials, rsmap.wire.FrameDecoder.DEFAULT_MAX_FRAME);
-    }
-
-    /** With {@code maxFrame}: the cluster's max_frame (one rsmapd.conf for all), the largest frame sent. */
+    /** {@code maxFrame}: the cluster's max_frame (one rsmapd.conf for all), the largest frame sent. */
     Failover(Authorities authorities, Credentials credentials, int maxFrame) {
         this.authorities = authorities;
         this.credentials = credentials;

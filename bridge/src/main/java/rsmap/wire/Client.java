@@ -211,8 +211,9 @@ public final class Client implements AutoCloseable {
      */
     public long send(Code code, String... args) throws IOException {
         Frame frame = Frame.of(tid + 1, code.value(), args);
-        if (frame.bodyLength() > maxFrame) {
-            throw new Oversize("the argument of " + code + " (" + frame.bodyLength() + " bytes framed) is over the "
+        int length = frame.bodyLength();
+        if (length > maxFrame) {
+            throw new Oversize("the argument of " + code + " (" + length + " bytes framed) is over the "
                     + "protocol's " + bound(maxFrame) + " frame bound: not sent");
         }
         long t = ++tid;
