@@ -198,7 +198,7 @@ final class Authority {
 
     private static String host(Args a) throws Session.CommandException {
         String host = a.string("host", "");
-        if (!Config.HOST.matcher(host).matches()) {
+        if (!Names.host(host)) {
             throw new Session.CommandException(Category.MALFORMED, a.command() + ": \"host\" is a host name, not " + Args.quote(host));
         }
         return host;

@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
-import java.util.regex.Pattern;
 import rsmap.Continuation;
 import rsmap.Limits;
 import rsmap.ParseException;
@@ -196,12 +195,12 @@ public record Config(Path complexes, String host, String complexValues, String g
         }
         Endpoint listen = endpoint(lines, values, where, "listen");
         String host = role == Role.AUTHORITY ? rsmap.alloc.Cluster.GLOBAL : values.getOrDefault("host", defaultHost);
-        if (!HOST.matcher(host).matches()) {
+        if (!Names.host(host)) {
             throw lines.error("host is a host name (letters, digits, '.', '-', '_'), not '" + printable(host) + "'",
                     where.getOrDefault("host", 0));
         }
         for (String user : List.of("admin_user", "daemon_user")) {
-            if (values.containsKey(user) && !USER.matcher(values.get(user)).matches()) {
+            if (values.containsKey(user) && !Names.user(values.get(user))) {
                 throw lines.error(user + " is a user name, not '" + printable(values.get(user)) + "'", where.get(user));
             }
         }
@@ -276,11 +275,6 @@ public record Config(Path complexes, String host, String complexValues, String g
             throw lines.error(key + ": " + e.getMessage(), where.get(key));
         }
     }
-
-    /** A host name: what a cgroup, a unit and a log line can carry (no NUL, no control character, no space). */
-    static final Pattern HOST = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}");
-    /** A user name as rsmapd.conf and JOB_START take it. */
-    static final Pattern USER = Pattern.compile("[A-Za-z0-9_.][A-Za-z0-9_.@$-]{0,63}");
 
     /** A value as an error line can show it: control characters escaped, cut at 80 characters. */
     static String printable(String v) {

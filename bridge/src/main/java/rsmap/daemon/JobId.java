@@ -4,8 +4,6 @@ package rsmap.daemon;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import rsmap.wire.Category;
 import rsmap.wire.Session;
 
@@ -16,27 +14,29 @@ import rsmap.wire.Session;
  * is execd's word for none). {@code host} and {@code task} are empty when absent.
  */
 record JobId(String host, String job, String task) {
-    /** execd's job number or a scheduler's job name: letters, digits, {@code _+-}. */
-    private static final Pattern JOB = Pattern.compile("[A-Za-z0-9_+-]{1,100}");
-    private static final Pattern TASK = Pattern.compile("[0-9]{1,10}");
-    private static final Pattern TEXT = Pattern.compile("(?:(" + Config.HOST.pattern() + "):)?(" + JOB.pattern()
-            + ")(?:\\.(" + TASK.pattern() + "))?");
-
     JobId {
-        if (!JOB.matcher(job).matches() || !(task.isEmpty() || TASK.matcher(task).matches())
-                || !(host.isEmpty() || Config.HOST.matcher(host).matches())) {
+        if (!Names.job(job) || !(task.isEmpty() || Names.task(task)) || !(host.isEmpty() || Names.host(host))) {
             throw new IllegalArgumentException("not a job id: host " + host + ", job " + job + ", task " + task);
         }
     }
 
-    /** The canonical text read back; empty when {@code text} is not one. */
+    /**
+     * The canonical text read back; empty when {@code text} is not one. A host name holds no {@code :} and a
+     * job no {@code .}, so the first of each is where the parts meet.
+     */
     static Optional<JobId> parse(String text) {
-        Matcher m = TEXT.matcher(text);
-        if (!m.matches()) {
+        int colon = text.indexOf(':');
+        if (colon >= 0 && !Names.host(text.substring(0, colon))) {
             return Optional.empty();
         }
-        return Optional.of(new JobId(m.group(1) == null ? "" : m.group(1), m.group(2),
-                m.group(3) == null ? "" : m.group(3)));
+        int from = colon + 1;
+        int dot = text.indexOf('.', from);
+        int jobEnd = dot < 0 ? text.length() : dot;
+        if (!Names.job(text, from, jobEnd) || (dot >= 0 && !Names.task(text, dot + 1, text.length()))) {
+            return Optional.empty();
+        }
+        return Optional.of(new JobId(colon < 0 ? "" : text.substring(0, colon), text.substring(from, jobEnd),
+                dot < 0 ? "" : text.substring(dot + 1)));
     }
 
     /** The canonical text read back; {@code what} names it in the error. */
@@ -51,15 +51,15 @@ record JobId(String host, String job, String task) {
      */
     static JobId of(Args a) throws Session.CommandException {
         String host = a.string("host", "");
-        if (a.has("host") && !Config.HOST.matcher(host).matches()) {
+        if (a.has("host") && !Names.host(host)) {
             throw new Session.CommandException(Category.MALFORMED, "\"host\" is a host name, not " + Args.quote(host));
         }
         String job = a.string("job", "");
-        if (!JOB.matcher(job).matches()) {
+        if (!Names.job(job)) {
             throw new Session.CommandException(Category.MALFORMED, "\"job\" is missing or not a job id: " + Args.quote(job));
         }
         String task = a.string("task", "");
-        if (!task.isEmpty() && !task.equals("undefined") && !TASK.matcher(task).matches()) {
+        if (!task.isEmpty() && !task.equals("undefined") && !Names.task(task)) {
             throw new Session.CommandException(Category.MALFORMED, "\"task\" is a task number or \"undefined\", not " + Args.quote(task));
         }
         return new JobId(host, job, task.equals("undefined") ? "" : task);

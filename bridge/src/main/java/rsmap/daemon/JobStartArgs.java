@@ -43,7 +43,7 @@ record JobStartArgs(JobId id, String user, int slots, String request, Optional<F
         if (request.isEmpty() && filter.isEmpty() && alternatives.isEmpty()) {
             throw new Session.CommandException(Category.MALFORMED, "JOB_START needs \"request\"");
         }
-        if (!user.isEmpty() && !Config.USER.matcher(user).matches()) {
+        if (!user.isEmpty() && !Names.user(user)) {
             throw new Session.CommandException(Category.MALFORMED, "\"user\" is the job owner's name, not " + Args.quote(user));
         }
         return new JobStartArgs(id, user, slots, request, filter, alternatives);

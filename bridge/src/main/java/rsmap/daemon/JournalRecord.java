@@ -344,7 +344,7 @@ sealed interface JournalRecord {
         }
         List<String> hosts = new ArrayList<>();
         for (JsonNode h : r.path("hosts")) {
-            if (!h.isTextual() || !Config.HOST.matcher(h.asText()).matches()) {
+            if (!h.isTextual() || !Names.host(h.asText())) {
                 throw new IOException("a key record's hosts are host names, not " + Args.quote(h.toString()));
             }
             hosts.add(h.asText());
