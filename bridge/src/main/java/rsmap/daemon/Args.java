@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import rsmap.wire.Frame;
 import rsmap.wire.Category;
+import rsmap.wire.Hex;
 import rsmap.wire.Session;
 
 /**
@@ -130,7 +131,7 @@ final class Args {
         for (int i = 0; i < shown; i++) {
             char c = s.charAt(i);
             if (c < 0x20 || c == 0x7f || c == '\u2028' || c == '\u2029') {
-                b.append(String.format("\\u%04x", (int) c));
+                Hex.append(b.append("\\u"), c, 4);
             } else {
                 b.append(c);
             }

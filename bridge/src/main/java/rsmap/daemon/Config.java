@@ -17,6 +17,7 @@ import rsmap.device.Isolation;
 import rsmap.node.AttributeTypes;
 import rsmap.node.Filter;
 import rsmap.wire.FrameDecoder;
+import rsmap.wire.Hex;
 
 /**
  * The daemon's settings, {@code key = value} one per line, {@code #} comments, a {@code \} at a line end
@@ -281,7 +282,11 @@ public record Config(Path complexes, String host, String complexValues, String g
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < v.length() && b.length() < 80; i++) {
             char c = v.charAt(i);
-            b.append(c < 0x20 || c == 0x7f ? String.format("\\x%02x", (int) c) : String.valueOf(c));
+            if (c < 0x20 || c == 0x7f) {
+                Hex.append(b.append("\\x"), c, 2);
+            } else {
+                b.append(c);
+            }
         }
         return b.length() < 80 ? b.toString() : b + "...";
     }

@@ -15,6 +15,7 @@ import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.zip.CRC32;
+import rsmap.wire.Hex;
 
 /**
  * A slot is {@value #SLOT} bytes from offset {@value #SLOT} times its index (0 to 3), one line padded with spaces:
@@ -58,7 +59,7 @@ record LeaseRecord(long epoch, long seq, String holder, long pid, Instant since)
                 + since;
         CRC32 crc = new CRC32();
         crc.update(body.getBytes(StandardCharsets.US_ASCII));
-        return body + String.format(" crc=%08x", crc.getValue());
+        return body + " crc=" + Hex.of(crc.getValue(), 8);
     }
 
     /** The lease of one slot's text; empty when it is not a whole, intact one. */
@@ -74,7 +75,7 @@ record LeaseRecord(long epoch, long seq, String holder, long pid, Instant since)
         }
         CRC32 crc = new CRC32();
         crc.update(line.substring(0, at).getBytes(StandardCharsets.US_ASCII));
-        if (!line.substring(at + 5).equals(String.format("%08x", crc.getValue()))) {
+        if (!line.substring(at + 5).equals(Hex.of(crc.getValue(), 8))) {
             return Optional.empty();
         }
         try {

@@ -10,6 +10,7 @@ import rsmap.realloc.InstanceNames;
 import rsmap.realloc.Realloc;
 import rsmap.realloc.ReallocRequest;
 import rsmap.wire.Category;
+import rsmap.wire.Hex;
 import rsmap.wire.Session;
 
 /**
@@ -38,7 +39,7 @@ final class ReallocArgs {
             if (required) {
                 throw new Session.CommandException(Category.MALFORMED, a.command() + " needs \"tag\": the tag of the waiting realloc");
             }
-            return String.format("tid-%08x", tid);
+            return "tid-" + Hex.of(tid, 8);
         }
         if (!TAG.matcher(tag).matches()) {
             throw new Session.CommandException(Category.MALFORMED, a.command() + ": \"tag\" is 1 to 64 of A-Z a-z 0-9 _ . : @ -, not "

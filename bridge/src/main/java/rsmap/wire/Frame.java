@@ -135,7 +135,11 @@ public record Frame(long tid, int code, List<byte[]> args) {
         StringBuilder b = new StringBuilder();
         for (byte x : encode()) {
             int c = x & 0xff;
-            b.append(c >= 0x20 && c < 0x7f && c != '\\' ? String.valueOf((char) c) : String.format("\\x%02x", c));
+            if (c >= 0x20 && c < 0x7f && c != '\\') {
+                b.append((char) c);
+            } else {
+                Hex.append(b.append("\\x"), c, 2);
+            }
         }
         return b.toString();
     }

@@ -227,7 +227,11 @@ public final class FrameDecoder {
         StringBuilder b = new StringBuilder();
         for (int i = at; i < at + len && i < buf.length; i++) {
             int c = buf[i] & 0xff;
-            b.append(c >= 0x20 && c < 0x7f ? String.valueOf((char) c) : String.format("\\x%02x", c));
+            if (c >= 0x20 && c < 0x7f) {
+                b.append((char) c);
+            } else {
+                Hex.append(b.append("\\x"), c, 2);
+            }
         }
         return b.toString();
     }

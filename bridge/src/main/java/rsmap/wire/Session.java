@@ -202,7 +202,7 @@ public final class Session {
         long tid = command.tid();
         Code code = Code.of(command.code()).filter(Code::isCommand).orElse(null);
         if (code == null) {
-            String why = String.format("unknown command code %04x", command.code());
+            String why = "unknown command code " + Hex.of(command.code(), 4);
             return login != null && !initialised ? refuse(tid, why, Category.MALFORMED)
                     : List.of(error(tid, why, Category.MALFORMED));
         }
