@@ -156,7 +156,7 @@ class ArchitectureTest {
             "PendingStarts", "Failover");
     /** The daemon's rooms that only an authority has. */
     static final Set<String> AUTHORITY_ROOMS = Set.of("Authority", "AuthorityCommands", "ClusterView", "Placing",
-            "PlaceLane", "Standby", "Lease", "LeaseRecord");
+            "PlaceLane", "Standby", "Lease", "LeaseFile", "LeaseRecord");
     /** The composition root: it alone chooses a role's rooms, so it names both. */
     static final String COMPOSITION_ROOT = "Daemon";
 

@@ -4,35 +4,19 @@ package rsmap.daemon;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.OptionalLong;
 import java.util.function.Consumer;
 
 /**
- * The file {@code state_dir/lock} holds the lease ({@link LeaseRecord}) in four slots, and POSIX (fcntl)
- * byte locks, which NFSv4 carries to its server (locks past the end of the file are allowed):
- * <ul>
- *   <li>byte 0, the <b>takeover</b> lock: a standby holds it while it reads the lease and, when it takes
- *   over, writes the next epoch, so that two standbys never both take it. The active never takes it;</li>
- *   <li>byte 1024 + 2 &times; epoch, the epoch's <b>life</b> lock: held by that epoch's holder for its life.
- *   The kernel (or the NFS server, after its own lease time) frees it when the holder dies: a standby that
- *   finds it free takes over at once;</li>
- *   <li>byte 1025 + 2 &times; epoch, the epoch's <b>renewal</b> lock: held by its holder for the read and
- *   write of one renewal;</li>
- *   <li>byte 1, held by the active when it can, as every rsmapd before leases held its lock file: with no
- *   lease written, a takeover waits for it.</li>
- * </ul>
- * A holder that is alive but stopped (SIGSTOP, a paused VM, a partition) keeps its locks: a standby takes
- * over when it has seen the lease unchanged for {@code takeover_timeout} by its own monotonic clock (no
- * clocks of two machines are compared). Since a stopped holder holds no lock a standby needs, not even when
+ * The lease lives in {@code state_dir/lock} with its byte locks ({@link LeaseFile}: takeover, life, renewal).
+ * A standby takes over ({@link #poll}) when nobody ever held the lease or when its holder died (its life
+ * lock is free). A holder that is alive but stopped (SIGSTOP, a paused VM, a partition) keeps its locks: a
+ * standby takes over when it has seen the lease unchanged for {@code takeover_timeout} by its own monotonic
+ * clock (no clocks of two machines are compared). Since a stopped holder holds no lock a standby needs, not even when
  * it stopped inside a renewal, the takeover never waits on it. The holder renews every quarter of the
  * timeout and trusts its lease for three quarters after the start of its last renewal ({@link #check}):
  * past that, it reads the lease again before it answers anything, and a newer epoch stops it. A renewal
@@ -44,18 +28,10 @@ import java.util.function.Consumer;
 final class Lease implements Closeable, Records.Fence {
     /** The exit status of an authority that lost its lease (EX_TEMPFAIL: restarted, it becomes a standby). */
     static final int FENCED = 75;
-    /** Byte 0: the standbys' takeover lock. */
-    private static final long TAKEOVER = 0;
-    /** Byte 1: held by the active when it can, and by every rsmapd that keeps no lease. */
-    private static final long ANY_LIFE = 1;
     /** What {@link #take} says when it did not take the lease. */
     private static final long NOT_TAKEN = Long.MIN_VALUE;
-    /** The lease files this JVM holds: a second channel on one, closed, would drop the first's locks. */
-    private static final Set<Path> HELD = ConcurrentHashMap.newKeySet();
 
-    private final Path file;
-    private final Path key;
-    private final FileChannel channel;
+    private final LeaseFile file;
     private final String me;
     private final long timeoutNanos;
     /** What stops a holder that lost its lease; by default the process, with the line. */
@@ -79,10 +55,8 @@ final class Lease implements Closeable, Records.Fence {
     private Optional<LeaseRecord> former = Optional.empty();
     private long serveAt;
 
-    private Lease(Path file, Path key, FileChannel channel, String me, Duration timeout, Consumer<String> stop) {
+    private Lease(LeaseFile file, String me, Duration timeout, Consumer<String> stop) {
         this.file = file;
-        this.key = key;
-        this.channel = channel;
         this.me = me;
         this.timeoutNanos = timeout.toNanos();
         this.stop = stop;
@@ -93,22 +67,7 @@ final class Lease implements Closeable, Records.Fence {
      * takes nothing yet. {@code stop} is told why when this holder must stop.
      */
     static Lease open(Path stateDir, String me, Duration timeout, Consumer<String> stop) throws IOException {
-        Files.createDirectories(stateDir);
-        Path file = stateDir.resolve("lock");
-        Path key = file.toAbsolutePath().normalize();
-        if (!HELD.add(key)) {
-            throw new IOException("state_dir " + stateDir + " is in use by another rsmapd in this process; one daemon"
-                    + " per state directory and process");
-        }
-        try {
-            FileChannel ch = FileChannel.open(file, Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ,
-                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS));
-            return new Lease(file, key, ch, me, timeout, stop);
-        } catch (IOException e) {
-            HELD.remove(key);
-            throw new IOException(file + ": cannot open the lease" + (Files.isSymbolicLink(file)
-                    ? ": it is a symbolic link, not followed" : ": " + e.getMessage()), e);
-        }
+        return new Lease(LeaseFile.open(stateDir), me, timeout, stop);
     }
 
     /** The default stop: the line on stderr and in the log, then exit {@value #FENCED}, answering nothing more. */
@@ -118,16 +77,6 @@ final class Lease implements Closeable, Records.Fence {
             System.err.flush();
             Runtime.getRuntime().halt(FENCED);
         };
-    }
-
-    /** Byte {@code 1024 + 2 epoch}: held by the holder of {@code epoch} for its life. */
-    static long lifeByte(long epoch) {
-        return 1024 + 2 * epoch;
-    }
-
-    /** Byte {@code 1025 + 2 epoch}: held by the holder of {@code epoch} for one renewal's read and write. */
-    static long renewalByte(long epoch) {
-        return lifeByte(epoch) + 1;
     }
 
     /**
@@ -157,13 +106,13 @@ final class Lease implements Closeable, Records.Fence {
 
     /** One look under the takeover lock: {@link #NOT_TAKEN}, or the monotonic time from which to serve. */
     private long take() throws IOException {
-        FileLock mutex = channel.tryLock(TAKEOVER, 1, false);
+        FileLock mutex = file.tryLock(LeaseFile.TAKEOVER);
         if (mutex == null) {
             return NOT_TAKEN; // another standby is looking: look again at the next poll
         }
         try {
             long now = System.nanoTime();
-            Optional<LeaseRecord> current = LeaseRecord.read(channel);
+            Optional<LeaseRecord> current = file.read();
             if (!current.equals(seen)) {
                 seen = current;
                 seenSince = now;
@@ -172,13 +121,13 @@ final class Lease implements Closeable, Records.Fence {
             if (current.isEmpty()) {
                 // No lease but byte 1 held: an rsmapd that keeps no lease (a host's, an older release's)
                 // holds this directory; it is never taken from it.
-                anyLife = anyLife != null ? anyLife : channel.tryLock(ANY_LIFE, 1, false);
+                anyLife = anyLife != null ? anyLife : file.tryLock(LeaseFile.ANY_LIFE);
                 if (anyLife == null) {
                     return NOT_TAKEN;
                 }
                 dead = true;
             } else {
-                FileLock probe = channel.tryLock(lifeByte(current.get().epoch()), 1, false);
+                FileLock probe = file.tryLock(LeaseFile.lifeByte(current.get().epoch()));
                 dead = probe != null;
                 if (probe != null) {
                     probe.release();
@@ -187,14 +136,13 @@ final class Lease implements Closeable, Records.Fence {
                 }
             }
             long epoch = current.map(LeaseRecord::epoch).orElse(0L) + 1;
-            FileLock myLife = channel.tryLock(lifeByte(epoch), 1, false);
+            FileLock myLife = file.tryLock(LeaseFile.lifeByte(epoch));
             if (myLife == null) {
                 return NOT_TAKEN; // cannot be: a taker of this epoch holds byte 0 too
             }
             try {
                 LeaseRecord taken = LeaseRecord.first(epoch, me);
-                taken.write(channel);
-                channel.force(false);
+                file.write(taken);
                 mine = Optional.of(taken);
             } finally {
                 if (mine.isEmpty()) {
@@ -204,7 +152,7 @@ final class Lease implements Closeable, Records.Fence {
             life = myLife;
             seen = mine;
             renewedAt = now;
-            anyLife = anyLife != null ? anyLife : channel.tryLock(ANY_LIFE, 1, false);
+            anyLife = anyLife != null ? anyLife : file.tryLock(LeaseFile.ANY_LIFE);
             startRenewing();
             if (dead) {
                 return now;
@@ -226,9 +174,9 @@ final class Lease implements Closeable, Records.Fence {
      * run out.
      */
     private long crossing(LeaseRecord was) throws IOException {
-        FileLock renewal = channel.tryLock(renewalByte(was.epoch()), 1, false);
+        FileLock renewal = file.tryLock(LeaseFile.renewalByte(was.epoch()));
         try {
-            if (renewal != null && LeaseRecord.read(channel, was.epoch()).equals(Optional.of(was))) {
+            if (renewal != null && file.read(was.epoch()).equals(Optional.of(was))) {
                 return System.nanoTime();
             }
         } finally {
@@ -251,9 +199,9 @@ final class Lease implements Closeable, Records.Fence {
     }
 
     /** While a takeover waits to serve: in how many milliseconds it serves (at least 1); else empty. */
-    synchronized java.util.OptionalLong servingIn() {
-        return former.isPresent() ? java.util.OptionalLong.of(Math.max(1, (serveAt - System.nanoTime()) / 1_000_000))
-                : java.util.OptionalLong.empty();
+    synchronized OptionalLong servingIn() {
+        return former.isPresent() ? OptionalLong.of(Math.max(1, (serveAt - System.nanoTime()) / 1_000_000))
+                : OptionalLong.empty();
     }
 
     /** How often a standby looks at the lease: a tenth of the timeout, from 50 ms to 100 ms. */
@@ -280,7 +228,7 @@ final class Lease implements Closeable, Records.Fence {
         renew();
         synchronized (this) {
             if (mine.isEmpty() && !closed) {
-                stop.accept("the authority " + me + " holds no lease on " + file.getParent()
+                stop.accept("the authority " + me + " holds no lease on " + file.path().getParent()
                         + "; it answers nothing more");
             }
         }
@@ -306,10 +254,10 @@ final class Lease implements Closeable, Records.Fence {
                 return; // stopping: the channel closed under a renewal
             }
             if (System.nanoTime() - renewedAt >= timeoutNanos / 4 * 3) {
-                stopping("the authority " + me + " cannot renew its lease on " + file.getParent() + ": "
+                stopping("the authority " + me + " cannot renew its lease on " + file.path().getParent() + ": "
                         + e.getMessage() + "; a standby may take over, so this one answers nothing more and stops");
             } else {
-                Log.write(Log.Level.WARNING, "lease " + file + ": renewal failed, tried again: " + e.getMessage());
+                Log.write(Log.Level.WARNING, "lease " + file.path() + ": renewal failed, tried again: " + e.getMessage());
             }
         }
     }
@@ -318,7 +266,7 @@ final class Lease implements Closeable, Records.Fence {
     private boolean renewOnce(long start, long epoch) throws IOException {
         FileLock lock = null;
         while (lock == null) {
-            lock = channel.tryLock(renewalByte(epoch), 1, false);
+            lock = file.tryLock(LeaseFile.renewalByte(epoch));
             if (lock == null) {
                 if (System.nanoTime() - start > timeoutNanos / 2) {
                     throw new IOException("its renewal lock has been held by another process for half the"
@@ -328,12 +276,12 @@ final class Lease implements Closeable, Records.Fence {
             }
         }
         try {
-            Optional<LeaseRecord> current = LeaseRecord.read(channel);
+            Optional<LeaseRecord> current = file.read();
             long readAt = System.nanoTime();
             if (current.isEmpty() || current.get().epoch() != epoch) {
                 String by = current.map(r -> "epoch " + r.epoch() + ", " + r.holder() + ", since " + r.since())
                         .orElse("a lease that does not read");
-                stopping("the authority " + me + " lost its lease on " + file.getParent() + " (its epoch "
+                stopping("the authority " + me + " lost its lease on " + file.path().getParent() + " (its epoch "
                         + epoch + "; now " + by + "): another authority is active; this one"
                         + " answers nothing more and stops");
                 return true;
@@ -342,12 +290,11 @@ final class Lease implements Closeable, Records.Fence {
             if (System.nanoTime() - readAt > timeoutNanos / 4) {
                 return false;
             }
-            next.write(channel);
-            channel.force(false);
+            file.write(next);
             mine = Optional.of(next);
             seen = mine;
             renewedAt = start;
-            anyLife = anyLife != null ? anyLife : channel.tryLock(ANY_LIFE, 1, false);
+            anyLife = anyLife != null ? anyLife : file.tryLock(LeaseFile.ANY_LIFE);
             return true;
         } finally {
             lock.release();
@@ -399,10 +346,6 @@ final class Lease implements Closeable, Records.Fence {
         if (t != null) {
             t.interrupt();
         }
-        try {
-            channel.close();
-        } finally {
-            HELD.remove(key);
-        }
+        file.close();
     }
 }

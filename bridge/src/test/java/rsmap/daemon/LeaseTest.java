@@ -111,7 +111,7 @@ class LeaseTest {
     @Test
     void aLiveHolder_isTakenFromOnlyAfterItsLeaseStayedUnchangedForTheTimeout() throws Exception {
         plant(new LeaseRecord(4, 9, "node01:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 0);
-        Process holder = locking(tmp.resolve("lock"), Lease.lifeByte(4), 1);
+        Process holder = locking(tmp.resolve("lock"), LeaseFile.lifeByte(4), 1);
         try (Lease standby = open(Duration.ofMillis(600))) {
             long t0 = System.nanoTime();
             assertThat(standby.poll()).isFalse();
@@ -137,7 +137,7 @@ class LeaseTest {
     @Test
     void aHolderStoppedInsideItsRenewal_isTakenFromAfterTheTimeout_servingWhenAnyRenewalOfItRanOut() throws Exception {
         plant(new LeaseRecord(4, 9, "node01:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 0);
-        Process holder = locking(tmp.resolve("lock"), Lease.lifeByte(4), Lease.renewalByte(4), 1);
+        Process holder = locking(tmp.resolve("lock"), LeaseFile.lifeByte(4), LeaseFile.renewalByte(4), 1);
         try (Lease standby = open(Duration.ofMillis(600))) {
             long t0 = System.nanoTime();
             java.util.concurrent.atomic.AtomicLong waitingSeen = new java.util.concurrent.atomic.AtomicLong(-1);
@@ -188,7 +188,7 @@ class LeaseTest {
     @Test
     void aLiveHolder_isNotTakenFromWhileItRenews_evenWithByte1Free() throws Exception {
         plant(new LeaseRecord(5, 0, "node02:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 2);
-        Process holder = locking(tmp.resolve("lock"), Lease.lifeByte(5));
+        Process holder = locking(tmp.resolve("lock"), LeaseFile.lifeByte(5));
         try (Lease standby = open(Duration.ofMillis(400))) {
             for (int i = 1; i <= 12; i++) {
                 assertThat(standby.poll()).as("poll " + i).isFalse();
