@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The file {@code state_dir/lock} holds the lease ({@link LeaseRecord}) in four slots, and POSIX (fcntl)
@@ -36,9 +35,6 @@ final class LeaseFile implements Closeable {
     static final long TAKEOVER = 0;
     /** Byte 1: held by the active when it can, and by every rsmapd that keeps no lease. */
     static final long ANY_LIFE = 1;
-    /** The lease files this JVM holds: a second channel on one, closed, would drop the first's locks. */
-    private static final Set<Path> HELD = ConcurrentHashMap.newKeySet();
-
     private final Path path;
     private final Path key;
     private final FileChannel channel;
@@ -54,7 +50,7 @@ final class LeaseFile implements Closeable {
         Files.createDirectories(stateDir);
         Path file = stateDir.resolve("lock");
         Path key = file.toAbsolutePath().normalize();
-        if (!HELD.add(key)) {
+        if (!StateLock.claim(key)) { // a second channel on it, closed, would drop the first's locks
             throw new IOException("state_dir " + stateDir + " is in use by another rsmapd in this process; one daemon"
                     + " per state directory and process");
         }
@@ -63,7 +59,7 @@ final class LeaseFile implements Closeable {
                     StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS));
             return new LeaseFile(file, key, ch);
         } catch (IOException e) {
-            HELD.remove(key);
+            StateLock.unclaim(key);
             throw new IOException(file + ": cannot open the lease" + (Files.isSymbolicLink(file)
                     ? ": it is a symbolic link, not followed" : ": " + e.getMessage()), e);
         }
@@ -111,7 +107,7 @@ final class LeaseFile implements Closeable {
         try {
             channel.close();
         } finally {
-            HELD.remove(key);
+            StateLock.unclaim(key);
         }
     }
 }

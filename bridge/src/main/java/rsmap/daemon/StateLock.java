@@ -17,7 +17,10 @@ import java.nio.file.StandardOpenOption;
  * socket bound; the file holds the owner's pid, so the refusal can name it.
  */
 final class StateLock implements java.io.Closeable {
-    /** The lock files this JVM holds (several daemons in one process: tests, the demo). */
+    /**
+     * The lock files this JVM holds (several daemons in one process: tests, the demo), a host's and an
+     * authority's lease file alike: both are {@code state_dir/lock}.
+     */
     private static final java.util.Set<Path> HELD = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private final FileChannel channel;
@@ -45,6 +48,18 @@ final class StateLock implements java.io.Closeable {
             HELD.remove(key);
             throw e;
         }
+    }
+
+    /**
+     * Claims the lock file {@code key} (absolute, normalized) for the one channel this JVM may have on it:
+     * false when another daemon of this process holds it. {@link #unclaim} once that channel is closed.
+     */
+    static boolean claim(Path key) {
+        return HELD.add(key);
+    }
+
+    static void unclaim(Path key) {
+        HELD.remove(key);
     }
 
     private static IOException inUse(Path stateDir, String pid) {

@@ -34,6 +34,20 @@ class LeaseFileTest {
     }
 
     @Test
+    void aHostsStateLockAndALeaseFile_onOneDirectoryInOneProcess_eachRefusesTheOther() throws Exception {
+        try (StateLock host = StateLock.acquire(tmp)) {
+            assertThatThrownBy(() -> LeaseFile.open(tmp)).isInstanceOf(IOException.class)
+                    .hasMessageContaining("is in use by another rsmapd in this process");
+        }
+        try (LeaseFile lease = LeaseFile.open(tmp)) {
+            FileLock life = lease.tryLock(LeaseFile.lifeByte(1));
+            assertThatThrownBy(() -> StateLock.acquire(tmp)).isInstanceOf(IOException.class)
+                    .hasMessageContaining("is in use by another rsmapd");
+            assertThat(life.isValid()).as("the refused StateLock opened no channel to close").isTrue();
+        }
+    }
+
+    @Test
     void open_aSymbolicLinkInThePlaceOfTheFile_notFollowed() throws Exception {
         Path elsewhere = Files.writeString(tmp.resolve("elsewhere"), "");
         Path dir = Files.createDirectories(tmp.resolve("state"));
