@@ -28,7 +28,7 @@ import rsmap.wire.TcpHosts;
  */
 public final class TcpConnections {
     /** bin/rsmapd's options when RSMAPD_JAVA_OPTS is unset. */
-    static final String DAEMON_OPTS = "-XX:+UseSerialGC -Xmx64m -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError";
+    static final String DAEMON_OPTS = "-XX:+UseSerialGC -Xmx64m -Xmn8m -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError";
     static final double TARGET_P99_MS = 20;
     static final String JAVA = Path.of(System.getProperty("java.home"), "bin", "java").toString();
 
