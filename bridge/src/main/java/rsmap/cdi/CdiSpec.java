@@ -10,7 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Pattern;
 import rsmap.ParseException;
 import rsmap.device.DevicePolicy;
 import rsmap.device.DeviceRule;
@@ -37,13 +36,11 @@ public record CdiSpec(String kind, List<Device> devices) {
     /** The class of the per-job specs: a job's device is {@code rsmap.io/job=NAME}. */
     public static final String JOB_CLASS = "job";
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern CLASS = Pattern.compile("[A-Za-z]([A-Za-z0-9_-]*[A-Za-z0-9])?");
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9_.:-]*[A-Za-z0-9])?");
 
     public CdiSpec {
         devices = List.copyOf(devices);
         String cls = kind.startsWith(VENDOR + "/") ? kind.substring(VENDOR.length() + 1) : "";
-        if (!CLASS.matcher(cls).matches()) {
+        if (!isClass(cls)) {
             throw new IllegalArgumentException("not a CDI kind of " + VENDOR + ": " + kind);
         }
     }
@@ -53,7 +50,7 @@ public record CdiSpec(String kind, List<Device> devices) {
         public Device {
             nodes = List.copyOf(nodes);
             env = List.copyOf(env);
-            if (!NAME.matcher(name).matches()) {
+            if (!isName(name)) {
                 throw new IllegalArgumentException("not a CDI device name: " + name);
             }
         }
@@ -69,14 +66,55 @@ public record CdiSpec(String kind, List<Device> devices) {
 
     /** Why {@code name} cannot be a CDI class (a map's name: {@code rsmap.io/<map>}); empty when it can. */
     public static Optional<String> classProblem(String name) {
-        return CLASS.matcher(name).matches() ? Optional.empty() : Optional.of("'" + name + "' is no CDI class (a letter, "
+        return isClass(name) ? Optional.empty() : Optional.of("'" + name + "' is no CDI class (a letter, "
                 + "then letters, digits, '_' or '-', ending with a letter or digit)");
     }
 
     /** Why {@code name} cannot be a CDI device name (an instance id); empty when it can. */
     public static Optional<String> nameProblem(String name) {
-        return NAME.matcher(name).matches() ? Optional.empty() : Optional.of("'" + name + "' is no CDI device name "
+        return isName(name) ? Optional.empty() : Optional.of("'" + name + "' is no CDI device name "
                 + "(letters, digits, '_', '.', ':' or '-', beginning and ending with a letter or digit)");
+    }
+
+    /**
+     * A CDI class, {@code [A-Za-z]([A-Za-z0-9_-]*[A-Za-z0-9])?}, checked without a regular expression: a job
+     * start with devices writes a spec, and under full tiered compilation a matcher is a large compile.
+     */
+    static boolean isClass(String s) {
+        int n = s.length();
+        if (n == 0 || !letter(s.charAt(0)) || !alnum(s.charAt(n - 1))) {
+            return false;
+        }
+        for (int i = 1; i < n - 1; i++) {
+            char c = s.charAt(i);
+            if (!(alnum(c) || c == '_' || c == '-')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A CDI device name, {@code [A-Za-z0-9]([A-Za-z0-9_.:-]*[A-Za-z0-9])?}. */
+    static boolean isName(String s) {
+        int n = s.length();
+        if (n == 0 || !alnum(s.charAt(0)) || !alnum(s.charAt(n - 1))) {
+            return false;
+        }
+        for (int i = 1; i < n - 1; i++) {
+            char c = s.charAt(i);
+            if (!(alnum(c) || c == '_' || c == '.' || c == ':' || c == '-')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean letter(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    }
+
+    private static boolean alnum(char c) {
+        return letter(c) || (c >= '0' && c <= '9');
     }
 
     /**

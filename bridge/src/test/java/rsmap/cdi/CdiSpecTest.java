@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import rsmap.complex.ComplexTable;
@@ -26,6 +27,24 @@ class CdiSpecTest {
     static List<Instance> instances(String values) throws Exception {
         ComplexTable table = ComplexTable.parse(Files.readString(Path.of("..", "examples", "complexes")));
         return ComplexValues.parse(values, table).resourceMaps().get(0).instances();
+    }
+
+    @Test
+    void classAndNameChecks_acceptWhatTheCdiPatternsAccept_onRandomText() {
+        Pattern cls = Pattern.compile("[A-Za-z]([A-Za-z0-9_-]*[A-Za-z0-9])?");
+        Pattern name = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9_.:-]*[A-Za-z0-9])?");
+        String alphabet = "aZ09_.:-+/ \u00e9\u0660";
+        long seed = System.nanoTime();
+        Random r = new Random(seed);
+        for (int i = 0; i < 20_000; i++) {
+            StringBuilder b = new StringBuilder();
+            for (int n = r.nextInt(8); n > 0; n--) {
+                b.append(alphabet.charAt(r.nextInt(alphabet.length())));
+            }
+            String s = b.toString();
+            assertThat(CdiSpec.isClass(s)).as("seed %d, class '%s'", seed, s).isEqualTo(cls.matcher(s).matches());
+            assertThat(CdiSpec.isName(s)).as("seed %d, name '%s'", seed, s).isEqualTo(name.matcher(s).matches());
+        }
     }
 
     @Test
