@@ -16,8 +16,8 @@ import java.util.function.Consumer;
  * A standby takes over ({@link #poll}) when nobody ever held the lease or when its holder died (its life
  * lock is free). A holder that is alive but stopped (SIGSTOP, a paused VM, a partition) keeps its locks: a
  * standby takes over when it has seen the lease unchanged for {@code takeover_timeout} by its own monotonic
- * clock (no clocks of two machines are compared). Since a stopped holder holds no lock a standby needs, not even when
- * it stopped inside a renewal, the takeover never waits on it. The holder renews every quarter of the
+ * clock (no clocks of two machines are compared). Since a stopped holder holds no lock a standby needs,
+ * not even when it stopped inside a renewal, the takeover never waits on it. The holder renews every quarter of the
  * timeout and trusts its lease for three quarters after the start of its last renewal ({@link #check}):
  * past that, it reads the lease again before it answers anything, and a newer epoch stops it. A renewal
  * may cross a takeover from a holder alive but stopped: the new holder then serves only when three quarters
