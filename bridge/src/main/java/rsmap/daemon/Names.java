@@ -1,9 +1,10 @@
 // The names every job start checks (host, user, job, task), as plain character loops: a regular expression
-// here cost each JOB_START several matchers and, under full tiered compilation, one 30 MiB compile.
+// here cost each JOB_START several matchers and, under full tiered compilation, a compile that raised the
+// daemon's RSS by 26 MiB (README, "Benchmarks").
 package rsmap.daemon;
 
 /**
- * Each method accepts exactly what its pattern says (JobIdTest checks them against the patterns on random
+ * Each method accepts exactly what its pattern says (NamesTest checks them against the patterns on random
  * text). A name is ASCII only: no control character, no space, nothing a cgroup, a unit, a log line or a
  * {@code SGE_HGR_} value could be confused by.
  */
