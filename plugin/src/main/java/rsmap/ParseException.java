@@ -109,7 +109,7 @@ public final class ParseException extends Exception {
             } else if (c == '\t') {
                 b.append("\\t");
             } else if (Character.isISOControl(c) || Character.isSurrogate(c) && !validSurrogate(s, i)) {
-                b.append(String.format("\\u%04x", (int) c));
+                Hex.append(b.append("\\u"), c, 4);
             } else {
                 b.append(c);
             }

@@ -7,9 +7,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.Iterator;
 import java.util.Set;
 import java.util.TreeSet;
+import rsmap.Hex;
 import rsmap.wire.Frame;
 import rsmap.wire.Category;
-import rsmap.wire.Hex;
 import rsmap.wire.Session;
 
 /**

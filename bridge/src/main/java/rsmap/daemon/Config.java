@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 import rsmap.Continuation;
+import rsmap.Hex;
 import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.device.Backends;
@@ -17,7 +18,6 @@ import rsmap.device.Isolation;
 import rsmap.node.AttributeTypes;
 import rsmap.node.Filter;
 import rsmap.wire.FrameDecoder;
-import rsmap.wire.Hex;
 
 /**
  * The daemon's settings, {@code key = value} one per line, {@code #} comments, a {@code \} at a line end

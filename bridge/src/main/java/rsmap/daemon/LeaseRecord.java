@@ -15,7 +15,7 @@ import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.zip.CRC32;
-import rsmap.wire.Hex;
+import rsmap.Hex;
 
 /**
  * A slot is {@value #SLOT} bytes from offset {@value #SLOT} times its index (0 to 3), one line padded with spaces:

@@ -4,13 +4,13 @@ package rsmap.daemon;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
+import rsmap.Hex;
 import rsmap.ParseException;
 import rsmap.alloc.Grant;
 import rsmap.realloc.InstanceNames;
 import rsmap.realloc.Realloc;
 import rsmap.realloc.ReallocRequest;
 import rsmap.wire.Category;
-import rsmap.wire.Hex;
 import rsmap.wire.Session;
 
 /**

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import rsmap.Hex;
 
 /**
  * A command or an event of the agent protocol (the PTP proxy protocol, "Wire protocol for a command"):

@@ -5,6 +5,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import rsmap.Hex;
 
 /**
  * Incremental decoder in the manner of Netty's LengthFieldBasedFrameDecoder: {@link #feed} appends

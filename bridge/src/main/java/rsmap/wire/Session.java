@@ -4,6 +4,7 @@ package rsmap.wire;
 
 import java.util.ArrayList;
 import java.util.List;
+import rsmap.Hex;
 
 /**
  * the PTP proxy protocol, "Proxy Protocol": one command may cause several events; all carry the command's TID; the

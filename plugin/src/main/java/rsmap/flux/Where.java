@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Iterator;
 import java.util.Set;
 import java.util.regex.Pattern;
+import rsmap.Hex;
 
 /** An immutable JSON path, printed in the dotted form {@code $.a[0].b} ({@code $["odd key"]} where needed). */
 final class Where {
@@ -63,7 +64,7 @@ final class Where {
             if (c == '"' || c == '\\') {
                 b.append('\\').append(c);
             } else if (c < 0x20 || c > 0x7e) {
-                b.append(String.format("\\u%04x", (int) c));
+                Hex.append(b.append("\\u"), c, 4);
             } else {
                 b.append(c);
             }

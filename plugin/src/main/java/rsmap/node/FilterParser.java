@@ -4,6 +4,7 @@ package rsmap.node;
 import java.util.ArrayList;
 import java.util.List;
 import rsmap.Chars;
+import rsmap.Hex;
 import rsmap.Limits;
 import rsmap.ParseException;
 
@@ -257,7 +258,8 @@ final class FilterParser {
                 continue;
             }
             if (Character.isISOControl(c)) {
-                throw error(String.format("control character U+%04X in a string", (int) c), pos);
+                StringBuilder what = Hex.appendUpper(new StringBuilder("control character U+"), c, 4);
+                throw error(what.append(" in a string").toString(), pos);
             }
             if (Character.isSurrogate(c)) {
                 if (!Character.isHighSurrogate(c) || pos + 1 == in.length()

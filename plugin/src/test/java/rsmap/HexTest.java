@@ -1,5 +1,5 @@
 // The escapes of error lines and logs: the same digits String.format's %0Nx gives, on seeded random values.
-package rsmap.wire;
+package rsmap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -19,6 +19,8 @@ class HexTest {
             long v = r.nextLong();
             long low = digits == 16 ? v : v & ((1L << (4 * digits)) - 1);
             assertThat(Hex.of(v, digits)).as("seed %d", seed).isEqualTo(String.format("%0" + digits + "x", low));
+            assertThat(Hex.appendUpper(new StringBuilder("U+"), v, digits).toString()).as("seed %d", seed)
+                    .isEqualTo("U+" + String.format("%0" + digits + "X", low));
         }
     }
 }
