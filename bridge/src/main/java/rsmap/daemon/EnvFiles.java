@@ -208,6 +208,35 @@ final class EnvFiles {
         return p;
     }
 
+    /**
+     * What the file of {@code job} says, name by name (start-up reads what a job was told); empty when there is
+     * none, it cannot be read, or it is not a plain file of at most 1 MiB. Never through a link.
+     */
+    Map<String, String> read(String job) {
+        if (dir == null) {
+            return Map.of();
+        }
+        Map<String, String> env = new java.util.LinkedHashMap<>();
+        try (var in = Files.newByteChannel(of(job), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            if (in.size() > 1 << 20) {
+                return Map.of();
+            }
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((int) in.size());
+            while (b.hasRemaining() && in.read(b) > 0) {
+                // whole
+            }
+            for (String line : new String(b.array(), 0, b.position(), StandardCharsets.UTF_8).split("\n")) {
+                int eq = line.indexOf('=');
+                if (eq > 0) {
+                    env.put(line.substring(0, eq), line.substring(eq + 1));
+                }
+            }
+        } catch (IOException | UnsupportedOperationException e) {
+            return Map.of();
+        }
+        return env;
+    }
+
     void remove(String job) {
         if (dir == null) {
             return;

@@ -302,6 +302,11 @@ final class HostState {
         cdi.held(job, cdi.on() ? grantedInstances(job) : List.of()); // its CDI spec, before the answer
     }
 
+    /** The environment file of job {@code id} as written: what the job was told (empty: none). */
+    Map<String, String> told(String id) {
+        return envFiles.read(id);
+    }
+
     /** Job {@code id} holds nothing here any more; its environment file goes. */
     void drop(String id) {
         if (jobs.remove(id) != null) {

@@ -274,6 +274,94 @@ final class MigHost {
     }
 
     /**
+     * Start-up, before {@link #reconcile}: a slice that a held job was given (its journaled grant names the place,
+     * the environment file it was given names the MIG UUID) but that the checkpoint does not name - mig.json lost,
+     * or put back from an older copy - is adopted as rsmapd's again, so that the job's end destroys it rather than
+     * leaving it to count as an admin's for good. Only a slice whose UUID the job was told is adopted: a slice at
+     * that place with another UUID is an admin's and stays one. Each adoption, and each place left, is logged.
+     * {@code told}: a job's environment file as written (empty when there is none). Returns the jobs whose slices
+     * were adopted; their environments name slot ids where the UUIDs belong until {@link #renamed} mends them.
+     */
+    Set<String> adopt(java.util.Collection<Job> held, String host,
+                      java.util.function.Function<String, Map<String, String>> told) {
+        if (map().isEmpty()) {
+            return Set.of();
+        }
+        String key = "SGE_HGR_" + map().get();
+        Set<String> adopted = new java.util.LinkedHashSet<>();
+        for (Job job : held) {
+            Grant holds = job.grant().plus(job.releasing());
+            List<String> missing = holds.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of())
+                    .stream().filter(id -> MigSlot.parse(id).filter(x -> checkpoint.of(x).isEmpty()).isPresent()).toList();
+            if (missing.isEmpty()) {
+                continue;
+            }
+            List<String> uuids = List.of(told.apply(job.id()).getOrDefault(key, "").strip().split(" +"));
+            for (String id : missing) {
+                if (adopt(job.id(), MigSlot.parse(id).orElseThrow(), uuids)) {
+                    adopted.add(job.id());
+                }
+            }
+        }
+        return adopted;
+    }
+
+    private boolean adopt(String job, MigSlot slot, List<String> told) {
+        Optional<MigCard> card = MigMap.card(cards, slot.card());
+        Optional<MigCard.Slice> found = card.flatMap(c -> c.slices().stream()
+                .filter(x -> x.placement().start() == slot.start() && x.profile().equals(slot.profile())).findFirst());
+        if (found.isEmpty() || found.get().uuid().filter(told::contains).isEmpty()) {
+            log.note(Log.Level.WARNING, "job " + job + " holds slice " + slot + ", which mig.json does not name and NVML "
+                    + (found.isEmpty() ? "does not report" : "reports with a UUID the job was not given ("
+                    + found.get().uuid().orElse("none") + "): left as an admin's"));
+            return false;
+        }
+        MigCard c = card.get();
+        MigCard.Slice s = found.get();
+        List<String> caps = List.of();
+        try {
+            caps = MigCaps.nodes(settings.capsFile(), gpu.devDir(), c.minor(), s.gi(), s.ci().orElse(0));
+        } catch (IOException e) {
+            log.note(Log.Level.WARNING, "slice " + slot + " of job " + job + ": " + e.getMessage());
+        }
+        try {
+            checkpoint.put(new MigCheckpoint.Entry(job, slot, c.uuid(), "created", s.gi(), s.ci().orElse(0),
+                    s.uuid().orElse(""), caps));
+            changed.run();
+        } catch (IOException e) {
+            log.note(Log.Level.WARNING, "slice " + slot + " of job " + job + " cannot be written to mig.json: "
+                    + e.getMessage());
+            return false;
+        }
+        log.note(Log.Level.WARNING, "job " + job + ": slice " + slot + " (" + s.uuid().orElse("") + ") was missing "
+                + "from mig.json; adopted again from the job's grant and environment file");
+        return true;
+    }
+
+    /**
+     * {@code env} with each slot id that the checkpoint now names replaced by its MIG UUID, in SGE_HGR_MAP and the
+     * gpu_env variable: what {@link #environment} gives once the slices are adopted.
+     */
+    Map<String, String> renamed(Map<String, String> env) {
+        if (map().isEmpty()) {
+            return env;
+        }
+        Map<String, String> out = new java.util.LinkedHashMap<>(env);
+        out.computeIfPresent("SGE_HGR_" + map().get(), (k, v) -> renamed(v, " "));
+        gpu.env().ifPresent(v -> out.computeIfPresent(v, (k, x) -> renamed(x, ",")));
+        return out;
+    }
+
+    private String renamed(String value, String separator) {
+        List<String> out = new ArrayList<>();
+        for (String id : value.split(separator.equals(" ") ? " +" : ",", -1)) {
+            out.add(MigSlot.parse(id).flatMap(checkpoint::of).map(MigCheckpoint.Entry::uuid).filter(u -> !u.isEmpty())
+                    .orElse(id));
+        }
+        return String.join(separator, out);
+    }
+
+    /**
      * Start-up and reconciliation: slices rsmapd made that no job in {@code held} holds are destroyed, the held
      * ones kept; NVML is read again (an admin's slices count as used from here on).
      */

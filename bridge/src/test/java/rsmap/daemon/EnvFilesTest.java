@@ -131,4 +131,20 @@ class EnvFilesTest {
             assertThat(names.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("1", "2");
         }
     }
+
+    @Test
+    void read_givesWhatWasWritten_nothingThroughALinkOrForAJobWithoutAFile() throws Exception {
+        EnvFiles f = files();
+        passwd.put("alice", "nobody");
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("SGE_HGR_mig", "MIG-a MIG-b");
+        env.put("CUDA_VISIBLE_DEVICES", "MIG-a,MIG-b");
+        f.write("7", "alice", env);
+        assertThat(f.read("7")).isEqualTo(env);
+        assertThat(f.read("8")).isEmpty();
+        Path elsewhere = tmp.resolve("elsewhere");
+        Files.writeString(elsewhere, "SGE_HGR_mig=MIG-planted\n");
+        Files.createSymbolicLink(f.of("9"), elsewhere);
+        assertThat(f.read("9")).as("a link is not followed").isEmpty();
+    }
 }

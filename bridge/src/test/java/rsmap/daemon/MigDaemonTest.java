@@ -297,4 +297,48 @@ class MigDaemonTest {
             assertThat(slicesInDriver()).as("destroyed at its job's end").isEmpty();
         }
     }
+
+    @Test
+    void aLostCheckpoint_theHeldJobsSliceIsAdoptedByItsUuid_destroyedAtItsEnd_anotherUuidAtThePlaceStaysAnAdmins()
+            throws Exception {
+        Config c = config("");
+        String mine;
+        try (Daemon d = TestDaemon.start(c)) {
+            mine = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
+            env(granted(d, "2", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
+        }
+        assertThat(slicesInDriver()).hasSize(2);
+        Files.delete(c.stateDir().resolve("mig.json"));
+        // job 2's slice replaced, behind rsmapd's back, by an admin's at the same place: another UUID
+        String driver = Files.readString(state);
+        String theirs = slicesInDriver().stream().map(x -> x.substring(x.indexOf('=') + 1)).filter(u -> !u.equals(mine))
+                .findFirst().orElseThrow();
+        Files.writeString(state, driver.replace(theirs, "MIG-admins"));
+        try (Daemon d = TestDaemon.start(c)) {
+            JsonNode q = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0));
+            int seen = 0;
+            for (JsonNode j : q.path("jobs")) {
+                if (j.path("job").asText().equals("1") && ++seen > 0) {
+                    assertThat(env(j, "SGE_HGR_mig")).as("its environment names the UUID again").isEqualTo(mine);
+                    assertThat(env(j, "CUDA_VISIBLE_DEVICES")).isEqualTo(mine);
+                }
+            }
+            assertThat(seen).as(q.toString()).isEqualTo(1);
+            JsonNode mig = q.path("mig");
+            assertThat(mig).as(mig.toString()).hasSize(2);
+            for (JsonNode x : mig) {
+                if (x.path("uuid").asText().equals(mine)) {
+                    assertThat(x.path("job").asText()).as("adopted: job 1's again").isEqualTo("1");
+                } else {
+                    assertThat(x.path("state").asText()).as("not the UUID job 2 was told").isEqualTo("static");
+                }
+            }
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            assertThat(slicesInDriver()).as("job 1's slice destroyed at its end, the admin's left")
+                    .containsExactly("1g.10gb@" + JSON.readTree(Files.readString(state)).path("instances").get(0)
+                            .path("placement").asInt() + "=MIG-admins");
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"2\"}").get(0).code()).isEqualTo(Code.OK.value());
+            assertThat(slicesInDriver()).as("never rsmapd's to destroy").hasSize(1);
+        }
+    }
 }
