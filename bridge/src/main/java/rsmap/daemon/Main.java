@@ -77,7 +77,7 @@ public final class Main {
         // with 128 + the signal (143). No System.exit comes after this point (the journal's failure
         // halts with 75, out of memory with 3), so the hook runs only for a signal. Closing that fails
         // exits 1 (rsmapd(8), EXIT STATUS).
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        Thread stop = new Thread(() -> {
             notify.ifPresent(n -> tell(n, "STOPPING=1"));
             int status = 0;
             try {
@@ -90,7 +90,15 @@ public final class Main {
             System.out.flush();
             System.err.flush();
             Runtime.getRuntime().halt(status);
-        }, "rsmapd-stop"));
+        }, "rsmapd-stop");
+        try {
+            Runtime.getRuntime().addShutdownHook(stop);
+        } catch (IllegalStateException e) {
+            // A signal came while it started, before this hook: the JVM is already on its way out (128 +
+            // the signal, rsmapd(8)); the journal is as safe as after a kill, and the next start replaces
+            // the socket file. Quietly: no stack trace for a stop.
+            return;
+        }
         // The service manager's READY=1 (Type=notify): the socket answers from here on.
         notify.ifPresent(n -> tell(n, "READY=1"));
         stopped.await();

@@ -50,4 +50,28 @@ class RsmapdIT {
             }
         }
     }
+
+    @Test
+    void sigtermTheMomentTheSocketAppears_stopsWithZeroOr143_neverAStackTrace() throws Exception {
+        Config config = TestDaemon.config(tmp, "gpu=2(0 1)");
+        for (int round = 0; round < 5; round++) {
+            Files.deleteIfExists(config.socket());
+            Process p = new ProcessBuilder(RSMAPD.toString(), "--config", tmp.resolve("rsmapd.conf").toString())
+                    .redirectOutput(tmp.resolve("out").toFile()).redirectError(tmp.resolve("err").toFile()).start();
+            try {
+                long deadline = System.nanoTime() + GUARD.toNanos();
+                while (!Files.exists(config.socket()) && p.isAlive() && System.nanoTime() < deadline) {
+                    Thread.sleep(1);
+                }
+                p.destroy(); // SIGTERM, before or after the stop's hook is in place
+                assertThat(p.waitFor(GUARD.toSeconds(), TimeUnit.SECONDS)).isTrue();
+                String err = Files.readString(tmp.resolve("err"));
+                // rsmapd(8), EXIT STATUS: 0 once it served, 143 while it was starting
+                assertThat(p.exitValue()).as("stderr: %s", err).isIn(0, 143);
+                assertThat(err).doesNotContain("Exception").doesNotContain("\tat ");
+            } finally {
+                p.destroyForcibly();
+            }
+        }
+    }
 }
