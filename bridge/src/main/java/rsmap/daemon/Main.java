@@ -13,8 +13,8 @@ import rsmap.complex.ComplexTable;
 
 /**
  * {@code rsmapd [--config FILE]} (default /etc/rsmap/rsmapd.conf). A configuration error stops it at
- * start with one line naming the file, line and reason, and exit code 2; SIGTERM stops it cleanly,
- * exit code 0.
+ * start with one line naming the file, line and reason, and exit code 2; SIGTERM stops it cleanly, exit
+ * code 0 (143 when it comes while rsmapd starts, before it serves).
  */
 public final class Main {
     private static final String USAGE = "rsmapd [--config FILE] | rsmapd --train-cds | rsmapd --help";
@@ -48,7 +48,12 @@ public final class Main {
                 .put("warm", 1).toString(), "rsmapd-warm-up");
         warm.setDaemon(true);
         warm.start();
-        Daemon daemon;
+        // The stop's hook is in place before anything starts, so that no signal finds a served socket without
+        // it: SIGTERM (or SIGINT, SIGHUP) once it serves closes the socket and the journal in order, and
+        // rsmapd(8) promises exit 0 for that (halt with 0, or the JVM would end with 128 + the signal, 143);
+        // closing that fails exits 1. One that comes while it starts ends it before it serves, with 143.
+        Stop stop = new Stop(notifier());
+        Runtime.getRuntime().addShutdownHook(new Thread(stop::run, "rsmapd-stop"));
         try {
             Config config = Config.parse(ConfigText.read(file), file, hostName());
             ComplexTable table;
@@ -57,31 +62,84 @@ public final class Main {
             } catch (ParseException e) {
                 throw new IllegalArgumentException(config.complexes() + ": " + e.lineAndColumn() + ": " + e.problem());
             }
-            daemon = Daemon.waitingAsStandby(config, table, file).serve();
+            if (!stop.serve(Daemon.waitingAsStandby(config, table, file))) {
+                return; // a signal came while it started: nothing served
+            }
             System.out.println("rsmapd: host " + config.host() + ", socket " + config.socket() + ", state "
                     + config.stateDir());
         } catch (ParseException e) {
+            stop.failed();
             System.err.println("error: " + file + ": " + e.lineAndColumn() + ": " + e.problem());
             System.exit(2);
             return;
         } catch (IllegalArgumentException | IOException e) {
+            stop.failed();
             System.err.println("error: " + e.getMessage());
             System.exit(2);
             return;
         }
-        Optional<Notify> notify = notifier();
-        CountDownLatch stopped = new CountDownLatch(1);
-        Daemon running = daemon;
-        // SIGTERM (or SIGINT, SIGHUP) runs this hook; once the socket and the journal are closed in order
-        // the stop was clean, and rsmapd(8) promises exit 0 for it: halt with 0, or the JVM would end
-        // with 128 + the signal (143). No System.exit comes after this point (the journal's failure
-        // halts with 75, out of memory with 3), so the hook runs only for a signal. Closing that fails
-        // exits 1 (rsmapd(8), EXIT STATUS).
-        Thread stop = new Thread(() -> {
+        stop.ready();
+    }
+
+    /**
+     * The stop's hook and what it stops. No System.exit comes after the daemon serves (the journal's failure
+     * halts with 75, out of memory with 3), so from then on the hook runs only for a signal; before, a
+     * start-up error's exit 2 is left to the JVM.
+     */
+    private static final class Stop {
+        private final Optional<Notify> notify;
+        private final CountDownLatch stopped = new CountDownLatch(1);
+        /** Set once a start-up error is on its way to exit 2: the hook leaves that exit alone. */
+        private volatile boolean failed;
+        /** Guarded by this: a stop has begun; the daemon serving, null until then. */
+        private boolean stopping;
+        private Daemon daemon;
+
+        Stop(Optional<Notify> notify) {
+            this.notify = notify;
+        }
+
+        /**
+         * Serves {@code built} unless a stop began first (false: closed, nothing served). Under the hook's
+         * monitor: a signal while the socket is being bound waits for it, then closes it in order.
+         */
+        boolean serve(Daemon built) throws IOException {
+            synchronized (this) {
+                if (!stopping) {
+                    daemon = built.serve();
+                    return true;
+                }
+            }
+            built.close();
+            return false;
+        }
+
+        void failed() {
+            failed = true;
+        }
+
+        /** The service manager's READY=1 (Type=notify): the socket answers from here on; then waits for the stop. */
+        void ready() throws InterruptedException {
+            notify.ifPresent(n -> tell(n, "READY=1"));
+            stopped.await();
+        }
+
+        void run() {
+            if (failed) {
+                return;
+            }
+            Daemon serving;
+            synchronized (this) {
+                stopping = true;
+                serving = daemon;
+            }
+            if (serving == null) {
+                return; // still starting: the journal is as safe as after a kill; the JVM ends with 143
+            }
             notify.ifPresent(n -> tell(n, "STOPPING=1"));
             int status = 0;
             try {
-                running.close();
+                serving.close();
             } catch (IOException | RuntimeException e) {
                 System.err.println("rsmapd: closing: " + e.getMessage());
                 status = 1;
@@ -90,18 +148,7 @@ public final class Main {
             System.out.flush();
             System.err.flush();
             Runtime.getRuntime().halt(status);
-        }, "rsmapd-stop");
-        try {
-            Runtime.getRuntime().addShutdownHook(stop);
-        } catch (IllegalStateException e) {
-            // A signal came while it started, before this hook: the JVM is already on its way out (128 +
-            // the signal, rsmapd(8)); the journal is as safe as after a kill, and the next start replaces
-            // the socket file. Quietly: no stack trace for a stop.
-            return;
         }
-        // The service manager's READY=1 (Type=notify): the socket answers from here on.
-        notify.ifPresent(n -> tell(n, "READY=1"));
-        stopped.await();
     }
 
     /** The supervisor's notification socket; a malformed one is reported and ignored, as sd_notify does. */

@@ -52,9 +52,9 @@ class RsmapdIT {
     }
 
     @Test
-    void sigtermTheMomentTheSocketAppears_stopsWithZeroOr143_neverAStackTrace() throws Exception {
+    void sigtermTheMomentTheSocketAppears_isAStopInOrder_exitZero_socketGone_noStackTrace() throws Exception {
         Config config = TestDaemon.config(tmp, "gpu=2(0 1)");
-        for (int round = 0; round < 5; round++) {
+        for (int round = 0; round < 3; round++) {
             Files.deleteIfExists(config.socket());
             Process p = new ProcessBuilder(RSMAPD.toString(), "--config", tmp.resolve("rsmapd.conf").toString())
                     .redirectOutput(tmp.resolve("out").toFile()).redirectError(tmp.resolve("err").toFile()).start();
@@ -63,12 +63,15 @@ class RsmapdIT {
                 while (!Files.exists(config.socket()) && p.isAlive() && System.nanoTime() < deadline) {
                     Thread.sleep(1);
                 }
-                p.destroy(); // SIGTERM, before or after the stop's hook is in place
+                assertThat(config.socket()).as("stderr: %s", Files.readString(tmp.resolve("err"))).exists();
+                // SIGTERM while serve() may still be binding and reconciling: the stop's hook was in place
+                // before, and waits for the socket to be whole before it closes it in order.
+                p.destroy();
                 assertThat(p.waitFor(GUARD.toSeconds(), TimeUnit.SECONDS)).isTrue();
                 String err = Files.readString(tmp.resolve("err"));
-                // rsmapd(8), EXIT STATUS: 0 once it served, 143 while it was starting
-                assertThat(p.exitValue()).as("stderr: %s", err).isIn(0, 143);
-                assertThat(err).doesNotContain("Exception").doesNotContain("\tat ");
+                assertThat(p.exitValue()).as("rsmapd(8), EXIT STATUS; stderr: %s", err).isZero();
+                assertThat(config.socket()).doesNotExist();
+                assertThat(err).isEmpty();
             } finally {
                 p.destroyForcibly();
             }
