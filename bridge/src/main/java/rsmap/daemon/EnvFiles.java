@@ -217,6 +217,13 @@ final class EnvFiles {
             return Map.of();
         }
         Map<String, String> env = new java.util.LinkedHashMap<>();
+        try {
+            if (!Files.readAttributes(of(job), PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS).isRegularFile()) {
+                return Map.of(); // a FIFO would block the open
+            }
+        } catch (IOException | UnsupportedOperationException e) {
+            return Map.of();
+        }
         try (var in = Files.newByteChannel(of(job), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             if (in.size() > 1 << 20) {
                 return Map.of();

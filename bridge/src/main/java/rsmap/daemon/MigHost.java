@@ -274,13 +274,16 @@ final class MigHost {
     }
 
     /**
-     * Start-up, before {@link #reconcile}: a slice that a held job was given (its journaled grant names the place,
-     * the environment file it was given names the MIG UUID) but that the checkpoint does not name - mig.json lost,
-     * or put back from an older copy - is adopted as rsmapd's again, so that the job's end destroys it rather than
-     * leaving it to count as an admin's for good. Only a slice whose UUID the job was told is adopted: a slice at
-     * that place with another UUID is an admin's and stays one. Each adoption, and each place left, is logged.
-     * {@code told}: a job's environment file as written (empty when there is none). Returns the jobs whose slices
-     * were adopted; their environments name slot ids where the UUIDs belong until {@link #renamed} mends them.
+     * Start-up, before {@link #reconcile}: the checkpoint made to agree with the journal where it lost track
+     * (mig.json deleted, or put back from an older copy). For each place a held job holds that the checkpoint
+     * names for no job or for another one: an entry of another job is dropped (it is stale, and its gi may be
+     * this job's slice now: never destroyed for it); then a place of the job's grant is adopted when NVML
+     * reports a slice there whose MIG UUID the job's environment file names, so that the job's end destroys
+     * it. A slice there with another UUID stays an admin's; a place a realloc took away and the job has not
+     * released yet is not in that file, so its slice is not adopted either (it stays, counted as used, until
+     * an admin destroys it). Each case is logged. {@code told}: a job's environment file as written (empty:
+     * none or unreadable). Returns the jobs whose slices were adopted; their environments name slot ids where
+     * the UUIDs belong until {@link #renamed} mends them.
      */
     Set<String> adopt(java.util.Collection<Job> held, String host,
                       java.util.function.Function<String, Map<String, String>> told) {
@@ -290,15 +293,30 @@ final class MigHost {
         String key = "SGE_HGR_" + map().get();
         Set<String> adopted = new java.util.LinkedHashSet<>();
         for (Job job : held) {
-            Grant holds = job.grant().plus(job.releasing());
-            List<String> missing = holds.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of())
-                    .stream().filter(id -> MigSlot.parse(id).filter(x -> checkpoint.of(x).isEmpty()).isPresent()).toList();
-            if (missing.isEmpty()) {
-                continue;
-            }
-            List<String> uuids = List.of(told.apply(job.id()).getOrDefault(key, "").strip().split(" +"));
-            for (String id : missing) {
-                if (adopt(job.id(), MigSlot.parse(id).orElseThrow(), uuids)) {
+            List<String> granted = job.grant().byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of());
+            List<String> all = job.grant().plus(job.releasing()).byHost().getOrDefault(host, Map.of())
+                    .getOrDefault(map().get(), List.of());
+            Map<String, String> file = null;
+            for (String id : all) {
+                Optional<MigSlot> slot = MigSlot.parse(id);
+                Optional<MigCheckpoint.Entry> entry = slot.flatMap(checkpoint::of);
+                if (slot.isEmpty() || entry.isPresent() && entry.get().job().equals(job.id())) {
+                    continue;
+                }
+                if (entry.isPresent() && !dropStale(entry.get(), job.id())) {
+                    continue;
+                }
+                if (!granted.contains(id)) {
+                    log.note(Log.Level.WARNING, "job " + job.id() + " holds slice " + slot.get() + ", which a realloc"
+                            + " took away and mig.json does not name: not adopted (its UUID is no longer in the job's"
+                            + " environment file); the slice stays, counted as used, until an admin destroys it");
+                    continue;
+                }
+                if (file == null) {
+                    file = told.apply(job.id());
+                }
+                if (adopt(job.id(), slot.get(), file.isEmpty() ? null
+                        : List.of(file.getOrDefault(key, "").strip().split(" +")))) {
                     adopted.add(job.id());
                 }
             }
@@ -306,14 +324,32 @@ final class MigHost {
         return adopted;
     }
 
+    /** A stale entry of another job at a place {@code job} holds, dropped without destroying anything. */
+    private boolean dropStale(MigCheckpoint.Entry stale, String job) {
+        try {
+            checkpoint.remove(stale.slot());
+            changed.run();
+        } catch (IOException e) {
+            log.note(Log.Level.WARNING, "slice " + stale.slot() + ": mig.json names job " + stale.job() + ", job " + job
+                    + " holds the place, and the stale entry cannot be dropped: " + e.getMessage());
+            return false;
+        }
+        log.note(Log.Level.WARNING, "slice " + stale.slot() + ": mig.json named job " + stale.job() + " (" + stale.uuid()
+                + "), which holds nothing; job " + job + " holds the place: the stale entry is dropped, nothing destroyed");
+        return true;
+    }
+
+    /** {@code told}: the MIG UUIDs the job's environment file names; null when it has no file to read. */
     private boolean adopt(String job, MigSlot slot, List<String> told) {
         Optional<MigCard> card = MigMap.card(cards, slot.card());
         Optional<MigCard.Slice> found = card.flatMap(c -> c.slices().stream()
                 .filter(x -> x.placement().start() == slot.start() && x.profile().equals(slot.profile())).findFirst());
-        if (found.isEmpty() || found.get().uuid().filter(told::contains).isEmpty()) {
-            log.note(Log.Level.WARNING, "job " + job + " holds slice " + slot + ", which mig.json does not name and NVML "
-                    + (found.isEmpty() ? "does not report" : "reports with a UUID the job was not given ("
-                    + found.get().uuid().orElse("none") + "): left as an admin's"));
+        if (found.isEmpty() || told == null || found.get().uuid().filter(told::contains).isEmpty()) {
+            String why = found.isEmpty() ? "NVML reports no slice there"
+                    : told == null ? "its environment file cannot be read to confirm NVML's " + found.get().uuid().orElse("")
+                    : "NVML reports one with a UUID the job was not given (" + found.get().uuid().orElse("none") + ")";
+            log.note(Log.Level.WARNING, "job " + job + " holds slice " + slot + ", which mig.json does not name: " + why
+                    + "; not adopted" + (found.isEmpty() ? "" : ", left as an admin's"));
             return false;
         }
         MigCard c = card.get();
@@ -369,9 +405,17 @@ final class MigHost {
         if (map().isEmpty()) {
             return;
         }
+        List<MigCard> now = null;
+        try {
+            now = nvml.get().read();
+        } catch (NvmlException e) {
+            log.note(Log.Level.WARNING, "MIG: " + e.getMessage());
+        }
         for (MigCheckpoint.Entry e : checkpoint.entries()) {
             if (!held.contains(e.job()) || !e.state().equals("created")) {
-                destroySlot(e.slot(), "no job holds it");
+                if (now == null || stillThere(e, now)) {
+                    destroySlot(e.slot(), "no job holds it");
+                }
             }
         }
         try {
@@ -380,6 +424,35 @@ final class MigHost {
         } catch (NvmlException e) {
             log.note(Log.Level.WARNING, "MIG: " + e.getMessage());
         }
+    }
+
+    /**
+     * Whether the slice of a created entry is what NVML reports at its gi (its UUID, or, with no compute
+     * instance left, its place): an entry from an older copy of mig.json may name a gi that NVML gave another
+     * slice since (an admin's, or a running job's). An entry whose gi holds another slice, or nothing, is
+     * dropped without destroying anything; false then.
+     */
+    private boolean stillThere(MigCheckpoint.Entry e, List<MigCard> now) {
+        if (e.gi() < 0 || e.uuid().isEmpty()) {
+            return true; // an intent: found by its place (destroySlot)
+        }
+        Optional<MigCard.Slice> at = now.stream().filter(c -> c.uuid().equals(e.card())).flatMap(c -> c.slices().stream())
+                .filter(x -> x.gi() == e.gi()).findFirst();
+        if (at.isPresent() && (at.get().uuid().filter(e.uuid()::equals).isPresent()
+                || at.get().uuid().isEmpty() && at.get().placement().start() == e.slot().start()
+                && at.get().profile().equals(e.slot().profile()))) {
+            return true; // its slice, or what a stop halfway through its destruction left of it at its place
+        }
+        try {
+            checkpoint.remove(e.slot());
+            changed.run();
+            log.note(Log.Level.WARNING, "slice " + e.slot() + " of job " + e.job() + " (" + e.uuid() + ", gi " + e.gi()
+                    + "): NVML reports " + at.map(x -> "another slice (" + x.uuid().orElse("no UUID") + ")").orElse("none")
+                    + " at that gi; the entry is dropped, nothing destroyed");
+        } catch (IOException x) {
+            log.note(Log.Level.WARNING, "slice " + e.slot() + ": its stale entry cannot be dropped: " + x.getMessage());
+        }
+        return false;
     }
 
     /** The job's environment with its slots as MIG UUIDs in SGE_HGR_MAP and the gpu_env variable. */

@@ -318,7 +318,8 @@ class MigDaemonTest {
             JsonNode q = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0));
             int seen = 0;
             for (JsonNode j : q.path("jobs")) {
-                if (j.path("job").asText().equals("1") && ++seen > 0) {
+                if (j.path("job").asText().equals("1")) {
+                    seen++;
                     assertThat(env(j, "SGE_HGR_mig")).as("its environment names the UUID again").isEqualTo(mine);
                     assertThat(env(j, "CUDA_VISIBLE_DEVICES")).isEqualTo(mine);
                 }
@@ -339,6 +340,52 @@ class MigDaemonTest {
                             .path("placement").asInt() + "=MIG-admins");
             assertThat(call(d, Code.JOB_END, "{\"job\":\"2\"}").get(0).code()).isEqualTo(Code.OK.value());
             assertThat(slicesInDriver()).as("never rsmapd's to destroy").hasSize(1);
+        }
+    }
+
+    @Test
+    void anOlderCheckpointPutBack_itsEntryOfAnEndedJob_neverDestroysTheSliceARunningJobHoldsAtThatGi() throws Exception {
+        Config c = config("");
+        Path checkpoint = c.stateDir().resolve("mig.json");
+        String second;
+        try (Daemon d = TestDaemon.start(c)) {
+            granted(d, "1", "mig=1[profile=1g.10gb]");
+            Path older = tmp.resolve("mig.json.older");
+            Files.copy(checkpoint, older);
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            second = env(granted(d, "2", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig"); // the same place and gi
+            Files.copy(older, checkpoint, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+        try (Daemon d = TestDaemon.start(c)) {
+            assertThat(slicesInDriver()).as("job 2's slice, not destroyed for job 1's stale entry").hasSize(1)
+                    .allMatch(x -> x.endsWith("=" + second));
+            JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+            assertThat(mig).hasSize(1);
+            assertThat(mig.get(0).path("job").asText()).as(mig.toString()).isEqualTo("2");
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"2\"}").get(0).code()).isEqualTo(Code.OK.value());
+            assertThat(slicesInDriver()).as("destroyed at job 2's end").isEmpty();
+        }
+    }
+
+    @Test
+    void anOlderCheckpointsOrphan_whoseGiNowHoldsAnAdminsSlice_isDroppedNotDestroyed() throws Exception {
+        Config c = config("");
+        Path checkpoint = c.stateDir().resolve("mig.json");
+        try (Daemon d = TestDaemon.start(c)) {
+            granted(d, "1", "mig=1[profile=1g.10gb]");
+            Files.copy(checkpoint, tmp.resolve("mig.json.older"));
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+        }
+        JsonNode old = JSON.readTree(Files.readString(tmp.resolve("mig.json.older"))).path("slices").get(0);
+        // behind rsmapd's back an admin made a slice elsewhere that NVML gave the freed gi
+        Files.writeString(state, "{\"instances\":[{\"gpu\":\"" + MigStub.UUID + "\",\"profile\":\"1g.10gb\","
+                + "\"placement\":" + (old.path("start").asInt() == 0 ? 1 : 0) + ",\"gi\":" + old.path("gi").asInt()
+                + ",\"ci\":0,\"uuid\":\"MIG-admins\"}]}");
+        Files.copy(tmp.resolve("mig.json.older"), checkpoint, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        try (Daemon d = TestDaemon.start(c)) {
+            assertThat(slicesInDriver()).as("the admin's slice at the old entry's gi").hasSize(1)
+                    .allMatch(x -> x.endsWith("=MIG-admins"));
+            assertThat(JSON.readTree(Files.readString(checkpoint)).path("slices")).as("the stale entry dropped").isEmpty();
         }
     }
 }
