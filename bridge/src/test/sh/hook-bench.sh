@@ -7,9 +7,11 @@
 # Usage, from the checkout after `mvn -B -q -DskipTests package`, as root or any user:
 #   bridge/src/test/sh/hook-bench.sh [ROUNDS [JOBS [WARM]]]          (default 3 rounds, 300 jobs, 5000 to warm)
 # HOOK_BENCH_CONFIGS: one per line, LABEL|OPTIONS; OPTIONS "default" (bin/rsmapd's own), "floor", or JVM options
-# given to bin/rsmapd through RSMAPD_JAVA_OPTS. HOOK_BENCH_DIR: the directory of the servers' state and journal
+# given to bin/rsmapd through RSMAPD_JAVA_OPTS (which also turns off bin/rsmapd's class-data archive: to compare
+# options alone, give the default's options as a config too). HOOK_BENCH_DIR: the directory of the servers' state and journal
 # (default: a new one under /var/tmp, on the disk: a journal on tmpfs measures no disk). HOOK_BENCH_CPUS
-# "HOOKS SERVER" (default "0 1"). Each wait is bounded: a server not serving within 10 s ends the run (exit 1).
+# "HOOKS SERVER" (default "0 1"). Each wait is bounded: a server that ends or does not serve within 10 s ends
+# the run with its output (exit 1).
 set -euo pipefail
 rounds=${1:-3}
 jobs=${2:-300}
@@ -21,16 +23,27 @@ cd "$here"
     echo "hook-bench: build first: mvn -B -q -DskipTests package" >&2
     exit 2
 }
-tools=$(mktemp -d /tmp/hook-bench.XXXXXX)
-state=${HOOK_BENCH_DIR:-$(mktemp -d /var/tmp/hook-bench-state.XXXXXX)}
 pid=""
+tools=""
+state=""
 cleanup() {
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-    rm -rf "$tools"
-    [ -z "${HOOK_BENCH_DIR:-}" ] && rm -rf "$state"
-    return 0
+    local status=$?
+    if [ -n "$pid" ]; then
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    fi
+    [ -n "$tools" ] && rm -rf "$tools"
+    [ -z "${HOOK_BENCH_DIR:-}" ] && [ -n "$state" ] && rm -rf "$state"
+    exit "$status"
 }
 trap cleanup EXIT
+tools=$(mktemp -d /tmp/hook-bench.XXXXXX)
+if [ -n "${HOOK_BENCH_DIR:-}" ]; then
+    mkdir -p "$HOOK_BENCH_DIR"
+    state=$(cd "$HOOK_BENCH_DIR" && pwd) # the configuration resolves a relative path against its own directory
+else
+    state=$(mktemp -d /var/tmp/hook-bench-state.XXXXXX)
+fi
 gcc -O2 -o "$tools/noop" bridge/src/test/c/noop.c
 gcc -O2 -o "$tools/hook-timing" bridge/src/test/c/hook-timing.c
 gcc -O2 -o "$tools/hook-phases" bridge/src/test/c/hook-phases.c
@@ -51,22 +64,24 @@ start() { # LABEL OPTIONS: a fresh state directory, the server started and warme
     case "$2" in
         floor)
             mkdir -p "$state/run/state"
-            taskset -c "$server_cpu" "$tools/floor-rsmapd" "$state/run/rsmapd.sock" "$state/run/state" > /dev/null 2>&1 &
+            taskset -c "$server_cpu" "$tools/floor-rsmapd" "$state/run/rsmapd.sock" "$state/run/state" > "$state/server.log" 2>&1 &
             ;;
         default)
-            taskset -c "$server_cpu" bin/rsmapd --config "$state/run/rsmapd.conf" > /dev/null 2>&1 &
+            taskset -c "$server_cpu" bin/rsmapd --config "$state/run/rsmapd.conf" > "$state/server.log" 2>&1 &
             ;;
         *)
-            RSMAPD_JAVA_OPTS="$2" taskset -c "$server_cpu" bin/rsmapd --config "$state/run/rsmapd.conf" > /dev/null 2>&1 &
+            RSMAPD_JAVA_OPTS="$2" taskset -c "$server_cpu" bin/rsmapd --config "$state/run/rsmapd.conf" > "$state/server.log" 2>&1 &
             ;;
     esac
     pid=$!
     for _ in $(seq 100); do
         [ -S "$state/run/rsmapd.sock" ] && break
+        kill -0 "$pid" 2> /dev/null || break # ended before it served
         sleep 0.1
     done
     if [ ! -S "$state/run/rsmapd.sock" ]; then
-        echo "hook-bench: $1 did not serve within 10 s" >&2
+        echo "hook-bench: $1 did not serve within 10 s; its output:" >&2
+        cat "$state/server.log" >&2
         exit 1
     fi
     taskset -c "$hook_cpu" "$tools/hook-phases" "$state/run/rsmapd.sock" "$warm" > /dev/null
