@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import rsmap.Hex;
 
 /**
  * A client of one munged. MUNGE (https://dun.github.io/munge/) proves who made a credential: munged seals
@@ -217,7 +218,7 @@ public final class Munge {
             char c = credential.charAt(i);
             if (c < 0x21 || c > 0x7e) {
                 throw new MungeException(EMUNGE_BAD_CRED, "munge decode: not a credential (character "
-                        + String.format("U+%04X", (int) c) + " at " + i + ")");
+                        + Hex.appendUpper(new StringBuilder("U+"), c, 4) + " at " + i + ")");
             }
         }
         Pointer ctx = context();

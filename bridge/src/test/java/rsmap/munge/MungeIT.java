@@ -95,6 +95,9 @@ class MungeIT {
             assertThatThrownBy(() -> munge.decode(g)).as(g).isInstanceOfSatisfying(MungeException.class,
                     e -> assertThat(e.kind()).as(g + ": " + e.getMessage()).isEqualTo(MungeException.Kind.INVALID));
         }
+        assertThatThrownBy(() -> munge.decode(good + "\0tail")).hasMessageContaining("(character U+0000 at "
+                + good.length() + ")");
+        assertThatThrownBy(() -> munge.decode(good.replace(':', '\u00e9'))).hasMessageContaining("character U+00E9 at 5");
         munge.decode(good); // the garbled copies did not use it up
     }
 
