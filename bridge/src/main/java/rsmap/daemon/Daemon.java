@@ -150,9 +150,8 @@ public final class Daemon implements AutoCloseable {
                     gpuReader);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log,
                     held == null ? 0 : held.epoch());
-            for (String id : mig.adopt(state.jobs(), config.host(), state::told)) { // what a lost mig.json forgot
-                state.job(id).ifPresent(j -> state.replay(j.withEnv(mig.renamed(j.env()))));
-            }
+            mig.adopt(state.jobs(), config.host(), state::told) // what a lost mig.json forgot
+                    .forEach((id, env) -> state.job(id).ifPresent(j -> state.replay(j.withEnv(env))));
             mig.reconcile(state.jobIds()); // slices of no running job destroyed before anything is served
             state.cluster().reapplyExclusions(config.host());
             state.cdi.sync(state.jobs(), state::grantedInstances); // what a kill left out of step

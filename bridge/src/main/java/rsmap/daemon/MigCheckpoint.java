@@ -73,6 +73,11 @@ final class MigCheckpoint {
         return entries.stream().filter(e -> e.slot().equals(slot)).findFirst();
     }
 
+    /** The MIG UUID of the slice at slot id {@code id}, as an entry names it; else {@code id} itself. */
+    String uuidOr(String id) {
+        return MigSlot.parse(id).flatMap(this::of).map(Entry::uuid).filter(u -> !u.isEmpty()).orElse(id);
+    }
+
     /** Puts {@code e} in place of the entry of its slot (or adds it) and writes the file. */
     void put(Entry e) throws IOException {
         entries.removeIf(x -> x.slot().equals(e.slot()));

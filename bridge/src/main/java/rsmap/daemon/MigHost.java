@@ -160,7 +160,7 @@ final class MigHost {
     }
 
     /** Whether slice {@code x} of {@code c} is one rsmapd made (the checkpoint names it, in any state). */
-    private boolean ours(MigCard c, MigCard.Slice x) {
+    boolean ours(MigCard c, MigCard.Slice x) {
         return checkpoint != null && checkpoint.entries().stream().anyMatch(e -> e.card().equals(c.uuid())
                 && (e.gi() == x.gi() || e.gi() < 0 && e.slot().start() == x.placement().start()
                 && e.slot().profile().equals(x.profile())));
@@ -257,9 +257,7 @@ final class MigHost {
             int gi = e.get().gi();
             if (gi < 0) {
                 // Asked to create, no answer kept: the slice at its place is ours if NVML has one there.
-                gi = MigMap.card(nvml.get().read(), slot.card()).flatMap(c -> c.slices().stream()
-                        .filter(x -> x.placement().start() == slot.start() && x.profile().equals(slot.profile()))
-                        .findFirst()).map(MigCard.Slice::gi).orElse(-1);
+                gi = MigMap.slice(nvml.get().read(), slot).map(MigCard.Slice::gi).orElse(-1);
             }
             if (gi >= 0) {
                 nvml.get().destroy(e.get().card(), gi);
@@ -275,126 +273,16 @@ final class MigHost {
 
     /**
      * Start-up, before {@link #reconcile}: the checkpoint made to agree with the journal where it lost track
-     * (mig.json deleted, or put back from an older copy). For each place a held job holds that the checkpoint
-     * names for no job or for another one: an entry of another job is dropped (it is stale, and its gi may be
-     * this job's slice now: never destroyed for it); then a place of the job's grant is adopted when NVML
-     * reports a slice there whose MIG UUID the job's environment file names, so that the job's end destroys
-     * it. A slice there with another UUID stays an admin's; a place a realloc took away and the job has not
-     * released yet is not in that file, so its slice is not adopted either (it stays, counted as used, until
-     * an admin destroys it). Each case is logged. {@code told}: a job's environment file as written (empty:
-     * none or unreadable). Returns the jobs whose slices were adopted; their environments name slot ids where
-     * the UUIDs belong until {@link #renamed} mends them.
+     * ({@link MigRepair#adopt}). Returns each job whose slices were adopted with its environment mended (the
+     * MIG UUIDs where the slot ids stood).
      */
-    Set<String> adopt(java.util.Collection<Job> held, String host,
-                      java.util.function.Function<String, Map<String, String>> told) {
+    Map<String, Map<String, String>> adopt(java.util.Collection<Job> held, String host,
+                                           java.util.function.Function<String, Map<String, String>> told) {
         if (map().isEmpty()) {
-            return Set.of();
+            return Map.of();
         }
-        String key = "SGE_HGR_" + map().get();
-        Set<String> adopted = new java.util.LinkedHashSet<>();
-        for (Job job : held) {
-            List<String> granted = job.grant().byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of());
-            List<String> all = job.grant().plus(job.releasing()).byHost().getOrDefault(host, Map.of())
-                    .getOrDefault(map().get(), List.of());
-            Map<String, String> file = null;
-            for (String id : all) {
-                Optional<MigSlot> slot = MigSlot.parse(id);
-                Optional<MigCheckpoint.Entry> entry = slot.flatMap(checkpoint::of);
-                if (slot.isEmpty() || entry.isPresent() && entry.get().job().equals(job.id())) {
-                    continue;
-                }
-                if (entry.isPresent() && !dropStale(entry.get(), job.id())) {
-                    continue;
-                }
-                if (!granted.contains(id)) {
-                    log.note(Log.Level.WARNING, "job " + job.id() + " holds slice " + slot.get() + ", which a realloc"
-                            + " took away and mig.json does not name: not adopted (its UUID is no longer in the job's"
-                            + " environment file); the slice stays, counted as used, until an admin destroys it");
-                    continue;
-                }
-                if (file == null) {
-                    file = told.apply(job.id());
-                }
-                if (adopt(job.id(), slot.get(), file.isEmpty() ? null
-                        : List.of(file.getOrDefault(key, "").strip().split(" +")))) {
-                    adopted.add(job.id());
-                }
-            }
-        }
-        return adopted;
-    }
-
-    /** A stale entry of another job at a place {@code job} holds, dropped without destroying anything. */
-    private boolean dropStale(MigCheckpoint.Entry stale, String job) {
-        try {
-            checkpoint.remove(stale.slot());
-            changed.run();
-        } catch (IOException e) {
-            log.note(Log.Level.WARNING, "slice " + stale.slot() + ": mig.json names job " + stale.job() + ", job " + job
-                    + " holds the place, and the stale entry cannot be dropped: " + e.getMessage());
-            return false;
-        }
-        log.note(Log.Level.WARNING, "slice " + stale.slot() + ": mig.json named job " + stale.job() + " (" + stale.uuid()
-                + "), which holds nothing; job " + job + " holds the place: the stale entry is dropped, nothing destroyed");
-        return true;
-    }
-
-    /** {@code told}: the MIG UUIDs the job's environment file names; null when it has no file to read. */
-    private boolean adopt(String job, MigSlot slot, List<String> told) {
-        Optional<MigCard> card = MigMap.card(cards, slot.card());
-        Optional<MigCard.Slice> found = card.flatMap(c -> c.slices().stream()
-                .filter(x -> x.placement().start() == slot.start() && x.profile().equals(slot.profile())).findFirst());
-        if (found.isEmpty() || told == null || found.get().uuid().filter(told::contains).isEmpty()) {
-            String why = found.isEmpty() ? "NVML reports no slice there"
-                    : told == null ? "its environment file cannot be read to confirm NVML's " + found.get().uuid().orElse("")
-                    : "NVML reports one with a UUID the job was not given (" + found.get().uuid().orElse("none") + ")";
-            log.note(Log.Level.WARNING, "job " + job + " holds slice " + slot + ", which mig.json does not name: " + why
-                    + "; not adopted" + (found.isEmpty() ? "" : ", left as an admin's"));
-            return false;
-        }
-        MigCard c = card.get();
-        MigCard.Slice s = found.get();
-        List<String> caps = List.of();
-        try {
-            caps = MigCaps.nodes(settings.capsFile(), gpu.devDir(), c.minor(), s.gi(), s.ci().orElse(0));
-        } catch (IOException e) {
-            log.note(Log.Level.WARNING, "slice " + slot + " of job " + job + ": " + e.getMessage());
-        }
-        try {
-            checkpoint.put(new MigCheckpoint.Entry(job, slot, c.uuid(), "created", s.gi(), s.ci().orElse(0),
-                    s.uuid().orElse(""), caps));
-            changed.run();
-        } catch (IOException e) {
-            log.note(Log.Level.WARNING, "slice " + slot + " of job " + job + " cannot be written to mig.json: "
-                    + e.getMessage());
-            return false;
-        }
-        log.note(Log.Level.WARNING, "job " + job + ": slice " + slot + " (" + s.uuid().orElse("") + ") was missing "
-                + "from mig.json; adopted again from the job's grant and environment file");
-        return true;
-    }
-
-    /**
-     * {@code env} with each slot id that the checkpoint now names replaced by its MIG UUID, in SGE_HGR_MAP and the
-     * gpu_env variable: what {@link #environment} gives once the slices are adopted.
-     */
-    Map<String, String> renamed(Map<String, String> env) {
-        if (map().isEmpty()) {
-            return env;
-        }
-        Map<String, String> out = new java.util.LinkedHashMap<>(env);
-        out.computeIfPresent("SGE_HGR_" + map().get(), (k, v) -> renamed(v, " "));
-        gpu.env().ifPresent(v -> out.computeIfPresent(v, (k, x) -> renamed(x, ",")));
-        return out;
-    }
-
-    private String renamed(String value, String separator) {
-        List<String> out = new ArrayList<>();
-        for (String id : value.split(separator.equals(" ") ? " +" : ",", -1)) {
-            out.add(MigSlot.parse(id).flatMap(checkpoint::of).map(MigCheckpoint.Entry::uuid).filter(u -> !u.isEmpty())
-                    .orElse(id));
-        }
-        return String.join(separator, out);
+        return new MigRepair(checkpoint, log, changed).adopt(held, host, map().get(), gpu.env(), cards, told,
+                (c, x) -> MigCaps.nodes(settings.capsFile(), gpu.devDir(), c.minor(), x.gi(), x.ci().orElse(0)));
     }
 
     /**
@@ -411,12 +299,18 @@ final class MigHost {
         } catch (NvmlException e) {
             log.note(Log.Level.WARNING, "MIG: " + e.getMessage());
         }
+        MigRepair repair = new MigRepair(checkpoint, log, changed);
+        boolean destroyed = false;
         for (MigCheckpoint.Entry e : checkpoint.entries()) {
-            if (!held.contains(e.job()) || !e.state().equals("created")) {
-                if (now == null || stillThere(e, now)) {
-                    destroySlot(e.slot(), "no job holds it");
-                }
+            if ((!held.contains(e.job()) || !e.state().equals("created")) && (now == null || repair.stillThere(e, now))) {
+                destroySlot(e.slot(), "no job holds it");
+                destroyed = true;
             }
+        }
+        if (now != null && !destroyed) {
+            cards = now; // as read above: nothing changed since
+            changed.run(); // an admin's slices made or destroyed meanwhile
+            return;
         }
         try {
             cards = nvml.get().read();
@@ -424,35 +318,6 @@ final class MigHost {
         } catch (NvmlException e) {
             log.note(Log.Level.WARNING, "MIG: " + e.getMessage());
         }
-    }
-
-    /**
-     * Whether the slice of a created entry is what NVML reports at its gi (its UUID, or, with no compute
-     * instance left, its place): an entry from an older copy of mig.json may name a gi that NVML gave another
-     * slice since (an admin's, or a running job's). An entry whose gi holds another slice, or nothing, is
-     * dropped without destroying anything; false then.
-     */
-    private boolean stillThere(MigCheckpoint.Entry e, List<MigCard> now) {
-        if (e.gi() < 0 || e.uuid().isEmpty()) {
-            return true; // an intent: found by its place (destroySlot)
-        }
-        Optional<MigCard.Slice> at = now.stream().filter(c -> c.uuid().equals(e.card())).flatMap(c -> c.slices().stream())
-                .filter(x -> x.gi() == e.gi()).findFirst();
-        if (at.isPresent() && (at.get().uuid().filter(e.uuid()::equals).isPresent()
-                || at.get().uuid().isEmpty() && at.get().placement().start() == e.slot().start()
-                && at.get().profile().equals(e.slot().profile()))) {
-            return true; // its slice, or what a stop halfway through its destruction left of it at its place
-        }
-        try {
-            checkpoint.remove(e.slot());
-            changed.run();
-            log.note(Log.Level.WARNING, "slice " + e.slot() + " of job " + e.job() + " (" + e.uuid() + ", gi " + e.gi()
-                    + "): NVML reports " + at.map(x -> "another slice (" + x.uuid().orElse("no UUID") + ")").orElse("none")
-                    + " at that gi; the entry is dropped, nothing destroyed");
-        } catch (IOException x) {
-            log.note(Log.Level.WARNING, "slice " + e.slot() + ": its stale entry cannot be dropped: " + x.getMessage());
-        }
-        return false;
     }
 
     /** The job's environment with its slots as MIG UUIDs in SGE_HGR_MAP and the gpu_env variable. */
@@ -467,8 +332,7 @@ final class MigHost {
         if (!ids.isEmpty()) {
             List<String> named = new ArrayList<>();
             for (String id : ids.split(" +")) {
-                String u = MigSlot.parse(id).flatMap(checkpoint::of).map(MigCheckpoint.Entry::uuid).filter(x -> !x.isEmpty())
-                        .orElse(id);
+                String u = checkpoint.uuidOr(id);
                 named.add(u);
                 uuids.add(u);
             }
@@ -524,25 +388,8 @@ final class MigHost {
         return cards;
     }
 
-    /** What QUERY and rsmap status --json show: each slice with its profile, card and MIG UUID. */
-    com.fasterxml.jackson.databind.node.ArrayNode view() {
-        var list = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode();
-        if (map().isEmpty()) {
-            return list;
-        }
-        for (MigCheckpoint.Entry e : checkpoint.entries()) {
-            list.addObject().put("id", e.slot().toString()).put("profile", e.slot().profile()).put("card", e.card())
-                    .put("uuid", e.uuid()).put("job", e.job()).put("gi", e.gi()).put("ci", e.ci()).put("state", e.state());
-        }
-        for (MigCard c : cards) {
-            for (MigCard.Slice x : c.slices()) {
-                if (!ours(c, x)) {
-                    list.addObject().putNull("id").put("profile", x.profile()).put("card", c.uuid())
-                            .put("uuid", x.uuid().orElse("")).put("job", "").put("gi", x.gi()).put("ci", x.ci().orElse(-1))
-                            .put("state", "static");
-                }
-            }
-        }
-        return list;
+    /** The slices rsmapd made, as the checkpoint holds them (QUERY's view, {@link Views#mig}). */
+    List<MigCheckpoint.Entry> slices() {
+        return map().isEmpty() ? List.of() : checkpoint.entries();
     }
 }

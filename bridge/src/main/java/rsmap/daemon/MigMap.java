@@ -81,6 +81,16 @@ public final class MigMap {
         return cards.stream().filter(c -> c.index() == index).findFirst();
     }
 
+    /** The slice NVML reports at {@code slot}'s place (its card, profile and first memory slice), if any. */
+    static Optional<MigCard.Slice> slice(List<MigCard> cards, MigSlot slot) {
+        return card(cards, slot.card()).flatMap(c -> c.slices().stream().filter(x -> at(x, slot)).findFirst());
+    }
+
+    /** Whether slice {@code x} is at {@code slot}'s place on its card. */
+    static boolean at(MigCard.Slice x, MigSlot slot) {
+        return x.placement().start() == slot.start() && x.profile().equals(slot.profile());
+    }
+
     private static boolean declared(ComplexTable table, String name) {
         return table.find(name).filter(x -> x.name().equals(name) && !x.isResourceMap()).isPresent();
     }

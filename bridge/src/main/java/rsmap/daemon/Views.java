@@ -104,8 +104,27 @@ final class Views {
             q.set("nvidia", nvidia);
         }
         if (d.mig.map().isPresent()) {
-            q.set("mig", d.mig.view()); // docs/gpus.md: each slice with its profile, card and MIG UUID
+            q.set("mig", mig(d.mig)); // docs/gpus.md: each slice with its profile, card and MIG UUID
         }
+    }
+
+    /** What QUERY and rsmap status --json show of the slices: each with its profile, card and MIG UUID. */
+    static ArrayNode mig(MigHost m) {
+        ArrayNode list = JSON.createArrayNode();
+        for (MigCheckpoint.Entry e : m.slices()) {
+            list.addObject().put("id", e.slot().toString()).put("profile", e.slot().profile()).put("card", e.card())
+                    .put("uuid", e.uuid()).put("job", e.job()).put("gi", e.gi()).put("ci", e.ci()).put("state", e.state());
+        }
+        for (rsmap.device.nvml.MigCard c : m.cards()) {
+            for (rsmap.device.nvml.MigCard.Slice x : c.slices()) {
+                if (!m.ours(c, x)) {
+                    list.addObject().putNull("id").put("profile", x.profile()).put("card", c.uuid())
+                            .put("uuid", x.uuid().orElse("")).put("job", "").put("gi", x.gi()).put("ci", x.ci().orElse(-1))
+                            .put("state", "static");
+                }
+            }
+        }
+        return list;
     }
 
     /**

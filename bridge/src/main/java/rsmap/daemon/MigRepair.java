@@ -1,0 +1,167 @@
+// The checkpoint of rsmapd's slices made to agree again with the journal and the driver where it lost track
+// (mig.json deleted, or put back from an older copy): a running job's slice adopted again, stale entries
+// dropped, never a slice destroyed on an entry's word alone (docs/gpus.md, "Crash safety").
+package rsmap.daemon;
+
+import java.io.IOException;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import rsmap.device.nvml.MigCard;
+
+/** Under the daemon's lock, for one pass of {@link MigHost}'s start-up or reconciliation. */
+final class MigRepair {
+    /** The capability nodes of slice {@code x} of card {@code c} ({@link MigCaps#nodes}). */
+    interface Caps {
+        List<String> of(MigCard c, MigCard.Slice x) throws IOException;
+    }
+
+    private final MigCheckpoint checkpoint;
+    private final LogBook log;
+    /** Called after the checkpoint changed (QUERY's kept answers go). */
+    private final Runnable changed;
+
+    MigRepair(MigCheckpoint checkpoint, LogBook log, Runnable changed) {
+        this.checkpoint = checkpoint;
+        this.log = log;
+        this.changed = changed;
+    }
+
+    /**
+     * Start-up, before {@link MigHost#reconcile}: the checkpoint made to agree with the journal where it lost track
+     * (mig.json deleted, or put back from an older copy). For each place a held job holds that the checkpoint
+     * names for no job or for another one: an entry of another job is dropped (it is stale, and its gi may be
+     * this job's slice now: never destroyed for it); then a place of the job's grant is adopted when NVML
+     * reports a slice there whose MIG UUID the job's environment file names, so that the job's end destroys
+     * it. A slice there with another UUID stays an admin's; a place a realloc took away and the job has not
+     * released yet is not in that file, so its slice is not adopted either (it stays, counted as used, until
+     * an admin destroys it). Each case is logged. {@code told}: a job's environment file as written (empty:
+     * none or unreadable). Returns each job whose slices were adopted with its environment mended: the MIG UUIDs
+     * where the slot ids stood, in SGE_HGR_MAP and the gpu_env variable (what MigHost#environment now gives).
+     */
+    Map<String, Map<String, String>> adopt(Collection<Job> held, String host, String map, Optional<String> gpuEnv,
+                                           List<MigCard> cards, Function<String, Map<String, String>> told, Caps caps) {
+        String key = "SGE_HGR_" + map;
+        Map<String, Map<String, String>> adopted = new LinkedHashMap<>();
+        for (Job job : held) {
+            List<String> granted = job.grant().byHost().getOrDefault(host, Map.of()).getOrDefault(map, List.of());
+            List<String> all = job.grant().plus(job.releasing()).byHost().getOrDefault(host, Map.of())
+                    .getOrDefault(map, List.of());
+            Map<String, String> file = null;
+            for (String id : all) {
+                Optional<MigSlot> slot = MigSlot.parse(id);
+                Optional<MigCheckpoint.Entry> entry = slot.flatMap(checkpoint::of);
+                if (slot.isEmpty() || entry.isPresent() && entry.get().job().equals(job.id())) {
+                    continue;
+                }
+                if (entry.isPresent() && !dropStale(entry.get(), job.id())) {
+                    continue;
+                }
+                if (!granted.contains(id)) {
+                    log.note(Log.Level.WARNING, "job " + job.id() + " holds slice " + slot.get() + ", which a realloc"
+                            + " took away and mig.json does not name: not adopted (its UUID is no longer in the job's"
+                            + " environment file); the slice stays, counted as used, until an admin destroys it");
+                    continue;
+                }
+                if (file == null) {
+                    file = told.apply(job.id());
+                }
+                if (adopt(job.id(), slot.get(), cards, caps, file.isEmpty() ? null
+                        : List.of(file.getOrDefault(key, "").strip().split(" +")))) {
+                    adopted.put(job.id(), renamed(job.env(), key, gpuEnv));
+                }
+            }
+        }
+        return adopted;
+    }
+
+    /** A stale entry of another job at a place {@code job} holds, dropped without destroying anything. */
+    private boolean dropStale(MigCheckpoint.Entry stale, String job) {
+        try {
+            checkpoint.remove(stale.slot());
+            changed.run();
+        } catch (IOException e) {
+            log.note(Log.Level.WARNING, "slice " + stale.slot() + ": mig.json names job " + stale.job() + ", job " + job
+                    + " holds the place, and the stale entry cannot be dropped: " + e.getMessage());
+            return false;
+        }
+        log.note(Log.Level.WARNING, "slice " + stale.slot() + ": mig.json named job " + stale.job() + " (" + stale.uuid()
+                + "), which holds nothing; job " + job + " holds the place: the stale entry is dropped, nothing destroyed");
+        return true;
+    }
+
+    /** {@code told}: the MIG UUIDs the job's environment file names; null when it has no file to read. */
+    private boolean adopt(String job, MigSlot slot, List<MigCard> cards, Caps caps, List<String> told) {
+        Optional<MigCard.Slice> found = MigMap.slice(cards, slot);
+        if (found.isEmpty() || told == null || found.get().uuid().filter(told::contains).isEmpty()) {
+            String why = found.isEmpty() ? "NVML reports no slice there"
+                    : told == null ? "its environment file cannot be read to confirm NVML's " + found.get().uuid().orElse("")
+                    : "NVML reports one with a UUID the job was not given (" + found.get().uuid().orElse("none") + ")";
+            log.note(Log.Level.WARNING, "job " + job + " holds slice " + slot + ", which mig.json does not name: " + why
+                    + "; not adopted" + (found.isEmpty() ? "" : ", left as an admin's"));
+            return false;
+        }
+        MigCard c = MigMap.card(cards, slot.card()).orElseThrow();
+        MigCard.Slice s = found.get();
+        List<String> nodes = List.of();
+        try {
+            nodes = caps.of(c, s);
+        } catch (IOException e) {
+            log.note(Log.Level.WARNING, "slice " + slot + " of job " + job + ": " + e.getMessage());
+        }
+        try {
+            checkpoint.put(new MigCheckpoint.Entry(job, slot, c.uuid(), "created", s.gi(), s.ci().orElse(0),
+                    s.uuid().orElse(""), nodes));
+            changed.run();
+        } catch (IOException e) {
+            log.note(Log.Level.WARNING, "slice " + slot + " of job " + job + " cannot be written to mig.json: "
+                    + e.getMessage());
+            return false;
+        }
+        log.note(Log.Level.WARNING, "job " + job + ": slice " + slot + " (" + s.uuid().orElse("") + ") was missing "
+                + "from mig.json; adopted again from the job's grant and environment file");
+        return true;
+    }
+
+    private Map<String, String> renamed(Map<String, String> env, String key, Optional<String> gpuEnv) {
+        Map<String, String> out = new LinkedHashMap<>(env);
+        out.computeIfPresent(key, (k, v) -> renamed(v, " +", " "));
+        gpuEnv.ifPresent(v -> out.computeIfPresent(v, (k, x) -> renamed(x, ",", ",")));
+        return out;
+    }
+
+    private String renamed(String value, String split, String join) {
+        return String.join(join, java.util.Arrays.stream(value.split(split, -1)).map(checkpoint::uuidOr).toList());
+    }
+
+    /**
+     * Whether the slice of a created entry is what NVML reports at its gi (its UUID, or, with no compute
+     * instance left, its place): an entry from an older copy of mig.json may name a gi that NVML gave another
+     * slice since (an admin's, or a running job's). An entry whose gi holds another slice, or nothing, is
+     * dropped without destroying anything; false then.
+     */
+    boolean stillThere(MigCheckpoint.Entry e, List<MigCard> now) {
+        if (e.gi() < 0 || e.uuid().isEmpty()) {
+            return true; // an intent: found by its place (destroySlot)
+        }
+        Optional<MigCard.Slice> at = now.stream().filter(c -> c.uuid().equals(e.card())).flatMap(c -> c.slices().stream())
+                .filter(x -> x.gi() == e.gi()).findFirst();
+        if (at.isPresent() && (at.get().uuid().filter(e.uuid()::equals).isPresent()
+                || at.get().uuid().isEmpty() && MigMap.at(at.get(), e.slot()))) {
+            return true; // its slice, or what a stop halfway through its destruction left of it at its place
+        }
+        try {
+            checkpoint.remove(e.slot());
+            changed.run();
+            log.note(Log.Level.WARNING, "slice " + e.slot() + " of job " + e.job() + " (" + e.uuid() + ", gi " + e.gi()
+                    + "): NVML reports " + at.map(x -> "another slice (" + x.uuid().orElse("no UUID") + ")").orElse("none")
+                    + " at that gi; the entry is dropped, nothing destroyed");
+        } catch (IOException x) {
+            log.note(Log.Level.WARNING, "slice " + e.slot() + ": its stale entry cannot be dropped: " + x.getMessage());
+        }
+        return false;
+    }
+}
