@@ -6,7 +6,9 @@
 #
 # Usage, from the checkout after `mvn -B -q -DskipTests package`, as root or any user:
 #   bridge/src/test/sh/hook-bench.sh [ROUNDS [JOBS [WARM]]]          (default 3 rounds, 300 jobs, 5000 to warm)
-# HOOK_BENCH_CONFIGS: one per line, LABEL|OPTIONS; OPTIONS "default" (bin/rsmapd's own), "floor", or JVM options
+# HOOK_BENCH_CONFIGS: one per line, LABEL|OPTIONS; OPTIONS "default" (bin/rsmapd's own), "floor", "javafloor" (the
+# floor's work in Java, one thread: bench/JavaFloor.java), "javafloor-handoff" (the same, each command handed to a
+# worker thread), "wirefloor" (the floor's work behind rsmapd's own socket server: bench/WireFloor.java), or JVM options
 # given to bin/rsmapd through RSMAPD_JAVA_OPTS (which also turns off bin/rsmapd's class-data archive: to compare
 # options alone, give the default's options as a config too). HOOK_BENCH_DIR: the directory of the servers' state and journal
 # (default: a new one under /var/tmp, on the disk: a journal on tmpfs measures no disk). HOOK_BENCH_CPUS
@@ -65,6 +67,17 @@ start() { # LABEL OPTIONS: a fresh state directory, the server started and warme
         floor)
             mkdir -p "$state/run/state"
             taskset -c "$server_cpu" "$tools/floor-rsmapd" "$state/run/rsmapd.sock" "$state/run/state" > "$state/server.log" 2>&1 &
+            ;;
+        javafloor | javafloor-handoff | wirefloor)
+            # the floor's work in Java (bench/JavaFloor.java, bench/WireFloor.java), with bin/rsmapd's own JVM
+            # options (without its class-data archive)
+            local main=rsmap.bench.JavaFloor extra=""
+            [ "$2" = javafloor-handoff ] && extra=handoff
+            [ "$2" = wirefloor ] && main=rsmap.bench.WireFloor
+            mkdir -p "$state/run/state"
+            taskset -c "$server_cpu" java $(sed -n 's/^opts=\${RSMAPD_JAVA_OPTS:-\(.*\)}$/\1/p' bin/rsmapd) \
+                --add-exports java.base/sun.nio.ch=ALL-UNNAMED -cp bridge/target/test-classes:bridge/target/rsmap.jar \
+                "$main" "$state/run/rsmapd.sock" "$state/run/state" $extra > "$state/server.log" 2>&1 &
             ;;
         default)
             taskset -c "$server_cpu" bin/rsmapd --config "$state/run/rsmapd.conf" > "$state/server.log" 2>&1 &
