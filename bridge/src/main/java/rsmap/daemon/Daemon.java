@@ -150,7 +150,7 @@ public final class Daemon implements AutoCloseable {
                     gpuReader);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log,
                     held == null ? 0 : held.epoch());
-            mig.adopt(state.jobs(), config.host(), state::told) // what a lost mig.json forgot
+            mig.adopt(state.jobs(), config.host(), state::journaledSlices, state::told) // what a lost mig.json forgot
                     .forEach((id, env) -> state.job(id).ifPresent(j -> state.replay(j.withEnv(env))));
             mig.reconcile(state.jobIds()); // slices of no running job destroyed before anything is served
             state.cluster().reapplyExclusions(config.host());

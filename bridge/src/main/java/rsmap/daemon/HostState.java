@@ -55,6 +55,8 @@ final class HostState {
     CdiSpecs cdi = CdiSpecs.NONE; // the jobs' CDI specs, in step with hold and drop (off on an authority)
     /** The host's slices on demand (mig_map): set once at start; without mig_map it does nothing. */
     MigHost mig = MigHost.none();
+    /** The MIG UUIDs of held jobs' slices by place, as the replayed records named them ({@link #replaySlices}). */
+    private final Map<String, Map<String, String>> journaledSlices = new java.util.HashMap<>();
     /** Reallocation over {@link #cluster}: a new one with every new cluster ({@link #install}). */
     private rsmap.realloc.Reallocs reallocs;
     /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
@@ -307,8 +309,39 @@ final class HostState {
         return envFiles.read(id);
     }
 
+    /**
+     * The MIG UUID of each slice job {@code id} holds in {@code held} here, by its place: what its journal
+     * records name ({@link JournalRecord.Started}, {@link JournalRecord.Changed}).
+     */
+    Map<String, String> slices(String id, rsmap.alloc.Grant held) {
+        return mig.uuids(id, held, host(), journaledSlices.getOrDefault(id, Map.of()));
+    }
+
+    /** The same for everything job {@code j} holds here, granted or taken away and not released yet. */
+    Map<String, String> slices(Job j) {
+        return slices(j.id(), j.grant().plus(j.releasing()));
+    }
+
+    /**
+     * While the journal is replayed: the MIG UUIDs of job {@code id}'s slices as its last record names them
+     * (what start-up adopts a slice again by when mig.json was lost: {@link MigHost#adopt}).
+     */
+    void replaySlices(String id, Map<String, String> slices) {
+        if (slices.isEmpty()) {
+            journaledSlices.remove(id);
+        } else {
+            journaledSlices.put(id, Map.copyOf(slices));
+        }
+    }
+
+    /** What the journal's records named of job {@code id}'s slices (replay; empty when none). */
+    Map<String, String> journaledSlices(String id) {
+        return journaledSlices.getOrDefault(id, Map.of());
+    }
+
     /** Job {@code id} holds nothing here any more; its environment file goes. */
     void drop(String id) {
+        journaledSlices.remove(id);
         if (jobs.remove(id) != null) {
             changed();
         }
@@ -323,6 +356,7 @@ final class HostState {
 
     /** While the journal is replayed: the job ended; false when it held nothing. */
     boolean replayEnd(String id) {
+        journaledSlices.remove(id);
         return jobs.remove(id) != null;
     }
 

@@ -30,11 +30,17 @@ import rsmap.alloc.Grant;
  * {"v":1,"op":"alloc_ids","up_to":1024}
  * {"v":1,"op":"end","job":"7","why":"epilog"}
  * {"v":1,"op":"key","job":"7","keys":{"gpu":"1"},"hosts":["node01","node02"]}
+ * {"v":1,"op":"start","job":"8","user":"bob","request":"mig=1[profile=1g.10gb]","slots":1,
+ *  "grant":{"node01":{"mig":["0:1g.10gb@6"]}},"slices":{"0:1g.10gb@6":"MIG-4d1c..."}}
  * </pre>
  * A {@code change} records what a job holds after a realloc's SUCCESS ({@code why} realloc,
  * with its {@code alloc_id}) or a RELEASE ({@code why} release): {@code grant} it may use, {@code
  * releasing} taken away and not given back yet. A {@code start} written by compaction carries {@code
- * releasing} too, and the configuration record the last {@code alloc_id} handed out.
+ * releasing} too, and the configuration record the last {@code alloc_id} handed out. A {@code start} or
+ * {@code change} of a job holding MIG slices on this host names each slice's MIG UUID by its place in
+ * {@code slices} (grant and releasing alike; absent when it holds none, and in the records of earlier
+ * builds, which did not write it): what start-up trusts to adopt a slice again when mig.json was lost
+ * (docs/gpus.md, "Crash safety"). A build that does not know the field ignores it.
  * <p>
  * An authority stamps every record with the epoch of its lease ({@link Lease}): {@code {"v":1,"epoch":3,
  * "op":...}}. A record without one (a host's, or an authority's before leases) is of epoch 0, so old
@@ -64,18 +70,22 @@ sealed interface JournalRecord {
 
     /** A job was granted (or, after compaction, holds) this grant; the processes it entered so far. */
     record Started(String job, String user, String request, int slots, Grant grant, Grant releasing, Grant remote,
-                   Map<Long, Instant> pids) implements JournalRecord {
+                   Map<Long, Instant> pids, Map<String, String> slices) implements JournalRecord {
         public Started {
             pids = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(pids));
+            slices = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(slices));
         }
 
-        static Started of(Job j) {
-            return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.releasing(), j.remote(), j.pids());
+        /** {@code slices}: the MIG UUID of each slice the job holds here, by its place ({@link HostState#slices}). */
+        static Started of(Job j, Map<String, String> slices) {
+            return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.releasing(), j.remote(), j.pids(),
+                    slices);
         }
 
         /** The start of a job whose global part is being asked of the authority ({@link #PENDING}). */
-        static Started pending(Job j) {
-            return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.releasing(), PENDING, j.pids());
+        static Started pending(Job j, Map<String, String> slices) {
+            return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.releasing(), PENDING, j.pids(),
+                    slices);
         }
 
         @Override
@@ -92,6 +102,7 @@ sealed interface JournalRecord {
                 ObjectNode p = r.putObject("pids");
                 pids.forEach((pid, start) -> p.put(Long.toString(pid), start.toString()));
             }
+            putSlices(r, slices);
             return r.toString();
         }
     }
@@ -106,7 +117,12 @@ sealed interface JournalRecord {
     }
 
     /** What a job holds changed: a realloc's SUCCESS or a RELEASE. */
-    record Changed(String job, String why, long allocId, Grant grant, Grant releasing) implements JournalRecord {
+    record Changed(String job, String why, long allocId, Grant grant, Grant releasing, Map<String, String> slices)
+            implements JournalRecord {
+        public Changed {
+            slices = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(slices));
+        }
+
         @Override
         public String line() {
             ObjectNode r = head("change").put("job", job).put("why", why);
@@ -115,6 +131,7 @@ sealed interface JournalRecord {
             }
             put(r, "grant", grant);
             put(r, "releasing", releasing);
+            putSlices(r, slices);
             return r.toString();
         }
     }
@@ -305,14 +322,14 @@ sealed interface JournalRecord {
                 }
                 return new Started(job, r.path("user").asText(""), r.path("request").asText(), r.path("slots").asInt(),
                         grant(r.path("grant")), r.has("releasing") ? grant(r.path("releasing")) : Grant.NONE,
-                        r.has("remote") ? grant(r.path("remote")) : Grant.NONE, pids);
+                        r.has("remote") ? grant(r.path("remote")) : Grant.NONE, pids, slices(r));
             case "change":
                 if (!r.path("grant").isObject() || !r.path("releasing").isObject()
                         || !List.of("realloc", "release").contains(r.path("why").asText())) {
                     throw new IOException("a change record needs why (realloc or release), grant and releasing");
                 }
                 return new Changed(job, r.path("why").asText(), allocId(r), grant(r.path("grant")),
-                        grant(r.path("releasing")));
+                        grant(r.path("releasing")), slices(r));
             case "enter":
                 return new Entered(job, r.path("pid").asLong(), r.hasNonNull("pid_start")
                         ? Optional.of(Instant.parse(r.path("pid_start").asText())) : Optional.empty());
@@ -350,6 +367,33 @@ sealed interface JournalRecord {
             hosts.add(h.asText());
         }
         return new Keyed(job, new rsmap.alloc.GroupKeys(keys), hosts);
+    }
+
+    private static void putSlices(ObjectNode r, Map<String, String> slices) {
+        if (!slices.isEmpty()) {
+            ObjectNode m = r.putObject("slices");
+            slices.forEach(m::put);
+        }
+    }
+
+    /** A record's {@code slices}: a slice's place (card:profile@placement) to its MIG UUID; none when absent. */
+    private static Map<String, String> slices(JsonNode r) throws IOException {
+        if (!r.has("slices")) {
+            return Map.of();
+        }
+        if (!r.path("slices").isObject()) {
+            throw new IOException("slices is an object of a slice's place to its MIG UUID");
+        }
+        Map<String, String> out = new LinkedHashMap<>();
+        for (var it = r.path("slices").fields(); it.hasNext();) {
+            var e = it.next();
+            if (MigSlot.parse(e.getKey()).isEmpty() || !e.getValue().isTextual() || e.getValue().asText().isBlank()) {
+                throw new IOException("slices: " + Args.quote(e.getKey()) + " is not a slice's place (card:profile@"
+                        + "placement) with its MIG UUID");
+            }
+            out.put(e.getKey(), e.getValue().asText());
+        }
+        return out;
     }
 
     private static long allocId(JsonNode r) throws IOException {

@@ -126,6 +126,34 @@ final class MigHost {
                 : text + "," + entry), f.gpus());
     }
 
+    /**
+     * The MIG UUID of each slice {@code job} holds in {@code held} on {@code host}, by its place, as its journal
+     * records name them: mig.json's entry of the job where it has one, else {@code journaled} (what the job's last
+     * record named, when start-up found mig.json lost and has not adopted the slice again). Without slices on
+     * demand now (NVML not loaded), what the records named is kept: a compaction never forgets it.
+     */
+    Map<String, String> uuids(String job, Grant held, String host, Map<String, String> journaled) {
+        if (map().isEmpty() && journaled.isEmpty()) {
+            return Map.of(); // a host without slices: the job start's path
+        }
+        Map<String, List<String>> here = held.byHost().getOrDefault(host, Map.of());
+        if (map().isEmpty()) {
+            Map<String, String> kept = new java.util.LinkedHashMap<>(journaled);
+            kept.keySet().removeIf(id -> here.values().stream().noneMatch(ids -> ids.contains(id)));
+            return kept;
+        }
+        Map<String, String> out = new java.util.LinkedHashMap<>();
+        for (String id : here.getOrDefault(map().get(), List.of())) {
+            Optional<String> entry = checkpoint == null ? Optional.empty() : MigSlot.parse(id).flatMap(checkpoint::of)
+                    .filter(e -> e.job().equals(job)).map(MigCheckpoint.Entry::uuid).filter(u -> !u.isEmpty());
+            String uuid = entry.orElse(journaled.get(id));
+            if (uuid != null) {
+                out.put(id, uuid);
+            }
+        }
+        return out;
+    }
+
     /** The map of slices, if one is configured. */
     Optional<String> map() {
         return nvml.isPresent() ? settings.map() : Optional.empty();
@@ -277,11 +305,12 @@ final class MigHost {
      * MIG UUIDs where the slot ids stood).
      */
     Map<String, Map<String, String>> adopt(java.util.Collection<Job> held, String host,
+                                           java.util.function.Function<String, Map<String, String>> journaled,
                                            java.util.function.Function<String, Map<String, String>> told) {
         if (map().isEmpty()) {
             return Map.of();
         }
-        return new MigRepair(checkpoint, log, changed).adopt(held, host, map().get(), gpu.env(), cards, told,
+        return new MigRepair(checkpoint, log, changed).adopt(held, host, map().get(), gpu.env(), cards, journaled, told,
                 (c, x) -> MigCaps.nodes(settings.capsFile(), gpu.devDir(), c.minor(), x.gi(), x.ci().orElse(0)));
     }
 

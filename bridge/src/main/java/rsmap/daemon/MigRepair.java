@@ -34,16 +34,20 @@ final class MigRepair {
      * Start-up, before {@link MigHost#reconcile}: the checkpoint made to agree with the journal where it lost track
      * (mig.json deleted, or put back from an older copy). For each place a held job holds that the checkpoint
      * names for no job or for another one: an entry of another job is dropped (it is stale, and its gi may be
-     * this job's slice now: never destroyed for it); then a place of the job's grant is adopted when NVML
-     * reports a slice there whose MIG UUID the job's environment file names, so that the job's end destroys
-     * it. A slice there with another UUID stays an admin's; a place a realloc took away and the job has not
-     * released yet is not in that file, so its slice is not adopted either (it stays, counted as used, until
-     * an admin destroys it). Each case is logged. {@code told}: a job's environment file as written (empty:
-     * none or unreadable). Returns each job whose slices were adopted with its environment mended: the MIG UUIDs
-     * where the slot ids stood, in SGE_HGR_MAP and the gpu_env variable (what MigHost#environment now gives).
+     * this job's slice now: never destroyed for it); then a place the job holds (granted, or taken away by a
+     * realloc and not released yet) is adopted when NVML reports a slice there with the MIG UUID that the
+     * job's journal records name for that place, so that its end (or release) destroys it. Where the records
+     * name none (written by an earlier build), a place of the job's grant is adopted by the UUID the job's
+     * environment file names; a taken-away place is then not adopted (it stays, counted as used, until an
+     * admin destroys it). A slice there with another UUID stays an admin's. Each case is logged.
+     * {@code journaled}: the UUIDs by place the job's last record named; {@code told}: a job's environment
+     * file as written (empty: none or unreadable). Returns each job whose slices were adopted with its
+     * environment mended: the MIG UUIDs where the slot ids stood, in SGE_HGR_MAP and the gpu_env variable
+     * (what MigHost#environment now gives).
      */
     Map<String, Map<String, String>> adopt(Collection<Job> held, String host, String map, Optional<String> gpuEnv,
-                                           List<MigCard> cards, Function<String, Map<String, String>> told, Caps caps) {
+                                           List<MigCard> cards, Function<String, Map<String, String>> journaled,
+                                           Function<String, Map<String, String>> told, Caps caps) {
         String key = "SGE_HGR_" + map;
         Map<String, Map<String, String>> adopted = new LinkedHashMap<>();
         for (Job job : held) {
@@ -60,17 +64,25 @@ final class MigRepair {
                 if (entry.isPresent() && !dropStale(entry.get(), job.id())) {
                     continue;
                 }
+                String named = journaled.apply(job.id()).get(id);
+                if (named != null) {
+                    if (adopt(job.id(), slot.get(), cards, caps, List.of(named), "its journal record")) {
+                        adopted.put(job.id(), renamed(job.env(), key, gpuEnv));
+                    }
+                    continue;
+                }
                 if (!granted.contains(id)) {
                     log.note(Log.Level.WARNING, "job " + job.id() + " holds slice " + slot.get() + ", which a realloc"
-                            + " took away and mig.json does not name: not adopted (its UUID is no longer in the job's"
-                            + " environment file); the slice stays, counted as used, until an admin destroys it");
+                            + " took away and neither mig.json nor its journal record names (written by an earlier"
+                            + " build): not adopted (its UUID is no longer in the job's environment file); the slice"
+                            + " stays, counted as used, until an admin destroys it");
                     continue;
                 }
                 if (file == null) {
                     file = told.apply(job.id());
                 }
                 if (adopt(job.id(), slot.get(), cards, caps, file.isEmpty() ? null
-                        : List.of(file.getOrDefault(key, "").strip().split(" +")))) {
+                        : List.of(file.getOrDefault(key, "").strip().split(" +")), "its environment file")) {
                     adopted.put(job.id(), renamed(job.env(), key, gpuEnv));
                 }
             }
@@ -93,12 +105,15 @@ final class MigRepair {
         return true;
     }
 
-    /** {@code told}: the MIG UUIDs the job's environment file names; null when it has no file to read. */
-    private boolean adopt(String job, MigSlot slot, List<MigCard> cards, Caps caps, List<String> told) {
+    /**
+     * {@code told}: the MIG UUIDs that {@code source} (the job's journal record, or its environment file) names;
+     * null when the file cannot be read.
+     */
+    private boolean adopt(String job, MigSlot slot, List<MigCard> cards, Caps caps, List<String> told, String source) {
         Optional<MigCard.Slice> found = MigMap.slice(cards, slot);
         if (found.isEmpty() || told == null || found.get().uuid().filter(told::contains).isEmpty()) {
             String why = found.isEmpty() ? "NVML reports no slice there"
-                    : told == null ? "its environment file cannot be read to confirm NVML's " + found.get().uuid().orElse("")
+                    : told == null ? source + " cannot be read to confirm NVML's " + found.get().uuid().orElse("")
                     : "NVML reports one with a UUID the job was not given (" + found.get().uuid().orElse("none") + ")";
             log.note(Log.Level.WARNING, "job " + job + " holds slice " + slot + ", which mig.json does not name: " + why
                     + "; not adopted" + (found.isEmpty() ? "" : ", left as an admin's"));
@@ -122,7 +137,7 @@ final class MigRepair {
             return false;
         }
         log.note(Log.Level.WARNING, "job " + job + ": slice " + slot + " (" + s.uuid().orElse("") + ") was missing "
-                + "from mig.json; adopted again from the job's grant and environment file");
+                + "from mig.json; adopted again from the job's grant and " + source);
         return true;
     }
 

@@ -161,7 +161,7 @@ final class Reallocation {
             throw new Session.CommandException(Category.REFUSED, o.error());
         }
         Job now = job.holding(job.grant(), left, job.env());
-        journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing()));
+        journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing(), s.slices(now)));
         s.hold(now);
         s.mig.destroyReleased(id, now.grant().plus(now.releasing()), s.host()); // after the narrowing
         log.note(Log.Level.INFO, "job " + id + " released " + ids.byHost());
@@ -239,7 +239,8 @@ final class Reallocation {
         Grant releasing = s.reallocs().releasingOf(a.job());
         grownSlices(a);
         Job now = job.holding(held, releasing, environment(job, held, s));
-        journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing));
+        journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing,
+                s.slices(a.job(), held.plus(releasing))));
         s.hold(now); // its environment file follows
         if (!a.added().isEmpty() && !now.pids().isEmpty()) {
             try {

@@ -120,6 +120,7 @@ final class Recovery {
                 throw new IOException("job " + j.id() + " cannot be restored: " + o.error());
             }
             s.replay(j.withEnv(s.environment(r.grant().plus(j.remote()))));
+            s.replaySlices(j.id(), r.slices());
         } else if (record instanceof JournalRecord.Remote rr) {
             Job j = s.job(rr.job()).orElse(null);
             if (j != null) {
@@ -139,6 +140,7 @@ final class Recovery {
                 throw new IOException("job " + j.id() + " cannot be restored as changed: " + o.error());
             }
             s.replay(j.holding(c.grant(), c.releasing(), Reallocation.environment(j, c.grant(), s)));
+            s.replaySlices(j.id(), c.slices());
         } else if (record instanceof JournalRecord.AllocIds ids) {
             s.allocIdsUpTo(ids.upTo());
         } else if (record instanceof JournalRecord.Entered e) {
@@ -168,8 +170,8 @@ final class Recovery {
         out.add(new JournalRecord.Configured(s.generation(), s.hostValues(), s.globalValues(),
                 Math.max(s.lastAllocId(), s.reallocs().lastAllocId())).line());
         for (Job j : s.jobs()) {
-            out.add((s.isPending(j.id()) ? JournalRecord.Started.pending(j) : JournalRecord.Started.of(j))
-                    .line());
+            out.add((s.isPending(j.id()) ? JournalRecord.Started.pending(j, s.slices(j))
+                    : JournalRecord.Started.of(j, s.slices(j))).line());
         }
         s.jobGroups.records().forEach(k -> out.add(k.line()));
         s.health.persistent().forEach(t -> out.add(new JournalRecord.Health(t, true).line()));

@@ -336,6 +336,20 @@ class FailClosedTest {
                         + "which grants are held");
     }
 
+    @Test
+    void aJournalRecordsSlices_notASlicesPlaceWithItsUuid_stopsTheDaemonNamingTheRecord() throws Exception {
+        daemon.close();
+        daemon = null;
+        Path file = config.stateDir().resolve("journal");
+        try (Journal j = Journal.open(file)) {
+            j.append("{\"op\":\"start\",\"job\":\"8\",\"user\":\"bob\",\"request\":\"gpu=1\",\"slots\":1,"
+                    + "\"grant\":{\"node01\":{\"gpu\":[\"0\"]}},\"slices\":{\"0\":\"MIG-1\"}}");
+        }
+        assertThatThrownBy(() -> TestDaemon.start(config)).isInstanceOf(IOException.class)
+                .hasMessage(file + ": record 2: slices: '0' is not a slice's place (card:profile@placement) with its MIG"
+                        + " UUID; rsmapd will not guess which grants are held");
+    }
+
     // --- MODEL_DEF: INT attributes as numbers -----------------------------------------------------------
 
     @Test

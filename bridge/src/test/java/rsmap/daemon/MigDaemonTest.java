@@ -388,4 +388,93 @@ class MigDaemonTest {
             assertThat(JSON.readTree(Files.readString(checkpoint)).path("slices")).as("the stale entry dropped").isEmpty();
         }
     }
+
+    @Test
+    void aLostCheckpoint_andAnEnvironmentFileItsOwnerRewrote_theSliceIsAdoptedByTheUuidItsJournalRecordNames()
+            throws Exception {
+        Config c = config("");
+        String mine;
+        try (Daemon d = TestDaemon.start(c)) {
+            mine = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
+        }
+        List<String> records = journal(c);
+        assertThat(records).as("the start record names the slice's MIG UUID by its place")
+                .anyMatch(r -> r.matches(".*\"op\":\"start\".*\"slices\":\\{\"0:1g\\.10gb@[0-6]\":\"" + mine + "\"}.*"));
+        Files.delete(c.stateDir().resolve("mig.json"));
+        Path told = c.stateDir().resolve("env").resolve("1");
+        Files.delete(told); // the job's owner can rewrite it: it is not what the adoption trusts
+        Files.writeString(told, "SGE_HGR_mig=MIG-forged\nCUDA_VISIBLE_DEVICES=MIG-forged\n");
+        try (Daemon d = TestDaemon.start(c)) {
+            JsonNode q = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0));
+            assertThat(q.path("mig")).as(q.toString()).hasSize(1);
+            assertThat(q.path("mig").get(0).path("job").asText()).as("adopted by its journal record").isEqualTo("1");
+            assertThat(env(q.path("jobs").get(0), "SGE_HGR_mig")).isEqualTo(mine);
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            assertThat(slicesInDriver()).as("destroyed at its end").isEmpty();
+        }
+    }
+
+    @Test
+    void aLostCheckpoint_aPlaceARealloctookAwayAndTheJobHasNotReleased_isAdoptedByItsJournalRecord_destroyedAtTheRelease()
+            throws Exception {
+        Config c = config("");
+        String kept;
+        String taken;
+        try (Daemon d = TestDaemon.start(c)) {
+            kept = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
+            List<Frame> grow = call(d, Code.REALLOC, "{\"job\":\"1\",\"add\":\"mig=1[profile=1g.10gb]\"}");
+            assertThat(grow.get(0).text(1)).as(grow.toString()).isEqualTo("0");
+            JsonNode job = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("jobs").get(0);
+            String added = job.path("grants").path("node01").path("mig").get(1).asText();
+            taken = env(job, "SGE_HGR_mig").replace(kept, "").strip();
+            List<Frame> sub = call(d, Code.REALLOC, "{\"job\":\"1\",\"sub\":\"mig=1\",\"ids\":{\"node01\":{\"mig\":[\""
+                    + added + "\"]}}}");
+            assertThat(sub.get(0).text(1)).as(sub.toString()).isEqualTo("0");
+        }
+        assertThat(slicesInDriver()).as("taken away, not released: still the job's").hasSize(2);
+        Files.delete(c.stateDir().resolve("mig.json"));
+        try (Daemon d = TestDaemon.start(c)) {
+            JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+            assertThat(mig).as(mig.toString()).hasSize(2).allMatch(x -> x.path("job").asText().equals("1"));
+            assertThat(call(d, Code.RELEASE, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.STATE.value());
+            assertThat(slicesInDriver()).as("the taken-away slice destroyed at the release").hasSize(1)
+                    .allMatch(x -> x.endsWith("=" + kept)).noneMatch(x -> x.endsWith("=" + taken));
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            assertThat(slicesInDriver()).as("the other at the job's end").isEmpty();
+        }
+    }
+
+    @Test
+    void aLostCheckpoint_aJournalOfAnEarlierBuildWithoutSlices_adoptsByTheEnvironmentFile() throws Exception {
+        Config c = config("");
+        String mine;
+        try (Daemon d = TestDaemon.start(c)) {
+            mine = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
+        }
+        List<String> earlier = new ArrayList<>();
+        for (String r : journal(c)) {
+            com.fasterxml.jackson.databind.node.ObjectNode o = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(r);
+            o.remove("slices");
+            earlier.add(o.toString());
+        }
+        try (rsmap.journal.Journal j = rsmap.journal.Journal.open(c.stateDir().resolve("journal"))) {
+            j.compact(earlier);
+        }
+        assertThat(journal(c)).noneMatch(r -> r.contains("\"slices\":{"));
+        Files.delete(c.stateDir().resolve("mig.json"));
+        try (Daemon d = TestDaemon.start(c)) {
+            JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+            assertThat(mig).as(mig.toString()).hasSize(1);
+            assertThat(mig.get(0).path("job").asText()).as("adopted by the UUID its environment file names").isEqualTo("1");
+            assertThat(mig.get(0).path("uuid").asText()).isEqualTo(mine);
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            assertThat(slicesInDriver()).isEmpty();
+        }
+    }
+
+    private static List<String> journal(Config c) throws Exception {
+        try (rsmap.journal.Journal j = rsmap.journal.Journal.open(c.stateDir().resolve("journal"))) {
+            return j.replayed();
+        }
+    }
 }
