@@ -152,6 +152,7 @@ public final class Daemon implements AutoCloseable {
                     held == null ? 0 : held.epoch());
             mig.adopt(state.jobs(), config.host(), state::journaledSlices, state::told) // what a lost mig.json forgot
                     .forEach((id, env) -> state.job(id).ifPresent(j -> state.replay(j.withEnv(env))));
+            state.journaledSlicesApplied();
             mig.reconcile(state.jobIds()); // slices of no running job destroyed before anything is served
             state.cluster().reapplyExclusions(config.host());
             state.cdi.sync(state.jobs(), state::grantedInstances); // what a kill left out of step

@@ -319,6 +319,9 @@ final class HostState {
 
     /** The same for everything job {@code j} holds here, granted or taken away and not released yet. */
     Map<String, String> slices(Job j) {
+        if (journaledSlices.isEmpty() && mig.map().isEmpty()) {
+            return Map.of(); // a host without slices: the job start's path
+        }
         return slices(j.id(), j.grant().plus(j.releasing()));
     }
 
@@ -337,6 +340,14 @@ final class HostState {
     /** What the journal's records named of job {@code id}'s slices (replay; empty when none). */
     Map<String, String> journaledSlices(String id) {
         return journaledSlices.getOrDefault(id, Map.of());
+    }
+
+    /**
+     * Start-up made mig.json agree with the journal ({@link MigHost#adopt}): from here on mig.json says what
+     * each job's records name.
+     */
+    void journaledSlicesApplied() {
+        journaledSlices.clear();
     }
 
     /** Job {@code id} holds nothing here any more; its environment file goes. */

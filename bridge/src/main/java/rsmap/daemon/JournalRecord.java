@@ -37,10 +37,10 @@ import rsmap.alloc.Grant;
  * with its {@code alloc_id}) or a RELEASE ({@code why} release): {@code grant} it may use, {@code
  * releasing} taken away and not given back yet. A {@code start} written by compaction carries {@code
  * releasing} too, and the configuration record the last {@code alloc_id} handed out. A {@code start} or
- * {@code change} of a job holding MIG slices on this host names each slice's MIG UUID by its place in
- * {@code slices} (grant and releasing alike; absent when it holds none, and in the records of earlier
- * builds, which did not write it): what start-up trusts to adopt a slice again when mig.json was lost
- * (docs/gpus.md, "Crash safety"). A build that does not know the field ignores it.
+ * {@code change} of a job holding places of the map of slices (MIG) on this host names each place's slice by
+ * its MIG UUID in {@code slices}, "" where none was made (grant and releasing alike; absent when it holds no
+ * place, and in the records of earlier builds, which did not write it): what start-up trusts to adopt a slice
+ * again when mig.json was lost (docs/gpus.md, "Crash safety"). A build that does not know the field ignores it.
  * <p>
  * An authority stamps every record with the epoch of its lease ({@link Lease}): {@code {"v":1,"epoch":3,
  * "op":...}}. A record without one (a host's, or an authority's before leases) is of epoch 0, so old
@@ -73,7 +73,7 @@ sealed interface JournalRecord {
                    Map<Long, Instant> pids, Map<String, String> slices) implements JournalRecord {
         public Started {
             pids = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(pids));
-            slices = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(slices));
+            slices = slices.isEmpty() ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(slices));
         }
 
         /** {@code slices}: the MIG UUID of each slice the job holds here, by its place ({@link HostState#slices}). */
@@ -120,7 +120,7 @@ sealed interface JournalRecord {
     record Changed(String job, String why, long allocId, Grant grant, Grant releasing, Map<String, String> slices)
             implements JournalRecord {
         public Changed {
-            slices = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(slices));
+            slices = slices.isEmpty() ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(slices));
         }
 
         @Override
@@ -318,7 +318,12 @@ sealed interface JournalRecord {
                 Map<Long, Instant> pids = new LinkedHashMap<>();
                 for (var it = r.path("pids").fields(); it.hasNext();) {
                     var e = it.next();
-                    pids.put(Long.parseLong(e.getKey()), Instant.parse(e.getValue().asText()));
+                    try {
+                        pids.put(Long.parseLong(e.getKey()), Instant.parse(e.getValue().asText()));
+                    } catch (NumberFormatException | java.time.format.DateTimeParseException x) {
+                        throw new IOException("pids: " + Args.quote(e.getKey()) + " is not a pid with its start time (an"
+                                + " ISO-8601 instant)");
+                    }
                 }
                 return new Started(job, r.path("user").asText(""), r.path("request").asText(), r.path("slots").asInt(),
                         grant(r.path("grant")), r.has("releasing") ? grant(r.path("releasing")) : Grant.NONE,
@@ -331,8 +336,12 @@ sealed interface JournalRecord {
                 return new Changed(job, r.path("why").asText(), allocId(r), grant(r.path("grant")),
                         grant(r.path("releasing")), slices(r));
             case "enter":
-                return new Entered(job, r.path("pid").asLong(), r.hasNonNull("pid_start")
-                        ? Optional.of(Instant.parse(r.path("pid_start").asText())) : Optional.empty());
+                try {
+                    return new Entered(job, r.path("pid").asLong(), r.hasNonNull("pid_start")
+                            ? Optional.of(Instant.parse(r.path("pid_start").asText())) : Optional.empty());
+                } catch (java.time.format.DateTimeParseException x) {
+                    throw new IOException("an enter record's pid_start is an ISO-8601 instant");
+                }
             case "remote":
                 if (!r.path("remote").isObject()) {
                     throw new IOException("a remote record needs remote, the job's grant of the global maps");
@@ -376,7 +385,10 @@ sealed interface JournalRecord {
         }
     }
 
-    /** A record's {@code slices}: a slice's place (card:profile@placement) to its MIG UUID; none when absent. */
+    /**
+     * A record's {@code slices}: each place (card:profile@placement) of the job's on the map of slices to its
+     * slice's MIG UUID, "" where none was made; empty when absent (a record of an earlier build, or no place).
+     */
     private static Map<String, String> slices(JsonNode r) throws IOException {
         if (!r.has("slices")) {
             return Map.of();
@@ -387,9 +399,11 @@ sealed interface JournalRecord {
         Map<String, String> out = new LinkedHashMap<>();
         for (var it = r.path("slices").fields(); it.hasNext();) {
             var e = it.next();
-            if (MigSlot.parse(e.getKey()).isEmpty() || !e.getValue().isTextual() || e.getValue().asText().isBlank()) {
+            String uuid = e.getValue().asText();
+            if (MigSlot.parse(e.getKey()).isEmpty() || !e.getValue().isTextual()
+                    || !uuid.isEmpty() && (uuid.isBlank() || !uuid.strip().equals(uuid))) {
                 throw new IOException("slices: " + Args.quote(e.getKey()) + " is not a slice's place (card:profile@"
-                        + "placement) with its MIG UUID");
+                        + "placement) with its MIG UUID (\"\": none made)");
             }
             out.put(e.getKey(), e.getValue().asText());
         }

@@ -127,10 +127,11 @@ final class MigHost {
     }
 
     /**
-     * The MIG UUID of each slice {@code job} holds in {@code held} on {@code host}, by its place, as its journal
-     * records name them: mig.json's entry of the job where it has one, else {@code journaled} (what the job's last
-     * record named, when start-up found mig.json lost and has not adopted the slice again). Without slices on
-     * demand now (NVML not loaded), what the records named is kept: a compaction never forgets it.
+     * The MIG UUID of each place of the map of slices that {@code job} holds in {@code held} on {@code host}, ""
+     * where no slice was made (a grow whose creation failed), as its journal records name them: {@code
+     * journaled} (what the job's last record named, while start-up has not made mig.json agree with the
+     * journal yet), else mig.json's entry of the job. Without slices on demand now (NVML not loaded), what the
+     * records named is kept: a compaction never forgets it.
      */
     Map<String, String> uuids(String job, Grant held, String host, Map<String, String> journaled) {
         if (map().isEmpty() && journaled.isEmpty()) {
@@ -144,12 +145,13 @@ final class MigHost {
         }
         Map<String, String> out = new java.util.LinkedHashMap<>();
         for (String id : here.getOrDefault(map().get(), List.of())) {
-            Optional<String> entry = checkpoint == null ? Optional.empty() : MigSlot.parse(id).flatMap(checkpoint::of)
-                    .filter(e -> e.job().equals(job)).map(MigCheckpoint.Entry::uuid).filter(u -> !u.isEmpty());
-            String uuid = entry.orElse(journaled.get(id));
-            if (uuid != null) {
-                out.put(id, uuid);
+            String uuid = journaled.get(id);
+            if (uuid == null) {
+                uuid = checkpoint == null ? "" : MigSlot.parse(id).flatMap(checkpoint::of)
+                        .filter(e -> e.job().equals(job) && e.state().equals("created")).map(MigCheckpoint.Entry::uuid)
+                        .orElse("");
             }
+            out.put(id, uuid);
         }
         return out;
     }

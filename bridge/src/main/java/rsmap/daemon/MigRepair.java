@@ -33,13 +33,15 @@ final class MigRepair {
     /**
      * Start-up, before {@link MigHost#reconcile}: the checkpoint made to agree with the journal where it lost track
      * (mig.json deleted, or put back from an older copy). For each place a held job holds that the checkpoint
-     * names for no job or for another one: an entry of another job is dropped (it is stale, and its gi may be
-     * this job's slice now: never destroyed for it); then a place the job holds (granted, or taken away by a
-     * realloc and not released yet) is adopted when NVML reports a slice there with the MIG UUID that the
-     * job's journal records name for that place, so that its end (or release) destroys it. Where the records
-     * name none (written by an earlier build), a place of the job's grant is adopted by the UUID the job's
-     * environment file names; a taken-away place is then not adopted (it stays, counted as used, until an
-     * admin destroys it). A slice there with another UUID stays an admin's. Each case is logged.
+     * names for no job, for another one, or for the job but not as the slice its journal record names: such an
+     * entry is stale and dropped (its gi may be this job's slice now: never destroyed for it); then a place the
+     * job holds (granted, or taken away by a realloc and not released yet) is adopted when NVML reports a slice
+     * there with the MIG UUID that the job's last journal record names for that place, so that its end (or
+     * release) destroys it; a place the record names no slice for (its creation failed) adopts nothing. Only
+     * where the job's records name no slice at all (written by an earlier build) is a place of its grant
+     * adopted by the UUID the job's environment file names; a taken-away place is then not adopted (it stays,
+     * counted as used, until an admin destroys it). A slice there with another UUID stays an admin's. Each
+     * case is logged.
      * {@code journaled}: the UUIDs by place the job's last record named; {@code told}: a job's environment
      * file as written (empty: none or unreadable). Returns each job whose slices were adopted with its
      * environment mended: the MIG UUIDs where the slot ids stood, in SGE_HGR_MAP and the gpu_env variable
@@ -54,20 +56,35 @@ final class MigRepair {
             List<String> granted = job.grant().byHost().getOrDefault(host, Map.of()).getOrDefault(map, List.of());
             List<String> all = job.grant().plus(job.releasing()).byHost().getOrDefault(host, Map.of())
                     .getOrDefault(map, List.of());
+            Map<String, String> named = journaled.apply(job.id()); // empty: records of an earlier build
             Map<String, String> file = null;
+            Map<String, String> was = new LinkedHashMap<>(); // a stale entry's UUID of the job's, to its slice's
             for (String id : all) {
                 Optional<MigSlot> slot = MigSlot.parse(id);
-                Optional<MigCheckpoint.Entry> entry = slot.flatMap(checkpoint::of);
-                if (slot.isEmpty() || entry.isPresent() && entry.get().job().equals(job.id())) {
+                if (slot.isEmpty()) {
                     continue;
                 }
-                if (entry.isPresent() && !dropStale(entry.get(), job.id())) {
+                Optional<MigCheckpoint.Entry> entry = checkpoint.of(slot.get());
+                String uuid = named.get(id); // "": its record says no slice was made there
+                if (entry.isPresent() && entry.get().job().equals(job.id()) && (uuid == null
+                        || entry.get().state().equals("created") && entry.get().uuid().equals(uuid)
+                        || entry.get().state().equals("creating") && uuid.isEmpty())) {
+                    // the job's own entry, as its record says (or as an earlier build's cannot say); an intent
+                    // whose creation failed stays for reconciliation to look for a slice at its place
                     continue;
                 }
-                String named = journaled.apply(job.id()).get(id);
-                if (named != null) {
-                    if (adopt(job.id(), slot.get(), cards, caps, List.of(named), "its journal record")) {
-                        adopted.put(job.id(), renamed(job.env(), key, gpuEnv));
+                if (entry.isPresent() && !dropStale(entry.get(), job.id(), uuid)) {
+                    continue;
+                }
+                Optional<String> stale = entry.filter(e -> e.job().equals(job.id())).map(MigCheckpoint.Entry::uuid)
+                        .filter(u -> !u.isEmpty()); // what the job's environment may name from that entry
+                if (!named.isEmpty()) {
+                    if (uuid == null || uuid.isEmpty()) {
+                        log.note(Log.Level.WARNING, "job " + job.id() + " holds place " + slot.get() + ", where its"
+                                + " journal record names no slice (its creation failed): nothing there is adopted");
+                    } else if (adopt(job.id(), slot.get(), cards, caps, List.of(uuid), "its journal record")) {
+                        stale.ifPresent(u -> was.put(u, uuid));
+                        adopted.put(job.id(), renamed(job.env(), key, gpuEnv, was));
                     }
                     continue;
                 }
@@ -83,25 +100,32 @@ final class MigRepair {
                 }
                 if (adopt(job.id(), slot.get(), cards, caps, file.isEmpty() ? null
                         : List.of(file.getOrDefault(key, "").strip().split(" +")), "its environment file")) {
-                    adopted.put(job.id(), renamed(job.env(), key, gpuEnv));
+                    adopted.put(job.id(), renamed(job.env(), key, gpuEnv, was));
                 }
             }
         }
         return adopted;
     }
 
-    /** A stale entry of another job at a place {@code job} holds, dropped without destroying anything. */
-    private boolean dropStale(MigCheckpoint.Entry stale, String job) {
+    /**
+     * A stale entry at a place {@code job} holds, dropped without destroying anything: another job's, or the job's
+     * own where it is not the slice its journal record names ({@code named}: that record's UUID, "" for none).
+     */
+    private boolean dropStale(MigCheckpoint.Entry stale, String job, String named) {
+        String what = "mig.json named " + (stale.job().equals(job) ? "job " + job + "'s slice " + (stale.uuid().isEmpty()
+                ? "(" + stale.state() + ")" : stale.uuid()) + ", its journal record " + (named.isEmpty() ? "no slice"
+                : named) : "job " + stale.job() + " (" + stale.uuid() + "), which holds nothing; job " + job
+                + " holds the place");
         try {
             checkpoint.remove(stale.slot());
             changed.run();
         } catch (IOException e) {
-            log.note(Log.Level.WARNING, "slice " + stale.slot() + ": mig.json names job " + stale.job() + ", job " + job
-                    + " holds the place, and the stale entry cannot be dropped: " + e.getMessage());
+            log.note(Log.Level.WARNING, "slice " + stale.slot() + ": " + what + "; the stale entry cannot be dropped: "
+                    + e.getMessage());
             return false;
         }
-        log.note(Log.Level.WARNING, "slice " + stale.slot() + ": mig.json named job " + stale.job() + " (" + stale.uuid()
-                + "), which holds nothing; job " + job + " holds the place: the stale entry is dropped, nothing destroyed");
+        log.note(Log.Level.WARNING, "slice " + stale.slot() + ": " + what + ": the stale entry is dropped, nothing"
+                + " destroyed");
         return true;
     }
 
@@ -141,15 +165,21 @@ final class MigRepair {
         return true;
     }
 
-    private Map<String, String> renamed(Map<String, String> env, String key, Optional<String> gpuEnv) {
+    /**
+     * {@code env} with the MIG UUIDs where the slot ids stood, and a stale entry's UUID ({@code was}'s keys) replaced
+     * by the slice's its journal record names.
+     */
+    private Map<String, String> renamed(Map<String, String> env, String key, Optional<String> gpuEnv,
+                                        Map<String, String> was) {
         Map<String, String> out = new LinkedHashMap<>(env);
-        out.computeIfPresent(key, (k, v) -> renamed(v, " +", " "));
-        gpuEnv.ifPresent(v -> out.computeIfPresent(v, (k, x) -> renamed(x, ",", ",")));
+        out.computeIfPresent(key, (k, v) -> renamed(v, " +", " ", was));
+        gpuEnv.ifPresent(v -> out.computeIfPresent(v, (k, x) -> renamed(x, ",", ",", was)));
         return out;
     }
 
-    private String renamed(String value, String split, String join) {
-        return String.join(join, java.util.Arrays.stream(value.split(split, -1)).map(checkpoint::uuidOr).toList());
+    private String renamed(String value, String split, String join, Map<String, String> was) {
+        return String.join(join, java.util.Arrays.stream(value.split(split, -1))
+                .map(t -> was.containsKey(t) ? was.get(t) : checkpoint.uuidOr(t)).toList());
     }
 
     /**

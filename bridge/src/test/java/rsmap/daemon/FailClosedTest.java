@@ -347,7 +347,7 @@ class FailClosedTest {
         }
         assertThatThrownBy(() -> TestDaemon.start(config)).isInstanceOf(IOException.class)
                 .hasMessage(file + ": record 2: slices: '0' is not a slice's place (card:profile@placement) with its MIG"
-                        + " UUID; rsmapd will not guess which grants are held");
+                        + " UUID (\"\": none made); rsmapd will not guess which grants are held");
     }
 
     // --- MODEL_DEF: INT attributes as numbers -----------------------------------------------------------

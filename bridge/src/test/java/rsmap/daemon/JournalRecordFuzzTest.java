@@ -17,7 +17,11 @@ class JournalRecordFuzzTest {
         "\"releasing\":{\"node01\":{\"mig\":[\"0:2g.20gb@4\"]}}", "\"releasing\":{}", "\"grant\":{}",
         "\"slices\":{\"0:1g.10gb@6\":\"MIG-1\"}", "\"slices\":{\"0\":\"MIG-1\"}", "\"slices\":{\"0:1g.10gb@6\":\"\"}",
         "\"slices\":[]", "\"slices\":{\"0:1g.10gb@6\":7}", "\"pids\":{\"4711\":\"2026-12-02T17:15:22.130Z\"}",
-        "\"remote\":{\"pending\":{}}", "\"epoch\":3", "\"x\":null"};
+        "\"remote\":{\"pending\":{}}", "\"epoch\":3", "\"x\":null", "\"pids\":{\"x\":\"2026\"}", "\"op\":\"enter\"",
+        "\"pid\":4711", "\"pid_start\":\"yesterday\"", "\"slices\":{\"0:1g.10gb@5\":\"\"}", "\"slices\":{\"0:1g.10gb@5\":\" x\"}",
+        "\"op\":\"health\"", "\"since\":\"now\"", "\"op\":\"key\"", "\"keys\":{\"gpu\":\"1\"}", "\"hosts\":[\"node01\"]",
+        "\"op\":\"config\"", "\"generation\":1", "\"complex_values\":\"gpu=1\"", "\"global_complex_values\":\"NONE\"",
+        "\"op\":\"alloc_ids\"", "\"up_to\":9", "\"op\":\"remote\"", "\"remote\":{\"global\":{\"lic\":[\"a\"]}}"};
 
     @FuzzTest
     void anyLine_aRecordOrOneIoException_andARecordReadsBackTheSame(FuzzedDataProvider data) {

@@ -472,6 +472,97 @@ class MigDaemonTest {
         }
     }
 
+    @Test
+    void aLostCheckpoint_aGrowWhoseCreationFailed_itsPlaceAdoptsNothing_notEvenAUuidTheEnvironmentFileNames()
+            throws Exception {
+        Config c = config("");
+        String mine;
+        String failed;
+        try (Daemon d = TestDaemon.start(c)) {
+            mine = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
+            GpuStub.use(tmp.resolve("nvml.json"), MigStub.description(state, ",\"fail_create\":true"));
+            List<Frame> grow = call(d, Code.REALLOC, "{\"job\":\"1\",\"add\":\"mig=1[profile=1g.10gb]\"}");
+            assertThat(grow.get(0).text(1)).as(grow.toString()).isEqualTo("0");
+            GpuStub.use(tmp.resolve("nvml.json"), MigStub.description(state, ""));
+            failed = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("jobs").get(0).path("grants")
+                    .path("node01").path("mig").get(1).asText();
+        }
+        assertThat(slicesInDriver()).as("the grow's creation failed").hasSize(1);
+        assertThat(journal(c)).as("its record names the place with no slice")
+                .anyMatch(r -> r.contains("\"op\":\"change\"") && r.contains("\"" + failed + "\":\"\""));
+        Files.delete(c.stateDir().resolve("mig.json"));
+        // an admin made a slice at that place since, and the job's owner wrote its UUID into the job's file
+        JsonNode driver = JSON.readTree(Files.readString(state));
+        int start = MigSlot.parse(failed).orElseThrow().start();
+        Files.writeString(state, "{\"instances\":[" + driver.path("instances").get(0) + ",{\"gpu\":\"" + MigStub.UUID
+                + "\",\"profile\":\"1g.10gb\",\"placement\":" + start + ",\"gi\":9,\"ci\":0,\"uuid\":\"MIG-admins\"}]}");
+        Path told = c.stateDir().resolve("env").resolve("1");
+        Files.delete(told);
+        Files.writeString(told, "SGE_HGR_mig=" + mine + " MIG-admins\n");
+        try (Daemon d = TestDaemon.start(c)) {
+            JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+            assertThat(mig).as(mig.toString()).hasSize(2);
+            for (JsonNode x : mig) {
+                assertThat(x.path("job").asText()).as(x.toString()).isEqualTo(x.path("uuid").asText().equals(mine) ? "1" : "");
+            }
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            assertThat(slicesInDriver()).as("the admin's slice is never the job's to destroy")
+                    .containsExactly("1g.10gb@" + start + "=MIG-admins");
+        }
+    }
+
+    @Test
+    void anOlderCheckpointPutBack_whoseEntryOfTheSameJobIsStillAnIntent_neverDestroysTheSliceItsJournalRecordNames()
+            throws Exception {
+        Config c = config("");
+        Path checkpoint = c.stateDir().resolve("mig.json");
+        String mine;
+        try (Daemon d = TestDaemon.start(c)) {
+            mine = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
+        }
+        // the copy taken while the slice was being made: an intent, no gi, no UUID
+        com.fasterxml.jackson.databind.node.ObjectNode older = (com.fasterxml.jackson.databind.node.ObjectNode)
+                JSON.readTree(Files.readString(checkpoint));
+        ((com.fasterxml.jackson.databind.node.ObjectNode) older.path("slices").get(0)).put("state", "creating")
+                .put("gi", -1).put("ci", -1).put("uuid", "");
+        Files.writeString(checkpoint, older.toString());
+        try (Daemon d = TestDaemon.start(c)) {
+            assertThat(slicesInDriver()).as("the running job's slice").hasSize(1).allMatch(x -> x.endsWith("=" + mine));
+            JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+            assertThat(mig.get(0).path("job").asText()).as(mig.toString()).isEqualTo("1");
+            assertThat(mig.get(0).path("state").asText()).isEqualTo("created");
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            assertThat(slicesInDriver()).isEmpty();
+        }
+    }
+
+    @Test
+    void anOlderCheckpointPutBack_namingAnEarlierUuidOfTheSameJobsPlace_isDropped_theJournalsUuidKeptAndAdopted()
+            throws Exception {
+        Config c = config("");
+        Path checkpoint = c.stateDir().resolve("mig.json");
+        String mine;
+        try (Daemon d = TestDaemon.start(c)) {
+            mine = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
+        }
+        Files.writeString(checkpoint, Files.readString(checkpoint).replace(mine, "MIG-older"));
+        for (int round = 0; round < 2; round++) { // and again after the start-up compacted the journal
+            try (Daemon d = TestDaemon.start(c)) {
+                JsonNode q = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0));
+                assertThat(q.path("mig").get(0).path("uuid").asText()).as(q.toString()).isEqualTo(mine);
+                assertThat(q.path("mig").get(0).path("job").asText()).isEqualTo("1");
+                assertThat(env(q.path("jobs").get(0), "SGE_HGR_mig")).isEqualTo(mine);
+            }
+            assertThat(journal(c)).as("the journal still names the job's slice")
+                    .anyMatch(r -> r.contains("\"op\":\"start\"") && r.contains(":\"" + mine + "\"}"))
+                    .noneMatch(r -> r.contains("MIG-older"));
+        }
+        try (Daemon d = TestDaemon.start(c)) {
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            assertThat(slicesInDriver()).isEmpty();
+        }
+    }
+
     private static List<String> journal(Config c) throws Exception {
         try (rsmap.journal.Journal j = rsmap.journal.Journal.open(c.stateDir().resolve("journal"))) {
             return j.replayed();
