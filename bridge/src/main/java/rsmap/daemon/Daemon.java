@@ -150,8 +150,9 @@ public final class Daemon implements AutoCloseable {
                     gpuReader);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log,
                     held == null ? 0 : held.epoch());
-            mig.adopt(state.jobs(), config.host(), state::journaledSlices, state::told) // what a lost mig.json forgot
-                    .forEach((id, env) -> state.job(id).ifPresent(j -> state.replay(j.withEnv(env))));
+            // what a lost or older mig.json forgot; the jobs' environments made again from what it now says
+            mig.adopt(state.jobs(), config.host(), state::journaledSlices, state::told).forEach(id -> state.job(id)
+                    .ifPresent(j -> state.replay(j.withEnv(Reallocation.environment(j, j.grant(), state)))));
             state.journaledSlicesApplied();
             mig.reconcile(state.jobIds()); // slices of no running job destroyed before anything is served
             state.cluster().reapplyExclusions(config.host());

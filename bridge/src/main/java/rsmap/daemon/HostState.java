@@ -310,19 +310,20 @@ final class HostState {
     }
 
     /**
-     * The MIG UUID of each slice job {@code id} holds in {@code held} here, by its place: what its journal
-     * records name ({@link JournalRecord.Started}, {@link JournalRecord.Changed}).
+     * The slice at each place of the map of slices that job {@code id} holds here (granted, or {@code releasing}:
+     * taken away and not released yet), by its MIG UUID, "" where mig.json names none of the job's: what its
+     * journal records name ({@link JournalRecord.Started}, {@link JournalRecord.Changed}).
      */
-    Map<String, String> slices(String id, rsmap.alloc.Grant held) {
-        return mig.uuids(id, held, host(), journaledSlices.getOrDefault(id, Map.of()));
-    }
-
-    /** The same for everything job {@code j} holds here, granted or taken away and not released yet. */
-    Map<String, String> slices(Job j) {
-        if (journaledSlices.isEmpty() && mig.map().isEmpty()) {
+    Map<String, String> slices(String id, rsmap.alloc.Grant held, rsmap.alloc.Grant releasing) {
+        if (mig.map().isEmpty()) {
             return Map.of(); // a host without slices: the job start's path
         }
-        return slices(j.id(), j.grant().plus(j.releasing()));
+        return mig.uuids(id, held.plus(releasing), host());
+    }
+
+    /** The same for everything job {@code j} holds here. */
+    Map<String, String> slices(Job j) {
+        return slices(j.id(), j.grant(), j.releasing());
     }
 
     /**
@@ -337,7 +338,10 @@ final class HostState {
         }
     }
 
-    /** What the journal's records named of job {@code id}'s slices (replay; empty when none). */
+    /**
+     * What the journal's records named of job {@code id}'s slices (start-up, until {@link #journaledSlicesApplied};
+     * empty when none): what start-up's compaction writes again ({@link Recovery#snapshot}).
+     */
     Map<String, String> journaledSlices(String id) {
         return journaledSlices.getOrDefault(id, Map.of());
     }

@@ -127,31 +127,19 @@ final class MigHost {
     }
 
     /**
-     * The MIG UUID of each place of the map of slices that {@code job} holds in {@code held} on {@code host}, ""
-     * where no slice was made (a grow whose creation failed), as its journal records name them: {@code
-     * journaled} (what the job's last record named, while start-up has not made mig.json agree with the
-     * journal yet), else mig.json's entry of the job. Without slices on demand now (NVML not loaded), what the
-     * records named is kept: a compaction never forgets it.
+     * The MIG UUID of the slice at each place of the map of slices that {@code job} holds in {@code held} on
+     * {@code host}, as mig.json's created entry of the job names it; "" where it names none (a grow whose
+     * creation failed).
      */
-    Map<String, String> uuids(String job, Grant held, String host, Map<String, String> journaled) {
-        if (map().isEmpty() && journaled.isEmpty()) {
-            return Map.of(); // a host without slices: the job start's path
-        }
-        Map<String, List<String>> here = held.byHost().getOrDefault(host, Map.of());
+    Map<String, String> uuids(String job, Grant held, String host) {
         if (map().isEmpty()) {
-            Map<String, String> kept = new java.util.LinkedHashMap<>(journaled);
-            kept.keySet().removeIf(id -> here.values().stream().noneMatch(ids -> ids.contains(id)));
-            return kept;
+            return Map.of();
         }
         Map<String, String> out = new java.util.LinkedHashMap<>();
-        for (String id : here.getOrDefault(map().get(), List.of())) {
-            String uuid = journaled.get(id);
-            if (uuid == null) {
-                uuid = checkpoint == null ? "" : MigSlot.parse(id).flatMap(checkpoint::of)
-                        .filter(e -> e.job().equals(job) && e.state().equals("created")).map(MigCheckpoint.Entry::uuid)
-                        .orElse("");
-            }
-            out.put(id, uuid);
+        for (String id : held.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of())) {
+            out.put(id, checkpoint == null ? "" : MigSlot.parse(id).flatMap(checkpoint::of)
+                    .filter(e -> e.job().equals(job) && e.state().equals("created")).map(MigCheckpoint.Entry::uuid)
+                    .orElse(""));
         }
         return out;
     }
@@ -303,16 +291,16 @@ final class MigHost {
 
     /**
      * Start-up, before {@link #reconcile}: the checkpoint made to agree with the journal where it lost track
-     * ({@link MigRepair#adopt}). Returns each job whose slices were adopted with its environment mended (the
-     * MIG UUIDs where the slot ids stood).
+     * ({@link MigRepair#adopt}). Returns each job at whose places an entry was adopted or dropped, whose
+     * environment is to be made again from the checkpoint as it is now.
      */
-    Map<String, Map<String, String>> adopt(java.util.Collection<Job> held, String host,
-                                           java.util.function.Function<String, Map<String, String>> journaled,
-                                           java.util.function.Function<String, Map<String, String>> told) {
+    Set<String> adopt(java.util.Collection<Job> held, String host,
+                      java.util.function.Function<String, Map<String, String>> journaled,
+                      java.util.function.Function<String, Map<String, String>> told) {
         if (map().isEmpty()) {
-            return Map.of();
+            return Set.of();
         }
-        return new MigRepair(checkpoint, log, changed).adopt(held, host, map().get(), gpu.env(), cards, journaled, told,
+        return new MigRepair(checkpoint, log, changed).adopt(held, host, map().get(), cards, journaled, told,
                 (c, x) -> MigCaps.nodes(settings.capsFile(), gpu.devDir(), c.minor(), x.gi(), x.ci().orElse(0)));
     }
 

@@ -5,10 +5,11 @@ package rsmap.daemon;
 
 import java.io.IOException;
 import java.util.Collection;
-import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 import rsmap.device.nvml.MigCard;
 
@@ -43,22 +44,20 @@ final class MigRepair {
      * counted as used, until an admin destroys it). A slice there with another UUID stays an admin's. Each
      * case is logged.
      * {@code journaled}: the UUIDs by place the job's last record named; {@code told}: a job's environment
-     * file as written (empty: none or unreadable). Returns each job whose slices were adopted with its
-     * environment mended: the MIG UUIDs where the slot ids stood, in SGE_HGR_MAP and the gpu_env variable
-     * (what MigHost#environment now gives).
+     * file as written (empty: none or unreadable). Returns each job at whose places an entry was adopted or
+     * dropped: its environment, made from the checkpoint as it was, is to be made again.
      */
-    Map<String, Map<String, String>> adopt(Collection<Job> held, String host, String map, Optional<String> gpuEnv,
-                                           List<MigCard> cards, Function<String, Map<String, String>> journaled,
-                                           Function<String, Map<String, String>> told, Caps caps) {
+    Set<String> adopt(Collection<Job> held, String host, String map, List<MigCard> cards,
+                      Function<String, Map<String, String>> journaled, Function<String, Map<String, String>> told,
+                      Caps caps) {
         String key = "SGE_HGR_" + map;
-        Map<String, Map<String, String>> adopted = new LinkedHashMap<>();
+        Set<String> touched = new LinkedHashSet<>();
         for (Job job : held) {
             List<String> granted = job.grant().byHost().getOrDefault(host, Map.of()).getOrDefault(map, List.of());
             List<String> all = job.grant().plus(job.releasing()).byHost().getOrDefault(host, Map.of())
                     .getOrDefault(map, List.of());
             Map<String, String> named = journaled.apply(job.id()); // empty: records of an earlier build
             Map<String, String> file = null;
-            Map<String, String> was = new LinkedHashMap<>(); // a stale entry's UUID of the job's, to its slice's
             for (String id : all) {
                 Optional<MigSlot> slot = MigSlot.parse(id);
                 if (slot.isEmpty()) {
@@ -73,18 +72,18 @@ final class MigRepair {
                     // whose creation failed stays for reconciliation to look for a slice at its place
                     continue;
                 }
-                if (entry.isPresent() && !dropStale(entry.get(), job.id(), uuid)) {
-                    continue;
+                if (entry.isPresent()) {
+                    if (!dropStale(entry.get(), job.id(), uuid)) {
+                        continue;
+                    }
+                    touched.add(job.id()); // its environment may name the dropped entry's UUID
                 }
-                Optional<String> stale = entry.filter(e -> e.job().equals(job.id())).map(MigCheckpoint.Entry::uuid)
-                        .filter(u -> !u.isEmpty()); // what the job's environment may name from that entry
                 if (!named.isEmpty()) {
                     if (uuid == null || uuid.isEmpty()) {
                         log.note(Log.Level.WARNING, "job " + job.id() + " holds place " + slot.get() + ", where its"
                                 + " journal record names no slice (its creation failed): nothing there is adopted");
                     } else if (adopt(job.id(), slot.get(), cards, caps, List.of(uuid), "its journal record")) {
-                        stale.ifPresent(u -> was.put(u, uuid));
-                        adopted.put(job.id(), renamed(job.env(), key, gpuEnv, was));
+                        touched.add(job.id());
                     }
                     continue;
                 }
@@ -100,11 +99,11 @@ final class MigRepair {
                 }
                 if (adopt(job.id(), slot.get(), cards, caps, file.isEmpty() ? null
                         : List.of(file.getOrDefault(key, "").strip().split(" +")), "its environment file")) {
-                    adopted.put(job.id(), renamed(job.env(), key, gpuEnv, was));
+                    touched.add(job.id());
                 }
             }
         }
-        return adopted;
+        return touched;
     }
 
     /**
@@ -163,23 +162,6 @@ final class MigRepair {
         log.note(Log.Level.WARNING, "job " + job + ": slice " + slot + " (" + s.uuid().orElse("") + ") was missing "
                 + "from mig.json; adopted again from the job's grant and " + source);
         return true;
-    }
-
-    /**
-     * {@code env} with the MIG UUIDs where the slot ids stood, and a stale entry's UUID ({@code was}'s keys) replaced
-     * by the slice's its journal record names.
-     */
-    private Map<String, String> renamed(Map<String, String> env, String key, Optional<String> gpuEnv,
-                                        Map<String, String> was) {
-        Map<String, String> out = new LinkedHashMap<>(env);
-        out.computeIfPresent(key, (k, v) -> renamed(v, " +", " ", was));
-        gpuEnv.ifPresent(v -> out.computeIfPresent(v, (k, x) -> renamed(x, ",", ",", was)));
-        return out;
-    }
-
-    private String renamed(String value, String split, String join, Map<String, String> was) {
-        return String.join(join, java.util.Arrays.stream(value.split(split, -1))
-                .map(t -> was.containsKey(t) ? was.get(t) : checkpoint.uuidOr(t)).toList());
     }
 
     /**

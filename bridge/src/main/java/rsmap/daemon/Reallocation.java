@@ -240,7 +240,7 @@ final class Reallocation {
         grownSlices(a);
         Job now = job.holding(held, releasing, environment(job, held, s));
         journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing,
-                s.slices(a.job(), held.plus(releasing))));
+                s.slices(a.job(), held, releasing)));
         s.hold(now); // its environment file follows
         if (!a.added().isEmpty() && !now.pids().isEmpty()) {
             try {

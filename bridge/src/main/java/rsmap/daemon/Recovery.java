@@ -170,8 +170,9 @@ final class Recovery {
         out.add(new JournalRecord.Configured(s.generation(), s.hostValues(), s.globalValues(),
                 Math.max(s.lastAllocId(), s.reallocs().lastAllocId())).line());
         for (Job j : s.jobs()) {
-            out.add((s.isPending(j.id()) ? JournalRecord.Started.pending(j, s.slices(j))
-                    : JournalRecord.Started.of(j, s.slices(j))).line());
+            Map<String, String> slices = s.journaledSlices(j.id()); // what the records said, not what mig.json says
+            out.add((s.isPending(j.id()) ? JournalRecord.Started.pending(j, slices)
+                    : JournalRecord.Started.of(j, slices)).line());
         }
         s.jobGroups.records().forEach(k -> out.add(k.line()));
         s.health.persistent().forEach(t -> out.add(new JournalRecord.Health(t, true).line()));

@@ -359,9 +359,12 @@ class MigDaemonTest {
         try (Daemon d = TestDaemon.start(c)) {
             assertThat(slicesInDriver()).as("job 2's slice, not destroyed for job 1's stale entry").hasSize(1)
                     .allMatch(x -> x.endsWith("=" + second));
-            JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+            JsonNode q = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0));
+            JsonNode mig = q.path("mig");
             assertThat(mig).hasSize(1);
             assertThat(mig.get(0).path("job").asText()).as(mig.toString()).isEqualTo("2");
+            assertThat(env(q.path("jobs").get(0), "SGE_HGR_mig")).as("not job 1's stale UUID").isEqualTo(second);
+            assertThat(env(q.path("jobs").get(0), "CUDA_VISIBLE_DEVICES")).isEqualTo(second);
             assertThat(call(d, Code.JOB_END, "{\"job\":\"2\"}").get(0).code()).isEqualTo(Code.OK.value());
             assertThat(slicesInDriver()).as("destroyed at job 2's end").isEmpty();
         }
@@ -544,20 +547,93 @@ class MigDaemonTest {
         String mine;
         try (Daemon d = TestDaemon.start(c)) {
             mine = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
+            granted(d, "2", "mig=1[profile=1g.10gb]"); // an ended job: the next start-up compacts the journal
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"2\"}").get(0).code()).isEqualTo(Code.OK.value());
         }
+        assertThat(journal(c)).hasSize(4);
         Files.writeString(checkpoint, Files.readString(checkpoint).replace(mine, "MIG-older"));
-        for (int round = 0; round < 2; round++) { // and again after the start-up compacted the journal
+        for (int round = 0; round < 2; round++) { // compacted by the first start-up, read again by the second
             try (Daemon d = TestDaemon.start(c)) {
                 JsonNode q = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0));
                 assertThat(q.path("mig").get(0).path("uuid").asText()).as(q.toString()).isEqualTo(mine);
                 assertThat(q.path("mig").get(0).path("job").asText()).isEqualTo("1");
                 assertThat(env(q.path("jobs").get(0), "SGE_HGR_mig")).isEqualTo(mine);
             }
-            assertThat(journal(c)).as("the journal still names the job's slice")
+            assertThat(journal(c)).as("compacted, the journal still names the job's slice").hasSize(2)
                     .anyMatch(r -> r.contains("\"op\":\"start\"") && r.contains(":\"" + mine + "\"}"))
                     .noneMatch(r -> r.contains("MIG-older"));
         }
         try (Daemon d = TestDaemon.start(c)) {
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            assertThat(slicesInDriver()).isEmpty();
+        }
+    }
+
+    @Test
+    void anEarlierBuildsJournal_adoptedOnceFromTheEnvironmentFile_staysTheJobsThroughTheNextRestarts() throws Exception {
+        Config c = config("");
+        String mine;
+        try (Daemon d = TestDaemon.start(c)) {
+            mine = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
+            granted(d, "2", "mig=1[profile=1g.10gb]"); // an ended job: the next start-up compacts the journal
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"2\"}").get(0).code()).isEqualTo(Code.OK.value());
+        }
+        List<String> earlier = new ArrayList<>();
+        for (String r : journal(c)) {
+            com.fasterxml.jackson.databind.node.ObjectNode o = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(r);
+            o.remove("slices");
+            earlier.add(o.toString());
+        }
+        try (rsmap.journal.Journal j = rsmap.journal.Journal.open(c.stateDir().resolve("journal"))) {
+            j.compact(earlier);
+        }
+        Files.delete(c.stateDir().resolve("mig.json"));
+        for (int round = 0; round < 3; round++) { // adopted from the file; then with mig.json, twice
+            try (Daemon d = TestDaemon.start(c)) {
+                JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+                assertThat(mig).as(round + ": " + mig).hasSize(1);
+                assertThat(mig.get(0).path("job").asText()).as(round + ": " + mig).isEqualTo("1");
+            }
+            assertThat(journal(c)).as("the compaction writes no slices the records did not name")
+                    .noneMatch(r -> r.contains("\"slices\":{"));
+        }
+        try (Daemon d = TestDaemon.start(c)) {
+            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            assertThat(slicesInDriver()).as("destroyed at its end").isEmpty();
+        }
+    }
+
+    @Test
+    void afterARestart_aSliceReleasedAndMadeAgainAtItsPlace_isJournaledByItsNewUuid() throws Exception {
+        Config c = config("");
+        String first;
+        String place;
+        try (Daemon d = TestDaemon.start(c)) {
+            first = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
+            List<Frame> grow = call(d, Code.REALLOC, "{\"job\":\"1\",\"add\":\"mig=1[profile=1g.10gb]\"}");
+            assertThat(grow.get(0).text(1)).as(grow.toString()).isEqualTo("0");
+            place = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("jobs").get(0).path("grants")
+                    .path("node01").path("mig").get(1).asText();
+        }
+        String again;
+        try (Daemon d = TestDaemon.start(c)) { // the journal's UUIDs read again at this start-up
+            List<Frame> sub = call(d, Code.REALLOC, "{\"job\":\"1\",\"sub\":\"mig=1\",\"ids\":{\"node01\":{\"mig\":[\""
+                    + place + "\"]}}}");
+            assertThat(sub.get(0).text(1)).as(sub.toString()).isEqualTo("0");
+            assertThat(call(d, Code.RELEASE, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.STATE.value());
+            List<Frame> grow = call(d, Code.REALLOC, "{\"job\":\"1\",\"add\":\"mig=1[profile=1g.10gb]\"}");
+            assertThat(grow.get(0).text(1)).as(grow.toString()).isEqualTo("0");
+            JsonNode alloc = JSON.readTree(grow.get(0).text(0)).path("mig");
+            assertThat(alloc.has(place)).as("made again at the same place: " + alloc).isTrue();
+            again = alloc.path(place).asText();
+        }
+        List<String> records = journal(c);
+        assertThat(records.get(records.size() - 1)).as("the last change names the new slice")
+                .contains("\"" + place + "\":\"" + again + "\"").contains(first);
+        Files.delete(c.stateDir().resolve("mig.json"));
+        try (Daemon d = TestDaemon.start(c)) {
+            JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+            assertThat(mig).as(mig.toString()).hasSize(2).allMatch(x -> x.path("job").asText().equals("1"));
             assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
             assertThat(slicesInDriver()).isEmpty();
         }
