@@ -93,7 +93,7 @@ class MigDaemonTest {
                     .contains("1g.10gb: 1 of 7 placements free");
             assertThat(start(d, "5", "gpu=1").get(0).code()).as("the whole card while slices are held")
                     .isEqualTo(Code.ERROR.value());
-            JsonNode q = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0));
+            JsonNode q = query(d);
             assertThat(q.path("mig")).hasSize(3);
             assertThat(q.path("mig").get(0).path("card").asText()).isEqualTo(MigStub.UUID);
             assertThat(q.path("mig").get(0).path("profile").asText()).isEqualTo("2g.20gb");
@@ -125,7 +125,7 @@ class MigDaemonTest {
             seen.forEach(x -> jobs.add(x.path("job").asText()));
             assertThat(jobs).containsExactlyInAnyOrder(Views.OTHER, "2");
             List<String> asRoot = new ArrayList<>();
-            JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig").forEach(x -> asRoot.add(x.path("job").asText()));
+            query(d).path("mig").forEach(x -> asRoot.add(x.path("job").asText()));
             assertThat(asRoot).containsExactlyInAnyOrder("1", "2");
             java.io.StringWriter out = new java.io.StringWriter();
             int code = rsmap.cli.Main.run(new java.io.PrintWriter(out), new java.io.PrintWriter(new java.io.StringWriter()),
@@ -207,7 +207,7 @@ class MigDaemonTest {
             JsonNode alloc = JSON.readTree(grow.get(0).text(0));
             assertThat(alloc.path("mig").toString()).as("the added place named by its MIG UUID")
                     .matches("\\{\"0:1g\\.10gb@[0-6]\":\"MIG-[0-9a-f-]+\"\\}");
-            JsonNode job = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("jobs").get(0);
+            JsonNode job = query(d).path("jobs").get(0);
             String both = env(job, "SGE_HGR_mig");
             assertThat(both.split(" ")).hasSize(2).contains(first).allMatch(u -> u.startsWith("MIG-"));
             assertThat(env(job, "CUDA_VISIBLE_DEVICES")).isEqualTo(both.replace(' ', ','));
@@ -293,7 +293,7 @@ class MigDaemonTest {
             assertThat(start(d, "2", "gpu=1").get(0).code()).as("the card is still one pool").isEqualTo(Code.ERROR.value());
             assertThat(slicesInDriver()).hasSize(1);
             Files.writeString(conf, before);
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "1");
             assertThat(slicesInDriver()).as("destroyed at its job's end").isEmpty();
         }
     }
@@ -315,7 +315,7 @@ class MigDaemonTest {
                 .findFirst().orElseThrow();
         Files.writeString(state, driver.replace(theirs, "MIG-admins"));
         try (Daemon d = TestDaemon.start(c)) {
-            JsonNode q = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0));
+            JsonNode q = query(d);
             int seen = 0;
             for (JsonNode j : q.path("jobs")) {
                 if (j.path("job").asText().equals("1")) {
@@ -334,11 +334,11 @@ class MigDaemonTest {
                     assertThat(x.path("state").asText()).as("not the UUID job 2 was told").isEqualTo("static");
                 }
             }
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "1");
             assertThat(slicesInDriver()).as("job 1's slice destroyed at its end, the admin's left")
                     .containsExactly("1g.10gb@" + JSON.readTree(Files.readString(state)).path("instances").get(0)
                             .path("placement").asInt() + "=MIG-admins");
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"2\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "2");
             assertThat(slicesInDriver()).as("never rsmapd's to destroy").hasSize(1);
         }
     }
@@ -352,20 +352,20 @@ class MigDaemonTest {
             granted(d, "1", "mig=1[profile=1g.10gb]");
             Path older = tmp.resolve("mig.json.older");
             Files.copy(checkpoint, older);
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "1");
             second = env(granted(d, "2", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig"); // the same place and gi
             Files.copy(older, checkpoint, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         }
         try (Daemon d = TestDaemon.start(c)) {
             assertThat(slicesInDriver()).as("job 2's slice, not destroyed for job 1's stale entry").hasSize(1)
                     .allMatch(x -> x.endsWith("=" + second));
-            JsonNode q = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0));
+            JsonNode q = query(d);
             JsonNode mig = q.path("mig");
             assertThat(mig).hasSize(1);
             assertThat(mig.get(0).path("job").asText()).as(mig.toString()).isEqualTo("2");
             assertThat(env(q.path("jobs").get(0), "SGE_HGR_mig")).as("not job 1's stale UUID").isEqualTo(second);
             assertThat(env(q.path("jobs").get(0), "CUDA_VISIBLE_DEVICES")).isEqualTo(second);
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"2\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "2");
             assertThat(slicesInDriver()).as("destroyed at job 2's end").isEmpty();
         }
     }
@@ -377,7 +377,7 @@ class MigDaemonTest {
         try (Daemon d = TestDaemon.start(c)) {
             granted(d, "1", "mig=1[profile=1g.10gb]");
             Files.copy(checkpoint, tmp.resolve("mig.json.older"));
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "1");
         }
         JsonNode old = JSON.readTree(Files.readString(tmp.resolve("mig.json.older"))).path("slices").get(0);
         // behind rsmapd's back an admin made a slice elsewhere that NVML gave the freed gi
@@ -408,11 +408,11 @@ class MigDaemonTest {
         Files.delete(told); // the job's owner can rewrite it: it is not what the adoption trusts
         Files.writeString(told, "SGE_HGR_mig=MIG-forged\nCUDA_VISIBLE_DEVICES=MIG-forged\n");
         try (Daemon d = TestDaemon.start(c)) {
-            JsonNode q = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0));
+            JsonNode q = query(d);
             assertThat(q.path("mig")).as(q.toString()).hasSize(1);
             assertThat(q.path("mig").get(0).path("job").asText()).as("adopted by its journal record").isEqualTo("1");
             assertThat(env(q.path("jobs").get(0), "SGE_HGR_mig")).isEqualTo(mine);
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "1");
             assertThat(slicesInDriver()).as("destroyed at its end").isEmpty();
         }
     }
@@ -427,7 +427,7 @@ class MigDaemonTest {
             kept = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
             List<Frame> grow = call(d, Code.REALLOC, "{\"job\":\"1\",\"add\":\"mig=1[profile=1g.10gb]\"}");
             assertThat(grow.get(0).text(1)).as(grow.toString()).isEqualTo("0");
-            JsonNode job = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("jobs").get(0);
+            JsonNode job = query(d).path("jobs").get(0);
             String added = job.path("grants").path("node01").path("mig").get(1).asText();
             taken = env(job, "SGE_HGR_mig").replace(kept, "").strip();
             List<Frame> sub = call(d, Code.REALLOC, "{\"job\":\"1\",\"sub\":\"mig=1\",\"ids\":{\"node01\":{\"mig\":[\""
@@ -437,12 +437,12 @@ class MigDaemonTest {
         assertThat(slicesInDriver()).as("taken away, not released: still the job's").hasSize(2);
         Files.delete(c.stateDir().resolve("mig.json"));
         try (Daemon d = TestDaemon.start(c)) {
-            JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+            JsonNode mig = query(d).path("mig");
             assertThat(mig).as(mig.toString()).hasSize(2).allMatch(x -> x.path("job").asText().equals("1"));
             assertThat(call(d, Code.RELEASE, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.STATE.value());
             assertThat(slicesInDriver()).as("the taken-away slice destroyed at the release").hasSize(1)
                     .allMatch(x -> x.endsWith("=" + kept)).noneMatch(x -> x.endsWith("=" + taken));
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "1");
             assertThat(slicesInDriver()).as("the other at the job's end").isEmpty();
         }
     }
@@ -454,23 +454,15 @@ class MigDaemonTest {
         try (Daemon d = TestDaemon.start(c)) {
             mine = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
         }
-        List<String> earlier = new ArrayList<>();
-        for (String r : journal(c)) {
-            com.fasterxml.jackson.databind.node.ObjectNode o = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(r);
-            o.remove("slices");
-            earlier.add(o.toString());
-        }
-        try (rsmap.journal.Journal j = rsmap.journal.Journal.open(c.stateDir().resolve("journal"))) {
-            j.compact(earlier);
-        }
+        asAnEarlierBuildWroteIt(c);
         assertThat(journal(c)).noneMatch(r -> r.contains("\"slices\":{"));
         Files.delete(c.stateDir().resolve("mig.json"));
         try (Daemon d = TestDaemon.start(c)) {
-            JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+            JsonNode mig = query(d).path("mig");
             assertThat(mig).as(mig.toString()).hasSize(1);
             assertThat(mig.get(0).path("job").asText()).as("adopted by the UUID its environment file names").isEqualTo("1");
             assertThat(mig.get(0).path("uuid").asText()).isEqualTo(mine);
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "1");
             assertThat(slicesInDriver()).isEmpty();
         }
     }
@@ -487,7 +479,7 @@ class MigDaemonTest {
             List<Frame> grow = call(d, Code.REALLOC, "{\"job\":\"1\",\"add\":\"mig=1[profile=1g.10gb]\"}");
             assertThat(grow.get(0).text(1)).as(grow.toString()).isEqualTo("0");
             GpuStub.use(tmp.resolve("nvml.json"), MigStub.description(state, ""));
-            failed = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("jobs").get(0).path("grants")
+            failed = query(d).path("jobs").get(0).path("grants")
                     .path("node01").path("mig").get(1).asText();
         }
         assertThat(slicesInDriver()).as("the grow's creation failed").hasSize(1);
@@ -503,12 +495,12 @@ class MigDaemonTest {
         Files.delete(told);
         Files.writeString(told, "SGE_HGR_mig=" + mine + " MIG-admins\n");
         try (Daemon d = TestDaemon.start(c)) {
-            JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+            JsonNode mig = query(d).path("mig");
             assertThat(mig).as(mig.toString()).hasSize(2);
             for (JsonNode x : mig) {
                 assertThat(x.path("job").asText()).as(x.toString()).isEqualTo(x.path("uuid").asText().equals(mine) ? "1" : "");
             }
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "1");
             assertThat(slicesInDriver()).as("the admin's slice is never the job's to destroy")
                     .containsExactly("1g.10gb@" + start + "=MIG-admins");
         }
@@ -531,10 +523,10 @@ class MigDaemonTest {
         Files.writeString(checkpoint, older.toString());
         try (Daemon d = TestDaemon.start(c)) {
             assertThat(slicesInDriver()).as("the running job's slice").hasSize(1).allMatch(x -> x.endsWith("=" + mine));
-            JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+            JsonNode mig = query(d).path("mig");
             assertThat(mig.get(0).path("job").asText()).as(mig.toString()).isEqualTo("1");
             assertThat(mig.get(0).path("state").asText()).isEqualTo("created");
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "1");
             assertThat(slicesInDriver()).isEmpty();
         }
     }
@@ -548,13 +540,13 @@ class MigDaemonTest {
         try (Daemon d = TestDaemon.start(c)) {
             mine = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
             granted(d, "2", "mig=1[profile=1g.10gb]"); // an ended job: the next start-up compacts the journal
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"2\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "2");
         }
         assertThat(journal(c)).hasSize(4);
         Files.writeString(checkpoint, Files.readString(checkpoint).replace(mine, "MIG-older"));
         for (int round = 0; round < 2; round++) { // compacted by the first start-up, read again by the second
             try (Daemon d = TestDaemon.start(c)) {
-                JsonNode q = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0));
+                JsonNode q = query(d);
                 assertThat(q.path("mig").get(0).path("uuid").asText()).as(q.toString()).isEqualTo(mine);
                 assertThat(q.path("mig").get(0).path("job").asText()).isEqualTo("1");
                 assertThat(env(q.path("jobs").get(0), "SGE_HGR_mig")).isEqualTo(mine);
@@ -564,7 +556,7 @@ class MigDaemonTest {
                     .noneMatch(r -> r.contains("MIG-older"));
         }
         try (Daemon d = TestDaemon.start(c)) {
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "1");
             assertThat(slicesInDriver()).isEmpty();
         }
     }
@@ -576,21 +568,13 @@ class MigDaemonTest {
         try (Daemon d = TestDaemon.start(c)) {
             mine = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
             granted(d, "2", "mig=1[profile=1g.10gb]"); // an ended job: the next start-up compacts the journal
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"2\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "2");
         }
-        List<String> earlier = new ArrayList<>();
-        for (String r : journal(c)) {
-            com.fasterxml.jackson.databind.node.ObjectNode o = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(r);
-            o.remove("slices");
-            earlier.add(o.toString());
-        }
-        try (rsmap.journal.Journal j = rsmap.journal.Journal.open(c.stateDir().resolve("journal"))) {
-            j.compact(earlier);
-        }
+        asAnEarlierBuildWroteIt(c);
         Files.delete(c.stateDir().resolve("mig.json"));
         for (int round = 0; round < 3; round++) { // adopted from the file; then with mig.json, twice
             try (Daemon d = TestDaemon.start(c)) {
-                JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+                JsonNode mig = query(d).path("mig");
                 assertThat(mig).as(round + ": " + mig).hasSize(1);
                 assertThat(mig.get(0).path("job").asText()).as(round + ": " + mig).isEqualTo("1");
             }
@@ -598,7 +582,7 @@ class MigDaemonTest {
                     .noneMatch(r -> r.contains("\"slices\":{"));
         }
         try (Daemon d = TestDaemon.start(c)) {
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "1");
             assertThat(slicesInDriver()).as("destroyed at its end").isEmpty();
         }
     }
@@ -612,7 +596,7 @@ class MigDaemonTest {
             first = env(granted(d, "1", "mig=1[profile=1g.10gb]"), "SGE_HGR_mig");
             List<Frame> grow = call(d, Code.REALLOC, "{\"job\":\"1\",\"add\":\"mig=1[profile=1g.10gb]\"}");
             assertThat(grow.get(0).text(1)).as(grow.toString()).isEqualTo("0");
-            place = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("jobs").get(0).path("grants")
+            place = query(d).path("jobs").get(0).path("grants")
                     .path("node01").path("mig").get(1).asText();
         }
         String again;
@@ -632,10 +616,31 @@ class MigDaemonTest {
                 .contains("\"" + place + "\":\"" + again + "\"").contains(first);
         Files.delete(c.stateDir().resolve("mig.json"));
         try (Daemon d = TestDaemon.start(c)) {
-            JsonNode mig = JSON.readTree(call(d, Code.QUERY, null).get(0).text(0)).path("mig");
+            JsonNode mig = query(d).path("mig");
             assertThat(mig).as(mig.toString()).hasSize(2).allMatch(x -> x.path("job").asText().equals("1"));
-            assertThat(call(d, Code.JOB_END, "{\"job\":\"1\"}").get(0).code()).isEqualTo(Code.OK.value());
+            ended(d, "1");
             assertThat(slicesInDriver()).isEmpty();
+        }
+    }
+
+    private static JsonNode query(Daemon d) throws Exception {
+        return JSON.readTree(call(d, Code.QUERY, null).get(0).text(0));
+    }
+
+    private static void ended(Daemon d, String job) {
+        assertThat(call(d, Code.JOB_END, "{\"job\":\"" + job + "\"}").get(0).code()).isEqualTo(Code.OK.value());
+    }
+
+    /** The journal as a build before the records' slices wrote it: the same records without them. */
+    private static void asAnEarlierBuildWroteIt(Config c) throws Exception {
+        List<String> earlier = new ArrayList<>();
+        for (String r : journal(c)) {
+            com.fasterxml.jackson.databind.node.ObjectNode o = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(r);
+            o.remove("slices");
+            earlier.add(o.toString());
+        }
+        try (rsmap.journal.Journal j = rsmap.journal.Journal.open(c.stateDir().resolve("journal"))) {
+            j.compact(earlier);
         }
     }
 
