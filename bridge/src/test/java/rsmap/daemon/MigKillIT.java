@@ -1,7 +1,8 @@
 // Crash safety of slices on demand (docs/gpus.md, "Partitions on demand"): rsmapd SIGKILLed at 100 random
 // moments while jobs start and end - between the intent and the creation, between JOB_END's narrowing and the
 // destroy (the stand-in NVML widens both windows) - and restarted: the driver then holds exactly the slices
-// of the jobs rsmapd holds, plus the admin's static one.
+// of the jobs rsmapd holds, plus the admin's static one. And with mig.json lost at some restarts: no held
+// slice destroyed, each the job's again.
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -68,8 +69,11 @@ class MigKillIT {
         return out;
     }
 
-    @Test
-    void hundredRandomSigkills_whileSlicesAreMadeAndDestroyed_leaveExactlyTheHeldOnesAndTheAdmins() throws Exception {
+    /** The daemon's host: the stand-in NVML with an admin's static slice, its settings and its files. */
+    private record Host(Path state, Path description, Config config, Path conf) {
+    }
+
+    private Host host() throws Exception {
         Path state = tmp.resolve("mig-state.json");
         Path description = GpuStub.use(tmp.resolve("nvml.json"), MigStub.description(state,
                 ",\"create_delay_ms\":20,\"destroy_delay_ms\":20"));
@@ -81,68 +85,169 @@ class MigKillIT {
                 "gpu_map = gpu", "mig_map = mig", "mig_caps_file = " + tmp.resolve("mig-minors"),
                 "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0", "socket_mode = 0666");
         MigStub.declare(config.complexes());
-        Path conf = config.complexes().resolveSibling("rsmapd.conf");
-        Random random = new Random(SEED);
-        int job = 0;
-        int created = 0;
-        String refused = "";
-        for (int k = 0; k < KILLS; k++) {
-            Process d = daemon(conf, config.socket(), description);
-            try {
-                Set<String> expected = new TreeSet<>(held(config.socket()));
-                expected.remove("");
-                expected.add("MIG-admins");
-                assertThat(inDriver(state)).as("after restart %d (seed %d)", k, SEED).isEqualTo(expected);
-                // Starts and ends until the kill, at a random moment of the next 50..800 ms.
-                long killAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50 + random.nextInt(750));
-                List<String> running = new ArrayList<>(held(config.socket()).isEmpty() ? List.of() : jobsOf(config.socket()));
-                try (TestClient c = new TestClient(config.socket())) {
-                    c.call(Frame.of(1, Code.INIT.value(), Session.VERSION));
-                    Thread killer = new Thread(() -> {
-                        while (System.nanoTime() < killAt) {
-                            Thread.onSpinWait();
-                        }
-                        d.destroyForcibly();
-                    });
-                    killer.start();
-                    try {
-                        while (d.isAlive()) {
-                            if (running.size() < 4 && (running.isEmpty() || random.nextBoolean())) {
-                                String id = Integer.toString(++job);
-                                List<Frame> a = c.call(Frame.of(3, Code.JOB_START.value(), "{\"job\":\"" + id
-                                        + "\",\"user\":\"alice\",\"request\":\"mig=1[profile=1g.10gb]\"}"));
-                                if (!a.isEmpty() && a.get(0).code() == Code.STATE.value()) {
-                                    running.add(id);
-                                    created++;
-                                } else if (!a.isEmpty()) {
-                                    refused = a.get(0).toString();
-                                }
-                            } else {
-                                String id = running.remove(random.nextInt(running.size()));
-                                c.call(Frame.of(4, Code.JOB_END.value(), "{\"job\":\"" + id + "\"}"));
-                            }
-                        }
-                    } catch (IOException | rsmap.wire.FrameException | RuntimeException e) {
-                        // the connection died with rsmapd: the kill
-                    }
-                    killer.join();
+        return new Host(state, description, config, config.complexes().resolveSibling("rsmapd.conf"));
+    }
+
+    /** What the driver must hold with rsmapd up: the held jobs' slices and the admin's. */
+    private static Set<String> expected(Path socket) throws Exception {
+        Set<String> expected = new TreeSet<>(held(socket));
+        expected.remove("");
+        expected.add("MIG-admins");
+        return expected;
+    }
+
+    /** Starts and ends jobs until rsmapd is killed, at a random moment of the next 50..800 ms. */
+    private static void untilKilled(Process d, Path socket, Random random, int[] made, String[] refused)
+            throws Exception {
+        long killAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50 + random.nextInt(750));
+        List<String> running = new ArrayList<>(held(socket).isEmpty() ? List.of() : jobsOf(socket));
+        try (TestClient c = new TestClient(socket)) {
+            c.call(Frame.of(1, Code.INIT.value(), Session.VERSION));
+            Thread killer = new Thread(() -> {
+                while (System.nanoTime() < killAt) {
+                    Thread.onSpinWait();
                 }
+                d.destroyForcibly();
+            });
+            killer.start();
+            try {
+                while (d.isAlive()) {
+                    if (running.size() < 4 && (running.isEmpty() || random.nextBoolean())) {
+                        String id = Integer.toString(++made[0]);
+                        List<Frame> a = c.call(Frame.of(3, Code.JOB_START.value(), "{\"job\":\"" + id
+                                + "\",\"user\":\"alice\",\"request\":\"mig=1[profile=1g.10gb]\"}"));
+                        if (!a.isEmpty() && a.get(0).code() == Code.STATE.value()) {
+                            running.add(id);
+                            made[1]++;
+                        } else if (!a.isEmpty()) {
+                            refused[0] = a.get(0).toString();
+                        }
+                    } else {
+                        String id = running.remove(random.nextInt(running.size()));
+                        c.call(Frame.of(4, Code.JOB_END.value(), "{\"job\":\"" + id + "\"}"));
+                    }
+                }
+            } catch (IOException | rsmap.wire.FrameException | RuntimeException e) {
+                // the connection died with rsmapd: the kill
+            }
+            killer.join();
+        }
+    }
+
+    @Test
+    void hundredRandomSigkills_whileSlicesAreMadeAndDestroyed_leaveExactlyTheHeldOnesAndTheAdmins() throws Exception {
+        Host h = host();
+        Random random = new Random(SEED);
+        int[] made = {0, 0}; // job ids used, slices granted
+        String[] refused = {""};
+        for (int k = 0; k < KILLS; k++) {
+            Process d = daemon(h.conf(), h.config().socket(), h.description());
+            try {
+                assertThat(inDriver(h.state())).as("after restart %d (seed %d)", k, SEED)
+                        .isEqualTo(expected(h.config().socket()));
+                untilKilled(d, h.config().socket(), random, made, refused);
             } finally {
                 d.destroyForcibly();
                 d.waitFor();
             }
         }
-        Process d = daemon(conf, config.socket(), description);
+        Process d = daemon(h.conf(), h.config().socket(), h.description());
         try {
-            Set<String> expected = new TreeSet<>(held(config.socket()));
-            expected.remove("");
-            expected.add("MIG-admins");
-            assertThat(inDriver(state)).isEqualTo(expected);
-            assertThat(created).as("slices were made between the kills; a refusal: %s", refused).isGreaterThan(KILLS / 2);
+            assertThat(inDriver(h.state())).isEqualTo(expected(h.config().socket()));
+            assertThat(made[1]).as("slices were made between the kills; a refusal: %s", refused[0]).isGreaterThan(KILLS / 2);
         } finally {
             d.destroy();
             d.waitFor(20, TimeUnit.SECONDS);
         }
+    }
+
+    /**
+     * The same with mig.json lost at a third of the restarts (docs/gpus.md, "Crash safety"): every held job's
+     * slice is still in the driver and is the job's again, adopted by the UUID its journal record names. A slice
+     * whose job's start or end the kill cut short cannot be told from an admin's then: the admin destroys it
+     * (here: the stand-in's state, while rsmapd is stopped), and the next restart holds exactly as above.
+     */
+    @Test
+    void randomSigkills_withMigJsonLostAtSomeRestarts_neverDestroyAHeldSlice_andEachIsItsJobsAgain() throws Exception {
+        Host h = host();
+        Random random = new Random(SEED + 1);
+        Path checkpoint = h.config().stateDir().resolve("mig.json");
+        int[] made = {0, 0};
+        String[] refused = {""};
+        int lost = 0;
+        int adopted = 0; // held slices checked after a restart that lost mig.json
+        int cleaned = 0;
+        for (int k = 0; k < KILLS / 2; k++) {
+            boolean lose = k > 0 && random.nextInt(3) == 0;
+            if (lose) {
+                Files.deleteIfExists(checkpoint);
+                lost++;
+            }
+            Process d = daemon(h.conf(), h.config().socket(), h.description());
+            try {
+                JsonNode q = query(h.config().socket());
+                Set<String> driver = inDriver(h.state());
+                for (JsonNode j : q.path("jobs")) {
+                    String uuid = j.path("env").path("SGE_HGR_mig").asText();
+                    assertThat(driver).as("job %s's slice after restart %d (lost: %s, seed %d)", j.path("job").asText(),
+                            k, lose, SEED + 1).contains(uuid);
+                    assertThat(ownerOf(q, uuid)).as("%s after restart %d", uuid, k).isEqualTo(j.path("job").asText());
+                    adopted += lose ? 1 : 0;
+                }
+                assertThat(driver).contains("MIG-admins");
+                Set<String> expected = expected(h.config().socket());
+                if (!driver.equals(expected)) {
+                    assertThat(lose).as("only a lost mig.json leaves a slice of no job: %s against %s", driver, expected)
+                            .isTrue();
+                    d.destroy(); // stopped in order, then the admin destroys the leftovers
+                    assertThat(d.waitFor(20, TimeUnit.SECONDS)).isTrue();
+                    destroyInDriver(h.state(), expected);
+                    cleaned++;
+                    d = daemon(h.conf(), h.config().socket(), h.description());
+                    assertThat(inDriver(h.state())).isEqualTo(expected(h.config().socket()));
+                }
+                untilKilled(d, h.config().socket(), random, made, refused);
+            } finally {
+                d.destroyForcibly();
+                d.waitFor();
+            }
+        }
+        assertThat(lost).as("mig.json was lost at some restarts").isGreaterThan(KILLS / 10);
+        assertThat(adopted).as("held slices adopted again (%d restarts left a slice of no job)", cleaned).isGreaterThan(0);
+        System.out.printf("MigKillIT: mig.json lost at %d of %d restarts, %d held slices adopted again, %d restarts left"
+                + " a slice of no job%n", lost, KILLS / 2, adopted, cleaned);
+        assertThat(made[1]).as("slices were made between the kills; a refusal: %s", refused[0]).isGreaterThan(KILLS / 4);
+    }
+
+    private static JsonNode query(Path socket) throws Exception {
+        try (TestClient c = new TestClient(socket)) {
+            c.call(Frame.of(1, Code.INIT.value(), Session.VERSION));
+            return JSON.readTree(c.call(Frame.of(2, Code.QUERY.value())).get(0).text(0));
+        }
+    }
+
+    /** The job QUERY's slice view names for {@code uuid} ("" for an admin's). */
+    private static String ownerOf(JsonNode q, String uuid) {
+        for (JsonNode x : q.path("mig")) {
+            if (x.path("uuid").asText().equals(uuid)) {
+                return x.path("job").asText();
+            }
+        }
+        return "(not in QUERY's mig)";
+    }
+
+    /** An admin's nvidia-smi mig -dci/-dgi of every slice but {@code kept}, in the stand-in's state. */
+    private static void destroyInDriver(Path state, Set<String> kept) throws IOException {
+        com.fasterxml.jackson.databind.node.ObjectNode root =
+                (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(Files.readString(state));
+        com.fasterxml.jackson.databind.node.ArrayNode left = JSON.createArrayNode();
+        root.path("instances").forEach(i -> {
+            if (kept.contains(i.path("uuid").asText())) {
+                left.add(i);
+            }
+        });
+        root.set("instances", left);
+        Files.writeString(state, root.toString());
     }
 
     private static List<String> jobsOf(Path socket) throws Exception {
