@@ -151,9 +151,9 @@ public final class Daemon implements AutoCloseable {
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log,
                     held == null ? 0 : held.epoch());
             // what a lost or older mig.json forgot; the jobs' environments made again from what it now says
-            mig.adopt(state.jobs(), config.host(), state::journaledSlices, state::told).forEach(id -> state.job(id)
+            mig.adopt(state.jobs(), config.host(), state.journaled::of, state::told).forEach(id -> state.job(id)
                     .ifPresent(j -> state.replay(j.withEnv(Reallocation.environment(j, j.grant(), state)))));
-            state.journaledSlicesApplied();
+            state.journaled.applied();
             mig.reconcile(state.jobIds()); // slices of no running job destroyed before anything is served
             state.cluster().reapplyExclusions(config.host());
             state.cdi.sync(state.jobs(), state::grantedInstances); // what a kill left out of step

@@ -55,8 +55,8 @@ final class HostState {
     CdiSpecs cdi = CdiSpecs.NONE; // the jobs' CDI specs, in step with hold and drop (off on an authority)
     /** The host's slices on demand (mig_map): set once at start; without mig_map it does nothing. */
     MigHost mig = MigHost.none();
-    /** The MIG UUIDs of held jobs' slices by place, as the replayed records named them ({@link #replaySlices}). */
-    private final Map<String, Map<String, String>> journaledSlices = new java.util.HashMap<>();
+    /** The MIG UUIDs of held jobs' slices as the replayed records named them (start-up only). */
+    final JournaledSlices journaled = new JournaledSlices();
     /** Reallocation over {@link #cluster}: a new one with every new cluster ({@link #install}). */
     private rsmap.realloc.Reallocs reallocs;
     /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
@@ -309,54 +309,8 @@ final class HostState {
         return envFiles.read(id);
     }
 
-    /**
-     * The slice at each place of the map of slices that job {@code id} holds here (granted, or {@code releasing}:
-     * taken away and not released yet), by its MIG UUID, "" where mig.json names none of the job's: what its
-     * journal records name ({@link JournalRecord.Started}, {@link JournalRecord.Changed}).
-     */
-    Map<String, String> slices(String id, rsmap.alloc.Grant held, rsmap.alloc.Grant releasing) {
-        if (mig.map().isEmpty()) {
-            return Map.of(); // a host without slices: the job start's path
-        }
-        return mig.uuids(id, held.plus(releasing), host());
-    }
-
-    /** The same for everything job {@code j} holds here. */
-    Map<String, String> slices(Job j) {
-        return slices(j.id(), j.grant(), j.releasing());
-    }
-
-    /**
-     * While the journal is replayed: the MIG UUIDs of job {@code id}'s slices as its last record names them
-     * (what start-up adopts a slice again by when mig.json was lost: {@link MigHost#adopt}).
-     */
-    void replaySlices(String id, Map<String, String> slices) {
-        if (slices.isEmpty()) {
-            journaledSlices.remove(id);
-        } else {
-            journaledSlices.put(id, Map.copyOf(slices));
-        }
-    }
-
-    /**
-     * What the journal's records named of job {@code id}'s slices (start-up, until {@link #journaledSlicesApplied};
-     * empty when none): what start-up's compaction writes again ({@link Recovery#snapshot}).
-     */
-    Map<String, String> journaledSlices(String id) {
-        return journaledSlices.getOrDefault(id, Map.of());
-    }
-
-    /**
-     * Start-up made mig.json agree with the journal ({@link MigHost#adopt}): from here on mig.json says what
-     * each job's records name.
-     */
-    void journaledSlicesApplied() {
-        journaledSlices.clear();
-    }
-
     /** Job {@code id} holds nothing here any more; its environment file goes. */
     void drop(String id) {
-        journaledSlices.remove(id);
         if (jobs.remove(id) != null) {
             changed();
         }
@@ -371,7 +325,7 @@ final class HostState {
 
     /** While the journal is replayed: the job ended; false when it held nothing. */
     boolean replayEnd(String id) {
-        journaledSlices.remove(id);
+        journaled.forget(id);
         return jobs.remove(id) != null;
     }
 

@@ -97,7 +97,8 @@ final class JobLifecycle {
             Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                     s.environment(d.grant()), Map.of());
             containers(job);
-            written(JournalRecord.Started.of(job, s.slices(job))); // forced before the answer (Commands.handle)
+            // forced before the answer (Commands.handle)
+            written(JournalRecord.Started.of(job, s.mig.slices(job, s.host())));
             journal.forceSoon(); // the disk writes it while the job's files and answer are made
             return granted(tid, job);
         } catch (Session.CommandException e) {
@@ -148,7 +149,7 @@ final class JobLifecycle {
      */
     boolean adopt(Job job) {
         try {
-            written(JournalRecord.Started.of(job, s.slices(job)));
+            written(JournalRecord.Started.of(job, s.mig.slices(job, s.host())));
         } catch (Session.CommandException e) {
             return false;
         }
@@ -174,7 +175,7 @@ final class JobLifecycle {
         Job local = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                 s.environment(d.grant()), Map.of());
         containers(local);
-        written(JournalRecord.Started.pending(local, s.slices(local)));
+        written(JournalRecord.Started.pending(local, s.mig.slices(local, s.host())));
         Grant remote;
         try {
             remote = global.start(jobId, user, slots, globalRequest, this::forced);

@@ -73,6 +73,12 @@ final class MigCheckpoint {
         return entries.stream().filter(e -> e.slot().equals(slot)).findFirst();
     }
 
+    /** The MIG UUID of job {@code job}'s slice at slot id {@code id}, as its created entry names it; else "". */
+    String uuidOf(String job, String id) {
+        return MigSlot.parse(id).flatMap(this::of).filter(e -> e.job().equals(job) && e.state().equals("created"))
+                .map(Entry::uuid).orElse("");
+    }
+
     /** The MIG UUID of the slice at slot id {@code id}, as an entry names it; else {@code id} itself. */
     String uuidOr(String id) {
         return MigSlot.parse(id).flatMap(this::of).map(Entry::uuid).filter(u -> !u.isEmpty()).orElse(id);

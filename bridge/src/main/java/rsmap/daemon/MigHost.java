@@ -127,6 +127,18 @@ final class MigHost {
     }
 
     /**
+     * The slice at each place of the map of slices that job {@code j} holds on {@code host} (granted, or taken
+     * away and not released yet), by its MIG UUID ({@link #uuids}): what its journal records name ({@link
+     * JournalRecord.Started}, {@link JournalRecord.Changed}).
+     */
+    Map<String, String> slices(Job j, String host) {
+        if (map().isEmpty()) {
+            return Map.of(); // a host without slices: the job start's path copies no grant
+        }
+        return uuids(j.id(), j.grant().plus(j.releasing()), host);
+    }
+
+    /**
      * The MIG UUID of the slice at each place of the map of slices that {@code job} holds in {@code held} on
      * {@code host}, as mig.json's created entry of the job names it; "" where it names none (a grow whose
      * creation failed).
@@ -137,9 +149,7 @@ final class MigHost {
         }
         Map<String, String> out = new java.util.LinkedHashMap<>();
         for (String id : held.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of())) {
-            out.put(id, checkpoint == null ? "" : MigSlot.parse(id).flatMap(checkpoint::of)
-                    .filter(e -> e.job().equals(job) && e.state().equals("created")).map(MigCheckpoint.Entry::uuid)
-                    .orElse(""));
+            out.put(id, checkpoint.uuidOf(job, id));
         }
         return out;
     }
@@ -390,15 +400,17 @@ final class MigHost {
                 .orElse("");
     }
 
-    /** Each slot of {@code g} on {@code host} with a slice, to its MIG UUID (ALLOC answers and events), or null. */
-    com.fasterxml.jackson.databind.node.ObjectNode names(Grant g, String host) {
-        if (map().isEmpty()) {
-            return null;
-        }
+    /**
+     * Each slot of {@code g} on {@code host} with a slice of {@code job}, to its MIG UUID (ALLOC answers and
+     * events), or null.
+     */
+    com.fasterxml.jackson.databind.node.ObjectNode names(String job, Grant g, String host) {
         var n = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
-        for (String id : g.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of())) {
-            MigSlot.parse(id).flatMap(checkpoint::of).filter(e -> !e.uuid().isEmpty()).ifPresent(e -> n.put(id, e.uuid()));
-        }
+        uuids(job, g, host).forEach((id, uuid) -> {
+            if (!uuid.isEmpty()) {
+                n.put(id, uuid);
+            }
+        });
         return n.isEmpty() ? null : n;
     }
 

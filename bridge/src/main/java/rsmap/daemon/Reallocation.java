@@ -161,7 +161,8 @@ final class Reallocation {
             throw new Session.CommandException(Category.REFUSED, o.error());
         }
         Job now = job.holding(job.grant(), left, job.env());
-        journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing(), s.slices(now)));
+        journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing(),
+                s.mig.slices(now, s.host())));
         s.hold(now);
         s.mig.destroyReleased(id, now.grant().plus(now.releasing()), s.host()); // after the narrowing
         log.note(Log.Level.INFO, "job " + id + " released " + ids.byHost());
@@ -240,7 +241,7 @@ final class Reallocation {
         grownSlices(a);
         Job now = job.holding(held, releasing, environment(job, held, s));
         journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing,
-                s.slices(a.job(), held, releasing)));
+                s.mig.slices(now, s.host())));
         s.hold(now); // its environment file follows
         if (!a.added().isEmpty() && !now.pids().isEmpty()) {
             try {
@@ -258,7 +259,7 @@ final class Reallocation {
         if (!a.added().isEmpty()) {
             publish("alloc", now, () -> {
                 ObjectNode n = event("alloc", now).put("alloc_id", a.allocId()).set("added", Views.grant(a.added()));
-                var slices = s.mig.names(a.added(), s.host()); // the added slices' MIG UUIDs
+                var slices = s.mig.names(a.job(), a.added(), s.host()); // the added slices' MIG UUIDs
                 return slices == null ? n : n.set("mig", slices);
             });
         }

@@ -120,7 +120,7 @@ final class Recovery {
                 throw new IOException("job " + j.id() + " cannot be restored: " + o.error());
             }
             s.replay(j.withEnv(s.environment(r.grant().plus(j.remote()))));
-            s.replaySlices(j.id(), r.slices());
+            s.journaled.replay(j.id(), r.slices());
         } else if (record instanceof JournalRecord.Remote rr) {
             Job j = s.job(rr.job()).orElse(null);
             if (j != null) {
@@ -140,7 +140,7 @@ final class Recovery {
                 throw new IOException("job " + j.id() + " cannot be restored as changed: " + o.error());
             }
             s.replay(j.holding(c.grant(), c.releasing(), Reallocation.environment(j, c.grant(), s)));
-            s.replaySlices(j.id(), c.slices());
+            s.journaled.replay(j.id(), c.slices());
         } else if (record instanceof JournalRecord.AllocIds ids) {
             s.allocIdsUpTo(ids.upTo());
         } else if (record instanceof JournalRecord.Entered e) {
@@ -170,7 +170,7 @@ final class Recovery {
         out.add(new JournalRecord.Configured(s.generation(), s.hostValues(), s.globalValues(),
                 Math.max(s.lastAllocId(), s.reallocs().lastAllocId())).line());
         for (Job j : s.jobs()) {
-            Map<String, String> slices = s.journaledSlices(j.id()); // what the records said, not what mig.json says
+            Map<String, String> slices = s.journaled.of(j.id()); // what the records said, not what mig.json says
             out.add((s.isPending(j.id()) ? JournalRecord.Started.pending(j, slices)
                     : JournalRecord.Started.of(j, slices)).line());
         }
