@@ -132,7 +132,7 @@ final class Authority {
                 // Never doubled: while an admin decides, the instances the host says its job holds are held
                 // here for it when they are free (grantable to nobody else), and said so.
                 try {
-                    if (id != null && hold(id, JournalRecord.grant(e.getValue()))) {
+                    if (id != null && hold(id, JournalFields.grant(e.getValue()))) {
                         log.note(Log.Level.ERROR, "job " + id + " holds " + e.getValue()
                                 + " by its host's word, unknown here: held for it until an admin ends it (JOB_END)");
                     }

@@ -87,7 +87,7 @@ final class AuthorityHandshake {
         Map<String, Optional<Grant>> said = new LinkedHashMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = answer.path("held").fields(); it.hasNext();) {
             Map.Entry<String, JsonNode> e = it.next();
-            said.put(e.getKey(), Optional.of(JournalRecord.grant(e.getValue())));
+            said.put(e.getKey(), Optional.of(JournalFields.grant(e.getValue())));
         }
         for (JsonNode id : answer.path("not_held")) {
             said.put(id.asText(), Optional.empty());

@@ -175,7 +175,7 @@ final class AuthorityLink implements GlobalPart {
         List<Frame> answer = call(Code.JOB_START, arg.toString(), meanwhile);
         try {
             JsonNode job = JSON.readTree(answer.get(0).text(0));
-            return JournalRecord.grant(job.path("grants"));
+            return JournalFields.grant(job.path("grants"));
         } catch (IOException | RuntimeException e) {
             throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " answered JOB_START with no grant: " + e);
         }

@@ -76,7 +76,7 @@ sealed interface JournalRecord {
             slices = slices.isEmpty() ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(slices));
         }
 
-        /** {@code slices}: the MIG UUID of each slice the job holds here, by its place ({@link HostState#slices}). */
+        /** {@code slices}: the MIG UUID of each slice the job holds here, by its place ({@link MigHost#slices}). */
         static Started of(Job j, Map<String, String> slices) {
             return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.releasing(), j.remote(), j.pids(),
                     slices);
@@ -91,18 +91,18 @@ sealed interface JournalRecord {
         @Override
         public String line() {
             ObjectNode r = head("start").put("job", job).put("user", user).put("request", request).put("slots", slots);
-            put(r, "grant", grant);
+            JournalFields.put(r, "grant", grant);
             if (!releasing.isEmpty()) {
-                put(r, "releasing", releasing);
+                JournalFields.put(r, "releasing", releasing);
             }
             if (!remote.isEmpty()) {
-                put(r, "remote", remote);
+                JournalFields.put(r, "remote", remote);
             }
             if (!pids.isEmpty()) {
                 ObjectNode p = r.putObject("pids");
                 pids.forEach((pid, start) -> p.put(Long.toString(pid), start.toString()));
             }
-            putSlices(r, slices);
+            JournalFields.putSlices(r, slices);
             return r.toString();
         }
     }
@@ -129,9 +129,9 @@ sealed interface JournalRecord {
             if (allocId > 0) {
                 r.put("alloc_id", allocId);
             }
-            put(r, "grant", grant);
-            put(r, "releasing", releasing);
-            putSlices(r, slices);
+            JournalFields.put(r, "grant", grant);
+            JournalFields.put(r, "releasing", releasing);
+            JournalFields.putSlices(r, slices);
             return r.toString();
         }
     }
@@ -187,7 +187,7 @@ sealed interface JournalRecord {
         @Override
         public String line() {
             ObjectNode r = head("remote").put("job", job);
-            put(r, "remote", remote);
+            JournalFields.put(r, "remote", remote);
             return r.toString();
         }
     }
@@ -251,14 +251,6 @@ sealed interface JournalRecord {
         return r.path("epoch").asLong();
     }
 
-    private static void put(ObjectNode r, String key, Grant grant) {
-        ObjectNode g = r.putObject(key);
-        grant.byHost().forEach((host, maps) -> {
-            ObjectNode h = g.putObject(host);
-            maps.forEach((map, ids) -> ids.forEach(h.putArray(map)::add));
-        });
-    }
-
     private static ObjectNode head(String op) {
         return JSON.createObjectNode().put("v", VERSION).put("op", op);
     }
@@ -309,7 +301,7 @@ sealed interface JournalRecord {
                             + "generation of at least 1");
                 }
                 return new Configured(r.path("generation").asLong(), r.path("complex_values").asText(),
-                        r.path("global_complex_values").asText(), allocId(r));
+                        r.path("global_complex_values").asText(), JournalFields.allocId(r));
             case "start":
                 if (!r.path("request").isTextual() || !r.path("grant").isObject() || !r.path("slots").canConvertToInt()
                         || r.path("slots").asInt() < 1) {
@@ -326,15 +318,18 @@ sealed interface JournalRecord {
                     }
                 }
                 return new Started(job, r.path("user").asText(""), r.path("request").asText(), r.path("slots").asInt(),
-                        grant(r.path("grant")), r.has("releasing") ? grant(r.path("releasing")) : Grant.NONE,
-                        r.has("remote") ? grant(r.path("remote")) : Grant.NONE, pids, slices(r));
+                        JournalFields.grant(r.path("grant")),
+                        r.has("releasing") ? JournalFields.grant(r.path("releasing")) : Grant.NONE,
+                        r.has("remote") ? JournalFields.grant(r.path("remote")) : Grant.NONE, pids,
+                        JournalFields.slices(r));
             case "change":
                 if (!r.path("grant").isObject() || !r.path("releasing").isObject()
                         || !List.of("realloc", "release").contains(r.path("why").asText())) {
                     throw new IOException("a change record needs why (realloc or release), grant and releasing");
                 }
-                return new Changed(job, r.path("why").asText(), allocId(r), grant(r.path("grant")),
-                        grant(r.path("releasing")), slices(r));
+                return new Changed(job, r.path("why").asText(), JournalFields.allocId(r),
+                        JournalFields.grant(r.path("grant")), JournalFields.grant(r.path("releasing")),
+                        JournalFields.slices(r));
             case "enter":
                 try {
                     return new Entered(job, r.path("pid").asLong(), r.hasNonNull("pid_start")
@@ -346,7 +341,7 @@ sealed interface JournalRecord {
                 if (!r.path("remote").isObject()) {
                     throw new IOException("a remote record needs remote, the job's grant of the global maps");
                 }
-                return new Remote(job, grant(r.path("remote")));
+                return new Remote(job, JournalFields.grant(r.path("remote")));
             case "end":
                 return new Ended(job, r.path("why").asText(""));
             case "key":
@@ -378,73 +373,5 @@ sealed interface JournalRecord {
         return new Keyed(job, new rsmap.alloc.GroupKeys(keys), hosts);
     }
 
-    private static void putSlices(ObjectNode r, Map<String, String> slices) {
-        if (!slices.isEmpty()) {
-            ObjectNode m = r.putObject("slices");
-            slices.forEach(m::put);
-        }
-    }
 
-    /**
-     * A record's {@code slices}: each place (card:profile@placement) of the job's on the map of slices to its
-     * slice's MIG UUID, "" where none was made; empty when absent (a record of an earlier build, or no place).
-     */
-    private static Map<String, String> slices(JsonNode r) throws IOException {
-        if (!r.has("slices")) {
-            return Map.of();
-        }
-        if (!r.path("slices").isObject()) {
-            throw new IOException("slices is an object of a slice's place to its MIG UUID");
-        }
-        Map<String, String> out = new LinkedHashMap<>();
-        for (var it = r.path("slices").fields(); it.hasNext();) {
-            var e = it.next();
-            String uuid = e.getValue().asText();
-            if (MigSlot.parse(e.getKey()).isEmpty() || !e.getValue().isTextual()
-                    || !uuid.isEmpty() && (uuid.isBlank() || !uuid.strip().equals(uuid))) {
-                throw new IOException("slices: " + Args.quote(e.getKey()) + " is not a slice's place (card:profile@"
-                        + "placement) with its MIG UUID (\"\": none made)");
-            }
-            out.put(e.getKey(), e.getValue().asText());
-        }
-        return out;
-    }
-
-    private static long allocId(JsonNode r) throws IOException {
-        if (!r.has("alloc_id")) {
-            return 0;
-        }
-        if (!r.path("alloc_id").canConvertToLong() || !r.path("alloc_id").isIntegralNumber() || r.path("alloc_id").asLong() < 1) {
-            throw new IOException("alloc_id is a whole number of at least 1");
-        }
-        return r.path("alloc_id").asLong();
-    }
-
-    /** host -> map -> ids, read by hand (a replay reads thousands). */
-    static Grant grant(JsonNode g) throws IOException {
-        Map<String, Map<String, List<String>>> byHost = new LinkedHashMap<>();
-        for (var hosts = g.fields(); hosts.hasNext();) {
-            var h = hosts.next();
-            if (!h.getValue().isObject()) {
-                throw new IOException("grant: host " + Args.quote(h.getKey()) + " is not map -> ids");
-            }
-            Map<String, List<String>> maps = new LinkedHashMap<>();
-            for (var ms = h.getValue().fields(); ms.hasNext();) {
-                var m = ms.next();
-                if (!m.getValue().isArray()) {
-                    throw new IOException("grant: map " + Args.quote(m.getKey()) + " is not a list of ids");
-                }
-                List<String> ids = new ArrayList<>(m.getValue().size());
-                for (JsonNode id : m.getValue()) {
-                    if (!id.isTextual()) {
-                        throw new IOException("grant: map " + Args.quote(m.getKey()) + " holds a non-string id");
-                    }
-                    ids.add(id.asText());
-                }
-                maps.put(m.getKey(), ids);
-            }
-            byHost.put(h.getKey(), maps);
-        }
-        return new Grant(byHost);
-    }
 }

@@ -201,7 +201,7 @@ final class Placing {
                 String id = JobId.parse(j.path("job").asText()).map(x -> x.onHost(name).toString())
                         .orElse(name + ":" + j.path("job").asText()); // as the host said it: held by that name
                 try {
-                    held.merge(id, JournalRecord.grant(j.path("grants")), Grant::plus);
+                    held.merge(id, JournalFields.grant(j.path("grants")), Grant::plus);
                 } catch (java.io.IOException e) {
                     log.note(Log.Level.WARNING, "host " + name + ": job " + j.path("job").asText() + "'s grant does "
                             + "not read: " + e.getMessage());
