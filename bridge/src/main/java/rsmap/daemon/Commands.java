@@ -100,6 +100,7 @@ final class Commands {
             }
             List<Frame> answer;
             synchronized (lock) {
+                s.settle(); // what an earlier answer left to write comes before anything this command sees
                 answer = h.handle(command, session);
             }
             synced(); // group commit: the force runs outside the lock, the next commands decide meanwhile
@@ -145,6 +146,18 @@ final class Commands {
     /** Forces what the commands wrote to the journal before their answers ({@link Records#force}). */
     void synced() {
         records.force();
+    }
+
+    /**
+     * A command's answer was handed to the socket: the work that no answer waits for (a new job's
+     * environment file, {@link HostState#settle}) is done now, while the client reads.
+     */
+    void answered() {
+        if (s.unsettled()) {
+            synchronized (lock) {
+                s.settle();
+            }
+        }
     }
 
     /** The session ended: its stream goes, and whatever the role kept of it. */

@@ -154,6 +154,7 @@ public final class Daemon implements AutoCloseable {
             mig.adopt(state.jobs(), config.host(), state.journaled::of, state::told).forEach(id -> state.job(id)
                     .ifPresent(j -> state.replay(j.withEnv(Reallocation.environment(j, j.grant(), state)))));
             state.journaled.applied();
+            state.rewriteEnvFiles(); // what a kill left out of step, and what the mended mig.json changed
             mig.reconcile(state.jobIds()); // slices of no running job destroyed before anything is served
             state.cluster().reapplyExclusions(config.host());
             state.cdi.sync(state.jobs(), state::grantedInstances); // what a kill left out of step
@@ -216,6 +217,11 @@ public final class Daemon implements AutoCloseable {
             @Override
             public List<Frame> quick(Code code, Frame command, Session session) {
                 return commands.quick(code, command, session);
+            }
+
+            @Override
+            public void answered(Session session) {
+                commands.answered();
             }
 
             @Override
@@ -327,6 +333,11 @@ public final class Daemon implements AutoCloseable {
         commands.closed(session);
     }
 
+    /** A command's answers were sent ({@link Commands#answered}). */
+    void answered() {
+        commands.answered();
+    }
+
     // --- for Views and tests in this package ---
 
     HostState state() {
@@ -373,6 +384,7 @@ public final class Daemon implements AutoCloseable {
             if (server != null) {
                 server.close();
             }
+            commands.answered(); // the files of the last answers
             journal.close();
         } finally {
             stateLock.close();

@@ -13,6 +13,7 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -21,9 +22,11 @@ import java.util.Set;
  * empty for a map all of whose instances were taken away (docs/realloc.md). Owned by the job's owner,
  * mode 0400, in a directory of root's, mode 0711 (nobody lists it): the job's owner reads it, no other
  * user does, and nobody but root writes it. Written whole to a temporary file (created new, never through
- * a link) and renamed, so a reader sees the old or the new content, never half. Written at JOB_START, after every
- * change, removed at JOB_END. A failure to write is logged, never fails the command: the answer carries
- * the same lines. The owner's uid is remembered for {@link #OWNER_TTL_NANOS} (docs/isolation.md).
+ * a link) and renamed, so a reader sees the old or the new content, never half. Written once the JOB_START
+ * that granted the job is answered ({@link #settle}: before the daemon runs its next command, so before the
+ * job's JOB_ENTER; a restart makes again what a kill left out), after every change, removed at JOB_END. A
+ * failure to write is logged, never fails the command: the answer carries the same lines. The owner's uid
+ * is remembered for {@link #OWNER_TTL_NANOS} (docs/isolation.md).
  */
 final class EnvFiles {
     /**
@@ -61,6 +64,15 @@ final class EnvFiles {
     private record Owner(UserPrincipal principal, long since) {
     }
 
+    /** A file to write once its command is answered: the owner's and what it says. */
+    private record Due(String user, Map<String, String> env) {
+    }
+
+    /** Files waiting for their command's answer ({@link #settle}), by job (guarded by the daemon's lock). */
+    private final Map<String, Due> due = new java.util.LinkedHashMap<>();
+    /** Whether {@link #due} holds any: read by a worker before it takes the lock. */
+    private volatile boolean anyDue;
+
     EnvFiles(Path stateDir, LogBook log) {
         this(stateDir, log, user -> stateDir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(user),
                 System::nanoTime);
@@ -91,9 +103,43 @@ final class EnvFiles {
         return dir.resolve(job);
     }
 
+    /**
+     * {@link #write}, or with {@code afterAnswer} kept until {@link #settle}: a job's first file waits for
+     * the answer of the JOB_START that granted it, since nothing reads it before the job's JOB_ENTER.
+     */
+    void write(String job, String user, Map<String, String> env, boolean afterAnswer) {
+        if (afterAnswer && dir != null) {
+            due.put(job, new Due(user, env));
+            anyDue = true;
+            return;
+        }
+        write(job, user, env);
+    }
+
+    /** Whether a file waits for {@link #settle} (read without the daemon's lock). */
+    boolean unsettled() {
+        return anyDue;
+    }
+
+    /** Writes the files that waited for their command's answer, in the order they were asked for. */
+    void settle() {
+        if (!anyDue) {
+            return;
+        }
+        List<Map.Entry<String, Due>> now = List.copyOf(due.entrySet());
+        due.clear();
+        anyDue = false;
+        for (Map.Entry<String, Due> e : now) {
+            write(e.getKey(), e.getValue().user(), e.getValue().env());
+        }
+    }
+
     void write(String job, String user, Map<String, String> env) {
         if (dir == null) {
             return;
+        }
+        if (anyDue) {
+            due.remove(job); // this content is newer
         }
         StringBuilder b = new StringBuilder();
         env.forEach((k, v) -> b.append(k).append('=').append(v).append('\n'));
@@ -247,6 +293,9 @@ final class EnvFiles {
     void remove(String job) {
         if (dir == null) {
             return;
+        }
+        if (anyDue) {
+            due.remove(job);
         }
         try {
             Files.deleteIfExists(of(job));

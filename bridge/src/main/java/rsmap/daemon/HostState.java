@@ -296,12 +296,39 @@ final class HostState {
 
     /** {@code job} holds what it says from now on; its environment file says so when its environment changed. */
     void hold(Job job) {
+        hold(job, false);
+    }
+
+    /** {@link #hold}; {@code afterAnswer}: its environment file is written once the command is answered ({@link #settle}). */
+    void hold(Job job, boolean afterAnswer) {
         Job before = jobs.put(job.id(), job);
         changed();
         if (before == null || !before.env().equals(job.env())) {
-            envFiles.write(job.id(), job.user(), job.env());
+            envFiles.write(job.id(), job.user(), job.env(), afterAnswer);
         }
         cdi.held(job, cdi.on() ? grantedInstances(job) : List.of()); // its CDI spec, before the answer
+    }
+
+    /** Writes the environment files that waited for their command's answer (under the daemon's lock). */
+    void settle() {
+        envFiles.settle();
+    }
+
+    /** Whether an environment file waits for {@link #settle}: read before taking the daemon's lock. */
+    boolean unsettled() {
+        return envFiles.unsettled();
+    }
+
+    /**
+     * Start-up: each held job's environment file made again where it does not say what the job is told
+     * (a kill after an answer and before its file, a realloc's record and its file, or mig.json mended).
+     */
+    void rewriteEnvFiles() {
+        jobs.values().forEach(j -> {
+            if (!envFiles.read(j.id()).equals(j.env())) {
+                envFiles.write(j.id(), j.user(), j.env());
+            }
+        });
     }
 
     /** The environment file of job {@code id} as written: what the job was told (empty: none). */

@@ -134,9 +134,12 @@ final class JobLifecycle {
         }
     }
 
-    /** A job granted and on its way to disk: held, announced, answered. */
+    /**
+     * A job granted and on its way to disk: held, announced, answered; its environment file is written
+     * once the answer is sent (the prolog does not wait for it; the job's JOB_ENTER finds it).
+     */
     private List<Frame> granted(long tid, Job job) {
-        s.hold(job);
+        s.hold(job, true);
         log.note(Log.Level.INFO, "job " + job.id() + (job.user().isEmpty() ? "" : " (" + job.user() + ")") + " granted "
                 + job.env());
         publish("grant", job, () -> Views.job(job).put("event", "grant"));
@@ -353,6 +356,7 @@ final class JobLifecycle {
         }
         journal.write(new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)));
         s.hold(entered);
+        s.settle(); // a slave host's grant just made: its file is there before the job's process runs
         // RSMAP_CDI_DEVICE in the lines only, not in the STATE JSON (docs/protocol.md, JOB_ENTER)
         return List.of(answer(tid, entered, s.cdi.entering(entered, s.devicesListed()).env()));
     }

@@ -277,6 +277,7 @@ final class Connection implements Session.Output, Session.Login {
         List<Frame> answer = w.frame() != null ? session.onCommand(w.frame()) : List.of(session.onBadFrame(w.bad()));
         offer(answer, true);
         server.flushFromWorker(this);
+        session.answered();
         done();
         server.dispatch(this);
     }

@@ -36,6 +36,13 @@ public final class Session {
             return null;
         }
 
+        /**
+         * The answers of a command were handed to the socket ({@link #onCommand}'s, on the worker that ran
+         * it): the handler's work that no answer waits for, done while the client reads.
+         */
+        default void answered(Session session) {
+        }
+
         /** The session ended (QUIT, a fatal frame, or the client went away): drop what it had open. */
         default void closed(Session session) {
         }
@@ -196,6 +203,15 @@ public final class Session {
         out.addAll(events);
         out.add(ok(command.tid()));
         return out;
+    }
+
+    /** After {@link #onCommand}'s answers were handed to the socket: {@link Handler#answered}. */
+    public void answered() {
+        try {
+            handler.answered(this);
+        } catch (RuntimeException e) {
+            Faults.report("the work after an answer failed", e);
+        }
     }
 
     /** The events answering one command, in order, the last OK or ERROR. */

@@ -19,6 +19,11 @@ final class DaemonSessions {
             }
 
             @Override
+            public void answered(Session session) {
+                daemon.answered();
+            }
+
+            @Override
             public void closed(Session session) {
                 daemon.closed(session);
             }
@@ -26,5 +31,12 @@ final class DaemonSessions {
         s.attach((frame, force) -> events.add(frame));
         s.onCommand(Frame.of(1, Code.INIT.value(), Session.VERSION));
         return s;
+    }
+
+    /** {@code command}'s answers, and then what the server does once it has sent them ({@link Session#answered}). */
+    static List<Frame> answered(Session s, Frame command) {
+        List<Frame> answers = s.onCommand(command);
+        s.answered();
+        return answers;
     }
 }

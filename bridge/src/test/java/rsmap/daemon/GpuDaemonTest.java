@@ -44,7 +44,7 @@ class GpuDaemonTest {
 
     private static List<Frame> call(Daemon d, Code code, String json) {
         Session s = DaemonSessions.as(d, "root", 0, 0, new ArrayList<>());
-        return s.onCommand(json == null ? Frame.of(2, code.value()) : Frame.of(2, code.value(), json));
+        return DaemonSessions.answered(s, json == null ? Frame.of(2, code.value()) : Frame.of(2, code.value(), json));
     }
 
     private static JsonNode query(Daemon d) throws Exception {

@@ -119,7 +119,7 @@ class StateDirIT {
         Files.createSymbolicLink(env.resolve(".7.tmp"), victim);
         try (Daemon daemon = TestDaemon.start(config)) {
             Session root = DaemonSessions.as(daemon, "root", 0, ProcessHandle.current().pid(), new java.util.ArrayList<>());
-            List<Frame> r = root.onCommand(Frame.of(2, Code.JOB_START.value(), "{\"job\":\"7\",\"user\":\"nobody\","
+            List<Frame> r = DaemonSessions.answered(root, Frame.of(2, Code.JOB_START.value(), "{\"job\":\"7\",\"user\":\"nobody\","
                     + "\"request\":\"gpu=1\"}"));
             assertThat(r.get(r.size() - 1)).as(r.toString()).isEqualTo(Session.ok(2));
             assertThat(mode(config.stateDir().resolve("journal"))).isEqualTo("rw-------");

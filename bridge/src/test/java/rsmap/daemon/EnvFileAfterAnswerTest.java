@@ -1,0 +1,97 @@
+// A new job's environment file is written once its JOB_START is answered (the prolog does not wait for
+// it), before the daemon runs any later command, and a restart makes again what a kill left out.
+package rsmap.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
+import rsmap.wire.Polls;
+import rsmap.wire.Session;
+import rsmap.wire.TestClient;
+
+class EnvFileAfterAnswerTest {
+    @TempDir
+    Path tmp;
+
+    private static Frame start(long tid, String job, String request) {
+        return Frame.of(tid, Code.JOB_START.value(), "{\"job\":\"" + job + "\",\"user\":\"nobody\",\"request\":\""
+                + request + "\"}");
+    }
+
+    private static Frame end(long tid, String job) {
+        return Frame.of(tid, Code.JOB_END.value(), "{\"job\":\"" + job + "\"}");
+    }
+
+    private static Session root(Daemon d) {
+        return DaemonSessions.as(d, "root", 0, 0, new ArrayList<>());
+    }
+
+    @Test
+    void aJobsFile_isWrittenAfterItsAnswer_andBeforeTheNextCommandRuns() throws Exception {
+        Config config = TestDaemon.config(tmp, "gpu=2(0 1)", "reconcile_interval = 0");
+        Path env = config.stateDir().resolve("env");
+        try (Daemon d = TestDaemon.start(config)) {
+            Session s = root(d);
+            List<Frame> a = s.onCommand(start(2, "7", "gpu=1"));
+            assertThat(a.get(a.size() - 1)).as(a.toString()).isEqualTo(Session.ok(2));
+            assertThat(env.resolve("7")).as("not before the answer is sent").doesNotExist();
+            List<Frame> b = s.onCommand(start(3, "8", "gpu=1"));
+            assertThat(b.get(b.size() - 1)).as(b.toString()).isEqualTo(Session.ok(3));
+            assertThat(env.resolve("7")).as("before the next command ran").hasContent("SGE_HGR_gpu=0\n");
+            assertThat(env.resolve("8")).doesNotExist();
+            s.answered(); // what the server does once it has sent the answer
+            assertThat(env.resolve("8")).hasContent("SGE_HGR_gpu=1\n");
+        }
+    }
+
+    @Test
+    void aJobEndedBeforeItsStartsAnswerWasSent_getsNoFile() throws Exception {
+        Config config = TestDaemon.config(tmp, "gpu=2(0 1)", "reconcile_interval = 0");
+        try (Daemon d = TestDaemon.start(config)) {
+            Session s = root(d);
+            s.onCommand(start(2, "7", "gpu=1"));
+            assertThat(s.onCommand(end(3, "7"))).containsExactly(Session.ok(3));
+            s.answered();
+        }
+        assertThat(config.stateDir().resolve("env").resolve("7")).doesNotExist();
+    }
+
+    @Test
+    void overTheSocket_theFileFollowsTheAnswer() throws Exception {
+        Config config = TestDaemon.config(tmp, "gpu=2(0 1)", "reconcile_interval = 0");
+        Path file = config.stateDir().resolve("env").resolve("7");
+        try (Daemon d = TestDaemon.start(config); TestClient c = new TestClient(config.socket())) {
+            assertThat(c.call(Frame.of(1, Code.INIT.value(), Session.VERSION))).containsExactly(Session.ok(1));
+            List<Frame> a = c.call(start(2, "7", "gpu=2"));
+            assertThat(a.get(a.size() - 1)).as(a.toString()).isEqualTo(Session.ok(2));
+            Polls.until("the file of job 7 written after its answer", () -> Files.exists(file));
+            assertThat(file).hasContent("SGE_HGR_gpu=0 1\n");
+        }
+    }
+
+    @Test
+    void aRestart_makesAgainAFileAKillLeftOut_andOneThatSaysSomethingElse() throws Exception {
+        Config config = TestDaemon.config(tmp, "gpu=2(0 1)", "reconcile_interval = 0");
+        Path env = config.stateDir().resolve("env");
+        try (Daemon d = TestDaemon.start(config)) {
+            Session s = root(d);
+            DaemonSessions.answered(s, start(2, "7", "gpu=1"));
+            DaemonSessions.answered(s, start(3, "8", "gpu=1"));
+        }
+        Files.delete(env.resolve("7")); // killed after the answer, before the file
+        Files.delete(env.resolve("8"));
+        Files.writeString(env.resolve("8"), "SGE_HGR_gpu=0 1\n"); // killed between a record and its file
+        try (Daemon d = TestDaemon.start(config)) {
+            assertThat(env.resolve("7")).hasContent("SGE_HGR_gpu=0\n");
+            assertThat(env.resolve("8")).hasContent("SGE_HGR_gpu=1\n");
+            assertThat(Files.getOwner(env.resolve("7")).getName()).isEqualTo("nobody");
+        }
+    }
+}
