@@ -100,7 +100,7 @@ final class Commands {
             }
             List<Frame> answer;
             synchronized (lock) {
-                s.settle(); // what an earlier answer left to write comes before anything this command sees
+                s.after.settle(); // what an earlier answer left to write comes before anything this command sees
                 answer = h.handle(command, session);
             }
             synced(); // group commit: the force runs outside the lock, the next commands decide meanwhile
@@ -136,6 +136,7 @@ final class Commands {
     static List<Frame> startedFor(Session session, JobLifecycle lifecycle, String id, boolean fresh, List<Frame> granted)
             throws Session.CommandException {
         if (fresh && session.gone()) { // it left while this start was decided: undone with its grant
+            lifecycle.settled(); // its grant's log line before its end's
             lifecycle.end(id, CLIENT_GONE);
             lifecycle.forced(); // the refusal below skips the group commit
             present(session, Code.JOB_START, id);
@@ -150,12 +151,12 @@ final class Commands {
 
     /**
      * A command's answer was handed to the socket: the work that no answer waits for (a new job's
-     * environment file, {@link HostState#settle}) is done now, while the client reads.
+     * environment file and log line, {@link AfterAnswer}) is done now, while the client reads.
      */
     void answered() {
-        if (s.unsettled()) {
+        if (s.after.unsettled()) {
             synchronized (lock) {
-                s.settle();
+                s.after.settle();
             }
         }
     }

@@ -32,6 +32,8 @@ final class HostState {
     private final Map<String, Job> jobs = new LinkedHashMap<>();
     /** The jobs' environment files (none on an authority: it runs no job). */
     private final EnvFiles envFiles;
+    /** What the command being answered leaves for after its answer: a new job's file and log line. */
+    final AfterAnswer after;
     /** What the core covers: chosen by the daemon's role. */
     private final Scope scope;
     /**
@@ -90,6 +92,7 @@ final class HostState {
         this.config = config;
         this.table = table;
         this.envFiles = envFiles;
+        this.after = new AfterAnswer(envFiles);
         this.scope = scope;
         this.limits = Limits.DEFAULT.withMaxRsmapIds(config.maxRsmapIds());
         this.parsing = new ParseCache(table, limits);
@@ -299,7 +302,7 @@ final class HostState {
         hold(job, false);
     }
 
-    /** {@link #hold}; {@code afterAnswer}: its environment file is written once the command is answered ({@link #settle}). */
+    /** {@link #hold}; {@code afterAnswer}: its environment file is written once the command is answered ({@link #after}). */
     void hold(Job job, boolean afterAnswer) {
         Job before = jobs.put(job.id(), job);
         changed();
@@ -307,16 +310,6 @@ final class HostState {
             envFiles.write(job.id(), job.user(), job.env(), afterAnswer);
         }
         cdi.held(job, cdi.on() ? grantedInstances(job) : List.of()); // its CDI spec, before the answer
-    }
-
-    /** Writes the environment files that waited for their command's answer (under the daemon's lock). */
-    void settle() {
-        envFiles.settle();
-    }
-
-    /** Whether an environment file waits for {@link #settle}: read before taking the daemon's lock. */
-    boolean unsettled() {
-        return envFiles.unsettled();
     }
 
     /**

@@ -135,13 +135,13 @@ final class JobLifecycle {
     }
 
     /**
-     * A job granted and on its way to disk: held, announced, answered; its environment file is written
-     * once the answer is sent (the prolog does not wait for it; the job's JOB_ENTER finds it).
+     * A job granted and on its way to disk: held, announced, answered; its environment file and log line
+     * follow the answer (the prolog does not wait for them; the job's JOB_ENTER finds the file).
      */
     private List<Frame> granted(long tid, Job job) {
         s.hold(job, true);
-        log.note(Log.Level.INFO, "job " + job.id() + (job.user().isEmpty() ? "" : " (" + job.user() + ")") + " granted "
-                + job.env());
+        s.after.add(() -> log.note(Log.Level.INFO, "job " + job.id() + (job.user().isEmpty() ? "" : " (" + job.user()
+                + ")") + " granted " + job.env()));
         publish("grant", job, () -> Views.job(job).put("event", "grant"));
         return List.of(answer(tid, job));
     }
@@ -204,6 +204,11 @@ final class JobLifecycle {
         return granted(tid, job);
     }
 
+    /** Does now what the commands so far left for after their answers ({@link AfterAnswer}). */
+    void settled() {
+        s.after.settle();
+    }
+
     /** Forces what was written to the journal ({@link Records#force}: a failure stops rsmapd). */
     void forced() {
         journal.force();
@@ -229,7 +234,7 @@ final class JobLifecycle {
     /** The same with the lines of {@code env}: the job's own and what JOB_ENTER adds for the starter only. */
     private static Frame answer(long tid, Job job, Map<String, String> env) {
         List<String> args = new ArrayList<>();
-        args.add(Views.job(job).toString());
+        args.add(Views.jobText(job));
         env.forEach((k, v) -> args.add(k + "=" + v));
         return Frame.of(tid, Code.STATE.value(), args.toArray(new String[0]));
     }
@@ -356,7 +361,7 @@ final class JobLifecycle {
         }
         journal.write(new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)));
         s.hold(entered);
-        s.settle(); // a slave host's grant just made: its file is there before the job's process runs
+        s.after.settle(); // a slave host's grant just made: its file is there before the job's process runs
         // RSMAP_CDI_DEVICE in the lines only, not in the STATE JSON (docs/protocol.md, JOB_ENTER)
         return List.of(answer(tid, entered, s.cdi.entering(entered, s.devicesListed()).env()));
     }

@@ -44,6 +44,16 @@ final class Views {
         return n;
     }
 
+    /** {@link #job}'s text, written straight (the answer of every job start; {@code JsonTextTest}). */
+    static String jobText(Job j) {
+        JsonText t = new JsonText().put("job", j.id()).put("user", j.user()).put("request", j.request())
+                .put("slots", j.slots()).put("grants", j.grant());
+        if (!j.releasing().isEmpty()) {
+            t.put("releasing", j.releasing());
+        }
+        return t.put("env", j.env()).text();
+    }
+
     /** host -> map -> ids, one per instance. */
     static ObjectNode grant(rsmap.alloc.Grant grant) {
         ObjectNode g = JSON.createObjectNode();
