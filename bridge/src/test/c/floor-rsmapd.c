@@ -1,7 +1,8 @@
 /* the daemon and its protocol benchmark: the floor of a job start on this machine. A single-threaded C
  * server doing the least a granting daemon must do per hook, with nothing else: accept, INIT answered,
  * JOB_START and JOB_END each appended to a journal (zero-filled ahead, as rsmapd's) and fdatasync'ed before
- * the answer, the job's environment file created (O_EXCL, 0400, then chown) or removed, STATE and OK sent.
+ * the answer, STATE and OK sent, the job's environment file created after the answer (O_EXCL, 0400, then
+ * chown, as rsmapd makes it) or removed.
  * No decision, no JSON, no threads. hook-timing against it says what the socket, the disk and a process
  * cost here, beside what rsmapd adds (README, "Benchmarks").
  * Usage: floor-rsmapd SOCKET DIR   (DIR: where the journal and env/ go, on the disk under test) */
@@ -52,18 +53,20 @@ static int command(int c, unsigned tid, int code, int n, char **args, void *ctx)
     f->at += len;
     snprintf(file, sizeof file, "%s/%s", f->env, id);
     if (code == RSMAP_JOB_START) {
+        const char *state[] = { "{\"grants\":{}}", "SGE_HGR_nic=ib0" };
+        rsmap_send(c, tid, RSMAP_STATE, 2, state);
+        rsmap_send(c, tid, RSMAP_OK, 0, NULL);
+        /* after the answer, as rsmapd: nothing reads it before the job's JOB_ENTER */
         int e = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
         if (e >= 0) {
             (void)!write(e, "SGE_HGR_nic=ib0\n", 16);
             close(e);
             (void)!chown(file, 0, (gid_t)-1);
         }
-        const char *state[] = { "{\"grants\":{}}", "SGE_HGR_nic=ib0" };
-        rsmap_send(c, tid, RSMAP_STATE, 2, state);
     } else {
         unlink(file);
+        rsmap_send(c, tid, RSMAP_OK, 0, NULL);
     }
-    rsmap_send(c, tid, RSMAP_OK, 0, NULL);
     return 0;
 }
 

@@ -8,7 +8,8 @@
 #   bridge/src/test/sh/hook-bench.sh [ROUNDS [JOBS [WARM]]]          (default 3 rounds, 300 jobs, 5000 to warm)
 # HOOK_BENCH_CONFIGS: one per line, LABEL|OPTIONS; OPTIONS "default" (bin/rsmapd's own), "floor", "javafloor" (the
 # floor's work in Java, one thread: bench/JavaFloor.java), "javafloor-handoff" (the same, each command handed to a
-# worker thread), "wirefloor" (the floor's work behind rsmapd's own socket server: bench/WireFloor.java), or JVM options
+# worker thread), "wirefloor" (the floor's work behind rsmapd's own socket server: bench/WireFloor.java),
+# "checkout:DIR" (bin/rsmapd of another checkout built the same way: a baseline commit in the same rounds), or JVM options
 # given to bin/rsmapd through RSMAPD_JAVA_OPTS (which also turns off bin/rsmapd's class-data archive: to compare
 # options alone, give the default's options as a config too). HOOK_BENCH_DIR: the directory of the servers' state and journal
 # (default: a new one under /var/tmp, on the disk: a journal on tmpfs measures no disk). HOOK_BENCH_CPUS
@@ -81,6 +82,9 @@ start() { # LABEL OPTIONS: a fresh state directory, the server started and warme
             ;;
         default)
             taskset -c "$server_cpu" bin/rsmapd --config "$state/run/rsmapd.conf" > "$state/server.log" 2>&1 &
+            ;;
+        checkout:*) # bin/rsmapd of another built checkout (a baseline commit), with its own defaults
+            taskset -c "$server_cpu" "${2#checkout:}/bin/rsmapd" --config "$state/run/rsmapd.conf" > "$state/server.log" 2>&1 &
             ;;
         *)
             RSMAPD_JAVA_OPTS="$2" taskset -c "$server_cpu" bin/rsmapd --config "$state/run/rsmapd.conf" > "$state/server.log" 2>&1 &

@@ -1,7 +1,7 @@
 // The daemon and its protocol benchmark: the floor of a job start for a JVM server on this machine. What
 // floor-rsmapd.c does, in Java with the JDK alone and bin/rsmapd's JVM options: accept, INIT answered, JOB_START
-// and JOB_END each written to a journal (zero-filled ahead) and forced before the answer, the job's environment
-// file created (CREATE_NEW, 0400) or removed, STATE and OK sent. No decision, no JSON, no selector. Beside
+// and JOB_END each written to a journal (zero-filled ahead) and forced before the answer, STATE and OK sent, the
+// job's environment file created after the answer (CREATE_NEW, 0400) or removed. No decision, no JSON, no selector. Beside
 // floor-rsmapd and bin/rsmapd in hook-bench.sh, it says which part of rsmapd's cost over the C floor is the JVM's
 // own and which is rsmapd's work (README, "Benchmarks").
 // Usage: java OPTIONS -cp bridge/target/test-classes rsmap.bench.JavaFloor SOCKET DIR [handoff]
@@ -142,17 +142,18 @@ public final class JavaFloor {
         at += record.length;
         Path file = env.resolve(id.isEmpty() ? "_" : id);
         if (code == JOB_START) {
+            send(c, tid, STATE, "{\"grants\":{}}", "SGE_HGR_nic=ib0");
+            send(c, tid, OK);
             try (FileChannel e = FileChannel.open(file, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("r--------")))) {
                 e.write(ByteBuffer.wrap("SGE_HGR_nic=ib0\n".getBytes(StandardCharsets.US_ASCII)));
             } catch (FileAlreadyExistsException e) {
                 // as the C floor: an existing file stays
             }
-            send(c, tid, STATE, "{\"grants\":{}}", "SGE_HGR_nic=ib0");
         } else {
             Files.deleteIfExists(file);
+            send(c, tid, OK);
         }
-        send(c, tid, OK);
     }
 
     private static String jobOf(String arg) {

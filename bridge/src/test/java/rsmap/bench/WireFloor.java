@@ -1,7 +1,7 @@
 // The daemon and its protocol benchmark: rsmapd's own socket server (rsmap.wire: the selector thread, the
 // peer check, the frames, the hand-off to a worker) around the floor's work alone: JOB_START and JOB_END each
-// written to a zero-filled journal and forced before the answer, the job's environment file created (0400) or
-// removed, STATE and OK. Beside JavaFloor (the same work with a blocking accept on one thread) and bin/rsmapd in
+// written to a zero-filled journal and forced before the answer, STATE and OK, the job's environment file
+// created (0400) once the answer is sent (Session.Handler#answered, as rsmapd) or removed. Beside JavaFloor (the same work with a blocking accept on one thread) and bin/rsmapd in
 // hook-bench.sh, it says which part of rsmapd's cost over the floor is its server and which its decision.
 // Usage: java OPTIONS -cp bridge/target/test-classes:bridge/target/rsmap.jar rsmap.bench.WireFloor SOCKET DIR
 package rsmap.bench;
@@ -43,34 +43,26 @@ public final class WireFloor {
         journal.force(true);
         long[] at = {0};
         Object lock = new Object();
-        Session.Handler handler = (code, command, session) -> {
-            String arg = command.args().isEmpty() ? "" : command.text(0);
-            int p = arg.indexOf("\"job\":\"");
-            String id = p < 0 ? "_" : arg.substring(p + 7, arg.indexOf('"', p + 7));
-            try {
-                synchronized (lock) {
-                    byte[] record = (Integer.toHexString(code.value()) + " " + id + " " + arg + "\n")
-                            .getBytes(StandardCharsets.UTF_8);
-                    if (at[0] + record.length > AHEAD) at[0] = 0;
-                    journal.write(ByteBuffer.wrap(record), at[0]);
-                    journal.force(false);
-                    at[0] += record.length;
-                }
-                Path file = env.resolve(id);
-                if (code == Code.JOB_START) {
+        java.util.Queue<Path> due = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        Session.Handler handler = new Session.Handler() {
+            @Override
+            public List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
+                return floor(code, command, journal, at, lock, env, due);
+            }
+
+            @Override
+            public void answered(Session session) {
+                for (Path file; (file = due.poll()) != null;) {
                     try (FileChannel e = FileChannel.open(file, Set.of(StandardOpenOption.CREATE_NEW,
                             StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(
                             PosixFilePermissions.fromString("r--------")))) {
                         e.write(ByteBuffer.wrap("SGE_HGR_nic=ib0\n".getBytes(StandardCharsets.US_ASCII)));
                     } catch (FileAlreadyExistsException e) {
                         // as the C floor: an existing file stays
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
                     }
-                    return List.of(Frame.of(command.tid(), Code.STATE.value(), "{\"grants\":{}}", "SGE_HGR_nic=ib0"));
                 }
-                Files.deleteIfExists(file);
-                return List.of();
-            } catch (IOException e) {
-                throw new Session.CommandException(Category.UNAVAILABLE, e.toString());
             }
         };
         Path socket = Path.of(args[0]);
@@ -79,6 +71,33 @@ public final class WireFloor {
             System.out.println("ready");
             System.out.flush();
             Thread.sleep(Long.MAX_VALUE);
+        }
+    }
+
+    /** The floor's work for one command: the record forced; a JOB_START's file left for after the answer. */
+    private static List<Frame> floor(Code code, Frame command, FileChannel journal, long[] at, Object lock, Path env,
+                                     java.util.Queue<Path> due) throws Session.CommandException {
+        String arg = command.args().isEmpty() ? "" : command.text(0);
+        int p = arg.indexOf("\"job\":\"");
+        String id = p < 0 ? "_" : arg.substring(p + 7, arg.indexOf('"', p + 7));
+        try {
+            synchronized (lock) {
+                byte[] record = (Integer.toHexString(code.value()) + " " + id + " " + arg + "\n")
+                        .getBytes(StandardCharsets.UTF_8);
+                if (at[0] + record.length > AHEAD) at[0] = 0;
+                journal.write(ByteBuffer.wrap(record), at[0]);
+                journal.force(false);
+                at[0] += record.length;
+            }
+            Path file = env.resolve(id);
+            if (code == Code.JOB_START) {
+                due.add(file);
+                return List.of(Frame.of(command.tid(), Code.STATE.value(), "{\"grants\":{}}", "SGE_HGR_nic=ib0"));
+            }
+            Files.deleteIfExists(file);
+            return List.of();
+        } catch (IOException e) {
+            throw new Session.CommandException(Category.UNAVAILABLE, e.toString());
         }
     }
 }
