@@ -1,18 +1,21 @@
 // What a command leaves to do once its answer is sent, which its client does not wait for: a new job's
-// environment file and log line. Done before the daemon runs any later command.
+// environment file and log line. Done before any later client command runs.
 package rsmap.daemon;
 
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The worker that ran a command settles this after handing its answer to the socket ({@link
- * Commands#answered}); every later command settles it first under the daemon's lock, so nothing that
- * follows (a job's JOB_ENTER, its JOB_END) ever sees the work undone. A kill in between loses only what
- * the journal makes again at the next start ({@link HostState#rewriteEnvFiles}) and a log line.
+ * The worker that ran a locked command settles this after handing its answer to the socket ({@link
+ * Commands#answered}); every later locked command settles it first, so no later command (a job's
+ * JOB_ENTER, its JOB_END) sees the work undone; a job's end runs the waiting log lines first ({@link
+ * #work}), so that its lines keep their order. A kill in between loses only what start-up makes again
+ * ({@link HostState#rewriteEnvFiles}) and a log line. A daemon without environment files (an authority)
+ * does its work at once: nothing there is worth a second take of the lock.
  */
 final class AfterAnswer {
     private final EnvFiles envFiles;
+    private final boolean defers;
     /** In the order it was left (guarded by the daemon's lock). */
     private final List<Runnable> work = new ArrayList<>();
     /** Whether {@link #work} holds any: read by a worker before it takes the lock. */
@@ -20,10 +23,15 @@ final class AfterAnswer {
 
     AfterAnswer(EnvFiles envFiles) {
         this.envFiles = envFiles;
+        this.defers = envFiles.writes();
     }
 
     /** {@code r} runs once the command's answer is sent (under the daemon's lock). */
     void add(Runnable r) {
+        if (!defers) {
+            r.run();
+            return;
+        }
         work.add(r);
         any = true;
     }
@@ -36,12 +44,23 @@ final class AfterAnswer {
     /** Does what waited, in order: the environment files first, then the rest (under the daemon's lock). */
     void settle() {
         envFiles.settle();
+        work();
+    }
+
+    /** Runs what waited except the environment files: before a job's end, which drops its own file unwritten. */
+    void work() {
         if (!any) {
             return;
         }
         List<Runnable> now = List.copyOf(work);
         work.clear();
         any = false;
-        now.forEach(Runnable::run);
+        for (Runnable r : now) {
+            try {
+                r.run();
+            } catch (RuntimeException e) { // the next client's command is not the one to fail for it
+                Log.write(Log.Level.ERROR, "the work after an answer failed: " + e);
+            }
+        }
     }
 }

@@ -136,7 +136,6 @@ final class Commands {
     static List<Frame> startedFor(Session session, JobLifecycle lifecycle, String id, boolean fresh, List<Frame> granted)
             throws Session.CommandException {
         if (fresh && session.gone()) { // it left while this start was decided: undone with its grant
-            lifecycle.settled(); // its grant's log line before its end's
             lifecycle.end(id, CLIENT_GONE);
             lifecycle.forced(); // the refusal below skips the group commit
             present(session, Code.JOB_START, id);

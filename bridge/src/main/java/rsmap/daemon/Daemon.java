@@ -344,6 +344,11 @@ public final class Daemon implements AutoCloseable {
         return state;
     }
 
+    /** The lines logged lately, oldest first. */
+    List<String> logged() {
+        return log.lines();
+    }
+
     Access access() {
         return access;
     }

@@ -116,6 +116,11 @@ final class EnvFiles {
         write(job, user, env);
     }
 
+    /** Whether files are written at all (not on an authority). */
+    boolean writes() {
+        return dir != null;
+    }
+
     /** Whether a file waits for {@link #settle} (read without the daemon's lock). */
     boolean unsettled() {
         return anyDue;
@@ -130,7 +135,12 @@ final class EnvFiles {
         due.clear();
         anyDue = false;
         for (Map.Entry<String, Due> e : now) {
-            write(e.getKey(), e.getValue().user(), e.getValue().env());
+            try {
+                write(e.getKey(), e.getValue().user(), e.getValue().env());
+            } catch (RuntimeException x) { // the next client's command is not the one to fail for it
+                log.note(Log.Level.WARNING, "job " + e.getKey() + ": cannot write its environment file " + of(e.getKey())
+                        + ": " + x);
+            }
         }
     }
 
@@ -288,6 +298,34 @@ final class EnvFiles {
             return Map.of();
         }
         return env;
+    }
+
+    /**
+     * Whether the file of {@code job} is there as {@link #write} leaves it: a plain file saying {@code env},
+     * mode 0400, its owner's (root's when the owner cannot be looked up, as {@link #write} then leaves it).
+     * Start-up asks, to make again what a kill left half done (docs/isolation.md).
+     */
+    boolean agrees(String job, String user, Map<String, String> env) {
+        if (dir == null) {
+            return true;
+        }
+        PosixFileAttributes a;
+        try {
+            a = Files.readAttributes(of(job), PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException | UnsupportedOperationException e) {
+            return false; // none
+        }
+        if (!a.isRegularFile() || !a.permissions().equals(READ_ONLY)) {
+            return false;
+        }
+        try {
+            if (!a.owner().equals(owner(user))) {
+                return false;
+            }
+        } catch (IOException e) {
+            // no such owner: root's, as written
+        }
+        return read(job).equals(env);
     }
 
     void remove(String job) {

@@ -313,12 +313,13 @@ final class HostState {
     }
 
     /**
-     * Start-up: each held job's environment file made again where it does not say what the job is told
-     * (a kill after an answer and before its file, a realloc's record and its file, or mig.json mended).
+     * Start-up: each held job's environment file made again where it is missing, does not say what the job
+     * is told, or is not yet its owner's (a kill after an answer and before or inside its file, between a
+     * realloc's record and its file, or mig.json mended).
      */
     void rewriteEnvFiles() {
         jobs.values().forEach(j -> {
-            if (!envFiles.read(j.id()).equals(j.env())) {
+            if (!envFiles.agrees(j.id(), j.user(), j.env())) {
                 envFiles.write(j.id(), j.user(), j.env());
             }
         });

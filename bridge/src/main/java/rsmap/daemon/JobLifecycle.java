@@ -99,7 +99,7 @@ final class JobLifecycle {
             containers(job);
             // forced before the answer (Commands.handle)
             written(JournalRecord.Started.of(job, s.mig.slices(job, s.host())));
-            journal.forceSoon(); // the disk writes it while the job's files and answer are made
+            journal.forceSoon(); // the disk writes it while the answer is made
             return granted(tid, job);
         } catch (Session.CommandException e) {
             if (pinned != spec) {
@@ -204,11 +204,6 @@ final class JobLifecycle {
         return granted(tid, job);
     }
 
-    /** Does now what the commands so far left for after their answers ({@link AfterAnswer}). */
-    void settled() {
-        s.after.settle();
-    }
-
     /** Forces what was written to the journal ({@link Records#force}: a failure stops rsmapd). */
     void forced() {
         journal.force();
@@ -250,6 +245,7 @@ final class JobLifecycle {
             removePolicy(id);
             return;
         }
+        s.after.work(); // a grant's line still waiting comes before its end's; its file is dropped unwritten
         journal.write(new JournalRecord.Ended(id, why)); // forced before the answer, or by the caller
         journal.forceSoon(); // while the grant is freed and its files removed
         boolean keyed = global.agreesGroups() && !s.cluster().groupKeys(id).isEmpty(); // before the core frees it
@@ -303,6 +299,7 @@ final class JobLifecycle {
             throw new Session.CommandException(e.category(), "job " + id + ": pe task on a host where its prolog did not run, "
                     + "request '" + t.request() + "' from " + t.from() + ": " + e.getMessage());
         }
+        s.after.work(); // the grant's line first
         log.note(Log.Level.INFO, "job " + id + ": granted at its first JOB_ENTER on this host, from " + t.from());
         return s.job(id);
     }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -52,13 +53,18 @@ class EnvFileAfterAnswerTest {
     }
 
     @Test
-    void aJobEndedBeforeItsStartsAnswerWasSent_getsNoFile() throws Exception {
+    void aJobEndedBeforeItsStartsAnswerWasSent_getsNoFile_andItsLinesKeepTheirOrder() throws Exception {
         Config config = TestDaemon.config(tmp, "gpu=2(0 1)", "reconcile_interval = 0");
         try (Daemon d = TestDaemon.start(config)) {
             Session s = root(d);
             s.onCommand(start(2, "7", "gpu=1"));
+            assertThat(d.logged()).noneMatch(l -> l.contains("job 7 (nobody) granted"));
             assertThat(s.onCommand(end(3, "7"))).containsExactly(Session.ok(3));
             s.answered();
+            List<String> lines = d.logged().stream().filter(l -> l.startsWith("job 7 ")).toList();
+            assertThat(lines).as(lines.toString()).hasSize(2);
+            assertThat(lines.get(0)).startsWith("job 7 (nobody) granted {SGE_HGR_gpu=0}");
+            assertThat(lines.get(1)).startsWith("job 7 released");
         }
         assertThat(config.stateDir().resolve("env").resolve("7")).doesNotExist();
     }
@@ -88,10 +94,37 @@ class EnvFileAfterAnswerTest {
         Files.delete(env.resolve("7")); // killed after the answer, before the file
         Files.delete(env.resolve("8"));
         Files.writeString(env.resolve("8"), "SGE_HGR_gpu=0 1\n"); // killed between a record and its file
+        Files.setPosixFilePermissions(env.resolve("8"), PosixFilePermissions.fromString("r--------"));
         try (Daemon d = TestDaemon.start(config)) {
             assertThat(env.resolve("7")).hasContent("SGE_HGR_gpu=0\n");
             assertThat(env.resolve("8")).hasContent("SGE_HGR_gpu=1\n");
-            assertThat(Files.getOwner(env.resolve("7")).getName()).isEqualTo("nobody");
+            for (String job : List.of("7", "8")) {
+                assertThat(Files.getOwner(env.resolve(job)).getName()).as(job).isEqualTo("nobody");
+                assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(env.resolve(job)))).as(job)
+                        .isEqualTo("r--------");
+            }
+        }
+    }
+
+    @Test
+    void aRestart_givesTheOwnerAFileAKillLeftRootsOrOfAnotherMode() throws Exception {
+        Config config = TestDaemon.config(tmp, "gpu=2(0 1)", "reconcile_interval = 0");
+        Path env = config.stateDir().resolve("env");
+        try (Daemon d = TestDaemon.start(config)) {
+            Session s = root(d);
+            DaemonSessions.answered(s, start(2, "7", "gpu=1"));
+            DaemonSessions.answered(s, start(3, "8", "gpu=1"));
+        }
+        // killed between the file's last byte and its chown: the right content, root's
+        Files.setOwner(env.resolve("7"), env.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("root"));
+        Files.setPosixFilePermissions(env.resolve("8"), PosixFilePermissions.fromString("rw-r--r--"));
+        try (Daemon d = TestDaemon.start(config)) {
+            for (String job : List.of("7", "8")) {
+                assertThat(Files.getOwner(env.resolve(job)).getName()).as(job).isEqualTo("nobody");
+                assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(env.resolve(job)))).as(job)
+                        .isEqualTo("r--------");
+            }
+            assertThat(env.resolve("7")).hasContent("SGE_HGR_gpu=0\n");
         }
     }
 }
