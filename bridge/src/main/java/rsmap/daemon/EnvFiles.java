@@ -301,31 +301,59 @@ final class EnvFiles {
     }
 
     /**
-     * Whether the file of {@code job} is there as {@link #write} leaves it: a plain file saying {@code env},
-     * mode 0400, its owner's (root's when the owner cannot be looked up, as {@link #write} then leaves it).
-     * Start-up asks, to make again what a kill left half done (docs/isolation.md).
+     * Start-up: each of {@code jobs}' files made again where it is not as {@link #write} leaves it: missing,
+     * not saying the job's environment, not a plain file of mode 0400, or not its owner's (root's stays
+     * right for an owner the name service does not know, as {@link #write} then leaves it). Each owner and
+     * each file owner's uid is looked up once (10,000 jobs of unknown users must not cost 10,000 lookups).
      */
-    boolean agrees(String job, String user, Map<String, String> env) {
+    void agree(java.util.Collection<Job> jobs) {
         if (dir == null) {
-            return true;
+            return;
         }
-        PosixFileAttributes a;
+        Map<String, java.util.Optional<UserPrincipal>> wanted = new java.util.HashMap<>();
+        Map<Integer, UserPrincipal> byUid = new java.util.HashMap<>();
+        for (Job j : jobs) {
+            if (!agrees(j, wanted, byUid)) {
+                write(j.id(), j.user(), j.env());
+            }
+        }
+    }
+
+    private boolean agrees(Job j, Map<String, java.util.Optional<UserPrincipal>> wanted,
+                           Map<Integer, UserPrincipal> byUid) {
+        Path f = of(j.id());
+        Map<String, Object> a;
         try {
-            a = Files.readAttributes(of(job), PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        } catch (IOException | UnsupportedOperationException e) {
-            return false; // none
+            a = Files.readAttributes(f, "unix:mode,uid", LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException | RuntimeException e) {
+            return false; // none (or no unix view: written again, as before)
         }
-        if (!a.isRegularFile() || !a.permissions().equals(READ_ONLY)) {
+        int mode = (Integer) a.get("mode");
+        if ((mode & 0170000) != 0100000 || (mode & 07777) != 0400) {
             return false;
         }
-        try {
-            if (!a.owner().equals(owner(user))) {
+        java.util.Optional<UserPrincipal> want = wanted.computeIfAbsent(j.user(), u -> {
+            try {
+                return java.util.Optional.of(lookup.owner(u));
+            } catch (IOException e) {
+                return java.util.Optional.empty();
+            }
+        });
+        if (want.isPresent()) {
+            UserPrincipal has = byUid.get((Integer) a.get("uid"));
+            if (has == null) {
+                try {
+                    has = Files.getOwner(f, LinkOption.NOFOLLOW_LINKS);
+                } catch (IOException e) {
+                    return false;
+                }
+                byUid.put((Integer) a.get("uid"), has);
+            }
+            if (!has.equals(want.get())) {
                 return false;
             }
-        } catch (IOException e) {
-            // no such owner: root's, as written
         }
-        return read(job).equals(env);
+        return read(j.id()).equals(j.env());
     }
 
     void remove(String job) {

@@ -318,11 +318,7 @@ final class HostState {
      * realloc's record and its file, or mig.json mended).
      */
     void rewriteEnvFiles() {
-        jobs.values().forEach(j -> {
-            if (!envFiles.agrees(j.id(), j.user(), j.env())) {
-                envFiles.write(j.id(), j.user(), j.env());
-            }
-        });
+        envFiles.agree(jobs.values());
     }
 
     /** The environment file of job {@code id} as written: what the job was told (empty: none). */
