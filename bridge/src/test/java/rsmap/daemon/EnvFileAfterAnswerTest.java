@@ -84,13 +84,8 @@ class EnvFileAfterAnswerTest {
 
     @Test
     void aRestart_makesAgainAFileAKillLeftOut_andOneThatSaysSomethingElse() throws Exception {
-        Config config = TestDaemon.config(tmp, "gpu=2(0 1)", "reconcile_interval = 0");
+        Config config = twoJobsStarted();
         Path env = config.stateDir().resolve("env");
-        try (Daemon d = TestDaemon.start(config)) {
-            Session s = root(d);
-            DaemonSessions.answered(s, start(2, "7", "gpu=1"));
-            DaemonSessions.answered(s, start(3, "8", "gpu=1"));
-        }
         Files.delete(env.resolve("7")); // killed after the answer, before the file
         Files.delete(env.resolve("8"));
         Files.writeString(env.resolve("8"), "SGE_HGR_gpu=0 1\n"); // killed between a record and its file
@@ -98,33 +93,40 @@ class EnvFileAfterAnswerTest {
         try (Daemon d = TestDaemon.start(config)) {
             assertThat(env.resolve("7")).hasContent("SGE_HGR_gpu=0\n");
             assertThat(env.resolve("8")).hasContent("SGE_HGR_gpu=1\n");
-            for (String job : List.of("7", "8")) {
-                assertThat(Files.getOwner(env.resolve(job)).getName()).as(job).isEqualTo("nobody");
-                assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(env.resolve(job)))).as(job)
-                        .isEqualTo("r--------");
-            }
+            ownersAlone(env);
         }
     }
 
     @Test
     void aRestart_givesTheOwnerAFileAKillLeftRootsOrOfAnotherMode() throws Exception {
-        Config config = TestDaemon.config(tmp, "gpu=2(0 1)", "reconcile_interval = 0");
+        Config config = twoJobsStarted();
         Path env = config.stateDir().resolve("env");
+        // killed between the file's last byte and its chown: the right content, root's
+        Files.setOwner(env.resolve("7"), env.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("root"));
+        Files.setPosixFilePermissions(env.resolve("8"), PosixFilePermissions.fromString("rw-r--r--"));
+        try (Daemon d = TestDaemon.start(config)) {
+            ownersAlone(env);
+            assertThat(env.resolve("7")).hasContent("SGE_HGR_gpu=0\n");
+        }
+    }
+
+    /** Jobs 7 and 8 started (and their files written) on a daemon stopped since. */
+    private Config twoJobsStarted() throws Exception {
+        Config config = TestDaemon.config(tmp, "gpu=2(0 1)", "reconcile_interval = 0");
         try (Daemon d = TestDaemon.start(config)) {
             Session s = root(d);
             DaemonSessions.answered(s, start(2, "7", "gpu=1"));
             DaemonSessions.answered(s, start(3, "8", "gpu=1"));
         }
-        // killed between the file's last byte and its chown: the right content, root's
-        Files.setOwner(env.resolve("7"), env.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("root"));
-        Files.setPosixFilePermissions(env.resolve("8"), PosixFilePermissions.fromString("rw-r--r--"));
-        try (Daemon d = TestDaemon.start(config)) {
-            for (String job : List.of("7", "8")) {
-                assertThat(Files.getOwner(env.resolve(job)).getName()).as(job).isEqualTo("nobody");
-                assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(env.resolve(job)))).as(job)
-                        .isEqualTo("r--------");
-            }
-            assertThat(env.resolve("7")).hasContent("SGE_HGR_gpu=0\n");
+        return config;
+    }
+
+    /** The files of jobs 7 and 8 are their owner's, mode 0400. */
+    private static void ownersAlone(Path env) throws Exception {
+        for (String job : List.of("7", "8")) {
+            assertThat(Files.getOwner(env.resolve(job)).getName()).as(job).isEqualTo("nobody");
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(env.resolve(job)))).as(job)
+                    .isEqualTo("r--------");
         }
     }
 }
