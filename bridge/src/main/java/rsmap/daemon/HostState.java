@@ -110,7 +110,7 @@ final class HostState {
 
     /** A job's environment when it holds {@code grant}: its SGE_HGR_*, and the variable naming its cards. */
     Map<String, String> environment(rsmap.alloc.Grant grant) {
-        return mig.environment(gpus.environment(grant.environment(host())));
+        return mig.names.environment(gpus.environment(grant.environment(host())));
     }
 
     /** This host as filters see it. */
@@ -404,7 +404,7 @@ final class HostState {
 
     /** The instances behind a job's grant on this host (and the global host), for its device policy. */
     List<Instance> grantedInstances(Job job) {
-        return mig.withCaps(cluster.instancesOf(job.id()));
+        return mig.names.withCaps(cluster.instancesOf(job.id()));
     }
 
     /**

@@ -98,7 +98,7 @@ final class JobLifecycle {
                     s.environment(d.grant()), Map.of());
             containers(job);
             // forced before the answer (Commands.handle)
-            written(JournalRecord.Started.of(job, s.mig.slices(job, s.host())));
+            written(JournalRecord.Started.of(job, s.mig.names.slices(job, s.host())));
             journal.forceSoon(); // the disk writes it while the answer is made
             return granted(tid, job);
         } catch (Session.CommandException e) {
@@ -152,7 +152,7 @@ final class JobLifecycle {
      */
     boolean adopt(Job job) {
         try {
-            written(JournalRecord.Started.of(job, s.mig.slices(job, s.host())));
+            written(JournalRecord.Started.of(job, s.mig.names.slices(job, s.host())));
         } catch (Session.CommandException e) {
             return false;
         }
@@ -178,7 +178,7 @@ final class JobLifecycle {
         Job local = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                 s.environment(d.grant()), Map.of());
         containers(local);
-        written(JournalRecord.Started.pending(local, s.mig.slices(local, s.host())));
+        written(JournalRecord.Started.pending(local, s.mig.names.slices(local, s.host())));
         Grant remote;
         try {
             remote = global.start(jobId, user, slots, globalRequest, this::forced);

@@ -76,7 +76,7 @@ sealed interface JournalRecord {
             slices = slices.isEmpty() ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(slices));
         }
 
-        /** {@code slices}: the MIG UUID of each slice the job holds here, by its place ({@link MigHost#slices}). */
+        /** {@code slices}: the MIG UUID of each slice the job holds here, by its place ({@link MigNames#slices}). */
         static Started of(Job j, Map<String, String> slices) {
             return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.releasing(), j.remote(), j.pids(),
                     slices);

@@ -31,6 +31,8 @@ final class MigHost {
     private final Path checkpointFile;
     /** The seam to the host's health model: a failed creation taints its card. */
     final CardTaints taints;
+    /** What mig.json names at a job's places: its records' slices, its environment, its ALLOC's names. */
+    final MigNames names = new MigNames(this);
     private MigCheckpoint checkpoint;
     private MigSettings settings = MigSettings.defaults();
     private GpuSettings gpu = GpuSettings.defaults();
@@ -126,32 +128,14 @@ final class MigHost {
                 : text + "," + entry), f.gpus());
     }
 
-    /**
-     * The slice at each place of the map of slices that job {@code j} holds on {@code host} (granted, or taken
-     * away and not released yet), by its MIG UUID ({@link #uuids}): what its journal records name ({@link
-     * JournalRecord.Started}, {@link JournalRecord.Changed}).
-     */
-    Map<String, String> slices(Job j, String host) {
-        if (map().isEmpty()) {
-            return Map.of(); // a host without slices: the job start's path copies no grant
-        }
-        return uuids(j.id(), j.grant().plus(j.releasing()), host);
+    /** The checkpoint (mig.json) as open; readers of it by place: {@link #names}. */
+    MigCheckpoint checkpoint() {
+        return checkpoint;
     }
 
-    /**
-     * The MIG UUID of the slice at each place of the map of slices that {@code job} holds in {@code held} on
-     * {@code host}, as mig.json's created entry of the job names it; "" where it names none (a grow whose
-     * creation failed).
-     */
-    Map<String, String> uuids(String job, Grant held, String host) {
-        if (map().isEmpty()) {
-            return Map.of();
-        }
-        Map<String, String> out = new java.util.LinkedHashMap<>();
-        for (String id : held.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of())) {
-            out.put(id, checkpoint.uuidOf(job, id));
-        }
-        return out;
+    /** The variable that names a job's GPUs (gpu_env), if one is set. */
+    Optional<String> gpuEnv() {
+        return gpu.env();
     }
 
     /** The map of slices, if one is configured. */
@@ -349,46 +333,6 @@ final class MigHost {
         }
     }
 
-    /** The job's environment with its slots as MIG UUIDs in SGE_HGR_MAP and the gpu_env variable. */
-    Map<String, String> environment(Map<String, String> env) {
-        if (map().isEmpty()) {
-            return env;
-        }
-        Map<String, String> out = new java.util.LinkedHashMap<>(env);
-        String key = "SGE_HGR_" + map().get();
-        List<String> uuids = new ArrayList<>();
-        String ids = env.getOrDefault(key, "").strip();
-        if (!ids.isEmpty()) {
-            List<String> named = new ArrayList<>();
-            for (String id : ids.split(" +")) {
-                String u = checkpoint.uuidOr(id);
-                named.add(u);
-                uuids.add(u);
-            }
-            out.put(key, String.join(" ", named));
-        }
-        gpu.env().ifPresent(v -> {
-            String cardsToo = out.getOrDefault(v, "");
-            List<String> all = new ArrayList<>(cardsToo.isEmpty() ? List.of() : List.of(cardsToo.split(",")));
-            all.addAll(uuids);
-            out.put(v, String.join(",", all));
-        });
-        return out;
-    }
-
-    /** {@code instances} with each created slice's capability nodes added to its devices=. */
-    List<rsmap.map.Instance> withCaps(List<rsmap.map.Instance> instances) {
-        if (map().isEmpty()) {
-            return instances;
-        }
-        List<rsmap.map.Instance> out = new ArrayList<>();
-        for (rsmap.map.Instance i : instances) {
-            Optional<MigCheckpoint.Entry> e = MigSlot.parse(i.id()).flatMap(checkpoint::of);
-            out.add(e.isPresent() && !e.get().caps().isEmpty() ? MigCaps.widened(i, e.get().caps()) : i);
-        }
-        return out;
-    }
-
     /** The job holding a whole-card instance of {@code c} in gpu_map ("" when none). */
     String wholeCardHolder(MigCard c, Map<String, List<Map.Entry<String, String>>> holders) {
         if (gpu.gpuMap().isEmpty() || inventory.isEmpty()) {
@@ -398,20 +342,6 @@ final class MigHost {
         return holders.getOrDefault(gpu.gpuMap().get(), List.of()).stream()
                 .filter(e -> ids.contains(e.getKey()) && !e.getValue().isEmpty()).map(Map.Entry::getValue).findFirst()
                 .orElse("");
-    }
-
-    /**
-     * Each slot of {@code g} on {@code host} with a slice of {@code job}, to its MIG UUID (ALLOC answers and
-     * events), or null.
-     */
-    com.fasterxml.jackson.databind.node.ObjectNode names(String job, Grant g, String host) {
-        var n = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
-        uuids(job, g, host).forEach((id, uuid) -> {
-            if (!uuid.isEmpty()) {
-                n.put(id, uuid);
-            }
-        });
-        return n.isEmpty() ? null : n;
     }
 
     /** The cards as last read. */

@@ -162,7 +162,7 @@ final class Reallocation {
         }
         Job now = job.holding(job.grant(), left, job.env());
         journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing(),
-                s.mig.slices(now, s.host())));
+                s.mig.names.slices(now, s.host())));
         s.hold(now);
         s.mig.destroyReleased(id, now.grant().plus(now.releasing()), s.host()); // after the narrowing
         log.note(Log.Level.INFO, "job " + id + " released " + ids.byHost());
@@ -241,7 +241,7 @@ final class Reallocation {
         grownSlices(a);
         Job now = job.holding(held, releasing, environment(job, held, s));
         journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing,
-                s.mig.slices(now, s.host())));
+                s.mig.names.slices(now, s.host())));
         s.hold(now); // its environment file follows
         if (!a.added().isEmpty() && !now.pids().isEmpty()) {
             try {
@@ -259,7 +259,7 @@ final class Reallocation {
         if (!a.added().isEmpty()) {
             publish("alloc", now, () -> {
                 ObjectNode n = event("alloc", now).put("alloc_id", a.allocId()).set("added", Views.grant(a.added()));
-                var slices = s.mig.names(a.job(), a.added(), s.host()); // the added slices' MIG UUIDs
+                var slices = s.mig.names.added(a.job(), a.added(), s.host()); // the added slices' MIG UUIDs
                 return slices == null ? n : n.set("mig", slices);
             });
         }
@@ -336,7 +336,7 @@ final class Reallocation {
             maps.forEach((m, ids) -> values.resourceMap(m).ifPresent((ResourceMap rm) -> ids.forEach(id ->
                     rm.instance(id).ifPresent(out::add))));
         });
-        return s.mig.withCaps(out); // a slice's capability nodes, where it has them
+        return s.mig.names.withCaps(out); // a slice's capability nodes, where it has them
     }
 
     private ObjectNode event(String kind, Job job) {
