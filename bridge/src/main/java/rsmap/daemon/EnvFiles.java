@@ -272,7 +272,6 @@ final class EnvFiles {
         if (dir == null) {
             return Map.of();
         }
-        Map<String, String> env = new java.util.LinkedHashMap<>();
         try {
             if (!Files.readAttributes(of(job), PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS).isRegularFile()) {
                 return Map.of(); // a FIFO would block the open
@@ -280,7 +279,13 @@ final class EnvFiles {
         } catch (IOException | UnsupportedOperationException e) {
             return Map.of();
         }
-        try (var in = Files.newByteChannel(of(job), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+        return contents(of(job));
+    }
+
+    /** {@link #read} of {@code f}, known to be a plain file. */
+    private static Map<String, String> contents(Path f) {
+        Map<String, String> env = new java.util.LinkedHashMap<>();
+        try (var in = Files.newByteChannel(f, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             if (in.size() > 1 << 20) {
                 return Map.of();
             }
@@ -353,7 +358,7 @@ final class EnvFiles {
                 return false;
             }
         }
-        return read(j.id()).equals(j.env());
+        return contents(f).equals(j.env()); // a plain file, as its mode said
     }
 
     void remove(String job) {

@@ -16,13 +16,14 @@ final class JournalFields {
     private JournalFields() {
     }
 
-    /** {@code grant} under {@code key}: host -> map -> ids. */
+    /** {@code grant} under {@code key}: host -> map -> ids, as STATE shows a job's ({@link Views#grant}). */
     static void put(ObjectNode r, String key, Grant grant) {
-        ObjectNode g = r.putObject(key);
-        grant.byHost().forEach((host, maps) -> {
-            ObjectNode h = g.putObject(host);
-            maps.forEach((map, ids) -> ids.forEach(h.putArray(map)::add));
-        });
+        r.set(key, Views.grant(grant));
+    }
+
+    /** A record's own copy of a job's slices by place, in their order. */
+    static Map<String, String> copy(Map<String, String> slices) {
+        return slices.isEmpty() ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(slices));
     }
 
     /** A job's slices by place ({@link #slices}); none written when it holds no place of the map of slices. */

@@ -73,7 +73,7 @@ sealed interface JournalRecord {
                    Map<Long, Instant> pids, Map<String, String> slices) implements JournalRecord {
         public Started {
             pids = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(pids));
-            slices = slices.isEmpty() ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(slices));
+            slices = JournalFields.copy(slices);
         }
 
         /** {@code slices}: the MIG UUID of each slice the job holds here, by its place ({@link MigNames#slices}). */
@@ -124,7 +124,7 @@ sealed interface JournalRecord {
     record Changed(String job, String why, long allocId, Grant grant, Grant releasing, Map<String, String> slices)
             implements JournalRecord {
         public Changed {
-            slices = slices.isEmpty() ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(slices));
+            slices = JournalFields.copy(slices);
         }
 
         @Override
