@@ -41,12 +41,8 @@ final class HostState {
      * answer is not on disk: the authority says at the next connect (JournalRecord.PENDING).
      */
     private final java.util.Set<String> remotePending = new java.util.LinkedHashSet<>();
-    /**
-     * Jobs that hold nothing here but entered (the starter enters every job): under a closed
-     * policy with no granted device until JOB_END or reconciliation. Not journaled: after a restart a
-     * JOB_END still removes the policy by the job's name.
-     */
-    private final Map<String, Job> bare = new LinkedHashMap<>();
+    /** Jobs that hold nothing here but entered (the starter enters every job). */
+    final BareJobs bare = new BareJobs();
     /** Ended jobs with processes left in their cgroup, under a closed policy until they exit ({@link Leftovers}). */
     private final Map<String, java.util.List<Long>> leftovers = new LinkedHashMap<>();
     private Cluster cluster;
@@ -207,7 +203,7 @@ final class HostState {
         return slots;
     }
 
-    // --- ended jobs' processes left behind, jobs that entered holding nothing, starts not confirmed ---
+    // --- ended jobs' processes left behind, starts not confirmed ---
 
     /** The processes left in ended jobs' cgroups, by the name their closed policy goes on under. */
     Map<String, java.util.List<Long>> leftovers() {
@@ -226,23 +222,6 @@ final class HostState {
         if (leftovers.remove(name) != null) {
             changed();
         }
-    }
-
-    /** A job that holds nothing here but whose processes entered (under a closed policy). */
-    Optional<Job> bareJob(String id) {
-        return Optional.ofNullable(bare.get(id));
-    }
-
-    java.util.Collection<Job> bareJobs() {
-        return java.util.Collections.unmodifiableCollection(bare.values());
-    }
-
-    void enteredBare(Job job) {
-        bare.put(job.id(), job);
-    }
-
-    void dropBare(String id) {
-        bare.remove(id);
     }
 
     /** Job {@code id}'s global part is not on disk: the authority says at the next connect. */

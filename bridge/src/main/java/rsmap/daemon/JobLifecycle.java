@@ -80,10 +80,10 @@ final class JobLifecycle {
         } catch (ParseException e) {
             throw new Session.CommandException(Category.REFUSED, "request: " + e.getMessage());
         }
-        if (s.bareJob(id).isPresent()) {
+        if (s.bare.of(id).isPresent()) {
             // Processes entered this job before its prolog: not the order execd keeps, but a process that
             // waits in the job's cgroup for the grant to widen it. It leaves before anything is granted.
-            log.note(Log.Level.WARNING, "job " + id + ": processes " + s.bareJob(id).get().pids().keySet()
+            log.note(Log.Level.WARNING, "job " + id + ": processes " + s.bare.of(id).get().pids().keySet()
                     + " entered before its JOB_START; their policy is removed before the grant");
             removePolicy(id);
         }
@@ -273,7 +273,7 @@ final class JobLifecycle {
      * grants no device until they exit ({@link Leftovers}). A failure is logged (a cgroup left behind matters).
      */
     void removePolicy(String id) {
-        s.dropBare(id);
+        s.bare.drop(id);
         leftovers.ended(id);
     }
 
@@ -332,12 +332,12 @@ final class JobLifecycle {
             throw new Session.CommandException(Category.UNAVAILABLE, "process " + peer.pid() + ": cannot read its cgroups: " + e.getMessage());
         }
         boolean slave = false;
-        if (job == null && s.bareJob(id).isEmpty() && s.config.execdSpool() != null) {
+        if (job == null && s.bare.of(id).isEmpty() && s.config.execdSpool() != null) {
             job = slaveStart(tid, jobId, peer).orElse(null);
             slave = job != null;
         }
         if (job == null) {
-            job = s.bareJob(id).orElse(Job.bare(id, peer.user()));
+            job = s.bare.of(id).orElse(Job.bare(id, peer.user()));
         }
         DevicePolicy policy = DevicePolicy.of(s.grantedInstances(job), s.devicesListed());
         try {
@@ -351,7 +351,7 @@ final class JobLifecycle {
         Instant start = ProcessHandle.of(peer.pid()).flatMap(p -> p.info().startInstant()).orElse(null);
         Job entered = job.withPid(peer.pid(), start);
         if (!s.holds(id)) {
-            s.enteredBare(entered);
+            s.bare.entered(entered);
             log.note(Log.Level.INFO, "job " + id + " holds nothing here: process " + peer.pid() + " entered under "
                     + (policy.isOpen() ? "no device policy (no map lists devices)" : "a closed policy with no granted device"));
             return List.of(answer(tid, entered));

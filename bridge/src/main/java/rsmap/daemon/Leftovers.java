@@ -67,7 +67,7 @@ final class Leftovers {
             return;
         }
         for (String name : names) {
-            if (s.holds(name) || s.bareJob(name).isPresent()) {
+            if (s.holds(name) || s.bare.of(name).isPresent()) {
                 continue;
             }
             s.leftover(name, List.of()); // looked at by the sweep below, with this run's own

@@ -87,7 +87,7 @@ final class Reallocation {
             log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " " + a.type() + ": " + a.error());
             return List.of(alloc(tid, idsOnDisk(a)));
         }
-        if (!s.holds(job) && s.bareJob(job).isPresent()) {
+        if (!s.holds(job) && s.bare.of(job).isPresent()) {
             // The core knows only jobs holding something here: a job that asked for no map has no request
             // whose rules an addition could follow.
             Answer a = s.reallocs().refuse(job, tag, "job " + job + " holds nothing on " + s.host()

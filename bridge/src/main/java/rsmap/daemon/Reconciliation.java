@@ -58,7 +58,7 @@ final class Reconciliation {
             }
         }
         List<String> bareGone = new ArrayList<>();
-        for (Job j : s.bareJobs()) {
+        for (Job j : s.bare.all()) {
             if (goneReason(j) != null) {
                 bareGone.add(j.id());
             }
