@@ -226,6 +226,42 @@ class ArchitectureTest {
                 "Scope");
     }
 
+    /** What a grant makes on the host beyond the core: each rendering a part behind {@link #DEVICE_SEAM} (issue 45). */
+    static final Set<String> DEVICE_PARTS = Set.of("MigHost", "MigNames", "MigExplain", "CdiSpecs", "EnvFiles",
+            "JournaledSlices", "Leftovers", "ReleaseNarrowing");
+    /** The one seam the job's life, reallocation, reconciliation, RELOAD and the views go through. */
+    static final String DEVICE_SEAM = "HostDevices";
+
+    /** Whether room {@code room} is one of the parts or of their own family (MIG's and CDI's rooms, the file's after-answer rule). */
+    static boolean inDeviceParts(String room) {
+        return DEVICE_PARTS.contains(room) || room.startsWith("Mig") || room.startsWith("Cdi")
+                || room.equals("AfterAnswer") || room.equals("GpuHost");
+    }
+
+    /**
+     * No room outside the seam reads MIG, CDI, GPU-variable or environment-file state: the parts are named
+     * only by the seam, by each other and by the composition root that makes them.
+     */
+    @Test
+    void deviceParts_areReachedOnlyThroughTheSeam() throws IOException {
+        Path dir = ROOT.resolve("bridge/src/main/java/rsmap/daemon");
+        Map<String, Set<String>> reached = new TreeMap<>();
+        try (Stream<Path> s = Files.list(dir)) {
+            for (Path f : s.filter(p -> p.toString().endsWith(".java")).sorted().collect(Collectors.toList())) {
+                String room = f.getFileName().toString().replaceFirst("\\.java$", "");
+                if (room.equals(COMPOSITION_ROOT) || room.equals(DEVICE_SEAM) || inDeviceParts(room)) {
+                    continue;
+                }
+                Set<String> parts = named(Files.readString(f), DEVICE_PARTS);
+                if (!parts.isEmpty()) {
+                    reached.put(room, parts);
+                }
+            }
+        }
+        assertThat(DEVICE_PARTS.stream().map(r -> dir.resolve(r + ".java"))).allMatch(Files::exists);
+        assertThat(reached).as("rooms reaching a device part around the seam (HostDevices)").isEmpty();
+    }
+
     @Test
     void named_table_findsCodeUsesOnly() {
         Set<String> rooms = Set.of("Authority", "AuthorityLink");

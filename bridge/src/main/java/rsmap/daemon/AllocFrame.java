@@ -30,7 +30,7 @@ final class AllocFrame {
         if (!a.added().isEmpty()) {
             n.set("added", Views.grant(a.added()));
             n.set("R_delta_add", RDelta.of(a.added(), a.addedAt(), hosts).toJson());
-            var slices = s.mig.names.added(a.job(), a.added(), s.host()); // each added slice's MIG UUID (docs/gpus.md)
+            var slices = s.devices.addedSlices(a.job(), a.added()); // each added slice's MIG UUID (docs/gpus.md)
             if (slices != null) {
                 n.set("mig", slices);
             }

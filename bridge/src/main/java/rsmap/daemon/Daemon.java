@@ -20,7 +20,6 @@ import rsmap.ParseException;
 import rsmap.alloc.Cluster;
 import rsmap.alloc.Grant;
 import rsmap.complex.ComplexTable;
-import rsmap.device.Isolation;
 import rsmap.journal.Journal;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
@@ -115,21 +114,19 @@ public final class Daemon implements AutoCloseable {
         GpuHost.Filled gpus = gpuReader.read(config);
         config = gpus.config();
         this.config = config;
-        this.state = new HostState(config, table, authorityRole ? EnvFiles.none()
-                : new EnvFiles(config.stateDir(), log), Scope.of(config));
-        state.gpus = gpus.gpus();
-        state.cdi = authorityRole ? CdiSpecs.NONE : new CdiSpecs(config.cdi(), log);
-        state.mig = mig;
-        mig.onChange(state::changed); // QUERY's kept answers show the slices
-        if (!authorityRole) {
-            state.describe(config.discover() ? withGpus(discovery.discover(), gpus.gpus())
-                    : new Discovery.Result(Map.of(), List.of()), log);
-        }
         this.access = new Access(config.adminUser(), config.daemonUser());
         this.preflight = new Preflight(config, configFile);
         preflight.daemonUser();
         preflight.spool();
-        Isolation isolation = authorityRole ? Preflight.noIsolation() : preflight.isolation(log);
+        // What a grant makes on the host, each part for this role (an authority runs no job: none).
+        HostDevices.Parts parts = authorityRole ? HostDevices.Parts.none()
+                : new HostDevices.Parts(new EnvFiles(config.stateDir(), log), gpus.gpus(),
+                new CdiSpecs(config.cdi(), log), mig, preflight.isolation(log));
+        this.state = new HostState(config, table, Scope.of(config), parts, log);
+        if (!authorityRole) {
+            state.describe(config.discover() ? withGpus(discovery.discover(), gpus.gpus())
+                    : new Discovery.Result(Map.of(), List.of()), log);
+        }
         preflight.values(state);
         this.authenticator = authorityRole ? Optional.of(preflight.authenticator(auth)) : Optional.empty();
         Config linked = config;
@@ -145,24 +142,17 @@ public final class Daemon implements AutoCloseable {
         try {
             opened = Journal.open(config.stateDir().resolve("journal"));
             Records records = held == null ? new Records(opened, log) : new Records(opened, log, held);
-            Reallocation reallocation = new Reallocation(state, records, isolation, events, log, access);
+            Reallocation reallocation = new Reallocation(state, records, events, log, access);
             Generations generations = new Generations(state, records, events, log, configFile, reallocation,
                     gpuReader);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log,
                     held == null ? 0 : held.epoch());
-            // what a lost or older mig.json forgot; the jobs' environments made again from what it now says
-            mig.adopt(state.jobs(), config.host(), state.journaled::of, state::told).forEach(id -> state.job(id)
-                    .ifPresent(j -> state.replay(j.withEnv(Reallocation.environment(j, j.grant(), state)))));
-            state.journaled.applied();
-            state.rewriteEnvFiles(); // what a kill left out of step, and what the mended mig.json changed
-            mig.reconcile(state.jobIds()); // slices of no running job destroyed before anything is served
-            state.cluster().reapplyExclusions(config.host());
-            state.cdi.sync(state.jobs(), state::grantedInstances); // what a kill left out of step
+            // what a lost or older mig.json forgot, what a kill left out of step: every part before anything is served
+            state.devices.started();
             JobKeys keys = authorityRole ? new JobKeys(state, records, log) : null;
             // An authority's hosts' global parts of one job are held to one group (docs/cluster.md).
-            JobLifecycle lifecycle = new JobLifecycle(state, records, isolation, events, log, access, reallocation,
+            JobLifecycle lifecycle = new JobLifecycle(state, records, events, log, access, reallocation,
                     authorityRole ? new GlobalKeys(keys, log) : global);
-            lifecycle.leftovers.adopt(); // what an earlier run set aside, shown and removed once empty
             this.pending = new PendingStarts(state, records, lifecycle, log);
             this.health = new Health(state, records, events, log, access, reallocation);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation,

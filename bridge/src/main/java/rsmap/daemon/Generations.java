@@ -88,11 +88,11 @@ final class Generations {
         if (configFile == null) {
             throw new Session.CommandException(Category.REFUSED, "this daemon was not started from a configuration file");
         }
-        MigHost.Before mig = s.mig.before(); // reading the configuration fills MIG's cards and settings anew
+        HostDevices.BeforeReload mig = s.devices.beforeReload(); // reading the configuration fills MIG's cards and settings anew
         try {
             return reloaded(tid);
         } catch (Session.CommandException e) { // refused before anything was installed
-            s.mig.restore(mig); // MIG as it was, creation taints too (docs/gpus.md)
+            s.devices.reloadRefused(mig); // MIG as it was, creation taints too (docs/gpus.md)
             throw e;
         }
     }
@@ -145,9 +145,7 @@ final class Generations {
             reconfigure(next.complexValues(), next.globalComplexValues());
             log.note(Log.Level.INFO, "RELOAD: configuration generation " + s.generation());
         }
-        s.gpus = filled.gpus();
-        s.cdi.sync(s.jobs(), s::grantedInstances); // the new generation's devices= in the held jobs' specs
-        s.cluster().reapplyExclusions(s.config.host()); // MIG cards read again, taints cleared
+        s.devices.reloaded(filled.gpus()); // the held jobs' specs with the new devices=, MIG cards read again
         rsmap.realloc.Policy policy = rsmap.realloc.Policy.named(next.reallocPolicy()).orElseThrow();
         if (next.realloc() != s.reallocOn() || !policy.name().equals(s.reallocPolicy().name())) {
             changed = true; // a change the answer reports, though no new generation

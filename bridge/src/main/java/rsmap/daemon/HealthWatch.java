@@ -59,7 +59,7 @@ final class HealthWatch implements AutoCloseable {
      */
     HealthWatch start() {
         GpuSettings g = s.config.gpus();
-        if (g.gpuMap().isPresent() && g.nvmlLibrary().isPresent() && s.gpus.inventory().isPresent()) {
+        if (g.gpuMap().isPresent() && g.nvmlLibrary().isPresent() && s.devices.inventory().isPresent()) {
             try {
                 events = NvmlEvents.open(g.nvmlLibrary().get());
                 events.unregistered().forEach(l -> log.note(Log.Level.WARNING, "NVML events: " + l));
@@ -208,7 +208,7 @@ final class HealthWatch implements AutoCloseable {
 
     /** The identifiers of gpu_map behind the card {@code uuid}, in configured order, each once. */
     List<String> idsOf(String uuid) {
-        Optional<Gpu> card = s.gpus.inventory().flatMap(inv -> inv.gpus().stream().filter(g -> g.uuid().equals(uuid))
+        Optional<Gpu> card = s.devices.inventory().flatMap(inv -> inv.gpus().stream().filter(g -> g.uuid().equals(uuid))
                 .findFirst());
         String mapName = s.config.gpus().gpuMap().orElse("");
         Optional<ResourceMap> map = Optional.ofNullable(s.cluster().hosts().get(s.host()))

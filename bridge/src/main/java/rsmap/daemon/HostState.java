@@ -3,7 +3,6 @@
 package rsmap.daemon;
 
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -13,12 +12,12 @@ import rsmap.alloc.Cluster;
 import rsmap.alloc.JobSpec;
 import rsmap.complex.ComplexTable;
 import rsmap.map.ComplexValues;
-import rsmap.map.Instance;
 
 /**
  * Mutable; every change happens under the daemon's lock ({@link Daemon}). The jobs change only through
- * the verbs {@link #hold}, {@link #drop} (and {@link #replay} while the journal is read): what follows
- * from them - QUERY's cached answer, the jobs' environment files - follows inside the verb.
+ * the verbs {@link #hold}, {@link #drop} (and {@link #replay} while the journal is read): QUERY's cached
+ * answer follows inside the verb. What a job's grant makes on the host (its environment file, slices, CDI
+ * spec, device policy) follows through the one seam, {@link #devices}, whose verbs call these.
  * <p>
  * The core has two faces: {@link #cluster} answers what is where and decides whole grants (JOB_START,
  * restores, explanations); {@link #reallocs}, over the same cluster, is how a running job's holding
@@ -30,8 +29,6 @@ final class HostState {
     final Limits limits;
     /** Jobs holding a grant here, in the order they were granted. */
     private final Map<String, Job> jobs = new LinkedHashMap<>();
-    /** The jobs' environment files (none on an authority: it runs no job). */
-    private final EnvFiles envFiles;
     /** What the command being answered leaves for after its answer: a new job's file and log line. */
     final AfterAnswer after;
     /** What the core covers: chosen by the daemon's role. */
@@ -48,13 +45,8 @@ final class HostState {
     private Cluster cluster;
     /** Every instance's health (docs/health.md): told to each new core as it is installed. */
     final HostHealth health = new HostHealth();
-    /** The host's GPUs (NVML, gpu_map): set at start and by each accepted RELOAD; NONE on an authority. */
-    GpuHost gpus = GpuHost.NONE;
-    CdiSpecs cdi = CdiSpecs.NONE; // the jobs' CDI specs, in step with hold and drop (off on an authority)
-    /** The host's slices on demand (mig_map): set once at start; without mig_map it does nothing. */
-    MigHost mig = MigHost.none();
-    /** The MIG UUIDs of held jobs' slices as the replayed records named them (start-up only). */
-    final JournaledSlices journaled = new JournaledSlices();
+    /** What a grant makes on this host (slices, environment, CDI spec, policy): the one seam; no parts on an authority. */
+    final HostDevices devices;
     /** Reallocation over {@link #cluster}: a new one with every new cluster ({@link #install}). */
     private rsmap.realloc.Reallocs reallocs;
     /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
@@ -84,12 +76,12 @@ final class HostState {
     final JobGroups jobGroups = new JobGroups();
     private final ParseCache parsing;
 
-    HostState(Config config, ComplexTable table, EnvFiles envFiles, Scope scope) {
+    HostState(Config config, ComplexTable table, Scope scope, HostDevices.Parts parts, LogBook log) {
         this.config = config;
         this.table = table;
-        this.envFiles = envFiles;
-        this.after = new AfterAnswer(envFiles);
+        this.after = new AfterAnswer(parts.envFiles());
         this.scope = scope;
+        this.devices = new HostDevices(this, parts, log);
         this.limits = Limits.DEFAULT.withMaxRsmapIds(config.maxRsmapIds());
         this.parsing = new ParseCache(table, limits);
         this.reallocOn = config.realloc();
@@ -102,11 +94,6 @@ final class HostState {
         attributes = d.attributes();
         slots = d.slots();
         node = new rsmap.node.Node(config.host(), slots, attributes);
-    }
-
-    /** A job's environment when it holds {@code grant}: its SGE_HGR_*, and the variable naming its cards. */
-    Map<String, String> environment(rsmap.alloc.Grant grant) {
-        return mig.names.environment(gpus.environment(grant.environment(host())));
     }
 
     /** This host as filters see it. */
@@ -276,42 +263,17 @@ final class HostState {
         return java.util.Collections.unmodifiableCollection(jobs.values());
     }
 
-    /** {@code job} holds what it says from now on; its environment file says so when its environment changed. */
+    /** {@code job} holds what it says from now on (its renderings follow through {@link HostDevices#hold}). */
     void hold(Job job) {
-        hold(job, false);
-    }
-
-    /** {@link #hold}; {@code afterAnswer}: its environment file is written once the command is answered ({@link #after}). */
-    void hold(Job job, boolean afterAnswer) {
-        Job before = jobs.put(job.id(), job);
+        jobs.put(job.id(), job);
         changed();
-        if (before == null || !before.env().equals(job.env())) {
-            envFiles.write(job.id(), job.user(), job.env(), afterAnswer);
-        }
-        cdi.held(job, cdi.on() ? grantedInstances(job) : List.of()); // its CDI spec, before the answer
     }
 
-    /**
-     * Start-up: each held job's environment file made again where it is missing, does not say what the job
-     * is told, or is not yet its owner's (a kill after an answer and before or inside its file, between a
-     * realloc's record and its file, or mig.json mended).
-     */
-    void rewriteEnvFiles() {
-        envFiles.agree(jobs.values());
-    }
-
-    /** The environment file of job {@code id} as written: what the job was told (empty: none). */
-    Map<String, String> told(String id) {
-        return envFiles.read(id);
-    }
-
-    /** Job {@code id} holds nothing here any more; its environment file goes. */
+    /** Job {@code id} holds nothing here any more (its renderings go through {@link HostDevices#ended}). */
     void drop(String id) {
         if (jobs.remove(id) != null) {
             changed();
         }
-        envFiles.remove(id);
-        cdi.removed(id);
     }
 
     /** While the journal is replayed: the job as its records say (its environment file is already there). */
@@ -321,7 +283,7 @@ final class HostState {
 
     /** While the journal is replayed: the job ended; false when it held nothing. */
     boolean replayEnd(String id) {
-        journaled.forget(id);
+        devices.journaledEnd(id);
         return jobs.remove(id) != null;
     }
 
@@ -333,7 +295,7 @@ final class HostState {
     /** A core for this host (and the global host, where it has maps) configured with these values. */
     Cluster build(String host, String global) throws ParseException {
         Cluster c = new Cluster(table);
-        c.setExclusionRule((h, v) -> mig.exclusions(v)); // a card and its slices are one pool
+        c.setExclusionRule((h, v) -> devices.exclusions(v)); // a card and its slices are one pool
         scope.configure(c, config.host(), values(host), values(global));
         return c;
     }
@@ -379,11 +341,6 @@ final class HostState {
     /** The names of this host's maps, in configured order. */
     Set<String> mapNames() {
         return cluster.mapNames(config.host());
-    }
-
-    /** The instances behind a job's grant on this host (and the global host), for its device policy. */
-    List<Instance> grantedInstances(Job job) {
-        return mig.names.withCaps(cluster.instancesOf(job.id()));
     }
 
     /**

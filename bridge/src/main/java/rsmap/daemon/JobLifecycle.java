@@ -1,5 +1,6 @@
 // A job's life on this host: JOB_START grants, JOB_ENTER puts a process under the job's device policy,
 // JOB_END frees; each step journaled before it is answered and announced to the event streams.
+// What a grant makes on the host goes through one seam (HostDevices): decide, prepare, journal, hold.
 package rsmap.daemon;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -14,9 +15,7 @@ import rsmap.ParseException;
 import rsmap.alloc.Decision;
 import rsmap.alloc.Grant;
 import rsmap.alloc.JobSpec;
-import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
-import rsmap.device.Isolation;
 import rsmap.device.JobCgroups;
 import rsmap.wire.Category;
 import rsmap.wire.Code;
@@ -28,27 +27,25 @@ import rsmap.wire.Session;
 final class JobLifecycle {
     private final HostState s;
     private final Records journal;
-    private final Isolation isolation;
+    /** What a grant makes on this host: the one seam (prepare, hold, enter, ended). */
+    private final HostDevices devices;
     private final EventHub events;
     private final LogBook log;
     private final Access access;
     private final Reallocation reallocation;
     /** The host's global part: none, or the link to its authority (docs/cluster.md). */
     private final GlobalPart global;
-    /** What a job's policy becomes at its end: removed, or closed while processes are left in it. */
-    final Leftovers leftovers;
 
-    JobLifecycle(HostState s, Records journal, Isolation isolation, EventHub events, LogBook log, Access access,
+    JobLifecycle(HostState s, Records journal, EventHub events, LogBook log, Access access,
                  Reallocation reallocation, GlobalPart global) {
         this.s = s;
         this.journal = journal;
-        this.isolation = isolation;
+        this.devices = s.devices;
         this.events = events;
         this.log = log;
         this.access = access;
         this.reallocation = reallocation;
         this.global = global;
-        this.leftovers = new Leftovers(s, isolation, log);
     }
 
     /**
@@ -85,7 +82,7 @@ final class JobLifecycle {
             // waits in the job's cgroup for the grant to widen it. It leaves before anything is granted.
             log.note(Log.Level.WARNING, "job " + id + ": processes " + s.bare.of(id).get().pids().keySet()
                     + " entered before its JOB_START; their policy is removed before the grant");
-            removePolicy(id);
+            devices.removePolicy(id);
         }
         JobSpec pinned = GroupAgreement.held(s, this.global, jobId, spec); // one group for the whole job
         try {
@@ -93,14 +90,12 @@ final class JobLifecycle {
                 return startWithGlobalPart(tid, jobId, user, request, slots, pinned, global);
             }
             Decision d = grantNow(pinned, id);
-            slices(id, d.grant()); // created before the job is told (the environment names their MIG UUIDs)
-            Job job = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
-                    s.environment(d.grant()), Map.of());
-            containers(job);
-            // forced before the answer (Commands.handle)
-            written(JournalRecord.Started.of(job, s.mig.names.slices(job, s.host())));
+            // its slices, environment and CDI spec made before the job is told (the environment names their MIG UUIDs)
+            HostDevices.Prepared p = devices.prepare(new Job(id, user, request, slots, d.grant(), Grant.NONE,
+                    Grant.NONE, Map.of(), Map.of()));
+            written(JournalRecord.Started.of(p.job(), p.slices()), p); // forced before the answer (Commands.handle)
             journal.forceSoon(); // the disk writes it while the answer is made
-            return granted(tid, job);
+            return granted(tid, p.job());
         } catch (Session.CommandException e) {
             if (pinned != spec) {
                 this.global.end(jobId); // told its groups, granted nothing: the authority counts this host out
@@ -120,26 +115,11 @@ final class JobLifecycle {
     }
 
     /**
-     * The CDI spec of a job granted in the core, written before its start is journaled (docs/containers.md):
-     * under cdi = required a spec that cannot be written fails the start closed, the grant undone
-     * (UNAVAILABLE: the job goes elsewhere); under optional it was logged.
-     */
-    private void containers(Job job) throws Session.CommandException {
-        Optional<String> failed = s.cdi.held(job, s.grantedInstances(job));
-        if (failed.isPresent() && s.cdi.required()) {
-            s.cluster().finish(job.id(), s.cluster().now());
-            s.mig.destroy(job.id()); // its slices too: a job never holds half a grant
-            throw new Session.CommandException(Category.UNAVAILABLE, "job " + job.id() + ": " + failed.get()
-                    + "; cdi = required");
-        }
-    }
-
-    /**
      * A job granted and on its way to disk: held, announced, answered; its environment file and log line
      * follow the answer (the prolog does not wait for them; the job's JOB_ENTER finds the file).
      */
     private List<Frame> granted(long tid, Job job) {
-        s.hold(job, true);
+        devices.hold(job, true);
         s.after.add(() -> log.note(Log.Level.INFO, "job " + job.id() + (job.user().isEmpty() ? "" : " (" + job.user()
                 + ")") + " granted " + job.env()));
         publish("grant", job, () -> Views.job(job).put("event", "grant"));
@@ -152,11 +132,11 @@ final class JobLifecycle {
      */
     boolean adopt(Job job) {
         try {
-            written(JournalRecord.Started.of(job, s.mig.names.slices(job, s.host())));
+            written(JournalRecord.Started.of(job, devices.slices(job)), devices.restored(job));
         } catch (Session.CommandException e) {
             return false;
         }
-        s.hold(job);
+        devices.hold(job);
         publish("grant", job, () -> Views.job(job).put("event", "grant"));
         return true;
     }
@@ -174,18 +154,15 @@ final class JobLifecycle {
                                             String globalRequest) throws Session.CommandException {
         String id = jobId.toString();
         Decision d = grantNow(spec, id);
-        slices(id, d.grant());
-        Job local = new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
-                s.environment(d.grant()), Map.of());
-        containers(local);
-        written(JournalRecord.Started.pending(local, s.mig.names.slices(local, s.host())));
+        HostDevices.Prepared p = devices.prepare(new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
+                Map.of(), Map.of()));
+        Job local = p.job();
+        written(JournalRecord.Started.pending(local, p.slices()), p);
         Grant remote;
         try {
             remote = global.start(jobId, user, slots, globalRequest, this::forced);
         } catch (Session.CommandException e) {
-            s.cluster().finish(id, s.cluster().now());
-            s.cdi.removed(id); // written before the authority was asked
-            s.mig.destroy(id); // its slices too: a job never holds half a grant
+            p.undo(); // its slices and spec too, made before the authority was asked: never half a grant
             try {
                 journal.write(new JournalRecord.Ended(id, "authority"));
             } catch (Session.CommandException x) {
@@ -194,7 +171,7 @@ final class JobLifecycle {
             }
             throw e;
         }
-        Job job = local.withRemote(remote, s.environment(local.grant().plus(remote)));
+        Job job = local.withRemote(remote, devices.environment(local.grant().plus(remote)));
         try {
             journal.writeLazily(new JournalRecord.Remote(id, remote));
         } catch (Session.CommandException e) {
@@ -209,14 +186,12 @@ final class JobLifecycle {
         journal.force();
     }
 
-    /** A start's record written; when it cannot be, the grant the core just made is undone (not granted). */
-    private void written(JournalRecord.Started r) throws Session.CommandException {
+    /** A start's record written; when it cannot be, the start is undone (not granted: no grant, no spec, no slice). */
+    private void written(JournalRecord.Started r, HostDevices.Prepared start) throws Session.CommandException {
         try {
             journal.write(r);
         } catch (Session.CommandException e) {
-            s.cluster().finish(r.job(), s.cluster().now());
-            s.cdi.removed(r.job()); // written before the journal: no grant, no spec
-            s.mig.destroy(r.job());
+            start.undo();
             throw e;
         }
     }
@@ -242,7 +217,7 @@ final class JobLifecycle {
     void end(String id, String why) throws Session.CommandException {
         Job job = s.job(id).orElse(null);
         if (job == null) {
-            removePolicy(id);
+            devices.removePolicy(id);
             return;
         }
         s.after.work(); // a grant's line still waiting comes before its end's; its file is dropped unwritten
@@ -251,9 +226,7 @@ final class JobLifecycle {
         boolean keyed = global.agreesGroups() && !s.cluster().groupKeys(id).isEmpty(); // before the core frees it
         // Its waiting reallocs are answered CANCEL; what it held, taken-away instances included, is free.
         rsmap.realloc.Outcome o = s.reallocs().finish(id, s.cluster().now());
-        s.drop(id);
-        removePolicy(id);
-        s.mig.destroy(id); // after the policy is narrowed: no process of the job reaches the slice any more
+        devices.ended(id); // its file, spec and policy; then its slices, which no process of the job reaches now
         reallocation.dispatch(o.events());
         if (!job.remote().isEmpty() || keyed) {
             global.end(JobId.parse(id).orElseThrow()); // told now, or as soon as the authority is back
@@ -266,15 +239,6 @@ final class JobLifecycle {
 
     private void publish(String kind, Job job, Supplier<ObjectNode> diff) {
         events.publish(kind, job.maps(), job.id(), job.user(), diff, stream -> access.mayQuery(stream.peer(), job));
-    }
-
-    /**
-     * Drops the device policy of a job, held or bare; processes left in its cgroup keep a closed policy that
-     * grants no device until they exit ({@link Leftovers}). A failure is logged (a cgroup left behind matters).
-     */
-    void removePolicy(String id) {
-        s.bare.drop(id);
-        leftovers.ended(id);
     }
 
     /**
@@ -339,9 +303,8 @@ final class JobLifecycle {
         if (job == null) {
             job = s.bare.of(id).orElse(Job.bare(id, peer.user()));
         }
-        DevicePolicy policy = DevicePolicy.of(s.grantedInstances(job), s.devicesListed());
         try {
-            isolation.apply(id, policy, peer.pid()).ifPresent(w -> log.note(Log.Level.WARNING, w));
+            devices.enter(job, peer.pid()).ifPresent(w -> log.note(Log.Level.WARNING, w));
         } catch (DevicePolicyException e) {
             if (slave) { // granted for this task alone, which does not run: given back now
                 end(id, "unenforceable");
@@ -353,28 +316,13 @@ final class JobLifecycle {
         if (!s.holds(id)) {
             s.bare.entered(entered);
             log.note(Log.Level.INFO, "job " + id + " holds nothing here: process " + peer.pid() + " entered under "
-                    + (policy.isOpen() ? "no device policy (no map lists devices)" : "a closed policy with no granted device"));
+                    + (devices.open(job) ? "no device policy (no map lists devices)" : "a closed policy with no granted device"));
             return List.of(answer(tid, entered));
         }
         journal.write(new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)));
-        s.hold(entered);
+        devices.hold(entered);
         s.after.settle(); // a slave host's grant just made: its file is there before the job's process runs
         // RSMAP_CDI_DEVICE in the lines only, not in the STATE JSON (docs/protocol.md, JOB_ENTER)
-        return List.of(answer(tid, entered, s.cdi.entering(entered, s.devicesListed()).env()));
-    }
-
-    /**
-     * The job's MIG slices made before it is answered (docs/gpus.md, "Partitions on demand"); a creation that
-     * fails frees the grant, and its card is tainted (no new grant there until RELOAD or restart).
-     */
-    private void slices(String id, Grant grant) throws Session.CommandException {
-        try {
-            s.mig.create(id, grant, s.config.host());
-        } catch (Session.CommandException e) {
-            s.cluster().finish(id, s.cluster().now());
-            s.cluster().reapplyExclusions(s.config.host());
-            log.note(Log.Level.WARNING, e.getMessage());
-            throw e;
-        }
+        return List.of(answer(tid, entered, devices.entering(entered).env()));
     }
 }

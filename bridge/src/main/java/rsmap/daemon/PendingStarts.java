@@ -34,11 +34,11 @@ final class PendingStarts {
             }
             try {
                 if (grant.isPresent()) {
-                    Job now = job.withRemote(grant.get(), s.environment(job.grant().plus(grant.get())));
+                    Job now = job.withRemote(grant.get(), s.devices.environment(job.grant().plus(grant.get())));
                     records.write(new JournalRecord.Remote(id, grant.get()));
                     records.force();
                     s.confirmed(id);
-                    s.hold(now);
+                    s.devices.hold(now);
                     log.note(Log.Level.INFO, "job " + id + ": the authority holds its global part " + grant.get().byHost()
                             + ": restored");
                 } else {

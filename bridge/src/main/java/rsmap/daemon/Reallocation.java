@@ -12,11 +12,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 import rsmap.alloc.Grant;
-import rsmap.device.DevicePolicy;
-import rsmap.device.DevicePolicyException;
-import rsmap.device.Isolation;
-import rsmap.map.Instance;
-import rsmap.map.ResourceMap;
 import rsmap.realloc.Answer;
 import rsmap.realloc.Event;
 import rsmap.realloc.Outcome;
@@ -43,12 +38,11 @@ final class Reallocation {
 
     private final HostState s;
     private final Records journal;
-    private final Isolation isolation;
+    /** What a change of the grant makes on this host: slices, environment file, spec, policy (the one seam). */
+    private final HostDevices devices;
     private final EventHub events;
     private final LogBook log;
     private final Access access;
-    /** RELEASE's narrowing and its look for descriptors still open. */
-    private final ReleaseNarrowing narrowing;
     /** How far each job may grow (realloc_max_grow). */
     private final GrowthLimit growth = new GrowthLimit();
     /** REALLOC commands left open by a waiting realloc, by job and tag. */
@@ -60,14 +54,13 @@ final class Reallocation {
     private record Open(Session session, long tid) {
     }
 
-    Reallocation(HostState s, Records journal, Isolation isolation, EventHub events, LogBook log, Access access) {
+    Reallocation(HostState s, Records journal, EventHub events, LogBook log, Access access) {
         this.s = s;
         this.journal = journal;
-        this.isolation = isolation;
+        this.devices = s.devices;
         this.events = events;
         this.log = log;
         this.access = access;
-        this.narrowing = new ReleaseNarrowing(s, isolation, log);
     }
 
     /** Refuses {@code peer} a job it neither owns nor administers; a job unknown here passes (DENY says so). */
@@ -153,18 +146,16 @@ final class Reallocation {
             throw new Session.CommandException(Category.REFUSED, wrong.get());
         }
         Grant left = job.releasing().minus(ids);
-        List<Instance> kept = instances(job.grant().plus(left));
-        narrowing.narrow(job, ids, instances(ids), kept);
+        devices.narrow(job, ids, job.grant().plus(left));
         Outcome o = s.reallocs().release(id, ids, s.cluster().now());
         if (!o.ok()) {
-            narrowing.widenBack(job);
+            devices.widenBack(job);
             throw new Session.CommandException(Category.REFUSED, o.error());
         }
         Job now = job.holding(job.grant(), left, job.env());
-        journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing(),
-                s.mig.names.slices(now, s.host())));
-        s.hold(now);
-        s.mig.destroyReleased(id, now.grant().plus(now.releasing()), s.host()); // after the narrowing
+        journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing(), devices.slices(now)));
+        devices.hold(now);
+        devices.released(now); // its slices destroyed after the narrowing
         log.note(Log.Level.INFO, "job " + id + " released " + ids.byHost());
         publish("release", now, () -> event("release", now).<ObjectNode>set("ids", Views.grant(ids)));
         publish("free", now, () -> event("free", now).<ObjectNode>set("ids", Views.grant(ids)));
@@ -215,18 +206,6 @@ final class Reallocation {
         answered.forEach(a -> answerOpen(applied(a)));
     }
 
-    /**
-     * The job's SGE_HGR_* (and its cards' variable, GpuHost) when it holds {@code held}: a map it held
-     * before and holds no more shows empty.
-     */
-    static Map<String, String> environment(Job job, Grant held, HostState s) {
-        Map<String, String> env = new LinkedHashMap<>(s.environment(held.plus(job.remote())));
-        Map<String, String> before = new LinkedHashMap<>(s.environment(job.grant().plus(job.releasing())));
-        before.putAll(job.env());
-        before.keySet().forEach(k -> env.putIfAbsent(k, ""));
-        return env;
-    }
-
     // --- the parts ---
 
     /** A SUCCESS changes the job here before it is sent: journal, policy, environment file, events. */
@@ -238,28 +217,18 @@ final class Reallocation {
         Job job = s.job(a.job()).orElse(null);
         Grant held = s.cluster().grantOf(a.job()).orElse(Grant.NONE);
         Grant releasing = s.reallocs().releasingOf(a.job());
-        grownSlices(a);
-        Job now = job.holding(held, releasing, environment(job, held, s));
-        journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing,
-                s.mig.names.slices(now, s.host())));
-        s.hold(now); // its environment file follows
-        if (!a.added().isEmpty() && !now.pids().isEmpty()) {
-            try {
-                isolation.update(a.job(), DevicePolicy.of(s.grantedInstances(now), s.devicesListed()))
-                        .ifPresent(w -> log.note(Log.Level.WARNING, w));
-            } catch (DevicePolicyException e) {
-                // Failing closed: the job holds the instances but cannot open their devices.
-                log.note(Log.Level.ERROR, "job " + a.job() + ": its device policy could not be widened to "
-                        + a.added().byHost() + ": " + e.getMessage());
-            }
-        }
+        devices.grown(a.job(), a.added(), a.tag()); // the added slices, made before the job is told
+        Job now = job.holding(held, releasing, devices.environment(job, held));
+        journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing, devices.slices(now)));
+        devices.hold(now); // its environment file and spec follow
+        devices.widened(now, a.added());
         log.note(Log.Level.INFO, "job " + a.job() + ": realloc " + a.tag() + " SUCCESS alloc_id " + a.allocId()
                 + (a.added().isEmpty() ? "" : " added " + a.added().byHost())
                 + (a.removed().isEmpty() ? "" : " took away " + a.removed().byHost()));
         if (!a.added().isEmpty()) {
             publish("alloc", now, () -> {
                 ObjectNode n = event("alloc", now).put("alloc_id", a.allocId()).set("added", Views.grant(a.added()));
-                var slices = s.mig.names.added(a.job(), a.added(), s.host()); // the added slices' MIG UUIDs
+                var slices = devices.addedSlices(a.job(), a.added()); // the added slices' MIG UUIDs
                 return slices == null ? n : n.set("mig", slices);
             });
         }
@@ -325,20 +294,6 @@ final class Reallocation {
         return Optional.empty();
     }
 
-    /** The configured instances behind {@code grant}'s identifiers (one per identifier). */
-    private List<Instance> instances(Grant grant) {
-        List<Instance> out = new ArrayList<>();
-        grant.byHost().forEach((h, maps) -> {
-            var values = s.cluster().hosts().get(h);
-            if (values == null) {
-                return;
-            }
-            maps.forEach((m, ids) -> values.resourceMap(m).ifPresent((ResourceMap rm) -> ids.forEach(id ->
-                    rm.instance(id).ifPresent(out::add))));
-        });
-        return s.mig.names.withCaps(out); // a slice's capability nodes, where it has them
-    }
-
     private ObjectNode event(String kind, Job job) {
         return JSON.createObjectNode().put("event", kind).put("job", job.id()).put("user", job.user());
     }
@@ -355,19 +310,5 @@ final class Reallocation {
             parts.add("ids " + r.ids().byHost());
         }
         return String.join(", ", parts);
-    }
-
-    /**
-     * The slices a grow added, made before the job is told (docs/gpus.md, "Partitions on demand"). The core has
-     * already committed the grow: a creation that fails leaves the job holding the place without a slice
-     * (its policy has no capability node for it: it cannot use it), logged, and taints the card.
-     */
-    private void grownSlices(Answer a) {
-        try {
-            s.mig.create(a.job(), a.added(), s.host());
-        } catch (Session.CommandException e) {
-            log.note(Log.Level.ERROR, e.getMessage() + " (the realloc " + a.tag() + " stands; release the place)");
-            s.cluster().reapplyExclusions(s.host());
-        }
     }
 }

@@ -32,14 +32,13 @@ final class Reconciliation {
 
     /** One pass; called under the daemon's lock. */
     void run() {
-        lifecycle.leftovers.sweep();
-        s.mig.reconcile(s.jobIds()); // slices rsmapd made that no job holds any more
-        s.cluster().reapplyExclusions(s.config.host());
+        s.devices.sweepLeftovers();
+        s.devices.slicesInStep(); // slices rsmapd made that no job holds any more
         Path spool = s.config.execdSpool();
         if (spool != null && !readableDirectory(spool.resolve("active_jobs"))) {
             log.note(Log.Level.ERROR, "reconciliation skipped: " + spool.resolve("active_jobs") + " is not a readable "
                     + "directory; no grant is released until it is");
-            s.cdi.sync(s.jobs(), s::grantedInstances); // the held jobs' specs in step all the same
+            s.devices.specsInStep(); // the held jobs' specs in step all the same
             return;
         }
         Map<String, String> gone = new LinkedHashMap<>(); // job -> why; released after the walk over jobs
@@ -63,8 +62,8 @@ final class Reconciliation {
                 bareGone.add(j.id());
             }
         }
-        bareGone.forEach(lifecycle::removePolicy);
-        s.cdi.sync(s.jobs(), s::grantedInstances); // specs of jobs gone while rsmapd was away
+        bareGone.forEach(s.devices::removePolicy);
+        s.devices.specsInStep(); // specs of jobs gone while rsmapd was away
     }
 
     private static boolean readableDirectory(Path dir) {

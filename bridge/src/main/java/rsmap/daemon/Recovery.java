@@ -119,13 +119,13 @@ final class Recovery {
             if (!o.ok()) {
                 throw new IOException("job " + j.id() + " cannot be restored: " + o.error());
             }
-            s.replay(j.withEnv(s.environment(r.grant().plus(j.remote()))));
-            s.journaled.replay(j.id(), r.slices());
+            s.replay(j.withEnv(s.devices.environment(r.grant().plus(j.remote()))));
+            s.devices.journaled(j.id(), r.slices());
         } else if (record instanceof JournalRecord.Remote rr) {
             Job j = s.job(rr.job()).orElse(null);
             if (j != null) {
                 s.confirmed(rr.job());
-                s.replay(j.withRemote(rr.remote(), s.environment(j.grant().plus(rr.remote()))));
+                s.replay(j.withRemote(rr.remote(), s.devices.environment(j.grant().plus(rr.remote()))));
             }
         } else if (record instanceof JournalRecord.Changed c) {
             // What a realloc or a release left the job: it is put back exactly so, no choice made again.
@@ -139,8 +139,8 @@ final class Recovery {
             if (!o.ok()) {
                 throw new IOException("job " + j.id() + " cannot be restored as changed: " + o.error());
             }
-            s.replay(j.holding(c.grant(), c.releasing(), Reallocation.environment(j, c.grant(), s)));
-            s.journaled.replay(j.id(), c.slices());
+            s.replay(j.holding(c.grant(), c.releasing(), s.devices.environment(j, c.grant())));
+            s.devices.journaled(j.id(), c.slices());
         } else if (record instanceof JournalRecord.AllocIds ids) {
             s.allocIdsUpTo(ids.upTo());
         } else if (record instanceof JournalRecord.Entered e) {
@@ -170,7 +170,7 @@ final class Recovery {
         out.add(new JournalRecord.Configured(s.generation(), s.hostValues(), s.globalValues(),
                 Math.max(s.lastAllocId(), s.reallocs().lastAllocId())).line());
         for (Job j : s.jobs()) {
-            Map<String, String> slices = s.journaled.of(j.id()); // what the records said, not what mig.json says
+            Map<String, String> slices = s.devices.journaledSlices(j.id()); // what the records said, not what mig.json says
             out.add((s.isPending(j.id()) ? JournalRecord.Started.pending(j, slices)
                     : JournalRecord.Started.of(j, slices)).line());
         }

@@ -24,11 +24,15 @@ final class ReleaseNarrowing {
     private final HostState s;
     private final Isolation isolation;
     private final LogBook log;
+    /** The instances behind a job's grant, with their slices' nodes ({@link HostDevices#instances(Job)}). */
+    private final java.util.function.Function<Job, List<rsmap.map.Instance>> holding;
 
-    ReleaseNarrowing(HostState s, Isolation isolation, LogBook log) {
+    ReleaseNarrowing(HostState s, Isolation isolation, LogBook log,
+                     java.util.function.Function<Job, List<rsmap.map.Instance>> holding) {
         this.s = s;
         this.isolation = isolation;
         this.log = log;
+        this.holding = holding;
     }
 
     /**
@@ -71,7 +75,7 @@ final class ReleaseNarrowing {
             return;
         }
         try {
-            isolation.update(job.id(), DevicePolicy.of(s.grantedInstances(job), s.devicesListed()))
+            isolation.update(job.id(), DevicePolicy.of(holding.apply(job), s.devicesListed()))
                     .ifPresent(w -> log.note(Log.Level.WARNING, w));
         } catch (DevicePolicyException e) {
             // Failing closed: the job keeps the instances but cannot open what it was to give back.

@@ -109,32 +109,13 @@ final class Views {
         if (d.slots().isPresent()) {
             q.put("slots", d.slots().getAsInt());
         }
-        ObjectNode nvidia = d.gpus.facts(); // docs/gpus.md: the driver and each card, where NVML was read
+        ObjectNode nvidia = d.devices.facts(); // docs/gpus.md: the driver and each card, where NVML was read
         if (nvidia != null) {
             q.set("nvidia", nvidia);
         }
-        if (d.mig.map().isPresent()) {
-            q.set("mig", mig(d.mig)); // docs/gpus.md: each slice with its profile, card and MIG UUID
+        if (d.devices.migMap().isPresent()) {
+            q.set("mig", d.devices.slicesShown()); // docs/gpus.md: each slice with its profile, card and MIG UUID
         }
-    }
-
-    /** What QUERY and rsmap status --json show of the slices: each with its profile, card and MIG UUID. */
-    static ArrayNode mig(MigHost m) {
-        ArrayNode list = JSON.createArrayNode();
-        for (MigCheckpoint.Entry e : m.slices()) {
-            list.addObject().put("id", e.slot().toString()).put("profile", e.slot().profile()).put("card", e.card())
-                    .put("uuid", e.uuid()).put("job", e.job()).put("gi", e.gi()).put("ci", e.ci()).put("state", e.state());
-        }
-        for (rsmap.device.nvml.MigCard c : m.cards()) {
-            for (rsmap.device.nvml.MigCard.Slice x : c.slices()) {
-                if (!m.ours(c, x)) {
-                    list.addObject().putNull("id").put("profile", x.profile()).put("card", c.uuid())
-                            .put("uuid", x.uuid().orElse("")).put("job", "").put("gi", x.gi()).put("ci", x.ci().orElse(-1))
-                            .put("state", "static");
-                }
-            }
-        }
-        return list;
     }
 
     /**
@@ -210,7 +191,7 @@ final class Views {
         }
         d.attributes().values().forEach((name, v) -> attrs.add(attr("host.attr." + name, v.type().name(), name,
                 "Host attribute " + name + " (" + v.type() + "), for node filters", null, null, null, List.of())));
-        ObjectNode nvidia = d.gpus.facts();
+        ObjectNode nvidia = d.devices.facts();
         if (nvidia != null) {
             attrs.add(attr("host.nvidia", "NVIDIA", "nvidia", "What NVML reports: driver, cuda, and each card's index, "
                     + "uuid, model, memory, numa_node, pci, compute_capability, minor (docs/gpus.md)", null, null, null,

@@ -23,8 +23,9 @@ class HostStateTest {
 
     private HostState state() throws Exception {
         Config config = TestDaemon.config(tmp.resolve("d"), "gpu=2(0 1)");
-        return new HostState(config, ComplexTable.parse(Files.readString(config.complexes())),
-                new EnvFiles(tmp.resolve("state"), new LogBook()), Scope.HOST);
+        return new HostState(config, ComplexTable.parse(Files.readString(config.complexes())), Scope.HOST,
+                new HostDevices.Parts(new EnvFiles(tmp.resolve("state"), new LogBook()), GpuHost.NONE, CdiSpecs.NONE,
+                        MigHost.none(), Preflight.noIsolation()), new LogBook());
     }
 
     private static Job job(String id, String gpus) {
@@ -52,11 +53,11 @@ class HostStateTest {
     void holdAndDrop_writeAndRemoveTheEnvironmentFile() throws Exception {
         HostState s = state();
         Path file = tmp.resolve("state").resolve("env").resolve("7");
-        s.hold(job("7", "0"));
+        s.devices.hold(job("7", "0"));
         assertThat(Files.readString(file)).isEqualTo("SGE_HGR_gpu=0\n");
-        s.hold(job("7", "0 1")); // a realloc's new environment
+        s.devices.hold(job("7", "0 1")); // a realloc's new environment
         assertThat(Files.readString(file)).isEqualTo("SGE_HGR_gpu=0 1\n");
-        s.drop("7");
+        s.devices.ended("7");
         assertThat(file).doesNotExist();
         assertThat(s.job("7")).isEmpty();
     }
@@ -65,8 +66,8 @@ class HostStateTest {
     void onAnAuthority_noEnvironmentFileIsWritten() throws Exception {
         Config config = TestDaemon.config(tmp.resolve("a"), "gpu=2(0 1)");
         HostState s = new HostState(config, ComplexTable.parse(Files.readString(config.complexes())),
-                EnvFiles.none(), Scope.AUTHORITY);
-        s.hold(job("node01:7", "0"));
+                Scope.AUTHORITY, HostDevices.Parts.none(), new LogBook());
+        s.devices.hold(job("node01:7", "0"));
         assertThat(s.job("node01:7")).isPresent();
         assertThat(tmp.resolve("a").resolve("state").resolve("env")).doesNotExist();
     }
