@@ -28,7 +28,7 @@ final class AllocFrame {
                 .put("type", a.type().code());
         List<String> hosts = new ArrayList<>(s.cluster().hosts().keySet());
         if (!a.added().isEmpty()) {
-            n.set("added", Views.grant(a.added()));
+            n.set("added", GrantJson.of(a.added()));
             n.set("R_delta_add", RDelta.of(a.added(), a.addedAt(), hosts).toJson());
             var slices = s.devices.addedSlices(a.job(), a.added()); // each added slice's MIG UUID (docs/gpus.md)
             if (slices != null) {
@@ -36,7 +36,7 @@ final class AllocFrame {
             }
         }
         if (!a.removed().isEmpty()) {
-            n.set("removed", Views.grant(a.removed()));
+            n.set("removed", GrantJson.of(a.removed()));
             n.set("R_delta_sub", RDelta.of(a.removed(), a.removedAt(), hosts).toJson());
         }
         if (a.type() != Answer.Type.SUCCESS) {
@@ -45,8 +45,8 @@ final class AllocFrame {
         Job job = s.job(a.job()).orElse(null);
         Map<String, String> env = job == null ? Map.of() : job.env();
         if (job != null) {
-            n.set("grants", Views.grant(job.grant()));
-            n.set("releasing", Views.grant(job.releasing()));
+            n.set("grants", GrantJson.of(job.grant()));
+            n.set("releasing", GrantJson.of(job.releasing()));
             ObjectNode e = n.putObject("env");
             env.forEach(e::put);
         }

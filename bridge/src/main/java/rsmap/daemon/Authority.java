@@ -123,7 +123,7 @@ final class Authority {
             if (e.getValue().isTextual() && e.getValue().asText().equals("pending")) {
                 // The host did not get what it holds on disk: what this authority holds is its answer.
                 if (held != null) {
-                    heldForPending.set(e.getKey(), Views.grant(held.grant()));
+                    heldForPending.set(e.getKey(), GrantJson.of(held.grant()));
                 } else {
                     notHeld.add(e.getKey());
                 }
@@ -140,7 +140,7 @@ final class Authority {
                     log.note(Log.Level.ERROR, "host " + host + ": job " + e.getKey() + "'s grant does not read: "
                             + x.getMessage());
                 }
-            } else if (!Views.grant(held.grant()).equals(e.getValue())) {
+            } else if (!GrantJson.of(held.grant()).equals(e.getValue())) {
                 differs.add(e.getKey());
             }
         }

@@ -53,7 +53,7 @@ final class AuthorityHandshake {
         com.fasterxml.jackson.databind.node.ArrayNode keyed = JSON.createArrayNode();
         for (Job j : s.jobs()) {
             if (!j.remote().isEmpty()) {
-                jobs.set(j.id(), Views.grant(j.remote()));
+                jobs.set(j.id(), GrantJson.of(j.remote()));
                 remote.put(j.id(), j.remote().byHost().toString());
             }
             if (!s.cluster().groupKeys(j.id()).isEmpty()) {

@@ -120,9 +120,11 @@ public final class Daemon implements AutoCloseable {
         preflight.spool();
         // What a grant makes on the host, each part for this role (an authority runs no job: none).
         HostDevices.Parts parts = authorityRole ? HostDevices.Parts.none()
-                : new HostDevices.Parts(new EnvFiles(config.stateDir(), log), gpus.gpus(),
-                new CdiSpecs(config.cdi(), log), mig, preflight.isolation(log));
-        this.state = new HostState(config, table, Scope.of(config), parts, log);
+                : new HostDevices.Parts(new EnvFiles(config.stateDir(), log), new CdiSpecs(config.cdi(), log), mig,
+                preflight.isolation(log));
+        this.state = new HostState(config, table, Scope.of(config), new AfterAnswer(parts.envFiles()),
+                new DeviceViews(config.host(), gpus.gpus(), mig));
+        HostDevices devices = new HostDevices(state, parts, log);
         if (!authorityRole) {
             state.describe(config.discover() ? withGpus(discovery.discover(), gpus.gpus())
                     : new Discovery.Result(Map.of(), List.of()), log);
@@ -142,18 +144,18 @@ public final class Daemon implements AutoCloseable {
         try {
             opened = Journal.open(config.stateDir().resolve("journal"));
             Records records = held == null ? new Records(opened, log) : new Records(opened, log, held);
-            Reallocation reallocation = new Reallocation(state, records, events, log, access);
-            Generations generations = new Generations(state, records, events, log, configFile, reallocation,
+            Reallocation reallocation = new Reallocation(state, devices, records, events, log, access);
+            Generations generations = new Generations(state, devices, records, events, log, configFile, reallocation,
                     gpuReader);
             Recovery.recover(state, opened, config.stateDir().resolve("journal"), generations, log,
                     held == null ? 0 : held.epoch());
             // what a lost or older mig.json forgot, what a kill left out of step: every part before anything is served
-            state.devices.started();
+            devices.started();
             JobKeys keys = authorityRole ? new JobKeys(state, records, log) : null;
             // An authority's hosts' global parts of one job are held to one group (docs/cluster.md).
-            JobLifecycle lifecycle = new JobLifecycle(state, records, events, log, access, reallocation,
+            JobLifecycle lifecycle = new JobLifecycle(state, devices, records, events, log, access, reallocation,
                     authorityRole ? new GlobalKeys(keys, log) : global);
-            this.pending = new PendingStarts(state, records, lifecycle, log);
+            this.pending = new PendingStarts(state, devices, records, lifecycle, log);
             this.health = new Health(state, records, events, log, access, reallocation);
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation,
                     health);
@@ -162,7 +164,7 @@ public final class Daemon implements AutoCloseable {
                     keys, access, lock, held)
                     : HostCommands.table(common, state, lifecycle, global);
             this.commands = new Commands(handlers, state, access, global, records, lock);
-            this.reconciliation = new Reconciliation(state, lifecycle, log);
+            this.reconciliation = new Reconciliation(state, devices, lifecycle, log);
             this.journal = opened;
         } catch (IOException | ParseException | RuntimeException e) {
             if (opened != null) {

@@ -37,10 +37,13 @@ final class Generations {
 
     /** How a configuration read by RELOAD gets its GPUs: a host reads NVML again, an authority has none. */
     private final GpuHost.Reader gpus;
+    /** What a grant makes on the host: RELOAD keeps its parts in step with the new generation. */
+    private final HostDevices devices;
 
-    Generations(HostState s, Records journal, EventHub events, LogBook log, Path configFile, Reallocation reallocation,
-                GpuHost.Reader gpus) {
+    Generations(HostState s, HostDevices devices, Records journal, EventHub events, LogBook log, Path configFile,
+                Reallocation reallocation, GpuHost.Reader gpus) {
         this.s = s;
+        this.devices = devices;
         this.gpus = gpus;
         this.reallocation = reallocation;
         this.journal = journal;
@@ -88,11 +91,11 @@ final class Generations {
         if (configFile == null) {
             throw new Session.CommandException(Category.REFUSED, "this daemon was not started from a configuration file");
         }
-        HostDevices.BeforeReload mig = s.devices.beforeReload(); // reading the configuration fills MIG's cards and settings anew
+        HostDevices.BeforeReload mig = devices.beforeReload(); // reading the configuration fills MIG's cards and settings anew
         try {
             return reloaded(tid);
         } catch (Session.CommandException e) { // refused before anything was installed
-            s.devices.reloadRefused(mig); // MIG as it was, creation taints too (docs/gpus.md)
+            devices.reloadRefused(mig); // MIG as it was, creation taints too (docs/gpus.md)
             throw e;
         }
     }
@@ -145,7 +148,7 @@ final class Generations {
             reconfigure(next.complexValues(), next.globalComplexValues());
             log.note(Log.Level.INFO, "RELOAD: configuration generation " + s.generation());
         }
-        s.devices.reloaded(filled.gpus()); // the held jobs' specs with the new devices=, MIG cards read again
+        devices.reloaded(filled.gpus()); // the held jobs' specs with the new devices=, MIG cards read again
         rsmap.realloc.Policy policy = rsmap.realloc.Policy.named(next.reallocPolicy()).orElseThrow();
         if (next.realloc() != s.reallocOn() || !policy.name().equals(s.reallocPolicy().name())) {
             changed = true; // a change the answer reports, though no new generation

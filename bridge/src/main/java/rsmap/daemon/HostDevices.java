@@ -2,12 +2,7 @@
 // environment (SGE_HGR_*, the GPU variable, the file), its CDI spec and its device policy, kept in step.
 package rsmap.daemon;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -17,7 +12,6 @@ import rsmap.device.DevicePolicyException;
 import rsmap.device.Isolation;
 import rsmap.map.Instance;
 import rsmap.map.ResourceMap;
-import rsmap.device.nvml.Inventory;
 import rsmap.wire.Session;
 
 /**
@@ -34,13 +28,11 @@ import rsmap.wire.Session;
  * daemon's lock.
  */
 final class HostDevices {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
-    /** The parts, made by the composition root ({@link Daemon}) for its role. */
-    record Parts(EnvFiles envFiles, GpuHost gpus, CdiSpecs cdi, MigHost mig, Isolation isolation) {
+    /** The parts, made by the composition root ({@link Daemon}) for its role; the GPUs are read through {@link DeviceViews}. */
+    record Parts(EnvFiles envFiles, CdiSpecs cdi, MigHost mig, Isolation isolation) {
         /** An authority's: it runs no job, so nothing is made on its host. */
         static Parts none() {
-            return new Parts(EnvFiles.none(), GpuHost.NONE, CdiSpecs.NONE, MigHost.none(), Preflight.noIsolation());
+            return new Parts(EnvFiles.none(), CdiSpecs.NONE, MigHost.none(), Preflight.noIsolation());
         }
     }
 
@@ -59,7 +51,7 @@ final class HostDevices {
 
         /** The MIG UUID of each slice it holds, by place: what its start record names. */
         Map<String, String> slices() {
-            return HostDevices.this.slices(job);
+            return views.slices(job);
         }
 
         /** The start taken back: the core's grant freed, its spec removed, its slices destroyed. */
@@ -72,9 +64,9 @@ final class HostDevices {
 
     private final HostState s;
     private final LogBook log;
+    /** What the devices name and show (the environment, the GPUs, the slices' UUIDs): the state's. */
+    private final DeviceViews views;
     private final EnvFiles envFiles;
-    /** The host's GPUs (NVML, gpu_map): set at start and by each accepted RELOAD ({@link #reloaded}). */
-    private GpuHost gpus;
     private final CdiSpecs cdi;
     private final MigHost mig;
     private final Isolation isolation;
@@ -82,14 +74,11 @@ final class HostDevices {
     private final Leftovers leftovers;
     /** RELEASE's narrowing of the policy and its look for descriptors still open. */
     private final ReleaseNarrowing narrowing;
-    /** The MIG UUIDs of held jobs' slices as the replayed records named them (start-up only). */
-    private final JournaledSlices journaled = new JournaledSlices();
-
     HostDevices(HostState s, Parts parts, LogBook log) {
         this.s = s;
         this.log = log;
+        this.views = s.devices;
         this.envFiles = parts.envFiles();
-        this.gpus = parts.gpus();
         this.cdi = parts.cdi();
         this.mig = parts.mig();
         this.isolation = parts.isolation();
@@ -98,28 +87,11 @@ final class HostDevices {
         mig.onChange(s::changed); // QUERY's kept answers show the slices
     }
 
-    // --- what a grant renders as: read by the verbs below and by the rooms that show a job ---
-
-    /** A job's environment when it holds {@code grant}: its SGE_HGR_*, and the variable naming its cards. */
-    Map<String, String> environment(Grant grant) {
-        return mig.names.environment(gpus.environment(grant.environment(s.host())));
-    }
-
-    /**
-     * The job's environment when it holds {@code held} (and its global part): a map it held before and holds
-     * no more shows empty (a realloc, a RELEASE, a replayed change).
-     */
-    Map<String, String> environment(Job job, Grant held) {
-        Map<String, String> env = new LinkedHashMap<>(environment(held.plus(job.remote())));
-        Map<String, String> before = new LinkedHashMap<>(environment(job.grant().plus(job.releasing())));
-        before.putAll(job.env());
-        before.keySet().forEach(k -> env.putIfAbsent(k, ""));
-        return env;
-    }
+    // --- what a grant renders as ---
 
     /** The instances behind a job's grant on this host (and the global host), for its device policy and spec. */
     List<Instance> instances(Job job) {
-        return mig.names.withCaps(s.cluster().instancesOf(job.id()));
+        return views.withCaps(s.cluster().instancesOf(job.id()));
     }
 
     /** The configured instances behind {@code grant}'s identifiers (one per identifier), with their slices' nodes. */
@@ -133,17 +105,7 @@ final class HostDevices {
             maps.forEach((m, ids) -> values.resourceMap(m).ifPresent((ResourceMap rm) -> ids.forEach(id ->
                     rm.instance(id).ifPresent(out::add))));
         });
-        return mig.names.withCaps(out); // a slice's capability nodes, where it has them
-    }
-
-    /** The MIG UUID of each slice {@code job} holds (granted or taken away), by place: what its records name. */
-    Map<String, String> slices(Job job) {
-        return mig.names.slices(job, s.host());
-    }
-
-    /** The MIG UUIDs of the slices a grow added to {@code job}, for its ALLOC and {@code alloc} event; null: none. */
-    ObjectNode addedSlices(String job, Grant added) {
-        return mig.names.added(job, added, s.host());
+        return views.withCaps(out); // a slice's capability nodes, where it has them
     }
 
     // --- a job's life ---
@@ -166,7 +128,7 @@ final class HostDevices {
             log.note(Log.Level.WARNING, e.getMessage());
             throw e;
         }
-        Prepared p = new Prepared(granted.withEnv(environment(granted.grant())));
+        Prepared p = new Prepared(granted.withEnv(views.environment(granted.grant())));
         Optional<String> failed = cdi.held(p.job(), instances(p.job()));
         if (failed.isPresent() && cdi.required()) {
             p.undo();
@@ -292,30 +254,15 @@ final class HostDevices {
 
     // --- start-up, reconciliation, RELOAD ---
 
-    /** While the journal is replayed: the MIG UUIDs the records of job {@code id} name. */
-    void journaled(String id, Map<String, String> slices) {
-        journaled.replay(id, slices);
-    }
-
-    /** The MIG UUIDs the replayed records of job {@code id} named (start-up's compaction writes them, not mig.json's). */
-    Map<String, String> journaledSlices(String id) {
-        return journaled.of(id);
-    }
-
-    /** While the journal is replayed: job {@code id} ended. */
-    void journaledEnd(String id) {
-        journaled.forget(id);
-    }
-
     /**
      * Start-up, once the journal is replayed: what a lost or older mig.json forgot adopted again (the jobs'
      * environments made again from what it now says), what an earlier run set aside shown, then every part
      * in step ({@link #resync}) before anything is served.
      */
     void started() {
-        mig.adopt(s.jobs(), s.host(), journaled::of, envFiles::read).forEach(id -> s.job(id)
-                .ifPresent(j -> s.replay(j.withEnv(environment(j, j.grant())))));
-        journaled.applied();
+        mig.adopt(s.jobs(), s.host(), views::journaledSlices, envFiles::read).forEach(id -> s.job(id)
+                .ifPresent(j -> s.replay(j.withEnv(views.environment(j, j.grant())))));
+        views.journaledApplied();
         // what a kill left out of step (after an answer, inside a file), and what the mended mig.json changed
         envFiles.agree(s.jobs());
         resync();
@@ -368,68 +315,9 @@ final class HostDevices {
 
     /** RELOAD accepted with the GPUs it read: the held jobs' specs with the new generation's devices=. */
     void reloaded(GpuHost read) {
-        gpus = read;
+        views.gpus(read);
         cdi.sync(s.jobs(), this::instances);
         s.cluster().reapplyExclusions(s.host()); // MIG cards read again, taints cleared
     }
 
-    // --- what the host's devices show ---
-
-    /** NVML's inventory as last read, where gpu_map is built from it. */
-    Optional<Inventory> inventory() {
-        return gpus.inventory();
-    }
-
-    /** The driver and each card, where NVML was read (docs/gpus.md), for QUERY. */
-    ObjectNode facts() {
-        return gpus.facts();
-    }
-
-    /** The host's GPU attributes NVML gave (discovery's). */
-    Map<String, String> attributes() {
-        return gpus.attributes();
-    }
-
-    /** The slices on demand: the map of slices, when mig_map is set. */
-    Optional<String> migMap() {
-        return mig.map();
-    }
-
-    /**
-     * The slices (docs/gpus.md): each of rsmapd's with its profile, card and MIG UUID, then each an admin made
-     * ({@code static}), for QUERY.
-     */
-    ArrayNode slicesShown() {
-        ArrayNode list = JSON.createArrayNode();
-        for (MigCheckpoint.Entry e : mig.slices()) {
-            list.addObject().put("id", e.slot().toString()).put("profile", e.slot().profile()).put("card", e.card())
-                    .put("uuid", e.uuid()).put("job", e.job()).put("gi", e.gi()).put("ci", e.ci()).put("state", e.state());
-        }
-        for (rsmap.device.nvml.MigCard c : mig.cards()) {
-            for (rsmap.device.nvml.MigCard.Slice x : c.slices()) {
-                if (!mig.ours(c, x)) {
-                    list.addObject().putNull("id").put("profile", x.profile()).put("card", c.uuid())
-                            .put("uuid", x.uuid().orElse("")).put("job", "").put("gi", x.gi()).put("ci", x.ci().orElse(-1))
-                            .put("state", "static");
-                }
-            }
-        }
-        return list;
-    }
-
-    /** explain's lines on the slices a request of the map of slices would need ({@link MigExplain}); "" for none. */
-    String explainSlices(rsmap.request.RequestList request, Map<String, List<Map.Entry<String, String>>> holders,
-                         java.util.function.UnaryOperator<String> shown) {
-        return MigExplain.text(mig, request, holders, shown);
-    }
-
-    /** The card-and-slices exclusions of {@code values} ({@link MigExclusions}): the core's exclusion rule. */
-    rsmap.alloc.Exclusions exclusions(rsmap.map.ComplexValues values) {
-        return mig.exclusions(values);
-    }
-
-    /** The environment file of job {@code id} as written: what the job was told (empty: none). */
-    Map<String, String> told(String id) {
-        return envFiles.read(id);
-    }
 }

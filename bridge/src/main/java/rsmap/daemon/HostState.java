@@ -17,7 +17,7 @@ import rsmap.map.ComplexValues;
  * Mutable; every change happens under the daemon's lock ({@link Daemon}). The jobs change only through
  * the verbs {@link #hold}, {@link #drop} (and {@link #replay} while the journal is read): QUERY's cached
  * answer follows inside the verb. What a job's grant makes on the host (its environment file, slices, CDI
- * spec, device policy) follows through the one seam, {@link #devices}, whose verbs call these.
+ * spec, device policy) follows through the one seam, {@link HostDevices}, whose verbs call these.
  * <p>
  * The core has two faces: {@link #cluster} answers what is where and decides whole grants (JOB_START,
  * restores, explanations); {@link #reallocs}, over the same cluster, is how a running job's holding
@@ -45,8 +45,8 @@ final class HostState {
     private Cluster cluster;
     /** Every instance's health (docs/health.md): told to each new core as it is installed. */
     final HostHealth health = new HostHealth();
-    /** What a grant makes on this host (slices, environment, CDI spec, policy): the one seam; no parts on an authority. */
-    final HostDevices devices;
+    /** What the host's devices name and show (a job's environment, the GPUs, the slices): changed by {@link HostDevices}. */
+    final DeviceViews devices;
     /** Reallocation over {@link #cluster}: a new one with every new cluster ({@link #install}). */
     private rsmap.realloc.Reallocs reallocs;
     /** Whether running jobs may reallocate, and the order waiting reallocs are served (rsmapd.conf, RELOAD). */
@@ -76,12 +76,12 @@ final class HostState {
     final JobGroups jobGroups = new JobGroups();
     private final ParseCache parsing;
 
-    HostState(Config config, ComplexTable table, Scope scope, HostDevices.Parts parts, LogBook log) {
+    HostState(Config config, ComplexTable table, Scope scope, AfterAnswer after, DeviceViews devices) {
         this.config = config;
         this.table = table;
-        this.after = new AfterAnswer(parts.envFiles());
+        this.after = after;
         this.scope = scope;
-        this.devices = new HostDevices(this, parts, log);
+        this.devices = devices;
         this.limits = Limits.DEFAULT.withMaxRsmapIds(config.maxRsmapIds());
         this.parsing = new ParseCache(table, limits);
         this.reallocOn = config.realloc();

@@ -36,11 +36,11 @@ final class JobLifecycle {
     /** The host's global part: none, or the link to its authority (docs/cluster.md). */
     private final GlobalPart global;
 
-    JobLifecycle(HostState s, Records journal, EventHub events, LogBook log, Access access,
+    JobLifecycle(HostState s, HostDevices devices, Records journal, EventHub events, LogBook log, Access access,
                  Reallocation reallocation, GlobalPart global) {
         this.s = s;
         this.journal = journal;
-        this.devices = s.devices;
+        this.devices = devices;
         this.events = events;
         this.log = log;
         this.access = access;
@@ -132,7 +132,7 @@ final class JobLifecycle {
      */
     boolean adopt(Job job) {
         try {
-            written(JournalRecord.Started.of(job, devices.slices(job)), devices.restored(job));
+            written(JournalRecord.Started.of(job, s.devices.slices(job)), devices.restored(job));
         } catch (Session.CommandException e) {
             return false;
         }
@@ -171,7 +171,7 @@ final class JobLifecycle {
             }
             throw e;
         }
-        Job job = local.withRemote(remote, devices.environment(local.grant().plus(remote)));
+        Job job = local.withRemote(remote, s.devices.environment(local.grant().plus(remote)));
         try {
             journal.writeLazily(new JournalRecord.Remote(id, remote));
         } catch (Session.CommandException e) {

@@ -16,9 +16,9 @@ final class JournalFields {
     private JournalFields() {
     }
 
-    /** {@code grant} under {@code key}: host -> map -> ids, as STATE shows a job's ({@link Views#grant}). */
+    /** {@code grant} under {@code key}: host -> map -> ids, in the one shape every grant has ({@link GrantJson}). */
     static void put(ObjectNode r, String key, Grant grant) {
-        r.set(key, Views.grant(grant));
+        r.set(key, GrantJson.of(grant));
     }
 
     /** A record's own copy of a job's slices by place, in their order. */

@@ -14,8 +14,12 @@ final class PendingStarts {
     private final JobLifecycle lifecycle;
     private final LogBook log;
 
-    PendingStarts(HostState s, Records records, JobLifecycle lifecycle, LogBook log) {
+    /** The held job's renderings follow its global part (its environment file, spec). */
+    private final HostDevices devices;
+
+    PendingStarts(HostState s, HostDevices devices, Records records, JobLifecycle lifecycle, LogBook log) {
         this.s = s;
+        this.devices = devices;
         this.records = records;
         this.lifecycle = lifecycle;
         this.log = log;
@@ -38,7 +42,7 @@ final class PendingStarts {
                     records.write(new JournalRecord.Remote(id, grant.get()));
                     records.force();
                     s.confirmed(id);
-                    s.devices.hold(now);
+                    devices.hold(now);
                     log.note(Log.Level.INFO, "job " + id + ": the authority holds its global part " + grant.get().byHost()
                             + ": restored");
                 } else {

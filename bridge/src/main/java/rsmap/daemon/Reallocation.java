@@ -54,10 +54,10 @@ final class Reallocation {
     private record Open(Session session, long tid) {
     }
 
-    Reallocation(HostState s, Records journal, EventHub events, LogBook log, Access access) {
+    Reallocation(HostState s, HostDevices devices, Records journal, EventHub events, LogBook log, Access access) {
         this.s = s;
         this.journal = journal;
-        this.devices = s.devices;
+        this.devices = devices;
         this.events = events;
         this.log = log;
         this.access = access;
@@ -153,12 +153,12 @@ final class Reallocation {
             throw new Session.CommandException(Category.REFUSED, o.error());
         }
         Job now = job.holding(job.grant(), left, job.env());
-        journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing(), devices.slices(now)));
+        journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing(), s.devices.slices(now)));
         devices.hold(now);
         devices.released(now); // its slices destroyed after the narrowing
         log.note(Log.Level.INFO, "job " + id + " released " + ids.byHost());
-        publish("release", now, () -> event("release", now).<ObjectNode>set("ids", Views.grant(ids)));
-        publish("free", now, () -> event("free", now).<ObjectNode>set("ids", Views.grant(ids)));
+        publish("release", now, () -> event("release", now).<ObjectNode>set("ids", GrantJson.of(ids)));
+        publish("free", now, () -> event("free", now).<ObjectNode>set("ids", GrantJson.of(ids)));
         dispatch(o.events());
         return List.of(JobLifecycle.answer(tid, now));
     }
@@ -218,8 +218,8 @@ final class Reallocation {
         Grant held = s.cluster().grantOf(a.job()).orElse(Grant.NONE);
         Grant releasing = s.reallocs().releasingOf(a.job());
         devices.grown(a.job(), a.added(), a.tag()); // the added slices, made before the job is told
-        Job now = job.holding(held, releasing, devices.environment(job, held));
-        journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing, devices.slices(now)));
+        Job now = job.holding(held, releasing, s.devices.environment(job, held));
+        journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing, s.devices.slices(now)));
         devices.hold(now); // its environment file and spec follow
         devices.widened(now, a.added());
         log.note(Log.Level.INFO, "job " + a.job() + ": realloc " + a.tag() + " SUCCESS alloc_id " + a.allocId()
@@ -227,17 +227,17 @@ final class Reallocation {
                 + (a.removed().isEmpty() ? "" : " took away " + a.removed().byHost()));
         if (!a.added().isEmpty()) {
             publish("alloc", now, () -> {
-                ObjectNode n = event("alloc", now).put("alloc_id", a.allocId()).set("added", Views.grant(a.added()));
-                var slices = devices.addedSlices(a.job(), a.added()); // the added slices' MIG UUIDs
+                ObjectNode n = event("alloc", now).put("alloc_id", a.allocId()).set("added", GrantJson.of(a.added()));
+                var slices = s.devices.addedSlices(a.job(), a.added()); // the added slices' MIG UUIDs
                 return slices == null ? n : n.set("mig", slices);
             });
         }
         publish("resource-update", now, () -> {
             ObjectNode n = event("resource-update", now).put("alloc_id", a.allocId());
-            n.set("added", Views.grant(a.added()));
-            n.set("removed", Views.grant(a.removed()));
-            n.set("grants", Views.grant(now.grant()));
-            n.set("releasing", Views.grant(now.releasing()));
+            n.set("added", GrantJson.of(a.added()));
+            n.set("removed", GrantJson.of(a.removed()));
+            n.set("grants", GrantJson.of(now.grant()));
+            n.set("releasing", GrantJson.of(now.releasing()));
             return n;
         });
         return a;

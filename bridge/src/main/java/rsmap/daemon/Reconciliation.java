@@ -22,23 +22,26 @@ import rsmap.wire.Session;
 final class Reconciliation {
     private final HostState s;
     private final JobLifecycle lifecycle;
+    /** What a grant makes on the host: slices, specs and policies of jobs gone are kept in step. */
+    private final HostDevices devices;
     private final LogBook log;
 
-    Reconciliation(HostState s, JobLifecycle lifecycle, LogBook log) {
+    Reconciliation(HostState s, HostDevices devices, JobLifecycle lifecycle, LogBook log) {
         this.s = s;
+        this.devices = devices;
         this.lifecycle = lifecycle;
         this.log = log;
     }
 
     /** One pass; called under the daemon's lock. */
     void run() {
-        s.devices.sweepLeftovers();
-        s.devices.slicesInStep(); // slices rsmapd made that no job holds any more
+        devices.sweepLeftovers();
+        devices.slicesInStep(); // slices rsmapd made that no job holds any more
         Path spool = s.config.execdSpool();
         if (spool != null && !readableDirectory(spool.resolve("active_jobs"))) {
             log.note(Log.Level.ERROR, "reconciliation skipped: " + spool.resolve("active_jobs") + " is not a readable "
                     + "directory; no grant is released until it is");
-            s.devices.specsInStep(); // the held jobs' specs in step all the same
+            devices.specsInStep(); // the held jobs' specs in step all the same
             return;
         }
         Map<String, String> gone = new LinkedHashMap<>(); // job -> why; released after the walk over jobs
@@ -62,8 +65,8 @@ final class Reconciliation {
                 bareGone.add(j.id());
             }
         }
-        bareGone.forEach(s.devices::removePolicy);
-        s.devices.specsInStep(); // specs of jobs gone while rsmapd was away
+        bareGone.forEach(devices::removePolicy);
+        devices.specsInStep(); // specs of jobs gone while rsmapd was away
     }
 
     private static boolean readableDirectory(Path dir) {

@@ -35,9 +35,9 @@ final class Views {
     static ObjectNode job(Job j) {
         ObjectNode n = JSON.createObjectNode().put("job", j.id()).put("user", j.user()).put("request", j.request())
                 .put("slots", j.slots());
-        n.set("grants", grant(j.grant()));
+        n.set("grants", GrantJson.of(j.grant()));
         if (!j.releasing().isEmpty()) {
-            n.set("releasing", grant(j.releasing())); // taken away by a realloc, not released yet
+            n.set("releasing", GrantJson.of(j.releasing())); // taken away by a realloc, not released yet
         }
         ObjectNode env = n.putObject("env");
         j.env().forEach(env::put);
@@ -52,16 +52,6 @@ final class Views {
             t.put("releasing", j.releasing());
         }
         return t.put("env", j.env()).text();
-    }
-
-    /** host -> map -> ids, one per instance. */
-    static ObjectNode grant(rsmap.alloc.Grant grant) {
-        ObjectNode g = JSON.createObjectNode();
-        grant.byHost().forEach((host, maps) -> {
-            ObjectNode h = g.putObject(host);
-            maps.forEach((map, ids) -> ids.forEach(h.putArray(map)::add));
-        });
-        return g;
     }
 
     /**

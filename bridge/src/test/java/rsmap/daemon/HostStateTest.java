@@ -20,12 +20,17 @@ import rsmap.map.ComplexValues;
 class HostStateTest {
     @TempDir
     Path tmp;
+    /** The seam over the last {@link #state()}: its environment files follow hold and end. */
+    private HostDevices devices;
 
     private HostState state() throws Exception {
         Config config = TestDaemon.config(tmp.resolve("d"), "gpu=2(0 1)");
-        return new HostState(config, ComplexTable.parse(Files.readString(config.complexes())), Scope.HOST,
-                new HostDevices.Parts(new EnvFiles(tmp.resolve("state"), new LogBook()), GpuHost.NONE, CdiSpecs.NONE,
-                        MigHost.none(), Preflight.noIsolation()), new LogBook());
+        EnvFiles files = new EnvFiles(tmp.resolve("state"), new LogBook());
+        HostState s = new HostState(config, ComplexTable.parse(Files.readString(config.complexes())), Scope.HOST,
+                new AfterAnswer(files), DeviceViews.none(config.host()));
+        devices = new HostDevices(s, new HostDevices.Parts(files, CdiSpecs.NONE, MigHost.none(), Preflight.noIsolation()),
+                new LogBook());
+        return s;
     }
 
     private static Job job(String id, String gpus) {
@@ -53,11 +58,11 @@ class HostStateTest {
     void holdAndDrop_writeAndRemoveTheEnvironmentFile() throws Exception {
         HostState s = state();
         Path file = tmp.resolve("state").resolve("env").resolve("7");
-        s.devices.hold(job("7", "0"));
+        devices.hold(job("7", "0"));
         assertThat(Files.readString(file)).isEqualTo("SGE_HGR_gpu=0\n");
-        s.devices.hold(job("7", "0 1")); // a realloc's new environment
+        devices.hold(job("7", "0 1")); // a realloc's new environment
         assertThat(Files.readString(file)).isEqualTo("SGE_HGR_gpu=0 1\n");
-        s.devices.ended("7");
+        devices.ended("7");
         assertThat(file).doesNotExist();
         assertThat(s.job("7")).isEmpty();
     }
@@ -66,8 +71,8 @@ class HostStateTest {
     void onAnAuthority_noEnvironmentFileIsWritten() throws Exception {
         Config config = TestDaemon.config(tmp.resolve("a"), "gpu=2(0 1)");
         HostState s = new HostState(config, ComplexTable.parse(Files.readString(config.complexes())),
-                Scope.AUTHORITY, HostDevices.Parts.none(), new LogBook());
-        s.devices.hold(job("node01:7", "0"));
+                Scope.AUTHORITY, new AfterAnswer(EnvFiles.none()), DeviceViews.none(config.host()));
+        new HostDevices(s, HostDevices.Parts.none(), new LogBook()).hold(job("node01:7", "0"));
         assertThat(s.job("node01:7")).isPresent();
         assertThat(tmp.resolve("a").resolve("state").resolve("env")).doesNotExist();
     }
