@@ -39,7 +39,7 @@ final class AuthorityCommands {
                 FilterCheck.admit(s.config.filter(), a.filter(), node.get());
             }
             if (a.onlyFilter()) {
-                return List.of(JobLifecycle.answer(c.tid(), Job.bare(a.id().toString(), a.user())));
+                return List.of(JobAnswer.of(c.tid(), Job.bare(a.id().toString(), a.user())));
             }
             String id = a.id().toString();
             Commands.present(session, Code.JOB_START, id);

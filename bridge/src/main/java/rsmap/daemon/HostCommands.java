@@ -26,7 +26,7 @@ final class HostCommands {
             // This host must pass the admin limit and the job's filter before anything is granted.
             FilterCheck.admit(s.config.filter(), a.filter(), s.node());
             if (a.onlyFilter()) { // only a filter: checked, nothing to grant (the starter enters it bare)
-                return List.of(JobLifecycle.answer(c.tid(), Job.bare(a.id().toString(), a.user())));
+                return List.of(JobAnswer.of(c.tid(), Job.bare(a.id().toString(), a.user())));
             }
             String id = a.id().toString();
             Commands.present(session, Code.JOB_START, id);

@@ -6,7 +6,6 @@ package rsmap.daemon;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -18,7 +17,6 @@ import rsmap.alloc.JobSpec;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.JobCgroups;
 import rsmap.wire.Category;
-import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.PeerCredentials;
 import rsmap.wire.Session;
@@ -63,7 +61,7 @@ final class JobLifecycle {
                     && held.pids().isEmpty()) {
                 log.note(Log.Level.INFO, "job " + id + ": JOB_START again (a retry), answered with its grant "
                         + held.env());
-                return List.of(answer(tid, held));
+                return List.of(JobAnswer.of(tid, held));
             }
             throw new Session.CommandException(Category.BUSY, "job " + id + " already holds " + held.grant().byHost()
                     + "; a second JOB_START is refused (no doubled grants)");
@@ -123,7 +121,7 @@ final class JobLifecycle {
         s.after.add(() -> log.note(Log.Level.INFO, "job " + job.id() + (job.user().isEmpty() ? "" : " (" + job.user()
                 + ")") + " granted " + job.env()));
         publish("grant", job, () -> Views.job(job).put("event", "grant"));
-        return List.of(answer(tid, job));
+        return List.of(JobAnswer.of(tid, job));
     }
 
     /**
@@ -194,19 +192,6 @@ final class JobLifecycle {
             start.undo();
             throw e;
         }
-    }
-
-    /** STATE {job, user, grants, env}, then the environment again as NAME=value (the C hook reads no JSON). */
-    static Frame answer(long tid, Job job) {
-        return answer(tid, job, job.env());
-    }
-
-    /** The same with the lines of {@code env}: the job's own and what JOB_ENTER adds for the starter only. */
-    private static Frame answer(long tid, Job job, Map<String, String> env) {
-        List<String> args = new ArrayList<>();
-        args.add(Views.jobText(job));
-        env.forEach((k, v) -> args.add(k + "=" + v));
-        return Frame.of(tid, Code.STATE.value(), args.toArray(new String[0]));
     }
 
     /**
@@ -317,12 +302,12 @@ final class JobLifecycle {
             s.bare.entered(entered);
             log.note(Log.Level.INFO, "job " + id + " holds nothing here: process " + peer.pid() + " entered under "
                     + (devices.open(job) ? "no device policy (no map lists devices)" : "a closed policy with no granted device"));
-            return List.of(answer(tid, entered));
+            return List.of(JobAnswer.of(tid, entered));
         }
         journal.write(new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)));
         devices.hold(entered);
         s.after.settle(); // a slave host's grant just made: its file is there before the job's process runs
         // RSMAP_CDI_DEVICE in the lines only, not in the STATE JSON (docs/protocol.md, JOB_ENTER)
-        return List.of(answer(tid, entered, devices.entering(entered).env()));
+        return List.of(JobAnswer.of(tid, entered, devices.entering(entered).env()));
     }
 }

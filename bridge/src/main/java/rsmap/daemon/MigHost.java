@@ -26,7 +26,7 @@ import rsmap.wire.Session;
  * (state {@code creating}) and after ({@code created}); an entry goes once its slice is destroyed. A slice NVML reports
  * that the checkpoint does not name is an admin's: left alone, and what it occupies counts as used.
  */
-final class MigHost {
+final class MigHost implements MigNames.Source {
     private final LogBook log;
     private final Path checkpointFile;
     /** The seam to the host's health model: a failed creation taints its card. */
@@ -129,17 +129,20 @@ final class MigHost {
     }
 
     /** The checkpoint (mig.json) as open; readers of it by place: {@link #names}. */
-    MigCheckpoint checkpoint() {
+    @Override
+    public MigCheckpoint checkpoint() {
         return checkpoint;
     }
 
     /** The variable that names a job's GPUs (gpu_env), if one is set. */
-    Optional<String> gpuEnv() {
+    @Override
+    public Optional<String> gpuEnv() {
         return gpu.env();
     }
 
     /** The map of slices, if one is configured. */
-    Optional<String> map() {
+    @Override
+    public Optional<String> map() {
         return nvml.isPresent() ? settings.map() : Optional.empty();
     }
 

@@ -11,9 +11,21 @@ import rsmap.alloc.Grant;
 
 /** Readers only: nothing here creates, destroys or writes a slice ({@link MigHost} does). */
 final class MigNames {
-    private final MigHost host;
+    /** What MIG's settings and checkpoint say now: read at each call (RELOAD and every creation change them). */
+    interface Source {
+        /** The map of slices (mig_map), if one is set. */
+        Optional<String> map();
 
-    MigNames(MigHost host) {
+        /** The checkpoint (mig.json) as open. */
+        MigCheckpoint checkpoint();
+
+        /** The variable that names a job's GPUs (gpu_env), if one is set. */
+        Optional<String> gpuEnv();
+    }
+
+    private final Source host;
+
+    MigNames(Source host) {
         this.host = host;
     }
 

@@ -160,7 +160,7 @@ final class Reallocation {
         publish("release", now, () -> event("release", now).<ObjectNode>set("ids", GrantJson.of(ids)));
         publish("free", now, () -> event("free", now).<ObjectNode>set("ids", GrantJson.of(ids)));
         dispatch(o.events());
-        return List.of(JobLifecycle.answer(tid, now));
+        return List.of(JobAnswer.of(tid, now));
     }
 
     /** A session ended: its waiting reallocs are cancelled (nobody is left to answer). */
