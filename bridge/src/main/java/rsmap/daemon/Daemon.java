@@ -107,6 +107,12 @@ public final class Daemon implements AutoCloseable {
      */
     Daemon(Config config, ComplexTable table, Path configFile, Discovery discovery, HostAuth auth, Lease lease)
             throws ParseException, IOException {
+        this(config, table, configFile, discovery, auth, lease, CdiSpecs.FaultPoint.NONE);
+    }
+
+    /** The same, the CDI specs stopping at {@code cdiFaults} (a crash test's daemon, FaultingMain). */
+    Daemon(Config config, ComplexTable table, Path configFile, Discovery discovery, HostAuth auth, Lease lease,
+           CdiSpecs.FaultPoint cdiFaults) throws ParseException, IOException {
         boolean authorityRole = config.isAuthority();
         // A host's GPUs first: gpu_map built from NVML is part of complex_values from here on (docs/gpus.md).
         MigHost mig = authorityRole ? MigHost.none() : new MigHost(config.stateDir(), log); // slices (mig_map)
@@ -118,7 +124,7 @@ public final class Daemon implements AutoCloseable {
         this.state = new HostState(config, table, authorityRole ? EnvFiles.none()
                 : new EnvFiles(config.stateDir(), log), Scope.of(config));
         state.gpus = gpus.gpus();
-        state.cdi = authorityRole ? CdiSpecs.NONE : new CdiSpecs(config.cdi(), log);
+        state.cdi = authorityRole ? CdiSpecs.NONE : new CdiSpecs(config.cdi(), log, cdiFaults);
         state.mig = mig;
         mig.onChange(state::changed); // QUERY's kept answers show the slices
         if (!authorityRole) {
