@@ -214,6 +214,11 @@ public final class Daemon implements AutoCloseable {
 
     /** Starts serving on the configured socket, and reconciling every {@code reconcile_interval}. */
     public Daemon serve() throws IOException {
+        return serve(limits());
+    }
+
+    /** The same within {@code limits} instead of {@link #limits()}'s (a test's smaller budget). */
+    Daemon serve(ServerLimits limits) throws IOException {
         SocketServer.Builder b = SocketServer.builder(() -> new Session.Handler() {
             @Override
             public List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
@@ -234,7 +239,7 @@ public final class Daemon implements AutoCloseable {
             public void closed(Session session) {
                 commands.closed(session);
             }
-        }).unix(config.socket(), groupIfExists(config.socketGroup()), config.socketMode()).limits(limits())
+        }).unix(config.socket(), groupIfExists(config.socketGroup()), config.socketMode()).limits(limits)
                 .privileged(access::privileged);
         authenticator.ifPresent(a -> b.tcp(config.listen().address(), a));
         // Before the socket serves: a card NVML reports sick is tainted before any JOB_START can take it
@@ -263,7 +268,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** The server's budget against a flood from job owners, from rsmapd.conf. */
-    private ServerLimits limits() {
+    ServerLimits limits() {
         // An authority's commands mostly wait for the journal's force: more workers, larger commit groups.
         return ServerLimits.defaults(config.maxFrame()).withWorkers(authenticator.isPresent() ? AUTHORITY_WORKERS
                 : ServerLimits.DEFAULT_WORKERS).withPerUserConnections(config.maxConnectionsPerUser())
