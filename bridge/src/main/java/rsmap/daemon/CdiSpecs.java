@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import rsmap.cdi.CdiSpec;
+import rsmap.log.Log;
 import rsmap.map.Instance;
 
 /**

@@ -18,6 +18,7 @@ import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.Isolation;
 import rsmap.device.JobCgroups;
+import rsmap.log.Log;
 import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
