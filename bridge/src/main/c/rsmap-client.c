@@ -99,10 +99,6 @@ static int connect_by(int fd, const struct sockaddr_un *a, long long deadline) {
     return r;
 }
 
-int rsmap_connect(const char *path, char *why, size_t cap) {
-    return rsmap_connect_by(path, rsmap_now_ms() + RSMAP_CONNECT_MS, why, cap);
-}
-
 int rsmap_connect_by(const char *path, long long deadline, char *why, size_t cap) {
     if (!path || !*path) path = getenv("RSMAP_SOCKET"); /* honoured: the peer check below decides */
     if (!path || !*path) path = "/run/rsmap/rsmapd.sock";
@@ -218,12 +214,6 @@ int rsmap_read_by(int fd, long long deadline, unsigned *tid, int *argc, char **a
     return (int)code;
 }
 
-int rsmap_call(int fd, unsigned tid, unsigned code, int argc, const char *const *argv, rsmap_env_fn env_fn,
-               void *ctx, char *why, size_t cap) {
-    if (rsmap_send(fd, tid, code, argc, argv) < 0) return -1;
-    return rsmap_finish(fd, tid, env_fn, ctx, why, cap);
-}
-
 int rsmap_finish_events(int fd, unsigned tid, rsmap_event_fn event_fn, void *ctx, char *why, size_t cap) {
     return rsmap_finish_by(fd, 0, tid, event_fn, ctx, why, cap, NULL);
 }
@@ -288,11 +278,6 @@ static int state_lines(void *ctx, unsigned code, int argc, char *const *argv) {
 int rsmap_finish(int fd, unsigned tid, rsmap_env_fn env_fn, void *ctx, char *why, size_t cap) {
     struct env_lines e = { env_fn, ctx };
     return rsmap_finish_events(fd, tid, env_fn ? state_lines : NULL, &e, why, cap);
-}
-
-int rsmap_init(int fd, char *why, size_t cap) {
-    const char *version[] = { "1" };
-    return rsmap_call(fd, 1, RSMAP_INIT, 1, version, NULL, NULL, why, cap);
 }
 
 int rsmap_json_string(char *out, size_t cap, const char *s) {

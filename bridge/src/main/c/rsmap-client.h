@@ -53,18 +53,13 @@ typedef int (*rsmap_event_fn)(void *ctx, unsigned code, int argc, char *const *a
 #define RSMAP_SYSCONF "/etc/rsmap/rsmapd.conf"
 #endif
 
-/* How long rsmap_connect waits for a server that does not accept (a full listen backlog). */
-enum { RSMAP_CONNECT_MS = 30000 };
-
-/* Connects to `path`, or $RSMAP_SOCKET, or /run/rsmap/rsmapd.sock, and checks who answers
- * (rsmap_check_server); gives up after RSMAP_CONNECT_MS (errno ETIMEDOUT). -1 with errno set and the
- * reason, naming the socket, in why. */
-int rsmap_connect(const char *path, char *why, size_t cap);
-
 /* The clock of every deadline below: monotonic milliseconds. */
 long long rsmap_now_ms(void);
 
-/* rsmap_connect that gives up at `deadline` (rsmap_now_ms; non-blocking connect, polled). */
+/* Connects to `path`, or $RSMAP_SOCKET, or /run/rsmap/rsmapd.sock, and checks who answers
+ * (rsmap_check_server); gives up at `deadline` (rsmap_now_ms; non-blocking connect, polled; errno
+ * ETIMEDOUT), as a server that does not accept (a full listen backlog) would keep it. -1 with errno set
+ * and the reason, naming the socket, in why. */
 int rsmap_connect_by(const char *path, long long deadline, char *why, size_t cap);
 
 /* Whether the server on the connected fd may be believed. Anyone can bind a socket where $RSMAP_SOCKET
@@ -81,14 +76,10 @@ int rsmap_send(int fd, unsigned tid, unsigned code, int argc, const char *const 
  * strings inside it. Returns the code, or -1 on a lost connection or a frame that does not decode. */
 int rsmap_read(int fd, unsigned *tid, int *argc, char **argv, char **buf);
 
-/* Sends a command and reads its events up to its OK (returns RSMAP_OK) or ERROR (RSMAP_ERROR, the
- * reason in why). Each STATE argument after the first goes to env_fn (may be NULL); a non-zero return
- * of env_fn is remembered and makes the call return -1 after the exchange ends. -1 on a lost connection. */
-int rsmap_call(int fd, unsigned tid, unsigned code, int argc, const char *const *argv, rsmap_env_fn env_fn,
-               void *ctx, char *why, size_t cap);
-
-/* The second half of rsmap_call: reads the events of `tid`, sent before, up to its OK or ERROR. Lets a
- * client send several commands before reading (INIT and JOB_START in one round trip). */
+/* Reads the events of `tid`, sent before, up to its OK (returns RSMAP_OK) or ERROR (RSMAP_ERROR, the
+ * reason in why); lets a client send several commands before reading (INIT and JOB_START in one round
+ * trip). Each STATE argument after the first goes to env_fn (may be NULL); a non-zero return of env_fn is
+ * remembered and makes the call return -1 after the exchange ends. -1 on a lost connection. */
 int rsmap_finish(int fd, unsigned tid, rsmap_env_fn env_fn, void *ctx, char *why, size_t cap);
 
 /* rsmap_finish for every kind of event: each event of `tid` goes whole to event_fn (may be NULL), whose
@@ -176,9 +167,6 @@ int rsmap_send_by(int fd, long long deadline, unsigned tid, unsigned code, int a
 int rsmap_read_by(int fd, long long deadline, unsigned *tid, int *argc, char **argv, char **buf);
 int rsmap_finish_by(int fd, long long deadline, unsigned tid, rsmap_event_fn event_fn, void *ctx, char *why,
                     size_t cap, enum rsmap_category *category);
-
-/* INIT with protocol version 1 on a fresh connection: RSMAP_OK, RSMAP_ERROR (why) or -1. */
-int rsmap_init(int fd, char *why, size_t cap);
 
 /* The JSON string body of s (quotes, backslashes and control characters escaped), cut to fit cap;
  * returns 0, or -1 when it did not fit. */

@@ -4,7 +4,7 @@
  * the answer, STATE and OK sent, the job's environment file created after the answer (O_EXCL, 0400, then
  * chown, as rsmapd makes it) or removed.
  * No decision, no JSON, no threads. hook-timing against it says what the socket, the disk and a process
- * cost here, beside what rsmapd adds (README, "Benchmarks").
+ * cost here, beside what rsmapd adds (docs/benchmarks.md).
  * Usage: floor-rsmapd SOCKET DIR   (DIR: where the journal and env/ go, on the disk under test) */
 #include <errno.h>
 #include <fcntl.h>

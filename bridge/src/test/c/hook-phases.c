@@ -3,7 +3,7 @@
  * answer and then to JOB_START's; then INIT and JOB_END on a new connection (as rsmap-hook epilog). Medians.
  * GAP_US (default 0: back to back) idles that many microseconds before each exchange, as a hook's exec does:
  * the daemon's code and data are then cold, as on a host that starts jobs seconds apart.
- * Usage: hook-phases SOCKET JOBS [GAP_US] (README, "Benchmarks"); the daemon must grant nic=1 to root. */
+ * Usage: hook-phases SOCKET JOBS [GAP_US] (docs/benchmarks.md); the daemon must grant nic=1 to root. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* the daemon and its protocol benchmark: what rsmap-hook prolog and epilog add to a job start, beside the exec of a no-op C
  * program, all timed by this C parent (fork, exec, wait) against a separate running rsmapd, as execd would.
- * Usage: RSMAP_SOCKET=... USER=root RSMAP_REQUEST=nic=1 hook-timing ROUNDS NOOP HOOK (README, "Benchmarks"). */
+ * Usage: RSMAP_SOCKET=... USER=root RSMAP_REQUEST=nic=1 hook-timing ROUNDS NOOP HOOK (docs/benchmarks.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The daemon and its protocol benchmark (README, "Benchmarks"): what rsmap-hook prolog and epilog add to a job
+# The daemon and its protocol benchmark (docs/benchmarks.md): what rsmap-hook prolog and epilog add to a job
 # start over the exec of a no-op program (hook-timing), and the exchange alone after 2 ms idle (hook-phases), for
 # bin/rsmapd against the floor (floor-rsmapd.c: a single-threaded C server doing only what a grant must) in
 # alternating rounds, each server started afresh on the example host, pinned apart from the hooks.

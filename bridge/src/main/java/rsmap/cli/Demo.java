@@ -118,7 +118,7 @@ final class Demo implements java.util.concurrent.Callable<Integer> {
                 + " JOB_ENTER, SGE_HGR_*), the job, epilog (JOB_END).");
         out.println("  Every job brings SGE_HGR_gpu=evil in its own environment: the starter drops it, so a job sees"
                 + " only its grant.");
-        rsmap.daemon.Log.redirect(line -> {
+        rsmap.log.Log.redirect(line -> {
             synchronized (out) {
                 out.println("     " + line);
             }
@@ -133,7 +133,7 @@ final class Demo implements java.util.concurrent.Callable<Integer> {
         } catch (ParseException e) {
             throw new Refused("demo: " + e.getMessage());
         } finally {
-            rsmap.daemon.Log.redirect(null);
+            rsmap.log.Log.redirect(null);
         }
     }
 

@@ -4,6 +4,7 @@ package rsmap.daemon;
 
 import java.util.ArrayList;
 import java.util.List;
+import rsmap.log.Log;
 
 /**
  * The worker that ran a locked command settles this after handing its answer to the socket ({@link

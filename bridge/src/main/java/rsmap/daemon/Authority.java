@@ -15,6 +15,7 @@ import java.util.Set;
 import rsmap.ParseException;
 import rsmap.alloc.Decision;
 import rsmap.alloc.Grant;
+import rsmap.log.Log;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Category;

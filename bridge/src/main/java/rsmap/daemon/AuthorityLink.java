@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import rsmap.alloc.Grant;
+import rsmap.log.Log;
 import rsmap.wire.Client;
 import rsmap.wire.Category;
 import rsmap.wire.Code;

@@ -4,6 +4,7 @@ package rsmap.daemon;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import rsmap.log.Log;
 
 /**
  * A card whose slice could not be created is tainted: none of its instances (whole card or slices) is granted

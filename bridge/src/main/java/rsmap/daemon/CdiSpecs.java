@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import rsmap.cdi.CdiSpec;
+import rsmap.log.Log;
 import rsmap.map.Instance;
 
 /**
@@ -33,18 +34,23 @@ final class CdiSpecs {
     /** The job's variable naming its CDI device ({@code rsmap.io/job=NAME}). */
     static final String VARIABLE = "RSMAP_CDI_DEVICE";
     /**
-     * Called with {@code "write"} before a live write of a spec and {@code "remove"} before a removal: a
-     * crash test's daemon (test sources, FaultingMain) stops there to be killed between the journal and
-     * the spec; start-up and reconciliation never call it with these. Called with {@code "permissions"} in
-     * every write between the temporary file's bytes and its mode: a test swaps the file for a link there.
-     * Nothing else sets it.
+     * Where a test stops the daemon or changes cdi_dir under it; the daemon's own is {@link #NONE}. Reached
+     * with {@code "write"} before a live write of a spec and {@code "remove"} before a removal: a crash
+     * test's daemon (test sources, FaultingMain) stops there to be killed between the journal and the spec;
+     * start-up and reconciliation never reach these. Reached with {@code "permissions"} in every write
+     * between the temporary file's bytes and its mode: a test swaps the file for a link there.
      */
-    static volatile java.util.function.Consumer<String> faultPoint = op -> { };
+    interface FaultPoint {
+        FaultPoint NONE = op -> { };
+
+        void reached(String op);
+    }
 
     static final CdiSpecs NONE = new CdiSpecs(new CdiSettings(CdiSettings.Mode.OFF, CdiSettings.DEFAULT_DIR), null);
 
     private final CdiSettings settings;
     private final LogBook log;
+    private final FaultPoint faults;
     /** The content of each job's file as last written or found (a write of the same content is skipped). */
     private final Map<String, String> written = new HashMap<>();
     /**
@@ -56,8 +62,14 @@ final class CdiSpecs {
     private boolean offSwept;
 
     CdiSpecs(CdiSettings settings, LogBook log) {
+        this(settings, log, FaultPoint.NONE);
+    }
+
+    /** The same, stopping at {@code faults} (a test's). */
+    CdiSpecs(CdiSettings settings, LogBook log, FaultPoint faults) {
         this.settings = settings;
         this.log = log;
+        this.faults = faults;
     }
 
     boolean on() {
@@ -131,7 +143,7 @@ final class CdiSpecs {
             inStep = job;
             return Optional.empty();
         }
-        faultPoint.accept("write");
+        faults.reached("write");
         try {
             write(of(job.id()), text);
             written.put(job.id(), text);
@@ -158,7 +170,7 @@ final class CdiSpecs {
         }
         inStep = null;
         if (written.remove(job) != null) {
-            faultPoint.accept("remove");
+            faults.reached("remove");
             delete(of(job), "job " + job);
         }
     }
@@ -255,7 +267,7 @@ final class CdiSpecs {
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")))) {
             out.write(java.nio.ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
         }
-        faultPoint.accept("permissions");
+        faults.reached("permissions");
         // whatever the umask; on the file created above, never through a link put in its place since
         Files.getFileAttributeView(tmp, java.nio.file.attribute.PosixFileAttributeView.class,
                 LinkOption.NOFOLLOW_LINKS).setPermissions(PosixFilePermissions.fromString("rw-r--r--"));

@@ -6,6 +6,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import rsmap.log.Log;
 import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;

@@ -106,6 +106,12 @@ public final class Daemon implements AutoCloseable {
      */
     Daemon(Config config, ComplexTable table, Path configFile, Discovery discovery, HostAuth auth, Lease lease)
             throws ParseException, IOException {
+        this(config, table, configFile, discovery, auth, lease, CdiSpecs.FaultPoint.NONE);
+    }
+
+    /** The same, the CDI specs stopping at {@code cdiFaults} (a crash test's daemon, FaultingMain). */
+    Daemon(Config config, ComplexTable table, Path configFile, Discovery discovery, HostAuth auth, Lease lease,
+           CdiSpecs.FaultPoint cdiFaults) throws ParseException, IOException {
         boolean authorityRole = config.isAuthority();
         // A host's GPUs first: gpu_map built from NVML is part of complex_values from here on (docs/gpus.md).
         MigHost mig = authorityRole ? MigHost.none() : new MigHost(config.stateDir(), log); // slices (mig_map)
@@ -120,8 +126,8 @@ public final class Daemon implements AutoCloseable {
         preflight.spool();
         // What a grant makes on the host, each part for this role (an authority runs no job: none).
         HostDevices.Parts parts = authorityRole ? HostDevices.Parts.none()
-                : new HostDevices.Parts(new EnvFiles(config.stateDir(), log), new CdiSpecs(config.cdi(), log), mig,
-                preflight.isolation(log));
+                : new HostDevices.Parts(new EnvFiles(config.stateDir(), log), new CdiSpecs(config.cdi(), log, cdiFaults),
+                mig, preflight.isolation(log));
         this.state = new HostState(config, table, Scope.of(config), new AfterAnswer(parts.envFiles()),
                 new DeviceViews(config.host(), gpus.gpus(), mig));
         HostDevices devices = new HostDevices(state, parts, log);
@@ -200,6 +206,11 @@ public final class Daemon implements AutoCloseable {
 
     /** Starts serving on the configured socket, and reconciling every {@code reconcile_interval}. */
     public Daemon serve() throws IOException {
+        return serve(limits());
+    }
+
+    /** The same within {@code limits} instead of {@link #limits()}'s (a test's smaller budget). */
+    Daemon serve(ServerLimits limits) throws IOException {
         SocketServer.Builder b = SocketServer.builder(() -> new Session.Handler() {
             @Override
             public List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
@@ -220,7 +231,7 @@ public final class Daemon implements AutoCloseable {
             public void closed(Session session) {
                 commands.closed(session);
             }
-        }).unix(config.socket(), groupIfExists(config.socketGroup()), config.socketMode()).limits(limits())
+        }).unix(config.socket(), groupIfExists(config.socketGroup()), config.socketMode()).limits(limits)
                 .privileged(access::privileged);
         authenticator.ifPresent(a -> b.tcp(config.listen().address(), a));
         // Before the socket serves: a card NVML reports sick is tainted before any JOB_START can take it
@@ -249,7 +260,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** The server's budget against a flood from job owners, from rsmapd.conf. */
-    private ServerLimits limits() {
+    ServerLimits limits() {
         // An authority's commands mostly wait for the journal's force: more workers, larger commit groups.
         return ServerLimits.defaults(config.maxFrame()).withWorkers(authenticator.isPresent() ? AUTHORITY_WORKERS
                 : ServerLimits.DEFAULT_WORKERS).withPerUserConnections(config.maxConnectionsPerUser())

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import rsmap.ParseException;
+import rsmap.log.Log;
 import rsmap.node.AttributeTypes;
 
 /**

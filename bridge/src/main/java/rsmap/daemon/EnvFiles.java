@@ -16,6 +16,7 @@ import java.nio.file.attribute.UserPrincipal;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import rsmap.log.Log;
 
 /**
  * {@code <state_dir>/env/<job>}: one {@code NAME=value} line per map the job holds or held, the value

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Optional;
 import rsmap.ParseException;
 import rsmap.alloc.Cluster;
+import rsmap.log.Log;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Category;

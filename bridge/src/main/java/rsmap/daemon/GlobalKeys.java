@@ -5,6 +5,7 @@ package rsmap.daemon;
 
 import rsmap.alloc.Grant;
 import rsmap.alloc.GroupKeys;
+import rsmap.log.Log;
 import rsmap.wire.Category;
 import rsmap.wire.Session;
 

@@ -17,6 +17,7 @@ import rsmap.device.nvml.Gpu;
 import rsmap.device.nvml.Inventory;
 import rsmap.device.nvml.Nvml;
 import rsmap.device.nvml.NvmlException;
+import rsmap.log.Log;
 import rsmap.map.ComplexValues;
 import rsmap.map.ResourceMap;
 

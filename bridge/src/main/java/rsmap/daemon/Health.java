@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import rsmap.alloc.Cluster;
+import rsmap.log.Log;
 import rsmap.wire.Category;
 import rsmap.wire.Session;
 

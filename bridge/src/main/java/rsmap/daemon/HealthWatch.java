@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import rsmap.ParseException;
 import rsmap.device.nvml.Gpu;
 import rsmap.device.nvml.NvmlEvents;
+import rsmap.log.Log;
 import rsmap.map.DeviceList;
 import rsmap.map.Instance;
 import rsmap.map.ResourceMap;

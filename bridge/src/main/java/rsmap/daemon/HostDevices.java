@@ -10,6 +10,7 @@ import rsmap.alloc.Grant;
 import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.Isolation;
+import rsmap.log.Log;
 import rsmap.map.Instance;
 import rsmap.map.ResourceMap;
 import rsmap.wire.Session;

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import rsmap.alloc.GroupKeys;
+import rsmap.log.Log;
 import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;

@@ -16,6 +16,7 @@ import rsmap.alloc.Grant;
 import rsmap.alloc.JobSpec;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.JobCgroups;
+import rsmap.log.Log;
 import rsmap.wire.Category;
 import rsmap.wire.Frame;
 import rsmap.wire.PeerCredentials;

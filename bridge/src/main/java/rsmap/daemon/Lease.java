@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.Consumer;
+import rsmap.log.Log;
 
 /**
  * The lease lives in {@code state_dir/lock} with its byte locks ({@link LeaseFile}: takeover, life, renewal).

@@ -8,6 +8,7 @@ import java.util.Map;
 import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.Isolation;
+import rsmap.log.Log;
 
 /**
  * At JOB_END the job's instances go back to the pool; a process of the job the batch system did not kill

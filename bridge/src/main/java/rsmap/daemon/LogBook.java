@@ -3,6 +3,7 @@ package rsmap.daemon;
 
 import java.util.ArrayDeque;
 import java.util.List;
+import rsmap.log.Log;
 
 /** The latest lines the daemon logged, for tests and the demo; bounded, a daemon runs for months. */
 final class LogBook {

@@ -17,6 +17,7 @@ import rsmap.device.nvml.Inventory;
 import rsmap.device.nvml.Mig;
 import rsmap.device.nvml.MigCard;
 import rsmap.device.nvml.NvmlException;
+import rsmap.log.Log;
 import rsmap.map.ComplexValues;
 import rsmap.wire.Category;
 import rsmap.wire.Session;

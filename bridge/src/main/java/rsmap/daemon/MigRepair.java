@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 import rsmap.device.nvml.MigCard;
+import rsmap.log.Log;
 
 /** Under the daemon's lock, for one pass of {@link MigHost}'s start-up or reconciliation. */
 final class MigRepair {

@@ -1,6 +1,6 @@
 // The names every job start checks (host, user, job, task), as plain character loops: a regular expression
 // here cost each JOB_START several matchers and, under full tiered compilation, a compile that raised the
-// daemon's RSS by 26 MiB (README, "Benchmarks").
+// daemon's RSS by 26 MiB (docs/benchmarks.md).
 package rsmap.daemon;
 
 /**

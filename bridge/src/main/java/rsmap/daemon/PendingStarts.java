@@ -5,6 +5,7 @@ package rsmap.daemon;
 import java.util.Map;
 import java.util.Optional;
 import rsmap.alloc.Grant;
+import rsmap.log.Log;
 import rsmap.wire.Session;
 
 /** Only a host with an authority has them (JournalRecord.PENDING); the AuthorityLink's handshake asks. */

@@ -18,6 +18,7 @@ import rsmap.ParseException;
 import rsmap.alloc.Cluster;
 import rsmap.alloc.Grant;
 import rsmap.alloc.JobSpec;
+import rsmap.log.Log;
 import rsmap.map.ComplexValues;
 import rsmap.node.AttributeTypes;
 import rsmap.node.Filter;

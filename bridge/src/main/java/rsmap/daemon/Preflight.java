@@ -11,6 +11,7 @@ import rsmap.device.Backends;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.DryRunBackend;
 import rsmap.device.Isolation;
+import rsmap.log.Log;
 
 /** The checks of the fail-closed job path for a careless admin, in the order the daemon runs them. */
 final class Preflight {

@@ -4,6 +4,7 @@ package rsmap.daemon;
 
 import java.io.IOException;
 import rsmap.journal.Journal;
+import rsmap.log.Log;
 import rsmap.wire.Category;
 import rsmap.wire.Session;
 

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import rsmap.ParseException;
 import rsmap.alloc.Cluster;
+import rsmap.log.Log;
 import rsmap.realloc.Outcome;
 import rsmap.realloc.Reallocs;
 import rsmap.journal.Journal;

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.stream.Stream;
 import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
+import rsmap.log.Log;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;

@@ -10,6 +10,7 @@ import rsmap.device.DevicePolicyException;
 import rsmap.device.DeviceRule;
 import rsmap.device.Isolation;
 import rsmap.device.OpenDevices;
+import rsmap.log.Log;
 import rsmap.map.Instance;
 import rsmap.wire.Category;
 import rsmap.wire.Session;

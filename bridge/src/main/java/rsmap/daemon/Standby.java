@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import rsmap.log.Log;
 import rsmap.wire.Authenticator;
 import rsmap.wire.Category;
 import rsmap.wire.Code;

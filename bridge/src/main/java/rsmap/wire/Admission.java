@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import rsmap.log.Log;
 
 /**
  * The Unix socket's connections are accepted by the selector thread itself, at most
@@ -167,7 +168,7 @@ final class Admission {
     private void acceptFailed(IOException e) {
         long now = System.nanoTime();
         if (now - lastFailure > STREAK_GAP_NANOS) {
-            Faults.report("cannot accept connections (retried every tick)", e);
+            Log.report("cannot accept connections (retried every tick)", e);
         }
         lastFailure = now;
     }
@@ -181,7 +182,7 @@ final class Admission {
                 admitTcp(ch, out);
             }
         } catch (RuntimeException e) {
-            Faults.report("cannot admit a connection", e);
+            Log.report("cannot admit a connection", e);
             closeQuietly(ch);
         }
     }

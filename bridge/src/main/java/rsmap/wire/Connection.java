@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.List;
+import rsmap.log.Log;
 
 /**
  * Shared by the selector thread (reads, writes when the socket was full, timeouts, closing) and the
@@ -292,7 +293,7 @@ final class Connection implements Session.Output, Session.Login {
         try {
             answer = w.frame() == null ? null : session.quick(w.frame());
         } catch (RuntimeException e) { // it changed nothing: a worker answers it the long way
-            Faults.report("a command failed on the selector thread; a worker runs it", e);
+            Log.report("a command failed on the selector thread; a worker runs it", e);
         }
         if (answer == null) {
             return false;

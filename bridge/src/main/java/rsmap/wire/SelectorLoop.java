@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import rsmap.log.Log;
 
 /**
  * No thread or buffer belongs to a connection: this thread reads into its one direct
@@ -85,7 +86,7 @@ final class SelectorLoop {
                         r.run();
                     } catch (RuntimeException e) {
                         // one connection's trouble (a key cancelled under it): the loop serves the others
-                        Faults.report("selector task failed", e);
+                        Log.report("selector task failed", e);
                     }
                 }
                 long now = System.nanoTime();
@@ -163,7 +164,7 @@ final class SelectorLoop {
         } catch (IOException e) {
             kill(c, null); // the client is gone
         } catch (RuntimeException e) {
-            Faults.report("connection failed on the selector", e);
+            Log.report("connection failed on the selector", e);
             kill(c, null);
         }
     }
@@ -256,7 +257,7 @@ final class SelectorLoop {
             } catch (IOException e) {
                 kill(c, null);
             } catch (RuntimeException e) {
-                Faults.report("cannot register a connection", e);
+                Log.report("cannot register a connection", e);
                 kill(c, null);
             }
         });

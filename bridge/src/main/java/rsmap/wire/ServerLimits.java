@@ -17,7 +17,7 @@ import java.time.Duration;
  * @param maxQueuedOutput    bytes waiting to be written to all connections together; beyond it events are
  *                           refused to streams and the unprivileged connection with most waiting is closed
  * @param maxEventBacklog    bytes of events that may wait for one slow reader before its stream is dropped
- *                           (system property {@code rsmap.maxEventBacklog} by default, 16 MiB)
+ *                           (16 MiB)
  * @param idleTimeout        a connection with no command in flight, no open stream, no partial frame and
  *                           nothing to write is closed after this; {@link Duration#ZERO}: never
  * @param frameTimeout       a frame begun must be complete within this; {@link Duration#ZERO}: no limit
@@ -35,6 +35,7 @@ public record ServerLimits(int maxFrame, int perUserConnections, long maxBuffere
     public static final int DEFAULT_PER_USER_CONNECTIONS = 32;
     public static final long DEFAULT_MAX_BUFFERED_INPUT = 16L << 20;
     public static final long DEFAULT_MAX_QUEUED_OUTPUT = 16L << 20;
+    public static final long DEFAULT_MAX_EVENT_BACKLOG = 16L << 20;
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(5);
     public static final Duration DEFAULT_FRAME_TIMEOUT = Duration.ofSeconds(10);
     public static final int DEFAULT_WORKERS = 4;
@@ -82,11 +83,11 @@ public record ServerLimits(int maxFrame, int perUserConnections, long maxBuffere
                 frameTimeout, workers, DEFAULT_MAX_UNAUTHENTICATED, DEFAULT_LOGIN_TIMEOUT);
     }
 
-    /** The defaults for frames of at most {@code maxFrame} bytes; the event backlog as the system property says. */
+    /** The defaults for frames of at most {@code maxFrame} bytes. */
     public static ServerLimits defaults(int maxFrame) {
         return new ServerLimits(maxFrame, DEFAULT_PER_USER_CONNECTIONS,
                 Math.max(DEFAULT_MAX_BUFFERED_INPUT, 2L * (Frame.LENGTH_DIGITS + (long) maxFrame)),
-                DEFAULT_MAX_QUEUED_OUTPUT, Long.getLong("rsmap.maxEventBacklog", 16L << 20),
+                DEFAULT_MAX_QUEUED_OUTPUT, DEFAULT_MAX_EVENT_BACKLOG,
                 DEFAULT_IDLE_TIMEOUT, DEFAULT_FRAME_TIMEOUT, DEFAULT_WORKERS);
     }
 

@@ -5,6 +5,7 @@ package rsmap.wire;
 import java.util.ArrayList;
 import java.util.List;
 import rsmap.Hex;
+import rsmap.log.Log;
 
 /**
  * the PTP proxy protocol, "Proxy Protocol": one command may cause several events; all carry the command's TID; the
@@ -210,7 +211,7 @@ public final class Session {
         try {
             handler.answered(this);
         } catch (RuntimeException e) {
-            Faults.report("the work after an answer failed", e);
+            Log.report("the work after an answer failed", e);
         }
     }
 
@@ -260,7 +261,7 @@ public final class Session {
             out.add(error(tid, e.getMessage(), e.category()));
         } catch (RuntimeException e) {
             out.clear(); // the daemon never throws across the socket; its log keeps the trace
-            Faults.report(code + " (TID " + tid + ") failed", e);
+            Log.report(code + " (TID " + tid + ") failed", e);
             out.add(error(tid, "internal error: " + e, Category.INTERNAL));
         }
         keepOpen = false;

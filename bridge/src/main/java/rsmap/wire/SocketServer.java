@@ -270,8 +270,8 @@ public final class SocketServer implements AutoCloseable {
      * A job's start or end from a privileged peer (a hook that execd or the job shell waits for): after it is
      * handed to a worker the selector yields its CPU, so that on a CPU the daemon shares the worker writes
      * the job's record, and starts the disk on it, before the selector's rest of the round (its register,
-     * its next accepts). Measured with rsmapd on one CPU: 20-25 µs off each JOB_START and JOB_END (README,
-     * "Benchmarks"). Where another CPU is idle the worker runs there and the yield returns at once.
+     * its next accepts). Measured with rsmapd on one CPU: 20-25 µs off each JOB_START and JOB_END
+     * (docs/benchmarks.md). Where another CPU is idle the worker runs there and the yield returns at once.
      */
     static boolean jobStep(boolean privileged, Frame frame) {
         if (frame == null || !privileged) {

@@ -4,6 +4,7 @@ package rsmap.wire;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
+import rsmap.log.Log;
 
 /**
  * One per TCP listener. Fails closed: an authenticator that throws, or names no one, refuses; a
@@ -60,7 +61,7 @@ final class TcpLogin {
         try {
             peer = authenticator.authenticate(credential);
         } catch (RuntimeException e) { // a bug in the authenticator refuses; it never lets anyone in
-            Faults.report("the authenticator failed", e);
+            Log.report("the authenticator failed", e);
             throw new Authenticator.Refused("the credential could not be checked: " + e, Category.INTERNAL);
         }
         if (peer == null || peer.equals(Session.Peer.UNKNOWN)) {

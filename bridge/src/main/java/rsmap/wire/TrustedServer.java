@@ -25,7 +25,10 @@ import rsmap.Continuation;
 public final class TrustedServer {
     /** The installed configuration, as the hooks have it compiled in (RSMAP_SYSCONF). */
     public static final Path INSTALLED = Path.of("/etc/rsmap/rsmapd.conf");
-    /** Names another configuration, for tests; set by the JVM's launcher, never read from the environment. */
+    /**
+     * Names another configuration (rsmap(1), RSMAP_JAVA_OPTS: a test's, a relocated installation's); set by the
+     * JVM's launcher, never read from the environment.
+     */
     public static final String PROPERTY = "rsmap.sysconf";
     private static final Path PASSWD = Path.of("/etc/passwd");
     private static final long MAX_CONF = 16 << 20;

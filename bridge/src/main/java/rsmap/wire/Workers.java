@@ -8,6 +8,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import rsmap.log.Log;
 
 final class Workers {
     private final ThreadPoolExecutor pool;
@@ -21,7 +22,7 @@ final class Workers {
             try {
                 connection.execute(this);
             } catch (RuntimeException e) { // never a connection left busy forever
-                Faults.report("worker failed on a connection", e);
+                Log.report("worker failed on a connection", e);
                 connection.failed();
             }
         }

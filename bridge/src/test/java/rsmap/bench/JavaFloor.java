@@ -3,7 +3,7 @@
 // and JOB_END each written to a journal (zero-filled ahead) and forced before the answer, STATE and OK sent, the
 // job's environment file created after the answer (CREATE_NEW, 0400) or removed. No decision, no JSON, no selector. Beside
 // floor-rsmapd and bin/rsmapd in hook-bench.sh, it says which part of rsmapd's cost over the C floor is the JVM's
-// own and which is rsmapd's work (README, "Benchmarks").
+// own and which is rsmapd's work (docs/benchmarks.md).
 // Usage: java OPTIONS -cp bridge/target/test-classes rsmap.bench.JavaFloor SOCKET DIR [handoff]
 // "handoff": every command goes from the accepting thread to one worker thread and back, as rsmapd's selector
 // hands a job start to a worker.

@@ -253,9 +253,8 @@ class CdiSpecsTest {
     void aTemporaryFileSwappedForALink_neverChangesTheLinksTarget() throws Exception {
         Path victim = Files.writeString(tmp.resolve("victim"), "secret");
         Files.setPosixFilePermissions(victim, PosixFilePermissions.fromString("rw-------"));
-        daemon = TestDaemon.start(config());
         Path swapped = cdi().resolve(".rsmapd-job-16.json.tmp");
-        CdiSpecs.faultPoint = op -> {
+        daemon = TestDaemon.start(config(), op -> {
             if (op.equals("permissions")) {
                 try {
                     Files.delete(swapped);
@@ -264,12 +263,8 @@ class CdiSpecsTest {
                     throw new java.io.UncheckedIOException(e);
                 }
             }
-        };
-        try {
-            assertThat(start("16", "gpu=1").get(0).code()).as("cdi = optional: the job starts").isEqualTo(Code.STATE.value());
-        } finally {
-            CdiSpecs.faultPoint = op -> { };
-        }
+        });
+        assertThat(start("16", "gpu=1").get(0).code()).as("cdi = optional: the job starts").isEqualTo(Code.STATE.value());
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(victim))).isEqualTo("rw-------");
         assertThat(Files.readString(victim)).isEqualTo("secret");
         assertThat(cdi().resolve("rsmapd-job-16.json")).doesNotExist();

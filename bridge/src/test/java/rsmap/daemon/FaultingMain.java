@@ -1,11 +1,13 @@
-// rsmapd for crash tests: the daemon's own Main, with CdiSpecs stopping at a fault point named by the system
-// property rsmap.test.cdi.fault (write:MARKER or remove:MARKER) - it creates MARKER and waits there to be
-// killed between the journal and the spec (docs/containers.md, "In step with the grant").
+// rsmapd for crash tests: the daemon of rsmapd.conf served as Main serves it, its CdiSpecs stopping at the fault
+// point named by the system property rsmap.test.cdi.fault (write:MARKER or remove:MARKER) - it creates MARKER
+// and waits there to be killed between the journal and the spec (docs/containers.md, "In step with the grant").
 package rsmap.daemon;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import rsmap.complex.ComplexTable;
 
 public final class FaultingMain {
     /** How long the daemon waits at its fault point at most. */
@@ -14,9 +16,10 @@ public final class FaultingMain {
     private FaultingMain() {
     }
 
+    /** {@code --config FILE}, as RsmapdProcess starts Main; the test kills it (SIGKILL), nothing stops it else. */
     public static void main(String[] args) throws Exception {
         String fault = System.getProperty("rsmap.test.cdi.fault", "");
-        CdiSpecs.faultPoint = op -> {
+        CdiSpecs.FaultPoint stop = op -> {
             if (!fault.startsWith(op + ":")) {
                 return;
             }
@@ -27,6 +30,10 @@ public final class FaultingMain {
                 Thread.currentThread().interrupt();
             }
         };
-        Main.main(args);
+        Path file = Path.of(args[1]);
+        Config config = Config.parse(ConfigText.read(file), file, "localhost"); // the test's names its host
+        ComplexTable table = ComplexTable.parse(ConfigText.read(config.complexes()));
+        new Daemon(config, table, file, Discovery.system(), HostAuth.MUNGE, null, stop).serve();
+        new CountDownLatch(1).await(); // serves on its own threads until killed
     }
 }

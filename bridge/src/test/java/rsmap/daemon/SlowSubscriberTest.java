@@ -4,6 +4,7 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.complex.ComplexTable;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -25,10 +27,11 @@ class SlowSubscriberTest {
 
     @BeforeEach
     void start() throws Exception {
-        // a small backlog so that the test needs few events (the socket's own buffers come on top)
-        System.setProperty("rsmap.maxEventBacklog", Long.toString(64 << 10));
         config = TestDaemon.config(tmp, "gpu=2(0 1)", "reconcile_interval = 0");
-        daemon = TestDaemon.start(config);
+        Daemon built = new Daemon(config, ComplexTable.parse(Files.readString(config.complexes())),
+                config.complexes().resolveSibling("rsmapd.conf"));
+        // a small backlog so that the test needs few events (the socket's own buffers come on top)
+        daemon = built.serve(built.limits().withMaxEventBacklog(64 << 10));
     }
 
     @AfterEach
@@ -62,8 +65,6 @@ class SlowSubscriberTest {
             // The session itself goes on: a new stream starts with the full state.
             sleeper.send(Frame.of(6, Code.START_EVENTS.value()).encode());
             assertThat(sleeper.next().code()).isEqualTo(Code.STATE.value());
-        } finally {
-            System.clearProperty("rsmap.maxEventBacklog");
         }
     }
 }

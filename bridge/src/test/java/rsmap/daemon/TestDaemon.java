@@ -43,6 +43,13 @@ final class TestDaemon {
                 config.complexes().resolveSibling("rsmapd.conf"), Discovery.system(), auth).serve();
     }
 
+    /** A daemon serving {@code config} whose CDI specs stop at {@code cdiFaults}. */
+    static Daemon start(Config config, CdiSpecs.FaultPoint cdiFaults) throws Exception {
+        return new Daemon(config, ComplexTable.parse(Files.readString(config.complexes())),
+                config.complexes().resolveSibling("rsmapd.conf"), Discovery.system(), HostAuth.MUNGE, null,
+                cdiFaults).serve();
+    }
+
     /** A daemon serving {@code config}, its journal replayed. */
     static Daemon start(Config config) throws Exception {
         return new Daemon(config, ComplexTable.parse(Files.readString(config.complexes())),

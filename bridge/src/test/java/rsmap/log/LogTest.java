@@ -1,6 +1,6 @@
 // rsmapd's log lines: journald's priority prefix under systemd, a readable prefix on a terminal, and
 // always one line.
-package rsmap.daemon;
+package rsmap.log;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -18,5 +18,12 @@ class LogTest {
     void onATerminal_theNameAndLevel_andNeverASecondLine() {
         assertThat(Log.format(Log.Level.INFO, "job 7 granted", false)).isEqualTo("rsmapd: job 7 granted");
         assertThat(Log.format(Log.Level.WARNING, "a\nb", false)).isEqualTo("rsmapd: warning: a b");
+    }
+
+    /** The socket server's fault reports (Log.report) start each line by the same rule. */
+    @Test
+    void prefix_ofAnError_isWhatEveryReportLineStartsWith() {
+        assertThat(Log.prefix(Log.Level.ERROR, true)).isEqualTo("<3>");
+        assertThat(Log.prefix(Log.Level.ERROR, false)).isEqualTo("rsmapd: error: ");
     }
 }
