@@ -165,6 +165,7 @@ public final class Daemon implements AutoCloseable {
             lifecycle.leftovers.adopt(); // what an earlier run set aside, shown and removed once empty
             this.pending = new PendingStarts(state, records, lifecycle, log);
             this.health = new Health(state, records, events, log, access, reallocation);
+            mig.onFailedCreation(health::creationFailed); // the card tainted, source mig (docs/health.md)
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation,
                     health);
             Commands.Table handlers = authorityRole

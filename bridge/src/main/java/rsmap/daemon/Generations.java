@@ -92,7 +92,7 @@ final class Generations {
         try {
             return reloaded(tid);
         } catch (Session.CommandException e) { // refused before anything was installed
-            s.mig.restore(mig); // MIG as it was, creation taints too (docs/gpus.md)
+            s.mig.restore(mig); // MIG as it was: its cards and settings (docs/gpus.md)
             throw e;
         }
     }
@@ -147,7 +147,7 @@ final class Generations {
         }
         s.gpus = filled.gpus();
         s.cdi.sync(s.jobs(), s::grantedInstances); // the new generation's devices= in the held jobs' specs
-        s.cluster().reapplyExclusions(s.config.host()); // MIG cards read again, taints cleared
+        s.cluster().reapplyExclusions(s.config.host()); // MIG cards read again (a creation's taint stays: docs/health.md)
         rsmap.realloc.Policy policy = rsmap.realloc.Policy.named(next.reallocPolicy()).orElseThrow();
         if (next.realloc() != s.reallocOn() || !policy.name().equals(s.reallocPolicy().name())) {
             changed = true; // a change the answer reports, though no new generation

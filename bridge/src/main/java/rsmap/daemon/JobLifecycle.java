@@ -365,7 +365,7 @@ final class JobLifecycle {
 
     /**
      * The job's MIG slices made before it is answered (docs/gpus.md, "Partitions on demand"); a creation that
-     * fails frees the grant, and its card is tainted (no new grant there until RELOAD or restart).
+     * fails frees the grant, and its card is tainted (source mig: no new grant there until undrained).
      */
     private void slices(String id, Grant grant) throws Session.CommandException {
         try {
