@@ -140,7 +140,7 @@ final class Views {
 
     /**
      * Per map: amount, the instances with holder ("" free) and, for each identifier, its characteristics and
-     * health; a free one an exclusion keeps out of use also its {@code blocked} ({@link #blocked}).
+     * health; one free and untainted that an exclusion keeps out of use also its {@code blocked} ({@link #blocked}).
      * {@code peer} null: no holders at all (configuration events go to everyone).
      */
     static ObjectNode maps(HostState d, Access access, Session.Peer peer, EventHub.Filters filters) {

@@ -86,7 +86,10 @@ class ExclusionsTest {
         c.taint(HOST, "gpu", "0", "mig: no slice at 12:03:05", 0);
         assertThat(c.blocked(HOST, "nic").get("a")).isEqualTo(new Exclusions.Block(
                 "excluded by gpu 0, tainted: mig: no slice at 12:03:05", k("gpu", "0"), null, "mig: no slice at 12:03:05"));
-        assertThat(c.blocked(HOST, "gpu")).as("tainted itself, excluded by nothing").isEmpty();
+        assertThat(c.blocked(HOST, "gpu")).as("tainted itself").isEmpty();
+        c.taint(HOST, "nic", "a", "admin: fan at 12:03:05", 0);
+        assertThat(c.blocked(HOST, "nic")).as("a tainted itself: its taint says why, not its partner's")
+                .containsOnlyKeys("b", "c");
         assertThat(c.blocked(HOST, "disk")).isEmpty();
     }
 
