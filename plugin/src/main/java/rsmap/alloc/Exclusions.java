@@ -1,6 +1,6 @@
 // Instances of one host that cannot be held at once: a whole card and its MIG slices, two slices whose
 // placements overlap (docs/gpus.md, "Partitions on demand"); and instances out of use while something
-// outside rsmapd holds what they need (an admin's static slice, a card tainted).
+// outside rsmapd holds what they need (an admin's static slice; a tainted partner is the core's taint).
 package rsmap.alloc;
 
 import java.util.ArrayList;
