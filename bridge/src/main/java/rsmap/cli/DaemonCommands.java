@@ -209,17 +209,33 @@ final class DaemonCommands {
         }
     }
 
-    /** Each map with its instances and their holders, indented by {@code indent}. */
+    /**
+     * Each map with its instances and their holders (or, free, what an exclusion blocks them by: {@link #blocked}),
+     * indented by {@code indent}.
+     */
     static void maps(PrintWriter out, JsonNode maps, String indent) {
         for (Iterator<Map.Entry<String, JsonNode>> it = maps.fields(); it.hasNext();) {
             Map.Entry<String, JsonNode> m = it.next();
             out.println(indent + m.getKey() + " (" + m.getValue().path("amount").asInt() + " instances)");
             for (JsonNode i : m.getValue().path("instances")) {
                 String holder = i.path("holder").asText();
-                out.printf("%s  %-12s %-24s %s%n", indent, i.path("id").asText(), holder.isEmpty() ? "free"
-                        : "held by job " + holder, Drain.health(i.path("health")));
+                out.printf("%s  %-12s %-24s %s%n", indent, i.path("id").asText(), !holder.isEmpty() ? "held by job " + holder
+                        : i.has("blocked") ? blocked(i.path("blocked")) : "free", Drain.health(i.path("health")));
             }
         }
+    }
+
+    /**
+     * A free instance an exclusion keeps out of use (docs/protocol.md, QUERY's {@code blocked}):
+     * {@code blocked by mig 0:1g.10gb@6 (job 7)}, {@code blocked by gpu 0 (tainted)}, or
+     * {@code blocked (occupied by slice gi 13 (1g.10gb) that rsmapd did not create)}.
+     */
+    static String blocked(JsonNode b) {
+        if (!b.has("map")) {
+            return "blocked (" + b.path("reason").asText() + ")";
+        }
+        return "blocked by " + b.path("map").asText() + " " + b.path("id").asText() + " ("
+                + (b.has("job") ? "job " + b.path("job").asText() : "tainted") + ")";
     }
 
     @Command(name = "explain", mixinStandardHelpOptions = true, description = "Why a request can or cannot start on "

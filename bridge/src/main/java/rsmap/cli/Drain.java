@@ -55,7 +55,8 @@ final class Drain implements Callable<Integer> {
     }
 
     @Command(name = "undrain", mixinStandardHelpOptions = true, description = "Clear the admin's taint of an instance "
-            + "(rsmap drain); taints from NVML or health_command stay. Root or admin_user only.")
+            + "(rsmap drain) and a failed MIG creation's taint of its card; taints from NVML or health_command stay. "
+            + "Root or admin_user only.")
     static final class Undrain implements Callable<Integer> {
         @Spec
         CommandSpec spec;

@@ -181,6 +181,7 @@ final class ClusterView {
                 List<String[]> held = holders(v, name, m.getKey());
                 for (JsonNode inst : m.getValue().path("instances")) {
                     ObjectNode o = ((ObjectNode) inst.deepCopy());
+                    o.remove("blocked"); // the host's exclusions as it registered: no event keeps them up to date here
                     o.put("holder", take(held, inst.path("id").asText()));
                     instances.add(o);
                 }

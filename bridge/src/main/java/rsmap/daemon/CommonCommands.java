@@ -184,7 +184,8 @@ final class CommonCommands {
             x = masked(x, peer);
         }
         return JSON.createObjectNode().put("request", request).put("can_start", x.canStart()).put("text", x.toHuman()
-                + s.devices.explainSlices(parsed, s.cluster().instances(s.host()), job -> shown(peer, job)));
+                + s.devices.explainSlices(s.health, s.cluster().hosts().get(s.host()), parsed,
+                s.cluster().instances(s.host()), job -> shown(peer, job)));
     }
 
     /** A job's id as {@code peer} may see it: its own, or "other" (as QUERY masks them). */

@@ -163,6 +163,7 @@ public final class Daemon implements AutoCloseable {
                     authorityRole ? new GlobalKeys(keys, log) : global);
             this.pending = new PendingStarts(state, devices, records, lifecycle, log);
             this.health = new Health(state, records, events, log, access, reallocation);
+            mig.onFailedCreation(health::creationFailed); // the card tainted, source mig (docs/health.md)
             CommonCommands common = new CommonCommands(state, access, events, lifecycle, generations, reallocation,
                     health);
             Commands.Table handlers = authorityRole

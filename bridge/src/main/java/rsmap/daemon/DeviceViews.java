@@ -118,9 +118,14 @@ final class DeviceViews {
     }
 
     /** explain's lines on the slices a request of the map of slices would need ({@link MigExplain}); "" for none. */
-    String explainSlices(rsmap.request.RequestList request, Map<String, List<Map.Entry<String, String>>> holders,
-                         java.util.function.UnaryOperator<String> shown) {
-        return MigExplain.text(mig, request, holders, shown);
+    String explainSlices(HostHealth health, rsmap.map.ComplexValues values, rsmap.request.RequestList request,
+                         Map<String, List<Map.Entry<String, String>>> holders, java.util.function.UnaryOperator<String> shown) {
+        return MigExplain.text(mig, health, values, request, holders, shown);
+    }
+
+    /** The instances of card {@code card} in {@code values} that a taint of it goes on ({@link MigHost#cardInstances}). */
+    List<rsmap.alloc.Exclusions.Key> cardInstances(rsmap.device.nvml.MigCard card, rsmap.map.ComplexValues values) {
+        return mig.cardInstances(card, values);
     }
 
     /** The card-and-slices exclusions of {@code values} ({@link MigExclusions}): the core's exclusion rule. */

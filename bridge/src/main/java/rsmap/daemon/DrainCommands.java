@@ -1,5 +1,5 @@
-// DRAIN and UNDRAIN (docs/protocol.md): the admin's taint of an instance, set and cleared; root and the
-// admin only (Access), journaled, kept across a restart.
+// DRAIN and UNDRAIN (docs/protocol.md): the admin's taint of an instance, set and cleared (UNDRAIN clears a
+// failed MIG creation's too); root and the admin only (Access), journaled, kept across a restart.
 package rsmap.daemon;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -42,10 +42,14 @@ final class DrainCommands {
             throw new Session.CommandException(Category.MALFORMED, name + ": \"reason\" is one printable line of at most "
                     + MAX_REASON + " characters");
         }
-        boolean changed = drain
-                ? health.taint(new Taint(map, id, Taint.Source.ADMIN, reason.isEmpty() ? "drained" : reason, Instant.now()),
-                        false)
-                : health.untaint(map, id, Taint.Source.ADMIN, false);
+        boolean changed;
+        if (drain) {
+            changed = health.taint(new Taint(map, id, Taint.Source.ADMIN, reason.isEmpty() ? "drained" : reason,
+                    Instant.now()), false);
+        } else { // the admin's taint, and a failed creation's on its whole card (docs/health.md): NVML's and the check's stay
+            boolean admin = health.untaint(map, id, Taint.Source.ADMIN, false);
+            changed = health.untaintCreation(map, id, false) || admin;
+        }
         var answer = JsonNodeFactory.instance.objectNode().put("map", map).put("id", id).put("changed", changed);
         answer.set("health", s.health.json(map, id));
         return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));

@@ -149,7 +149,7 @@ final class Generations {
             reconfigure(next.complexValues(), next.globalComplexValues());
             log.note(Log.Level.INFO, "RELOAD: configuration generation " + s.generation());
         }
-        devices.reloaded(filled.gpus()); // the held jobs' specs with the new devices=, MIG cards read again
+        devices.reloaded(filled.gpus()); // the specs with the new devices=, MIG cards read again (a creation's taint stays)
         rsmap.realloc.Policy policy = rsmap.realloc.Policy.named(next.reallocPolicy()).orElseThrow();
         if (next.realloc() != s.reallocOn() || !policy.name().equals(s.reallocPolicy().name())) {
             changed = true; // a change the answer reports, though no new generation

@@ -1,9 +1,11 @@
 // The verbs of an instance's health (docs/health.md): taint and untaint, each told to the core, the
-// journal (the admin's and the check's), the log and the event streams, with the jobs holding it.
+// journal (the admin's, the check's and a failed MIG creation's), the log and the event streams, with the
+// jobs holding it.
 package rsmap.daemon;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -11,7 +13,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import rsmap.alloc.Cluster;
+import rsmap.alloc.Exclusions;
+import rsmap.device.nvml.MigCard;
 import rsmap.log.Log;
+import rsmap.map.ComplexValues;
 import rsmap.wire.Category;
 import rsmap.wire.Session;
 
@@ -59,7 +64,7 @@ final class Health {
     }
 
     /**
-     * Sets {@code t}. The admin's and the check's are journaled first ({@code now}: forced on the spot, for
+     * Sets {@code t}. The admin's, the check's and MIG's are journaled first ({@code now}: forced on the spot, for
      * callers outside a command; else with the command's answer). False when it was set already alike.
      */
     boolean taint(Taint t, boolean now) throws Session.CommandException {
@@ -85,15 +90,67 @@ final class Health {
         if (before.isEmpty()) {
             return false;
         }
-        journal(new JournalRecord.Health(before.get(), false), source, now);
+        clear(before.get(), now);
+        return true;
+    }
+
+    /**
+     * A slice NVML refused to make on {@code card} ({@link MigHost.Failed}): the card's instances
+     * ({@link MigHost#cardInstances}) tainted, source mig, with NVML's error. Journaled and forced here: the
+     * start it refuses is answered without the group commit. A taint that cannot be set is logged, not
+     * thrown: the refusal stands either way.
+     */
+    void creationFailed(MigCard card, String reason) {
+        String why = Args.oneLine(reason, DrainCommands.MAX_REASON);
+        ComplexValues values = s.cluster().hosts().get(s.host());
+        List<Exclusions.Key> on = values == null ? List.of() : s.devices.cardInstances(card, values);
+        if (on.isEmpty()) {
+            log.note(Log.Level.WARNING, "card " + card.uuid() + ": " + why + " (no instance of it here to taint)");
+            return;
+        }
+        Instant now = Instant.now(); // one time for all: the taints of one failure (HostHealth#alike)
+        boolean written = false;
+        for (Exclusions.Key k : on) {
+            try {
+                written |= taint(new Taint(k.map(), k.id(), Taint.Source.MIG, why, now), false);
+            } catch (Session.CommandException x) {
+                log.note(Log.Level.WARNING, "card " + card.uuid() + ": " + k + " not tainted: " + x.getMessage());
+            }
+        }
+        if (written) {
+            records.force();
+        }
+    }
+
+    /**
+     * UNDRAIN's part for a failed MIG creation: clears the mig taint of {@code map}/{@code id} and of every
+     * instance the same failure tainted ({@link HostHealth#alike}: its card's others); false when it had none.
+     */
+    boolean untaintCreation(String map, String id, boolean now) throws Session.CommandException {
+        check(map, id);
+        Optional<Taint> t = s.health.of(map, id, Taint.Source.MIG);
+        if (t.isEmpty()) {
+            return false;
+        }
+        for (Taint x : s.health.alike(t.get())) {
+            clear(x, now); // an instance no longer configured loses its taint all the same
+        }
+        return true;
+    }
+
+    /** Clears {@code before}, which is set: journaled, told to the core, logged and published. */
+    private void clear(Taint before, boolean now) throws Session.CommandException {
+        String map = before.map();
+        String id = before.id();
+        Taint.Source source = before.source();
+        journal(new JournalRecord.Health(before, false), source, now);
         s.changed();
         // Before the untaint event: a waiting realloc it lets through is answered (and its event sent) first.
         s.health.remove(map, id, source, s.cluster(), s.host()).ifPresent(d -> reallocation.dispatch(s.reallocs().events(d)));
         List<String> jobs = holders(map, id);
         log.note(Log.Level.INFO, "untaint map=" + map + " id=" + id + " source=" + source.text() + " jobs=" + jobs
                 + (s.health.shown(map, id).isPresent() ? " still=" + s.health.shown(map, id).get().source().text() : ""));
-        publish("untaint", before.get(), jobs);
-        return true;
+        publish("untaint", before, jobs);
     }
 
     private void journal(JournalRecord.Health r, Taint.Source source, boolean now) throws Session.CommandException {

@@ -66,9 +66,21 @@ final class HostHealth {
         return out;
     }
 
-    /** The taints that survive a restart (the admin's and the check's; NVML's are learnt again from the card). */
+    /**
+     * The taints that survive a restart (the admin's, the check's and a failed MIG creation's; NVML's are learnt
+     * again from the card).
+     */
     List<Taint> persistent() {
         return all().stream().filter(t -> t.source() != Taint.Source.NVML).toList();
+    }
+
+    /**
+     * The taints set with {@code t} by the one failure that set it: its source's, with its reason and time (a
+     * failed MIG creation taints every instance of its card at once; one undrain clears them together).
+     */
+    List<Taint> alike(Taint t) {
+        return all().stream().filter(x -> x.source() == t.source() && x.reason().equals(t.reason())
+                && x.since().equals(t.since())).toList();
     }
 
     /** {@code "ok"} or the shown taint's object, as QUERY, STATE and REGISTER show an instance. */

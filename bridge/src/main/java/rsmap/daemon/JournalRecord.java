@@ -153,7 +153,8 @@ sealed interface JournalRecord {
     }
 
     /**
-     * An admin's or a site check's taint of an instance set ({@code tainted}) or cleared (docs/health.md):
+     * An admin's, a site check's or a failed MIG creation's taint of an instance set ({@code tainted}) or
+     * cleared (docs/health.md):
      * {@code {"v":1,"op":"health","map":"gpu","id":"0","source":"admin","reason":"fan","since":"...","tainted":true}}.
      * NVML's taints are not written: the card says them again after a restart.
      */
@@ -169,7 +170,7 @@ sealed interface JournalRecord {
             java.util.Optional<Taint.Source> source = Taint.Source.of(r.path("source").asText(""));
             if (!r.path("map").isTextual() || !r.path("id").isTextual() || source.isEmpty()
                     || !r.path("tainted").isBoolean() || !r.path("reason").isTextual()) {
-                throw new IOException("a health record needs map, id, source (admin or check), reason and tainted");
+                throw new IOException("a health record needs map, id, source (admin, check or mig), reason and tainted");
             }
             Instant since;
             try {

@@ -1,6 +1,6 @@
 // The exclusions that make a card one pool when rsmapd makes its slices on demand (docs/gpus.md,
 // "Partitions on demand"): a card's whole-card instances and its slots exclude each other, overlapping slots
-// exclude each other, and what an admin's slice or a taint takes is blocked.
+// exclude each other, and what an admin's slice takes is blocked.
 package rsmap.daemon;
 
 import java.util.ArrayList;
@@ -21,12 +21,12 @@ final class MigExclusions {
     /**
      * The cards as one pool each: the whole-card instances of gpu_map ({@code wholeCard}) exclude the card's
      * slots of map {@code m}, overlapping slots exclude each other; slots an admin's slice (one not
-     * {@code ours}, or an unfinished one of rsmapd's) occupies, and every instance of a card with a
-     * {@code taint}, are blocked.
+     * {@code ours}, or an unfinished one of rsmapd's) occupies are blocked, and so are the card's whole-card
+     * instances while it has one. A taint (a failed creation's too: docs/health.md) is the core's: a tainted
+     * instance takes its partners out of use through the core, no block here.
      */
     static Exclusions of(String m, List<MigCard> cards, ComplexValues values,
-            Function<MigCard, List<Exclusions.Key>> wholeCard, BiPredicate<MigCard, MigCard.Slice> ours,
-            Function<String, Optional<String>> taint) {
+            Function<MigCard, List<Exclusions.Key>> wholeCard, BiPredicate<MigCard, MigCard.Slice> ours) {
         List<Map.Entry<Exclusions.Key, Exclusions.Key>> pairs = new ArrayList<>();
         Map<Exclusions.Key, String> blocked = new HashMap<>();
         List<MigSlot> slots = values.resourceMap(m).map(r -> r.instances().stream().map(i -> MigSlot.parse(i.id()))
@@ -35,7 +35,6 @@ final class MigExclusions {
             List<MigSlot> mine = slots.stream().filter(s -> s.card() == c.index()).toList();
             List<Exclusions.Key> whole = wholeCard.apply(c);
             List<MigCard.Slice> foreign = c.slices().stream().filter(x -> !ours.test(c, x)).toList();
-            Optional<String> tainted = taint.apply(c.uuid());
             for (int a = 0; a < mine.size(); a++) {
                 Exclusions.Key ka = new Exclusions.Key(m, mine.get(a).toString());
                 MigCard.Placement pa = placement(c, mine.get(a));
@@ -50,13 +49,11 @@ final class MigExclusions {
                         blocked.put(ka, "occupied by slice gi " + x.gi() + " (" + x.profile() + ") that rsmapd did not create");
                     }
                 }
-                tainted.ifPresent(t -> blocked.put(ka, "card " + c.uuid() + " tainted: " + t));
             }
             for (Exclusions.Key w : whole) {
                 if (!foreign.isEmpty()) {
                     blocked.put(w, "card " + c.uuid() + " has slices rsmapd did not create");
                 }
-                tainted.ifPresent(t -> blocked.put(w, "card " + c.uuid() + " tainted: " + t));
             }
         }
         return Exclusions.of(pairs, blocked);

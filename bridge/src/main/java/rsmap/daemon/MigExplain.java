@@ -5,7 +5,9 @@ package rsmap.daemon;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import rsmap.device.nvml.MigCard;
+import rsmap.map.ComplexValues;
 import rsmap.request.RequestList;
 
 /** Only for requests that name the map of slices; nothing otherwise. */
@@ -14,11 +16,12 @@ final class MigExplain {
     }
 
     /**
-     * Lines to append to the explanation of {@code request}, given who holds each instance of the host;
-     * {@code shown} is how a job's id may be shown to the asker.
+     * Lines to append to the explanation of {@code request}, given who holds each instance of the host
+     * ({@code values} as configured, their {@code health}); {@code shown} is how a job's id may be shown to
+     * the asker.
      */
-    static String text(MigHost mig, RequestList request, Map<String, List<Map.Entry<String, String>>> holders,
-                       java.util.function.UnaryOperator<String> shown) {
+    static String text(MigHost mig, HostHealth health, ComplexValues values, RequestList request,
+                       Map<String, List<Map.Entry<String, String>>> holders, java.util.function.UnaryOperator<String> shown) {
         if (mig.map().isEmpty() || request.resourceRequests().stream().noneMatch(r -> r.name().equals(mig.map().get()))) {
             return "";
         }
@@ -48,7 +51,8 @@ final class MigExplain {
             int total = c.profiles().stream().mapToInt(MigCard.Profile::slices).max().orElse(0);
             String wholeHolder = mig.wholeCardHolder(c, holders);
             b.append("  card ").append(c.index()).append(" (").append(c.uuid()).append(")")
-                    .append(mig.taints.reason(c.uuid()).map(t -> ": tainted: " + t).orElse(""))
+                    .append(mig.cardInstances(c, values).stream().map(k -> health.shown(k.map(), k.id()))
+                            .flatMap(Optional::stream).findFirst().map(t -> ": tainted: " + t.why()).orElse(""))
                     .append(wholeHolder.isEmpty() ? "" : ": the whole card is held by job " + shown.apply(wholeHolder)).append('\n');
             for (MigCard.Profile p : c.profiles()) {
                 long free = p.placements().stream().filter(at -> taken.stream().noneMatch(at::overlaps)).count();

@@ -30,8 +30,6 @@ import rsmap.wire.Session;
 final class MigHost implements MigNames.Source {
     private final LogBook log;
     private final Path checkpointFile;
-    /** The seam to the host's health model: a failed creation taints its card. */
-    final CardTaints taints;
     /** What mig.json names at a job's places: its records' slices, its environment, its ALLOC's names. */
     final MigNames names = new MigNames(this);
     private MigCheckpoint checkpoint;
@@ -43,16 +41,28 @@ final class MigHost implements MigNames.Source {
     private List<MigCard> cards = List.of();
     /** Called after the slices or the cards as read changed (HostState#changed: QUERY's kept answers go). */
     private Runnable changed = () -> { };
+    /** Told of a creation NVML refused (Health#creationFailed: the card's taint, source mig). */
+    private Failed failed = (card, reason) -> { };
+
+    /** Where a failed creation goes: the host's health model, which taints the card's instances. */
+    interface Failed {
+        /** NVML refused to make a slice on card {@code card}, for {@code reason} (its error, one line). */
+        void creation(MigCard card, String reason);
+    }
 
     MigHost(Path stateDir, LogBook log) {
         this.log = log;
         this.checkpointFile = stateDir.resolve("mig.json");
-        this.taints = new CardTaints(log);
     }
 
     /** What to call when the slices (or the cards as NVML reported them) change. */
     void onChange(Runnable changed) {
         this.changed = changed;
+    }
+
+    /** What to tell of a creation NVML refused. */
+    void onFailedCreation(Failed failed) {
+        this.failed = failed;
     }
 
     /** An authority's: no slices. */
@@ -62,22 +72,21 @@ final class MigHost implements MigNames.Source {
 
     /** What a read of the configuration changes here ({@link #reader}), as it was before it. */
     record Before(MigSettings settings, GpuSettings gpu, Optional<Mig> nvml, Optional<Inventory> inventory,
-                  List<MigCard> cards, Map<String, String> taints) {
+                  List<MigCard> cards) {
     }
 
     /** The state a RELOAD's read is about to change: put back with {@link #restore} when the RELOAD is refused. */
     Before before() {
-        return new Before(settings, gpu, nvml, inventory, cards, taints.saved());
+        return new Before(settings, gpu, nvml, inventory, cards);
     }
 
-    /** A refused RELOAD changes nothing here: the settings, cards and taints of before it. */
+    /** A refused RELOAD changes nothing here: the settings and cards of before it. */
     void restore(Before b) {
         settings = b.settings();
         gpu = b.gpu();
         nvml = b.nvml();
         inventory = b.inventory();
         cards = b.cards();
-        taints.restore(b.taints());
     }
 
     /** {@code inner}, with mig_map built into complex_values where rsmapd.conf sets it. */
@@ -89,7 +98,6 @@ final class MigHost implements MigNames.Source {
         Config config = f.config();
         settings = config.gpus().mig();
         gpu = config.gpus();
-        taints.clear();
         if (settings.map().isEmpty()) {
             return f;
         }
@@ -152,7 +160,23 @@ final class MigHost implements MigNames.Source {
         if (map().isEmpty()) {
             return Exclusions.NONE;
         }
-        return MigExclusions.of(map().get(), cards, values, c -> wholeCard(c, values), this::ours, taints::reason);
+        return MigExclusions.of(map().get(), cards, values, c -> wholeCard(c, values), this::ours);
+    }
+
+    /**
+     * The instances of {@code values} a failed creation's taint of card {@code c} sits on (docs/health.md,
+     * source mig): its whole-card instances of gpu_map, whose taint takes its slices out too (they exclude
+     * each other); where gpu_map has none of it, each of its places in mig_map.
+     */
+    List<Exclusions.Key> cardInstances(MigCard c, ComplexValues values) {
+        List<Exclusions.Key> whole = wholeCard(c, values);
+        if (!whole.isEmpty() || map().isEmpty()) {
+            return whole;
+        }
+        String m = map().get();
+        return values.resourceMap(m).map(r -> r.instances().stream().map(rsmap.map.Instance::id).distinct()
+                .filter(id -> MigSlot.parse(id).filter(x -> x.card() == c.index()).isPresent())
+                .map(id -> new Exclusions.Key(m, id)).toList()).orElse(List.of());
     }
 
     /**
@@ -184,8 +208,8 @@ final class MigHost implements MigNames.Source {
 
     /**
      * Creates the slices {@code grant} gives job {@code job} on {@code host}, each journaled before and after.
-     * A failure destroys what this call made, taints the card and is refused BUSY (the job is rescheduled)
-     * naming NVML's error.
+     * A failure destroys what this call made, is refused BUSY (the job is rescheduled) naming NVML's error,
+     * and, where NVML refused, is told ({@link #onFailedCreation}: the card is tainted).
      */
     void create(String job, Grant grant, String host) throws Session.CommandException {
         if (map().isEmpty()) {
@@ -222,7 +246,7 @@ final class MigHost implements MigNames.Source {
                 }
                 made.forEach(x -> destroySlot(x, "creation failed"));
                 if (e instanceof NvmlException) {
-                    taints.taint(c.uuid(), e.getMessage());
+                    failed.creation(c, "slice " + slot + " cannot be created: " + e.getMessage());
                 }
                 throw new Session.CommandException(Category.BUSY, "job " + job + ": slice " + slot + " cannot be created: "
                         + e.getMessage());

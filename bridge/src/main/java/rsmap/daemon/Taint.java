@@ -1,4 +1,5 @@
-// One taint of an instance (docs/health.md): who set it (NVML, the site's check, the admin), why, and when.
+// One taint of an instance (docs/health.md): who set it (NVML, the site's check, the admin, a failed MIG
+// creation), why, and when.
 package rsmap.daemon;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -15,11 +16,14 @@ import java.util.Optional;
  * identifier. {@code reason} is one line (control characters are refused where it is read).
  */
 record Taint(String map, String id, Source source, String reason, Instant since) {
-    /** Who tainted: in the order an instance with several taints shows them (the admin's first). */
+    /**
+     * Who tainted: in the order an instance with several taints shows them (the admin's first). MIG: NVML
+     * refused to make a slice on the card (MigHost#create), set on the card's instances until undrained.
+     */
     enum Source {
-        ADMIN, CHECK, NVML;
+        ADMIN, CHECK, NVML, MIG;
 
-        /** As JSON and the journal write it: admin, check, nvml. */
+        /** As JSON and the journal write it: admin, check, nvml, mig. */
         String text() {
             return name().toLowerCase(Locale.ROOT);
         }

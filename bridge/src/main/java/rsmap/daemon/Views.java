@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import rsmap.alloc.Cluster;
+import rsmap.alloc.Exclusions;
 import rsmap.complex.Value;
 import rsmap.complex.ValueType;
 import rsmap.map.Instance;
@@ -109,7 +110,8 @@ final class Views {
     }
 
     /**
-     * Per map: amount, the instances with holder ("" free) and, for each identifier, its characteristics.
+     * Per map: amount, the instances with holder ("" free) and, for each identifier, its characteristics and
+     * health; one free and untainted that an exclusion keeps out of use also its {@code blocked} ({@link #blocked}).
      * {@code peer} null: no holders at all (configuration events go to everyone).
      */
     static ObjectNode maps(HostState d, Access access, Session.Peer peer, EventHub.Filters filters) {
@@ -123,19 +125,44 @@ final class Views {
             ResourceMap rm = c.hosts().get(d.host()).resourceMap(e.getKey()).orElseThrow();
             ObjectNode m = maps.putObject(e.getKey()).put("amount", rm.amount());
             ArrayNode instances = m.putArray("instances");
+            Map<String, Exclusions.Block> blocked = peer == null ? Map.of() : c.blocked(d.host(), e.getKey());
             for (int i = 0; i < e.getValue().size(); i++) {
                 Instance inst = rm.instances().get(i);
                 ObjectNode o = instances.addObject().put("id", inst.id());
+                String holder = e.getValue().get(i).getValue();
                 if (peer != null) {
-                    String holder = e.getValue().get(i).getValue();
-                    Job j = d.job(holder).orElse(null);
-                    o.put("holder", holder.isEmpty() || j == null || access.mayQuery(peer, j) ? holder : OTHER);
+                    o.put("holder", shown(d, access, peer, holder));
                 }
                 inst.characteristics().asMap().forEach((k, v) -> o.put(k, v.text()));
                 o.set("health", d.health.json(e.getKey(), inst.id())); // docs/health.md
+                Exclusions.Block b = holder.isEmpty() ? blocked.get(inst.id()) : null;
+                if (b != null) {
+                    o.set("blocked", blocked(b, d, access, peer));
+                }
             }
         }
         return maps;
+    }
+
+    /** Job {@code job} as {@code peer} may see it holding something: itself, or {@value #OTHER} ("" stays ""). */
+    private static String shown(HostState d, Access access, Session.Peer peer, String job) {
+        Job j = d.job(job).orElse(null);
+        return job.isEmpty() || j == null || access.mayQuery(peer, j) ? job : OTHER;
+    }
+
+    /**
+     * Why a free instance is out of use through an exclusion (docs/gpus.md, "One card, one pool"; docs/protocol.md,
+     * QUERY): {@code {"map":"mig","id":"0:1g.10gb@6","job":"7"}} (a partner held, the job shown as holders are),
+     * {@code {"map":"gpu","id":"0","tainted":"mig: ... at 12:03:05"}} (a partner tainted), or
+     * {@code {"reason":"occupied by slice gi 13 (1g.10gb) that rsmapd did not create"}} (blocked outright).
+     */
+    static ObjectNode blocked(Exclusions.Block b, HostState d, Access access, Session.Peer peer) {
+        ObjectNode o = JSON.createObjectNode();
+        if (b.by() == null) {
+            return o.put("reason", b.reason());
+        }
+        o.put("map", b.by().map()).put("id", b.by().id());
+        return b.job() != null ? o.put("job", shown(d, access, peer, b.job())) : o.put("tainted", b.taint());
     }
 
     /**

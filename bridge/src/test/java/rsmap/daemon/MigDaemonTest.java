@@ -162,6 +162,133 @@ class MigDaemonTest {
         }
     }
 
+    /**
+     * docs/health.md, source mig: a failed creation taints its card's whole-card instance with NVML's error -
+     * in QUERY, rsmap status (its slices blocked by it), explain and the taint event - and RELOAD and a
+     * restart keep it; rsmap undrain clears it, and a job then gets the card.
+     */
+    @Test
+    void failedCreation_taintsTheCardAsSourceMig_seenEverywhere_keptByReloadAndRestart_undrainClearsIt()
+            throws Exception {
+        Config c = config(",\"fail_create\":true");
+        JsonNode h;
+        try (Daemon d = TestDaemon.start(c)) {
+            List<Frame> events = new ArrayList<>();
+            DaemonSessions.as(d, "root", 0, 0, events).onCommand(Frame.of(3, Code.START_EVENTS.value()));
+            int before = events.size();
+            assertThat(start(d, "1", "mig=1[profile=1g.10gb]").get(0).code()).isEqualTo(Code.ERROR.value());
+            h = health(d, "gpu", "0");
+            assertThat(h.path("source").asText()).as(h.toString()).isEqualTo("mig");
+            assertThat(h.path("reason").asText()).matches("slice 0:1g\\.10gb@\\d cannot be created: "
+                    + "nvmlDeviceCreateGpuInstanceWithPlacement \\(" + MigStub.UUID + ", 1g\\.10gb at \\d\\): .*"
+                    + "\\(NVML_ERROR_INSUFFICIENT_RESOURCES\\)");
+            JsonNode health = h;
+            List<JsonNode> told = new ArrayList<>();
+            for (Frame f : events.subList(before, events.size())) {
+                told.add(JSON.readTree(f.text(0)));
+            }
+            assertThat(told).as(told.toString()).anyMatch(e -> e.path("event").asText().equals("taint")
+                    && e.path("map").asText().equals("gpu") && e.path("id").asText().equals("0")
+                    && e.path("source").asText().equals("mig") && e.path("health").equals(health));
+            assertThat(explain(d, "gpu=1")).contains("tainted   mig: slice 0:1g.10gb@");
+            assertThat(explain(d, "mig=1[profile=1g.10gb]")).contains("excluded by gpu 0, tainted: mig: slice 0:1g.10gb@")
+                    .contains("(" + MigStub.UUID + "): tainted: mig: slice 0:1g.10gb@");
+            assertThat(status(d)).containsPattern("\n  0 +free +tainted \\(mig: slice 0:1g\\.10gb@\\d cannot be created: "
+                    + ".*NVML_ERROR_INSUFFICIENT_RESOURCES\\), since " + h.path("since").asText() + "\\)\n")
+                    .containsPattern("\n  0:7g\\.80gb@0 +blocked by gpu 0 \\(tainted\\) +ok\n");
+            assertThat(call(d, Code.RELOAD, null).get(0).code()).isEqualTo(Code.STATE.value());
+            assertThat(health(d, "gpu", "0")).as("RELOAD keeps it, as it keeps a drain").isEqualTo(h);
+        }
+        GpuStub.use(tmp.resolve("nvml.json"), MigStub.description(state, "")); // the card can make slices again
+        try (Daemon d = TestDaemon.start(c)) {
+            assertThat(health(d, "gpu", "0")).as("journaled: kept across a restart").isEqualTo(h);
+            assertThat(start(d, "2", "mig=1[profile=1g.10gb]").get(0).code()).isEqualTo(Code.ERROR.value());
+            assertThat(explain(d, "mig=1[profile=1g.10gb]")).contains("excluded by gpu 0, tainted: mig: slice 0:1g.10gb@");
+            java.io.StringWriter out = new java.io.StringWriter();
+            assertThat(rsmap.cli.Main.run(new java.io.PrintWriter(out), new java.io.PrintWriter(new java.io.StringWriter()),
+                    "undrain", "gpu", "0", "--socket", d.socket().toString())).isZero();
+            assertThat(out.toString()).isEqualTo("gpu 0: ok\n");
+            assertThat(health(d, "gpu", "0").asText()).isEqualTo("ok");
+            assertThat(env(granted(d, "3", "gpu=1"), "CUDA_VISIBLE_DEVICES")).isEqualTo(MigStub.UUID);
+            ended(d, "3");
+            granted(d, "4", "mig=1[profile=1g.10gb]");
+            assertThat(slicesInDriver()).hasSize(1);
+        }
+        try (Daemon d = TestDaemon.start(c)) {
+            assertThat(health(d, "gpu", "0").asText()).as("the undrain journaled too").isEqualTo("ok");
+        }
+    }
+
+    /**
+     * Without gpu_map the card has no whole-card instance: a failed creation taints each of its places in
+     * mig_map, one taint of one failure, and one undrain of any of them clears them all.
+     */
+    @Test
+    void failedCreation_withoutGpuMap_taintsEveryPlaceOfTheCard_andOneUndrainClearsThemAll() throws Exception {
+        Config c = config(",\"fail_create\":true");
+        Path conf = tmp.resolve("d").resolve("rsmapd.conf");
+        Files.writeString(conf, Files.readString(conf).replaceAll("(?m)^gpu_map = gpu\n", ""));
+        try (Daemon d = TestDaemon.start(Config.parse(ConfigText.read(conf), conf, c.host()))) {
+            assertThat(start(d, "1", "mig=1[profile=1g.10gb]").get(0).code()).isEqualTo(Code.ERROR.value());
+            JsonNode places = query(d).path("maps").path("mig").path("instances");
+            assertThat(places.size()).isGreaterThan(7);
+            assertThat(places).as(places.toString()).allMatch(i -> i.path("health").path("source").asText().equals("mig"));
+            assertThat(call(d, Code.UNDRAIN, "{\"map\":\"mig\",\"id\":\"0:7g.80gb@0\"}").get(0).text(0))
+                    .contains("\"changed\":true");
+            assertThat(query(d).path("maps").path("mig").path("instances"))
+                    .allMatch(i -> i.path("health").asText().equals("ok"));
+        }
+    }
+
+    /** docs/gpus.md, "One card, one pool": what a held slice or a held card excludes is shown blocked by it. */
+    @Test
+    void aHeldSlice_blocksItsWholeCardInStatus_aHeldCardItsSlices_theHolderMaskedAsInTheMaps() throws Exception {
+        try (Daemon d = TestDaemon.start(config(""))) {
+            granted(d, "7", "mig=1[profile=1g.10gb]");
+            String slot = query(d).path("jobs").get(0).path("grants").path("node01").path("mig").get(0).asText();
+            JsonNode card = query(d).path("maps").path("gpu").path("instances").get(0);
+            assertThat(card.path("holder").asText()).isEmpty();
+            assertThat(card.path("blocked").toString()).isEqualTo("{\"map\":\"mig\",\"id\":\"" + slot + "\",\"job\":\"7\"}");
+            assertThat(status(d)).as("not free").containsPattern("\n  0 +blocked by mig " + slot.replace(".", "\\.")
+                    + " \\(job 7\\) +ok\n").doesNotContainPattern("\n  0 +free");
+            Session bob = DaemonSessions.as(d, "bob", 1001, 0, new ArrayList<>());
+            JsonNode seen = JSON.readTree(bob.onCommand(Frame.of(3, Code.QUERY.value())).get(0).text(0));
+            assertThat(seen.path("maps").path("gpu").path("instances").get(0).path("blocked").path("job").asText())
+                    .isEqualTo(Views.OTHER);
+            ended(d, "7");
+            assertThat(query(d).path("maps").path("gpu").path("instances").get(0).has("blocked")).isFalse();
+            granted(d, "8", "gpu=1");
+            JsonNode slices = query(d).path("maps").path("mig").path("instances");
+            assertThat(slices).as(slices.toString()).allMatch(i -> i.path("blocked").toString()
+                    .equals("{\"map\":\"gpu\",\"id\":\"0\",\"job\":\"8\"}"));
+            assertThat(status(d)).containsPattern("\n  0 +held by job 8 +ok\n")
+                    .containsPattern("\n  0:1g\\.10gb@6 +blocked by gpu 0 \\(job 8\\) +ok\n");
+        }
+    }
+
+    /** The health QUERY shows of {@code map}/{@code id} (its first share). */
+    private static JsonNode health(Daemon d, String map, String id) throws Exception {
+        for (JsonNode i : query(d).path("maps").path(map).path("instances")) {
+            if (i.path("id").asText().equals(id)) {
+                return i.path("health");
+            }
+        }
+        throw new AssertionError(map + " has no instance " + id);
+    }
+
+    private static String explain(Daemon d, String request) throws Exception {
+        return JSON.readTree(call(d, Code.QUERY, "{\"explain\":\"" + request + "\"}").get(0).text(0)).path("explain")
+                .path("text").asText();
+    }
+
+    /** What rsmap status prints against {@code d}. */
+    private static String status(Daemon d) {
+        java.io.StringWriter out = new java.io.StringWriter();
+        assertThat(rsmap.cli.Main.run(new java.io.PrintWriter(out), new java.io.PrintWriter(new java.io.StringWriter()),
+                "status", "--socket", d.socket().toString())).isZero();
+        return out.toString();
+    }
+
     @Test
     void adminsStaticSlice_leftAlone_countsAsUsed_orphanOfACrash_destroyedAtStart() throws Exception {
         Config c = config("");

@@ -97,6 +97,11 @@ class MigIT {
                 assertThat(err).contains(job[0].equals("41") ? "NVML_ERROR_INSUFFICIENT_RESOURCES" : "cannot be granted now");
             }
             assertThat(daemon.cluster().runningJobs()).isEmpty();
+            java.io.StringWriter status = new java.io.StringWriter(); // docs/health.md: the taint's source is mig
+            assertThat(rsmap.cli.Main.run(new java.io.PrintWriter(status), new java.io.PrintWriter(new java.io.StringWriter()),
+                    "status", "--socket", config.socket().toString())).isZero();
+            assertThat(status.toString()).containsPattern("\n  0 +free +tainted \\(mig: slice 0:1g\\.10gb@\\d cannot be "
+                    + "created: .*NVML_ERROR_INSUFFICIENT_RESOURCES");
         }
     }
 }

@@ -180,6 +180,29 @@ abstract sealed class ClusterState permits Cluster {
         return times;
     }
 
+    /**
+     * The identifiers of {@code map} on {@code host} that no job holds and an exclusion keeps out of use now
+     * (docs/gpus.md, "One card, one pool": a held slice blocks its card, a held card its slices), with why. A
+     * tainted one is left out: its taint is what keeps it, as an explanation says.
+     */
+    public Map<String, Exclusions.Block> blocked(String host, String map) {
+        Map<String, Exclusions.Block> out = new LinkedHashMap<>();
+        Pool p = hosts.pools(host).get(map);
+        if (p == null || p.exclusions.isEmpty()) {
+            return out;
+        }
+        for (int i = 0; i < p.size(); i++) {
+            String id = p.instances[i].id();
+            if (p.heldBy[i] == null && p.taint[i] == null && !out.containsKey(id)) {
+                Exclusions.Block b = Exclusions.block(p, i, p.siblings);
+                if (b != null) {
+                    out.put(id, b);
+                }
+            }
+        }
+        return out;
+    }
+
     /** The tainted identifiers of {@code map} on {@code host}, and why. */
     public Map<String, String> taints(String host, String map) {
         return taints.of(host, map);

@@ -1,6 +1,6 @@
 // Instances of one host that cannot be held at once: a whole card and its MIG slices, two slices whose
 // placements overlap (docs/gpus.md, "Partitions on demand"); and instances out of use while something
-// outside rsmapd holds what they need (an admin's static slice, a card tainted).
+// outside rsmapd holds what they need (an admin's static slice; a tainted partner is the core's taint).
 package rsmap.alloc;
 
 import java.util.ArrayList;
@@ -80,10 +80,27 @@ public final class Exclusions {
     }
 
     /**
+     * Why an instance cannot be taken now, as data (what {@code rsmap status} shows of it): a partner
+     * {@code by} held by {@code job}, or tainted ({@code taint}, the core's why of it), or blocked outright
+     * ({@code by} null: {@code reason} says by what). {@code reason} is the text an explanation shows.
+     */
+    public record Block(String reason, Key by, String job, String taint) {
+        public Block {
+            Objects.requireNonNull(reason, "reason");
+        }
+    }
+
+    /**
      * Why instance {@code i} of {@code pool} cannot be taken now (a held or tainted partner, or blocked), or
      * null; {@code siblings} are the pools of its host by map name.
      */
     static String why(Pool pool, int i, Map<String, Pool> siblings) {
+        Block b = block(pool, i, siblings);
+        return b == null ? null : b.reason();
+    }
+
+    /** {@link #why} as data, or null. */
+    static Block block(Pool pool, int i, Map<String, Pool> siblings) {
         Exclusions x = pool.exclusions;
         if (x.isEmpty()) {
             return null;
@@ -91,7 +108,7 @@ public final class Exclusions {
         Key k = new Key(pool.name(), pool.instances[i].id());
         String b = x.blocked(k);
         if (b != null) {
-            return b;
+            return new Block(b, null, null, null);
         }
         for (Key p : x.partners(k)) {
             Pool q = siblings.get(p.map());
@@ -100,10 +117,10 @@ public final class Exclusions {
             }
             for (int j : q.indexesOf(p.id())) {
                 if (q.heldBy[j] != null) {
-                    return "excluded by " + p + " held by job " + q.heldBy[j];
+                    return new Block("excluded by " + p + " held by job " + q.heldBy[j], p, q.heldBy[j], null);
                 }
                 if (q.taint[j] != null) {
-                    return "excluded by " + p + ", tainted: " + q.taint[j];
+                    return new Block("excluded by " + p + ", tainted: " + q.taint[j], p, null, q.taint[j]);
                 }
             }
         }

@@ -73,6 +73,27 @@ class ExclusionsTest {
     }
 
     @Test
+    void blocked_aHeldSliceATaintedCardAndABlock_eachNamedByWhat_heldAndUnexcludedLeftOut() throws Exception {
+        Cluster c = cluster(Map.of(k("nic", "c"), "an admin's static slice"));
+        assertThat(c.blocked(HOST, "gpu")).isEmpty();
+        assertThat(start(c, "1", "nic=1[id=a]").result()).isEqualTo(Decision.Result.GRANTED);
+        assertThat(c.blocked(HOST, "gpu")).containsExactly(Map.entry("0",
+                new Exclusions.Block("excluded by nic a held by job 1", k("nic", "a"), "1", null)));
+        assertThat(c.blocked(HOST, "nic")).as("a is held; c is blocked outright, b overlaps a").containsOnlyKeys("b", "c")
+                .containsEntry("b", new Exclusions.Block("excluded by nic a held by job 1", k("nic", "a"), "1", null))
+                .containsEntry("c", new Exclusions.Block("an admin's static slice", null, null, null));
+        c.finish("1", 0);
+        c.taint(HOST, "gpu", "0", "mig: no slice at 12:03:05", 0);
+        assertThat(c.blocked(HOST, "nic").get("a")).isEqualTo(new Exclusions.Block(
+                "excluded by gpu 0, tainted: mig: no slice at 12:03:05", k("gpu", "0"), null, "mig: no slice at 12:03:05"));
+        assertThat(c.blocked(HOST, "gpu")).as("tainted itself").isEmpty();
+        c.taint(HOST, "nic", "a", "admin: fan at 12:03:05", 0);
+        assertThat(c.blocked(HOST, "nic")).as("a tainted itself: its taint says why, not its partner's")
+                .containsOnlyKeys("b", "c");
+        assertThat(c.blocked(HOST, "disk")).isEmpty();
+    }
+
+    @Test
     void grantNow_cardAndItsSliceInOneJob_neverBoth() throws Exception {
         Cluster c = cluster(Map.of());
         assertThat(start(c, "1", "gpu=1,nic=1").result()).as("every nic is a slice of card 0").isNotEqualTo(
