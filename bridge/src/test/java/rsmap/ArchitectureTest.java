@@ -262,6 +262,29 @@ class ArchitectureTest {
         assertThat(reached).as("rooms reaching a device part around the seam (HostDevices, DeviceViews)").isEmpty();
     }
 
+    /** The daemon's rooms that face the wire: they alone turn refusals into ERROR frames or read ERROR categories. */
+    static final Set<String> WIRE_ADAPTERS = Set.of("Commands", "WireErrors", "Daemon", "Standby", "EventHub", "Failover");
+
+    /**
+     * The domain's error is {@code Refusal} with its kind: no room but the wire's adapters names the wire's
+     * exception or its categories (issue 45: MigHost, SlaveSpool and Health imported rsmap.wire for it).
+     */
+    @Test
+    void daemonRooms_refuseWithTheDomainsError_notTheWires() throws IOException {
+        Path dir = ROOT.resolve("bridge/src/main/java/rsmap/daemon");
+        Pattern wire = Pattern.compile("(?<![\\w$])(CommandException|Category)(?![\\w$])");
+        Set<String> naming = new TreeSet<>();
+        try (Stream<Path> s = Files.list(dir)) {
+            for (Path f : s.filter(p -> p.toString().endsWith(".java")).collect(Collectors.toList())) {
+                String room = f.getFileName().toString().replaceFirst("\\.java$", "");
+                if (!WIRE_ADAPTERS.contains(room) && wire.matcher(codeOnly(Files.readString(f))).find()) {
+                    naming.add(room);
+                }
+            }
+        }
+        assertThat(naming).as("rooms naming the wire's exception or categories").isEmpty();
+    }
+
     @Test
     void named_table_findsCodeUsesOnly() {
         Set<String> rooms = Set.of("Authority", "AuthorityLink");

@@ -3,7 +3,6 @@ package rsmap.daemon;
 
 import java.util.Set;
 import rsmap.wire.Code;
-import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -44,9 +43,9 @@ final class Access {
     }
 
     /** Refuses a command of the {@link #PRIVILEGED} table to anyone else. */
-    void authorise(Code code, Session.Peer peer) throws Session.CommandException {
+    void authorise(Code code, Session.Peer peer) throws Refusal {
         if (PRIVILEGED.contains(code) && !privileged(peer)) {
-            throw new Session.CommandException(Category.DENIED, code + " is for root or the admin user " + adminUser + ", not '"
+            throw Refusal.denied(code + " is for root or the admin user " + adminUser + ", not '"
                     + peer.user() + "'");
         }
     }

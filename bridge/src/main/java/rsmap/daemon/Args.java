@@ -9,8 +9,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import rsmap.Hex;
 import rsmap.wire.Frame;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * a misspelt key ({@code "jobb"}) or a value of the wrong form ({@code "slots":1.5},
@@ -31,12 +29,12 @@ final class Args {
     }
 
     /** The single JSON object argument of {@code frame}, with no key outside {@code allowed}. */
-    static Args of(String command, Frame frame, Set<String> allowed) throws Session.CommandException {
+    static Args of(String command, Frame frame, Set<String> allowed) throws Refusal {
         JsonNode n = object(frame);
         for (Iterator<String> it = n.fieldNames(); it.hasNext();) {
             String key = it.next();
             if (!allowed.contains(key)) {
-                throw new Session.CommandException(Category.MALFORMED, command + ": unknown key " + quote(key) + " (known: "
+                throw Refusal.malformed(command + ": unknown key " + quote(key) + " (known: "
                         + String.join(", ", new TreeSet<>(allowed)) + ")");
             }
         }
@@ -44,26 +42,25 @@ final class Args {
     }
 
     /** The single JSON object argument of {@code frame}, whatever its keys (its reader checks them). */
-    static JsonNode object(Frame frame) throws Session.CommandException {
+    static JsonNode object(Frame frame) throws Refusal {
         if (frame.args().size() != 1) {
-            throw new Session.CommandException(Category.MALFORMED, "expected one JSON argument, got " + frame.args().size());
+            throw Refusal.malformed("expected one JSON argument, got " + frame.args().size());
         }
-        String text = frame.strictText(0).orElseThrow(() -> new Session.CommandException(Category.MALFORMED, 
-                "the argument is not valid UTF-8"));
+        String text = frame.strictText(0).orElseThrow(() -> Refusal.malformed("the argument is not valid UTF-8"));
         JsonNode n;
         try {
             n = JSON.readTree(text);
         } catch (JsonProcessingException e) {
-            throw new Session.CommandException(Category.MALFORMED, "the argument is not JSON: " + quote(e.getOriginalMessage()));
+            throw Refusal.malformed("the argument is not JSON: " + quote(e.getOriginalMessage()));
         }
         if (n == null || !n.isObject()) {
-            throw new Session.CommandException(Category.MALFORMED, "the argument is not a JSON object");
+            throw Refusal.malformed("the argument is not a JSON object");
         }
         return n;
     }
 
     /** No argument, or an object as {@link #of}: QUERY may go without. */
-    static Args optional(String command, Frame frame, Set<String> allowed) throws Session.CommandException {
+    static Args optional(String command, Frame frame, Set<String> allowed) throws Refusal {
         return frame.args().isEmpty() ? new Args(command, JSON.createObjectNode()) : of(command, frame, allowed);
     }
 
@@ -82,25 +79,25 @@ final class Args {
     }
 
     /** A string value, or {@code dflt} when the key is absent; any other JSON type is an error. */
-    String string(String key, String dflt) throws Session.CommandException {
+    String string(String key, String dflt) throws Refusal {
         JsonNode v = node.get(key);
         if (v == null) {
             return dflt;
         }
         if (!v.isTextual()) {
-            throw new Session.CommandException(Category.MALFORMED, command + ": \"" + key + "\" is a string, not " + kind(v));
+            throw Refusal.malformed(command + ": \"" + key + "\" is a string, not " + kind(v));
         }
         return v.textValue();
     }
 
     /** A whole number from {@code min} to {@code max}, or {@code dflt} when absent; 1.5, true, "4" are errors. */
-    int integer(String key, int dflt, int min, int max) throws Session.CommandException {
+    int integer(String key, int dflt, int min, int max) throws Refusal {
         JsonNode v = node.get(key);
         if (v == null) {
             return dflt;
         }
         if (!v.isIntegralNumber() || !v.canConvertToInt() || v.intValue() < min || v.intValue() > max) {
-            throw new Session.CommandException(Category.MALFORMED, command + ": \"" + key + "\" is a whole number from " + min + " to " + max
+            throw Refusal.malformed(command + ": \"" + key + "\" is a whole number from " + min + " to " + max
                     + ", not " + (v.isNumber() ? quote(v.asText()) : kind(v)));
         }
         return v.intValue();

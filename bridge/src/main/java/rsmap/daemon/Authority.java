@@ -18,7 +18,6 @@ import rsmap.alloc.Grant;
 import rsmap.log.Log;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
-import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -52,12 +51,12 @@ final class Authority {
     }
 
     /** REGISTER {host, state}: STATE {"authority", "global_maps"}. */
-    List<Frame> register(Frame c, Session session) throws Session.CommandException {
+    List<Frame> register(Frame c, Session session) throws Refusal {
         Args a = Args.of(Code.REGISTER.name(), c, REGISTER_KEYS);
         String host = host(a);
         JsonNode state = a.node().get("state");
         if (state == null || !state.isObject()) {
-            throw new Session.CommandException(Category.MALFORMED, "REGISTER needs \"state\": the host's state as its QUERY answers it");
+            throw Refusal.malformed("REGISTER needs \"state\": the host's state as its QUERY answers it");
         }
         view.register(host, state);
         sessions.put(session, host);
@@ -72,16 +71,16 @@ final class Authority {
      * HOST_EVENT {host, diffs}: the host's events since its last, in order (a host sends them in batches,
      * and an empty batch as its keepalive).
      */
-    List<Frame> event(Frame c) throws Session.CommandException {
+    List<Frame> event(Frame c) throws Refusal {
         Args a = Args.of(Code.HOST_EVENT.name(), c, EVENT_KEYS);
         String host = host(a);
         JsonNode diffs = a.node().get("diffs");
         if (diffs == null || !diffs.isArray()) {
-            throw new Session.CommandException(Category.MALFORMED, "HOST_EVENT needs \"diffs\": the host's events, in order");
+            throw Refusal.malformed("HOST_EVENT needs \"diffs\": the host's events, in order");
         }
         for (JsonNode diff : diffs) {
             if (!diff.isObject()) {
-                throw new Session.CommandException(Category.MALFORMED, "HOST_EVENT: every one of \"diffs\" is an event's JSON object");
+                throw Refusal.malformed("HOST_EVENT: every one of \"diffs\" is an event's JSON object");
             }
         }
         for (JsonNode diff : diffs) {
@@ -96,12 +95,12 @@ final class Authority {
      * never got the answer); a job the host lists that the authority holds no grant of, or another one, is
      * named: its instances are held for it when free (never granted twice), until an admin ends it.
      */
-    List<Frame> reconcile(Frame c) throws Session.CommandException {
+    List<Frame> reconcile(Frame c) throws Refusal {
         Args a = Args.of(Code.RECONCILE.name(), c, RECONCILE_KEYS);
         String host = host(a);
         JsonNode jobs = a.node().get("jobs");
         if (jobs == null || !jobs.isObject()) {
-            throw new Session.CommandException(Category.MALFORMED, "RECONCILE needs \"jobs\": job -> its grant of global maps");
+            throw Refusal.malformed("RECONCILE needs \"jobs\": job -> its grant of global maps");
         }
         ArrayNode freed = JSON.createArrayNode();
         for (Job j : new ArrayList<>(s.jobs())) {
@@ -197,10 +196,10 @@ final class Authority {
         }
     }
 
-    private static String host(Args a) throws Session.CommandException {
+    private static String host(Args a) throws Refusal {
         String host = a.string("host", "");
         if (!Names.host(host)) {
-            throw new Session.CommandException(Category.MALFORMED, a.command() + ": \"host\" is a host name, not " + Args.quote(host));
+            throw Refusal.malformed(a.command() + ": \"host\" is a host name, not " + Args.quote(host));
         }
         return host;
     }

@@ -19,10 +19,8 @@ import java.util.function.Supplier;
 import rsmap.alloc.Grant;
 import rsmap.log.Log;
 import rsmap.wire.Client;
-import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
-import rsmap.wire.Session;
 
 /**
  * The states and their transitions, each a method, all under the link's lock:
@@ -170,7 +168,7 @@ final class AuthorityLink implements GlobalPart {
      */
     @Override
     public Grant start(JobId id, String user, int slots, String request, Meanwhile meanwhile)
-            throws Session.CommandException {
+            throws Refusal {
         ObjectNode arg = JSON.createObjectNode().put("host", s.host());
         id.fields(arg).put("user", user).put("slots", slots).put("request", request);
         List<Frame> answer = call(Code.JOB_START, arg.toString(), meanwhile);
@@ -178,12 +176,12 @@ final class AuthorityLink implements GlobalPart {
             JsonNode job = JSON.readTree(answer.get(0).text(0));
             return JournalFields.grant(job.path("grants"));
         } catch (IOException | RuntimeException e) {
-            throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " answered JOB_START with no grant: " + e);
+            throw Refusal.unavailable("authority " + where + " answered JOB_START with no grant: " + e);
         }
     }
 
     @Override
-    public rsmap.alloc.GroupKeys groupKeys(JobId id, rsmap.alloc.GroupKeys proposed) throws Session.CommandException {
+    public rsmap.alloc.GroupKeys groupKeys(JobId id, rsmap.alloc.GroupKeys proposed) throws Refusal {
         return GroupAgreement.answered(where, call(Code.JOB_KEY, GroupAgreement.ask(s.host(), id, proposed), () -> { }));
     }
 
@@ -193,7 +191,7 @@ final class AuthorityLink implements GlobalPart {
         ObjectNode arg = JSON.createObjectNode().put("host", s.host());
         try {
             call(Code.JOB_END, id.fields(arg).toString(), () -> { });
-        } catch (Session.CommandException e) {
+        } catch (Refusal e) {
             synchronized (this) {
                 giveBackLater(id);
             }
@@ -239,10 +237,10 @@ final class AuthorityLink implements GlobalPart {
     }
 
     /** A command to the authority, running {@code meanwhile} while it works on it; connects first when due. */
-    private synchronized List<Frame> call(Code code, String json, Meanwhile meanwhile) throws Session.CommandException {
+    private synchronized List<Frame> call(Code code, String json, Meanwhile meanwhile) throws Refusal {
         if (state != State.UP) {
             if (state == State.CLOSED || System.currentTimeMillis() < nextTry) {
-                throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " unreachable: " + lastError);
+                throw Refusal.unavailable("authority " + where + " unreachable: " + lastError);
             }
             connect(snapshot()); // the caller holds the daemon's lock: the snapshot is current
             applyResolved();
@@ -252,19 +250,19 @@ final class AuthorityLink implements GlobalPart {
             meanwhile.run();
             return channel.receive(tid);
         } catch (Client.Refusal e) {
-            throw new Session.CommandException(e.category().orElse(Category.BUSY), "authority " + where + ": " + e.getMessage());
+            throw new Refusal(WireErrors.kind(e.category(), Refusal.Kind.BUSY), "authority " + where + ": " + e.getMessage());
         } catch (Client.Oversize e) {
             // Not sent, the link still up: the job's request is too long for the protocol, which asking again
             // or another authority would not change (a lost link would be, and the hook would ask again).
-            throw new Session.CommandException(Category.REFUSED, "authority " + where + ": " + e.getMessage());
+            throw Refusal.refused("authority " + where + ": " + e.getMessage());
         } catch (IOException | RuntimeException e) {
             lost(e);
-            throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " unreachable: " + lastError);
+            throw Refusal.unavailable("authority " + where + " unreachable: " + lastError);
         }
     }
 
     /** Connects and runs the handshake with {@code hello}: UP, or still DOWN. Holds the link's lock. */
-    private void connect(AuthorityHandshake.Hello hello) throws Session.CommandException {
+    private void connect(AuthorityHandshake.Hello hello) throws Refusal {
         AuthorityChannel c = null;
         try {
             c = connector.open();
@@ -274,7 +272,7 @@ final class AuthorityLink implements GlobalPart {
                 c.close();
             }
             lost(e);
-            throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " unreachable: " + lastError);
+            throw Refusal.unavailable("authority " + where + " unreachable: " + lastError);
         }
     }
 
@@ -333,7 +331,7 @@ final class AuthorityLink implements GlobalPart {
                 try {
                     connect(hello);
                     up = true;
-                } catch (Session.CommandException e) {
+                } catch (Refusal e) {
                     // logged as lost(); tried again when due
                 }
             }

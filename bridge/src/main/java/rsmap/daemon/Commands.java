@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import rsmap.log.Log;
-import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -25,7 +24,7 @@ final class Commands {
 
     /** One command's execution: the events before its OK. */
     interface Handler {
-        List<Frame> handle(Frame command, Session session) throws Session.CommandException;
+        List<Frame> handle(Frame command, Session session) throws Refusal;
     }
 
     /**
@@ -92,7 +91,7 @@ final class Commands {
         Handler unlocked = table.outsideLock().get(code);
         Handler h = unlocked != null ? unlocked : table.handlers().get(code);
         if (h == null) {
-            throw new Session.CommandException(Category.REFUSED, code + " is not a command of this daemon");
+            throw WireErrors.toWire(Refusal.refused(code + " is not a command of this daemon"));
         }
         try {
             access.authorise(code, session.peer());
@@ -106,12 +105,12 @@ final class Commands {
             }
             synced(); // group commit: the force runs outside the lock, the next commands decide meanwhile
             return answer;
-        } catch (Session.CommandException e) {
+        } catch (Refusal e) {
             String reason = e.getMessage() == null ? code + " failed" : e.getMessage();
             if (reason.length() <= MAX_REASON && reason.indexOf('\n') < 0 && reason.indexOf('\r') < 0) {
-                throw e;
+                throw WireErrors.toWire(e);
             }
-            throw new Session.CommandException(e.category(), Args.oneLine(reason, MAX_REASON));
+            throw WireErrors.toWire(new Refusal(e.kind(), Args.oneLine(reason, MAX_REASON)));
         }
     }
 
@@ -121,12 +120,12 @@ final class Commands {
      * granted while its client went away is ended at once (why {@value #CLIENT_GONE}), in the same
      * force as its grant.
      */
-    static void present(Session session, Code code, String id) throws Session.CommandException {
+    static void present(Session session, Code code, String id) throws Refusal {
         if (session.gone()) {
             String why = code.name() + " of job " + id + ": the client closed its connection before it was decided;"
                     + " nothing granted";
             Log.write(Log.Level.INFO, why); // its ERROR reaches no one
-            throw new Session.CommandException(Category.BUSY, why); // the job is rescheduled, nothing held
+            throw Refusal.busy(why); // the job is rescheduled, nothing held
         }
     }
 
@@ -135,7 +134,7 @@ final class Commands {
      * forced with its grant, and refused like one whose client left before it was decided.
      */
     static List<Frame> startedFor(Session session, JobLifecycle lifecycle, String id, boolean fresh, List<Frame> granted)
-            throws Session.CommandException {
+            throws Refusal {
         if (fresh && session.gone()) { // it left while this start was decided: undone with its grant
             lifecycle.end(id, CLIENT_GONE);
             lifecycle.forced(); // the refusal below skips the group commit
@@ -168,9 +167,9 @@ final class Commands {
         }
     }
 
-    static void noArguments(Frame command) throws Session.CommandException {
+    static void noArguments(Frame command) throws Refusal {
         if (!command.args().isEmpty()) {
-            throw new Session.CommandException(Category.MALFORMED, "expected no argument, got " + command.args().size());
+            throw Refusal.malformed("expected no argument, got " + command.args().size());
         }
     }
 }

@@ -12,7 +12,6 @@ import java.util.Set;
 import rsmap.ParseException;
 import rsmap.alloc.Explanation;
 import rsmap.request.RequestList;
-import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -29,7 +28,7 @@ final class CommonCommands {
 
     /** QUERY with {@code "cluster":true}: the role's whole cluster, or its refusal. */
     interface ClusterQuery {
-        void add(ObjectNode state) throws Session.CommandException;
+        void add(ObjectNode state) throws Refusal;
     }
 
     private final HostState s;
@@ -62,7 +61,7 @@ final class CommonCommands {
         h.put(Code.STOP_EVENTS, (c, session) -> {
             Commands.noArguments(c);
             if (!events.stop(session)) {
-                throw new Session.CommandException(Category.REFUSED, "no event stream is open");
+                throw Refusal.refused("no event stream is open");
             }
             return List.of();
         });
@@ -112,11 +111,11 @@ final class CommonCommands {
         reallocation.closed(session);
     }
 
-    private List<Frame> startEvents(Frame c, Session session) throws Session.CommandException {
+    private List<Frame> startEvents(Frame c, Session session) throws Refusal {
         Commands.noArguments(c);
         EventHub.Stream stream = events.of(session);
         if (stream.tid != null) {
-            throw new Session.CommandException(Category.REFUSED, "an event stream is already open (TID " + Long.toHexString(stream.tid)
+            throw Refusal.refused("an event stream is already open (TID " + Long.toHexString(stream.tid)
                     + "); STOP_EVENTS first");
         }
         stream.tid = c.tid();
@@ -126,7 +125,7 @@ final class CommonCommands {
         return List.of();
     }
 
-    private List<Frame> listFilters(Frame c, Session session) throws Session.CommandException {
+    private List<Frame> listFilters(Frame c, Session session) throws Refusal {
         Commands.noArguments(c);
         ObjectNode f = JSON.createObjectNode();
         events.of(session).filters.toJson(f.putObject("filters"));
@@ -139,20 +138,20 @@ final class CommonCommands {
     }
 
     private List<Frame> query(Frame c, Session session, ClusterQuery cluster, GlobalPart global)
-            throws Session.CommandException {
+            throws Refusal {
         Session.Peer peer = session.peer();
         Args a = Args.optional(Code.QUERY.name(), c, QUERY_KEYS);
         String job = a.has("job") ? JobId.of(a).toString() : null;
         String explain = a.string("explain", null);
         if (job != null && s.job(job).isEmpty()) {
-            throw new Session.CommandException(Category.REFUSED, "job " + job + " holds nothing on " + s.host());
+            throw Refusal.refused("job " + job + " holds nothing on " + s.host());
         }
         if (job != null && !access.mayQuery(peer, s.job(job).get())) {
-            throw new Session.CommandException(Category.DENIED, "job " + job + " is not yours, '" + peer.user() + "'");
+            throw Refusal.denied("job " + job + " is not yours, '" + peer.user() + "'");
         }
         ObjectNode state = Views.state(s, access, peer, EventHub.Filters.NONE, job);
         if (a.has("cluster") && !a.node().get("cluster").isBoolean()) {
-            throw new Session.CommandException(Category.MALFORMED, "QUERY: \"cluster\" is true or false");
+            throw Refusal.malformed("QUERY: \"cluster\" is true or false");
         }
         if (a.has("cluster") && a.node().get("cluster").booleanValue()) {
             cluster.add(state);
@@ -172,12 +171,12 @@ final class CommonCommands {
      * Why a request could or could not start on this host now, instance by instance; a job owner sees
      * other users' jobs as {@value Views#OTHER}, as QUERY shows them.
      */
-    private ObjectNode explain(String request, Session.Peer peer) throws Session.CommandException {
+    private ObjectNode explain(String request, Session.Peer peer) throws Refusal {
         RequestList parsed;
         try {
             parsed = RequestList.parse(request, s.table, s.limits);
         } catch (ParseException e) {
-            throw new Session.CommandException(Category.REFUSED, "explain: " + e.getMessage());
+            throw Refusal.refused("explain: " + e.getMessage());
         }
         Explanation x = s.cluster().explain(parsed, s.host());
         if (!access.privileged(peer)) {

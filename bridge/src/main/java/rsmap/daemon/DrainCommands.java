@@ -7,10 +7,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
-import rsmap.wire.Session;
 
 /**
  * {@code DRAIN {"map":"gpu","id":"0","reason":"fan"}} and {@code UNDRAIN {"map":"gpu","id":"0"}}: STATE
@@ -32,14 +30,14 @@ final class DrainCommands {
     }
 
     private static List<Frame> change(Frame c, Health health, HostState s, boolean drain)
-            throws Session.CommandException {
+            throws Refusal {
         String name = drain ? Code.DRAIN.name() : Code.UNDRAIN.name();
         Args a = Args.of(name, c, KEYS);
         String map = required(a, "map");
         String id = required(a, "id");
         String reason = a.string("reason", "").strip();
         if (reason.length() > MAX_REASON || reason.chars().anyMatch(ch -> ch < 0x20 || ch == 0x7f)) {
-            throw new Session.CommandException(Category.MALFORMED, name + ": \"reason\" is one printable line of at most "
+            throw Refusal.malformed(name + ": \"reason\" is one printable line of at most "
                     + MAX_REASON + " characters");
         }
         boolean changed;
@@ -55,10 +53,10 @@ final class DrainCommands {
         return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
     }
 
-    private static String required(Args a, String key) throws Session.CommandException {
+    private static String required(Args a, String key) throws Refusal {
         String v = a.string(key, "");
         if (v.isEmpty()) {
-            throw new Session.CommandException(Category.MALFORMED, a.command() + " needs \"" + key + "\"");
+            throw Refusal.malformed(a.command() + " needs \"" + key + "\"");
         }
         return v;
     }

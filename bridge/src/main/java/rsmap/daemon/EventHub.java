@@ -80,24 +80,24 @@ final class EventHub {
         }
 
         /** {"map":["gpu"],"job":["7"],"user":["alice"],"event":["grant"]}; keys left out mean all. */
-        static Filters parse(JsonNode n) throws Session.CommandException {
+        static Filters parse(JsonNode n) throws Refusal {
             Map<String, Set<String>> out = new LinkedHashMap<>();
             for (Iterator<String> it = n.fieldNames(); it.hasNext();) {
                 String key = it.next();
                 if (!KEYS.contains(key)) {
-                    throw new Session.CommandException(Category.MALFORMED, "unknown filter '" + key + "' (" + String.join(", ", KEYS) + ")");
+                    throw Refusal.malformed("unknown filter '" + key + "' (" + String.join(", ", KEYS) + ")");
                 }
                 JsonNode values = n.get(key);
                 if (!values.isArray()) {
-                    throw new Session.CommandException(Category.MALFORMED, "filter '" + key + "' is a list of strings");
+                    throw Refusal.malformed("filter '" + key + "' is a list of strings");
                 }
                 Set<String> set = new LinkedHashSet<>();
                 for (JsonNode v : values) {
                     if (!v.isTextual() || v.asText().isEmpty()) {
-                        throw new Session.CommandException(Category.MALFORMED, "filter '" + key + "' is a list of non-empty strings");
+                        throw Refusal.malformed("filter '" + key + "' is a list of non-empty strings");
                     }
                     if (key.equals("event") && !KINDS.contains(v.asText())) {
-                        throw new Session.CommandException(Category.MALFORMED, "filter 'event': unknown kind '" + v.asText() + "' ("
+                        throw Refusal.malformed("filter 'event': unknown kind '" + v.asText() + "' ("
                                 + String.join(", ", KINDS) + ")");
                     }
                     set.add(v.asText());

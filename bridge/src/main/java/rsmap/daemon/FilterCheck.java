@@ -10,8 +10,6 @@ import rsmap.node.Filter;
 import rsmap.node.Filters;
 import rsmap.node.Node;
 import rsmap.node.Verdict;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * Two refusals the prolog tells apart (rsmap-hook.c): a filter that does not read is the job's fault
@@ -28,19 +26,19 @@ final class FilterCheck {
     }
 
     /** The job's filter read with the declared types; a refusal names its column. */
-    static Optional<Filter> parse(String text, AttributeTypes types, Limits limits) throws Session.CommandException {
+    static Optional<Filter> parse(String text, AttributeTypes types, Limits limits) throws Refusal {
         if (text == null) {
             return Optional.empty();
         }
         try {
             return Optional.of(Filter.parse(text, types, limits));
         } catch (ParseException e) {
-            throw new Session.CommandException(Category.REFUSED, "filter: " + e.getMessage());
+            throw Refusal.refused("filter: " + e.getMessage());
         }
     }
 
     /** Refuses when {@code node} fails the admin limit or the job's filter, naming which and the attribute. */
-    static void admit(Optional<Filter> admin, Optional<Filter> job, Node node) throws Session.CommandException {
+    static void admit(Optional<Filter> admin, Optional<Filter> job, Node node) throws Refusal {
         if (admin.isEmpty() && job.isEmpty()) {
             return;
         }
@@ -49,7 +47,7 @@ final class FilterCheck {
             return;
         }
         Verdict.Failure f = v.failure().orElseThrow();
-        throw new Session.CommandException(Category.BUSY, "filter: " + (f.source().equals(Filters.ADMIN) ? ADMIN_FAILS : JOB_FAILS)
+        throw Refusal.busy("filter: " + (f.source().equals(Filters.ADMIN) ? ADMIN_FAILS : JOB_FAILS)
                 + node.name() + ": " + f.why());
     }
 }

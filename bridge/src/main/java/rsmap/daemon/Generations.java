@@ -14,8 +14,6 @@ import rsmap.alloc.Cluster;
 import rsmap.log.Log;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * A new generation is journaled before it takes effect, and announced to every event stream. RELOAD
@@ -57,18 +55,18 @@ final class Generations {
      * Switches to new complex_values, keeping every running job's exact grant; refused (state unchanged)
      * when that is impossible, naming the job and the instance.
      */
-    void reconfigure(String host, String global) throws Session.CommandException {
+    void reconfigure(String host, String global) throws Refusal {
         Cluster next;
         try {
             next = s.build(host, global);
         } catch (ParseException e) {
-            throw new Session.CommandException(Category.REFUSED, "complex_values: " + e.getMessage());
+            throw Refusal.refused("complex_values: " + e.getMessage());
         }
         rsmap.realloc.Reallocs nextReallocs = s.reallocsOver(next);
         nextReallocs.continueAfter(s.reallocs().lastAllocId());
         Optional<String> lost = restoreAll(s, nextReallocs);
         if (lost.isPresent()) {
-            throw new Session.CommandException(Category.REFUSED, "the new configuration would take away what " + lost.get());
+            throw Refusal.refused("the new configuration would take away what " + lost.get());
         }
         long nextGeneration = s.generation() + 1;
         journal.write(new JournalRecord.Configured(nextGeneration, host, global, s.reallocs().lastAllocId()));
@@ -88,36 +86,36 @@ final class Generations {
      * RELOAD: STATE {generation, changed}; {@code changed} is true when complex_values,
      * global_complex_values, realloc or realloc_policy changed (only the first two make a generation).
      */
-    List<Frame> reload(long tid) throws Session.CommandException {
+    List<Frame> reload(long tid) throws Refusal {
         if (configFile == null) {
-            throw new Session.CommandException(Category.REFUSED, "this daemon was not started from a configuration file");
+            throw Refusal.refused("this daemon was not started from a configuration file");
         }
         HostDevices.BeforeReload mig = devices.beforeReload(); // reading the configuration fills MIG's cards and settings anew
         try {
             return reloaded(tid);
-        } catch (Session.CommandException e) { // refused before anything was installed
+        } catch (Refusal e) { // refused before anything was installed
             devices.reloadRefused(mig); // MIG as it was, creation taints too (docs/gpus.md)
             throw e;
         }
     }
 
-    private List<Frame> reloaded(long tid) throws Session.CommandException {
+    private List<Frame> reloaded(long tid) throws Refusal {
         Config next;
         Config config = s.config;
         try {
             next = Config.parse(ConfigText.read(configFile), configFile, config.host());
             Preflight.checkSpool(next, configFile);
         } catch (ParseException e) {
-            throw new Session.CommandException(Category.REFUSED, configFile + ": " + e.lineAndColumn() + ": " + e.problem());
+            throw Refusal.refused(configFile + ": " + e.lineAndColumn() + ": " + e.problem());
         } catch (IOException e) {
-            throw new Session.CommandException(Category.UNAVAILABLE, e.getMessage());
+            throw Refusal.unavailable(e.getMessage());
         }
         // A host reads its GPUs again: a lost card leaves a built gpu_map, which a job holding it refuses.
         GpuHost.Filled filled;
         try {
             filled = gpus.read(next);
         } catch (IOException e) {
-            throw new Session.CommandException(Category.REFUSED, e.getMessage()); // not the hardware, or no NVML
+            throw Refusal.refused(e.getMessage()); // not the hardware, or no NVML
         }
         next = filled.config();
         List<String> unchangeable = new ArrayList<>();
@@ -140,7 +138,7 @@ final class Generations {
             unchangeable.add("attributes, attribute_types, slots, filter or discover");
         }
         if (!unchangeable.isEmpty()) {
-            throw new Session.CommandException(Category.REFUSED, "RELOAD changes complex_values and global_complex_values only; "
+            throw Refusal.refused("RELOAD changes complex_values and global_complex_values only; "
                     + String.join(", ", unchangeable) + " changed: restart rsmapd for that");
         }
         boolean changed = !next.complexValues().equals(s.hostValues())

@@ -6,8 +6,6 @@ package rsmap.daemon;
 import rsmap.alloc.Grant;
 import rsmap.alloc.GroupKeys;
 import rsmap.log.Log;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * docs/cluster.md, "One group for the whole job". The authority grants each host's global part as a job
@@ -28,7 +26,7 @@ final class GlobalKeys implements GlobalPart {
 
     /** {@code id} is {@code HOST:JOB[.TASK]}: the host is counted as holding job {@code JOB[.TASK]}'s keys. */
     @Override
-    public GroupKeys groupKeys(JobId id, GroupKeys proposed) throws Session.CommandException {
+    public GroupKeys groupKeys(JobId id, GroupKeys proposed) throws Refusal {
         return keys.held(id.host(), id, proposed);
     }
 
@@ -42,7 +40,7 @@ final class GlobalKeys implements GlobalPart {
     public void end(JobId id) {
         try {
             keys.left(id.host(), id);
-        } catch (Session.CommandException e) {
+        } catch (Refusal e) {
             log.note(Log.Level.WARNING, "job " + id + ": " + e.getMessage() + " (the host is counted out of its groups"
                     + " at its next JOB_END or reconciliation)");
         }
@@ -50,8 +48,8 @@ final class GlobalKeys implements GlobalPart {
 
     @Override
     public Grant start(JobId id, String user, int slots, String request, Meanwhile meanwhile)
-            throws Session.CommandException {
-        throw new Session.CommandException(Category.REFUSED, "job " + id + ": " + request + " names no global map of this "
+            throws Refusal {
+        throw Refusal.refused("job " + id + ": " + request + " names no global map of this "
                 + "authority");
     }
 }

@@ -5,8 +5,6 @@ package rsmap.daemon;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Optional;
 import rsmap.alloc.Grant;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * What the host's rooms ask of "the global part" without ever asking whether there is one: {@link #NONE}
@@ -16,14 +14,14 @@ import rsmap.wire.Session;
 interface GlobalPart extends AutoCloseable {
     /** Work a JOB_START does while the authority decides its global part: the host forces its journal. */
     interface Meanwhile {
-        void run() throws Session.CommandException;
+        void run() throws Refusal;
     }
 
     /**
      * The grant of job {@code id}'s global part {@code request} (never empty: the host asks only for a
      * request that names global maps), running {@code meanwhile} while it is decided. Under the daemon's lock.
      */
-    Grant start(JobId id, String user, int slots, String request, Meanwhile meanwhile) throws Session.CommandException;
+    Grant start(JobId id, String user, int slots, String request, Meanwhile meanwhile) throws Refusal;
 
     /** Gives job {@code id}'s global instances back, now or as soon as the authority can be told. */
     void end(JobId id);
@@ -40,7 +38,7 @@ interface GlobalPart extends AutoCloseable {
      * The groups job {@code id}'s scope=job requests are held to on every host: those recorded for it, else
      * {@code proposed}, recorded now ({@link GroupAgreement}). Under the daemon's lock.
      */
-    default rsmap.alloc.GroupKeys groupKeys(JobId id, rsmap.alloc.GroupKeys proposed) throws Session.CommandException {
+    default rsmap.alloc.GroupKeys groupKeys(JobId id, rsmap.alloc.GroupKeys proposed) throws Refusal {
         return proposed;
     }
 
@@ -77,8 +75,8 @@ interface GlobalPart extends AutoCloseable {
     GlobalPart NONE = new GlobalPart() {
         @Override
         public Grant start(JobId id, String user, int slots, String request, Meanwhile meanwhile)
-                throws Session.CommandException {
-            throw new Session.CommandException(Category.REFUSED, "job " + id + ": " + request + " names no map of this host, and "
+                throws Refusal {
+            throw Refusal.refused("job " + id + ": " + request + " names no map of this host, and "
                     + "rsmapd.conf names no authority");
         }
 

@@ -12,9 +12,7 @@ import java.util.Map;
 import rsmap.alloc.Decision;
 import rsmap.alloc.GroupKeys;
 import rsmap.alloc.JobSpec;
-import rsmap.wire.Category;
 import rsmap.wire.Frame;
-import rsmap.wire.Session;
 
 /**
  * docs/cluster.md, "One group for the whole job". The host decides the start as if alone (a job it cannot
@@ -35,7 +33,7 @@ final class GroupAgreement {
      * scope=job request, the host has no authority, or it cannot start here in any group (the start
      * then refuses it with the core's reason). Under the daemon's lock; the core is left as it was.
      */
-    static JobSpec held(HostState s, GlobalPart global, JobId jobId, JobSpec spec) throws Session.CommandException {
+    static JobSpec held(HostState s, GlobalPart global, JobId jobId, JobSpec spec) throws Refusal {
         if (!global.agreesGroups() || spec.request().resourceRequests().stream().noneMatch(GroupKeys::spansJob)) {
             return spec;
         }
@@ -58,7 +56,7 @@ final class GroupAgreement {
     }
 
     /** The keys of JOB_KEY's STATE {"job", "keys"}; one that does not read is the authority's fault. */
-    static GroupKeys answered(String where, List<Frame> answer) throws Session.CommandException {
+    static GroupKeys answered(String where, List<Frame> answer) throws Refusal {
         try {
             JsonNode keys = JSON.readTree(answer.get(0).text(0)).path("keys");
             Map<String, String> out = new LinkedHashMap<>();
@@ -71,7 +69,7 @@ final class GroupAgreement {
             }
             return new GroupKeys(out);
         } catch (IOException | RuntimeException e) {
-            throw new Session.CommandException(Category.UNAVAILABLE, "authority " + where + " answered JOB_KEY with no keys: "
+            throw Refusal.unavailable("authority " + where + " answered JOB_KEY with no keys: "
                     + e.getMessage());
         }
     }

@@ -17,8 +17,6 @@ import rsmap.alloc.Exclusions;
 import rsmap.device.nvml.MigCard;
 import rsmap.log.Log;
 import rsmap.map.ComplexValues;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * Called under the daemon's lock. rsmapd never kills a job for a taint: the jobs holding the instance keep
@@ -52,14 +50,14 @@ final class Health {
     }
 
     /** Refused (REFUSED, one line) unless {@code map} has an instance {@code id}. */
-    void check(String map, String id) throws Session.CommandException {
+    void check(String map, String id) throws Refusal {
         List<Map.Entry<String, String>> all = instances(map);
         if (all.isEmpty()) {
-            throw new Session.CommandException(Category.REFUSED, "no resource map " + map + " here (maps: "
+            throw Refusal.refused("no resource map " + map + " here (maps: "
                     + String.join(", ", s.mapNames()) + ")");
         }
         if (all.stream().noneMatch(e -> e.getKey().equals(id))) {
-            throw new Session.CommandException(Category.REFUSED, map + " has no instance " + id);
+            throw Refusal.refused(map + " has no instance " + id);
         }
     }
 
@@ -67,7 +65,7 @@ final class Health {
      * Sets {@code t}. The admin's, the check's and MIG's are journaled first ({@code now}: forced on the spot, for
      * callers outside a command; else with the command's answer). False when it was set already alike.
      */
-    boolean taint(Taint t, boolean now) throws Session.CommandException {
+    boolean taint(Taint t, boolean now) throws Refusal {
         check(t.map(), t.id());
         Optional<Taint> before = s.health.of(t.map(), t.id(), t.source());
         if (before.isPresent() && before.get().reason().equals(t.reason())) {
@@ -84,7 +82,7 @@ final class Health {
     }
 
     /** Clears {@code source}'s taint of {@code map}/{@code id}; false when it had none. */
-    boolean untaint(String map, String id, Taint.Source source, boolean now) throws Session.CommandException {
+    boolean untaint(String map, String id, Taint.Source source, boolean now) throws Refusal {
         check(map, id);
         Optional<Taint> before = s.health.of(map, id, source);
         if (before.isEmpty()) {
@@ -113,7 +111,7 @@ final class Health {
         for (Exclusions.Key k : on) {
             try {
                 written |= taint(new Taint(k.map(), k.id(), Taint.Source.MIG, why, now), false);
-            } catch (Session.CommandException x) {
+            } catch (Refusal x) {
                 log.note(Log.Level.WARNING, "card " + card.uuid() + ": " + k + " not tainted: " + x.getMessage());
             }
         }
@@ -126,7 +124,7 @@ final class Health {
      * UNDRAIN's part for a failed MIG creation: clears the mig taint of {@code map}/{@code id} and of every
      * instance the same failure tainted ({@link HostHealth#alike}: its card's others); false when it had none.
      */
-    boolean untaintCreation(String map, String id, boolean now) throws Session.CommandException {
+    boolean untaintCreation(String map, String id, boolean now) throws Refusal {
         check(map, id);
         Optional<Taint> t = s.health.of(map, id, Taint.Source.MIG);
         if (t.isEmpty()) {
@@ -139,7 +137,7 @@ final class Health {
     }
 
     /** Clears {@code before}, which is set: journaled, told to the core, logged and published. */
-    private void clear(Taint before, boolean now) throws Session.CommandException {
+    private void clear(Taint before, boolean now) throws Refusal {
         String map = before.map();
         String id = before.id();
         Taint.Source source = before.source();
@@ -153,7 +151,7 @@ final class Health {
         publish("untaint", before, jobs);
     }
 
-    private void journal(JournalRecord.Health r, Taint.Source source, boolean now) throws Session.CommandException {
+    private void journal(JournalRecord.Health r, Taint.Source source, boolean now) throws Refusal {
         if (source == Taint.Source.NVML) {
             return; // learnt again from the card after a restart
         }

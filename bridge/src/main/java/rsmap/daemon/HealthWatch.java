@@ -18,7 +18,6 @@ import rsmap.log.Log;
 import rsmap.map.DeviceList;
 import rsmap.map.Instance;
 import rsmap.map.ResourceMap;
-import rsmap.wire.Session;
 
 /**
  * NVML's calls and the check run outside the daemon's lock; what they found is applied under it. A card's
@@ -196,13 +195,13 @@ final class HealthWatch implements AutoCloseable {
     }
 
     private interface Change {
-        void run() throws Session.CommandException;
+        void run() throws Refusal;
     }
 
     private void apply(Change c) {
         try {
             c.run();
-        } catch (Session.CommandException x) {
+        } catch (Refusal x) {
             log.note(Log.Level.WARNING, "health: " + x.getMessage() + "; nothing changed");
         }
     }

@@ -5,9 +5,7 @@ package rsmap.daemon;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import rsmap.wire.Category;
 import rsmap.wire.Code;
-import rsmap.wire.Session;
 
 /** docs/architecture.md, "Roles": what a host answers, never reaching the authority's rooms. */
 final class HostCommands {
@@ -18,7 +16,7 @@ final class HostCommands {
 
     static Commands.Table table(CommonCommands common, HostState s, JobLifecycle lifecycle, GlobalPart global) {
         Map<Code, Commands.Handler> h = common.table(state -> {
-            throw new Session.CommandException(Category.REFUSED, "QUERY of the cluster is the authority's (role = authority); "
+            throw Refusal.refused("QUERY of the cluster is the authority's (role = authority); "
                     + s.host() + " is an execution host");
         }, global);
         h.put(Code.JOB_START, (c, session) -> {
@@ -42,7 +40,7 @@ final class HostCommands {
         // unavailable, not refused: a client that asks a host is set up wrong (job_submit.lua pointed at a
         // host's socket), not the job it asks for - job_submit.lua then accepts the job and logs this
         h.put(Code.PLACE, (c, session) -> {
-            throw new Session.CommandException(Category.UNAVAILABLE, "PLACE is the authority's (role = authority), which sees every "
+            throw Refusal.unavailable("PLACE is the authority's (role = authority), which sees every "
                     + "registered host; " + s.host() + " is an execution host");
         });
         return new Commands.Table(h, Map.of(), common::closed);

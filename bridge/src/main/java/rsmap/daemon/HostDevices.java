@@ -13,7 +13,6 @@ import rsmap.device.Isolation;
 import rsmap.log.Log;
 import rsmap.map.Instance;
 import rsmap.map.ResourceMap;
-import rsmap.wire.Session;
 
 /**
  * The shape of a Kubernetes DRA driver's {@code Prepare/Unprepare} and YARN's {@code preLaunchContainer /
@@ -119,11 +118,11 @@ final class HostDevices {
      * written under {@code cdi = required} is UNAVAILABLE (the job goes elsewhere); a job never holds half
      * a grant.
      */
-    Prepared prepare(Job granted) throws Session.CommandException {
+    Prepared prepare(Job granted) throws Refusal {
         String id = granted.id();
         try {
             mig.create(id, granted.grant(), s.host());
-        } catch (Session.CommandException e) {
+        } catch (Refusal e) {
             s.cluster().finish(id, s.cluster().now());
             s.cluster().reapplyExclusions(s.host());
             log.note(Log.Level.WARNING, e.getMessage());
@@ -133,7 +132,7 @@ final class HostDevices {
         Optional<String> failed = cdi.held(p.job(), instances(p.job()));
         if (failed.isPresent() && cdi.required()) {
             p.undo();
-            throw new Session.CommandException(rsmap.wire.Category.UNAVAILABLE, "job " + id + ": " + failed.get()
+            throw new Refusal(Refusal.Kind.UNAVAILABLE, "job " + id + ": " + failed.get()
                     + "; cdi = required");
         }
         return p;
@@ -193,7 +192,7 @@ final class HostDevices {
     void grown(String job, Grant added, String tag) {
         try {
             mig.create(job, added, s.host());
-        } catch (Session.CommandException e) {
+        } catch (Refusal e) {
             log.note(Log.Level.ERROR, e.getMessage() + " (the realloc " + tag + " stands; release the place)");
             s.cluster().reapplyExclusions(s.host());
         }
@@ -217,7 +216,7 @@ final class HostDevices {
      * RELEASE, before the core frees anything: {@code job}'s policy narrowed to what it keeps; refused,
      * changing nothing, while a process of it still holds a released device open ({@link ReleaseNarrowing}).
      */
-    void narrow(Job job, Grant ids, Grant kept) throws Session.CommandException {
+    void narrow(Job job, Grant ids, Grant kept) throws Refusal {
         narrowing.narrow(job, ids, instances(ids), instances(kept));
     }
 

@@ -4,8 +4,6 @@ package rsmap.daemon;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Optional;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * Canonical text {@code [HOST:]JOB[.TASK]} (docs/protocol.md, the journal's {@code "job"}): {@code 7},
@@ -40,8 +38,8 @@ record JobId(String host, String job, String task) {
     }
 
     /** The canonical text read back; {@code what} names it in the error. */
-    static JobId parse(String text, String what) throws Session.CommandException {
-        return parse(text).orElseThrow(() -> new Session.CommandException(Category.MALFORMED, what + " is not a job id: "
+    static JobId parse(String text, String what) throws Refusal {
+        return parse(text).orElseThrow(() -> Refusal.malformed(what + " is not a job id: "
                 + Args.quote(text)));
     }
 
@@ -49,31 +47,31 @@ record JobId(String host, String job, String task) {
      * A command's {@code "job"} and {@code "task"}, and {@code "host"} when it carries one: one error line
      * for each that is missing or of the wrong form.
      */
-    static JobId of(Args a) throws Session.CommandException {
+    static JobId of(Args a) throws Refusal {
         String host = a.string("host", "");
         if (a.has("host") && !Names.host(host)) {
-            throw new Session.CommandException(Category.MALFORMED, "\"host\" is a host name, not " + Args.quote(host));
+            throw Refusal.malformed("\"host\" is a host name, not " + Args.quote(host));
         }
         String job = a.string("job", "");
         if (!Names.job(job)) {
-            throw new Session.CommandException(Category.MALFORMED, "\"job\" is missing or not a job id: " + Args.quote(job));
+            throw Refusal.malformed("\"job\" is missing or not a job id: " + Args.quote(job));
         }
         String task = a.string("task", "");
         if (!task.isEmpty() && !task.equals("undefined") && !Names.task(task)) {
-            throw new Session.CommandException(Category.MALFORMED, "\"task\" is a task number or \"undefined\", not " + Args.quote(task));
+            throw Refusal.malformed("\"task\" is a task number or \"undefined\", not " + Args.quote(task));
         }
         return new JobId(host, job, task.equals("undefined") ? "" : task);
     }
 
     /** How a role reads the job a command names: {@link #of}, or on an authority {@link #ofHost}. */
     interface Reader {
-        JobId read(Args a) throws Session.CommandException;
+        JobId read(Args a) throws Refusal;
     }
 
     /** On an authority, a host's job: {@code "host"} is required. */
-    static JobId ofHost(Args a) throws Session.CommandException {
+    static JobId ofHost(Args a) throws Refusal {
         if (!a.has("host")) {
-            throw new Session.CommandException(Category.MALFORMED, "an authority grants jobs of hosts: name the job's \"host\"");
+            throw Refusal.malformed("an authority grants jobs of hosts: name the job's \"host\"");
         }
         return of(a);
     }

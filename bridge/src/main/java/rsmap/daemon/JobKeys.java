@@ -15,10 +15,8 @@ import java.util.Map;
 import java.util.Set;
 import rsmap.alloc.GroupKeys;
 import rsmap.log.Log;
-import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
-import rsmap.wire.Session;
 
 /**
  * docs/cluster.md, "One group for the whole job". Commands run one at a time under the daemon's lock, so
@@ -50,7 +48,7 @@ final class JobKeys {
      * every host (the proposal where none is recorded yet), the host counted as holding them; written to
      * the journal and forced before the answer, so that a restarted authority answers the same.
      */
-    List<Frame> ask(Frame c) throws Session.CommandException {
+    List<Frame> ask(Frame c) throws Refusal {
         Args a = Args.of(Code.JOB_KEY.name(), c, KEYS);
         JobId id = JobId.ofHost(a);
         GroupKeys keys = held(id.host(), id, new GroupKeys(proposal(a.node().get("keys"))));
@@ -67,7 +65,7 @@ final class JobKeys {
      * a host's JOB_KEY (its own maps) and a host's JOB_START of global maps ({@link GlobalKeys}) come here:
      * one record per job, one key per map.
      */
-    GroupKeys held(String host, JobId id, GroupKeys proposed) throws Session.CommandException {
+    GroupKeys held(String host, JobId id, GroupKeys proposed) throws Refusal {
         String job = id.local().toString();
         JobGroups.Held was = s.jobGroups.of(job).orElse(new JobGroups.Held(GroupKeys.NONE, Set.of()));
         Map<String, String> keys = new LinkedHashMap<>(was.keys().byMap());
@@ -84,9 +82,9 @@ final class JobKeys {
         return now.keys();
     }
 
-    private static Map<String, String> proposal(JsonNode keys) throws Session.CommandException {
+    private static Map<String, String> proposal(JsonNode keys) throws Refusal {
         if (keys == null || !keys.isObject() || keys.size() == 0 || keys.size() > MAX_MAPS) {
-            throw new Session.CommandException(Category.MALFORMED, "JOB_KEY needs \"keys\": map -> the group key the "
+            throw Refusal.malformed("JOB_KEY needs \"keys\": map -> the group key the "
                     + "host would choose, 1 to " + MAX_MAPS + " maps");
         }
         Map<String, String> out = new LinkedHashMap<>();
@@ -94,7 +92,7 @@ final class JobKeys {
             var e = it.next();
             if (e.getKey().isEmpty() || e.getKey().length() > 256 || !e.getValue().isTextual()
                     || e.getValue().asText().isEmpty() || e.getValue().asText().length() > 256) {
-                throw new Session.CommandException(Category.MALFORMED, "JOB_KEY: \"keys\" maps a map name to a group key "
+                throw Refusal.malformed("JOB_KEY: \"keys\" maps a map name to a group key "
                         + "(1 to 256 characters each), not " + Args.quote(e.getKey()) + ": " + Args.quote(e.getValue().toString()));
             }
             out.put(e.getKey(), e.getValue().asText());
@@ -113,7 +111,7 @@ final class JobKeys {
     }
 
     /** Host {@code host}'s part of job {@code local} ended: it holds the keys no more; the last host's end forgets them. */
-    void left(String host, JobId local) throws Session.CommandException {
+    void left(String host, JobId local) throws Refusal {
         String job = local.local().toString();
         if (host.equals(sparingHost) && spared.contains(job)) {
             return; // its own maps still hold the job's groups (RECONCILE's "keys")
@@ -132,19 +130,19 @@ final class JobKeys {
     }
 
     /** RECONCILE's {@code "keys"}: the host's jobs held to scope=job groups (none when absent). */
-    static Set<String> listed(Frame c) throws Session.CommandException {
+    static Set<String> listed(Frame c) throws Refusal {
         JsonNode listed = Args.object(c).get("keys");
         Set<String> out = new HashSet<>();
         if (listed == null) {
             return out;
         }
         if (!listed.isArray()) {
-            throw new Session.CommandException(Category.MALFORMED, "RECONCILE: \"keys\" lists the host's jobs held to "
+            throw Refusal.malformed("RECONCILE: \"keys\" lists the host's jobs held to "
                     + "scope=job groups, not " + Args.quote(listed.toString()));
         }
         for (JsonNode j : listed) {
             if (!j.isTextual() || JobId.parse(j.asText()).filter(id -> id.host().isEmpty()).isEmpty()) {
-                throw new Session.CommandException(Category.MALFORMED, "RECONCILE: \"keys\" holds a job id, not "
+                throw Refusal.malformed("RECONCILE: \"keys\" holds a job id, not "
                         + Args.quote(j.toString()));
             }
             out.add(j.asText());
@@ -160,7 +158,7 @@ final class JobKeys {
      * older than the record, is learnt from it); one in another group than the job's is logged (nothing
      * is taken away).
      */
-    void reconciled(String host, Set<String> listed) throws Session.CommandException {
+    void reconciled(String host, Set<String> listed) throws Refusal {
         for (String job : s.jobGroups.heldBy(host)) {
             JobId local = JobId.parse(job).orElseThrow();
             if (!listed.contains(job) && !s.holds(local.onHost(host).toString())) {

@@ -17,7 +17,6 @@ import rsmap.alloc.JobSpec;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.JobCgroups;
 import rsmap.log.Log;
-import rsmap.wire.Category;
 import rsmap.wire.Frame;
 import rsmap.wire.PeerCredentials;
 import rsmap.wire.Session;
@@ -54,7 +53,7 @@ final class JobLifecycle {
      * refused. execd already started the job here, so it cannot wait: a grant that is not possible now is
      * refused with the core's reason, and nothing is left behind.
      */
-    List<Frame> start(long tid, JobId jobId, String user, String request, int slots) throws Session.CommandException {
+    List<Frame> start(long tid, JobId jobId, String user, String request, int slots) throws Refusal {
         String id = jobId.toString();
         Job held = s.job(id).orElse(null);
         if (held != null) {
@@ -64,7 +63,7 @@ final class JobLifecycle {
                         + held.env());
                 return List.of(JobAnswer.of(tid, held));
             }
-            throw new Session.CommandException(Category.BUSY, "job " + id + " already holds " + held.grant().byHost()
+            throw Refusal.busy("job " + id + " already holds " + held.grant().byHost()
                     + "; a second JOB_START is refused (no doubled grants)");
         }
         JobSpec spec;
@@ -74,7 +73,7 @@ final class JobLifecycle {
             spec = s.spec(id, request, slots);
             global = s.globalPart(request);
         } catch (ParseException e) {
-            throw new Session.CommandException(Category.REFUSED, "request: " + e.getMessage());
+            throw Refusal.refused("request: " + e.getMessage());
         }
         if (s.bare.of(id).isPresent()) {
             // Processes entered this job before its prolog: not the order execd keeps, but a process that
@@ -95,7 +94,7 @@ final class JobLifecycle {
             written(JournalRecord.Started.of(p.job(), p.slices()), p); // forced before the answer (Commands.handle)
             journal.forceSoon(); // the disk writes it while the answer is made
             return granted(tid, p.job());
-        } catch (Session.CommandException e) {
+        } catch (Refusal e) {
             if (pinned != spec) {
                 this.global.end(jobId); // told its groups, granted nothing: the authority counts this host out
             }
@@ -104,10 +103,10 @@ final class JobLifecycle {
     }
 
     /** The core decides now or says why not; nothing is queued (execd already started the job here). */
-    private Decision grantNow(JobSpec spec, String id) throws Session.CommandException {
+    private Decision grantNow(JobSpec spec, String id) throws Refusal {
         Decision d = s.cluster().grantNow(spec, s.cluster().now());
         if (d.isRefused() || d.result() == Decision.Result.NOT_NOW) {
-            throw new Session.CommandException(Category.BUSY, d.isRefused() ? d.error() : "job " + id + " cannot be granted now: "
+            throw Refusal.busy(d.isRefused() ? d.error() : "job " + id + " cannot be granted now: "
                     + d.error());
         }
         return d;
@@ -132,7 +131,7 @@ final class JobLifecycle {
     boolean adopt(Job job) {
         try {
             written(JournalRecord.Started.of(job, s.devices.slices(job)), devices.restored(job));
-        } catch (Session.CommandException e) {
+        } catch (Refusal e) {
             return false;
         }
         devices.hold(job);
@@ -150,7 +149,7 @@ final class JobLifecycle {
      * so that a job never holds half a grant.
      */
     private List<Frame> startWithGlobalPart(long tid, JobId jobId, String user, String request, int slots, JobSpec spec,
-                                            String globalRequest) throws Session.CommandException {
+                                            String globalRequest) throws Refusal {
         String id = jobId.toString();
         Decision d = grantNow(spec, id);
         HostDevices.Prepared p = devices.prepare(new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
@@ -160,11 +159,11 @@ final class JobLifecycle {
         Grant remote;
         try {
             remote = global.start(jobId, user, slots, globalRequest, this::forced);
-        } catch (Session.CommandException e) {
+        } catch (Refusal e) {
             p.undo(); // its slices and spec too, made before the authority was asked: never half a grant
             try {
                 journal.write(new JournalRecord.Ended(id, "authority"));
-            } catch (Session.CommandException x) {
+            } catch (Refusal x) {
                 log.note(Log.Level.WARNING, "job " + id + ": " + x.getMessage() + " (its start is resolved "
                         + "with the authority at the next connect)");
             }
@@ -173,7 +172,7 @@ final class JobLifecycle {
         Job job = local.withRemote(remote, s.devices.environment(local.grant().plus(remote)));
         try {
             journal.writeLazily(new JournalRecord.Remote(id, remote));
-        } catch (Session.CommandException e) {
+        } catch (Refusal e) {
             s.pending(id); // learnt again from the authority at the next connect
             log.note(Log.Level.WARNING, "job " + id + ": " + e.getMessage());
         }
@@ -186,10 +185,10 @@ final class JobLifecycle {
     }
 
     /** A start's record written; when it cannot be, the start is undone (not granted: no grant, no spec, no slice). */
-    private void written(JournalRecord.Started r, HostDevices.Prepared start) throws Session.CommandException {
+    private void written(JournalRecord.Started r, HostDevices.Prepared start) throws Refusal {
         try {
             journal.write(r);
-        } catch (Session.CommandException e) {
+        } catch (Refusal e) {
             start.undo();
             throw e;
         }
@@ -200,7 +199,7 @@ final class JobLifecycle {
      * a retry after a lost answer, or a job that requested no map); its policy goes by name, also
      * one applied before a restart.
      */
-    void end(String id, String why) throws Session.CommandException {
+    void end(String id, String why) throws Refusal {
         Job job = s.job(id).orElse(null);
         if (job == null) {
             devices.removePolicy(id);
@@ -233,20 +232,20 @@ final class JobLifecycle {
      * like a JOB_START; empty when the spool holds nothing to grant. Its end is reconciliation's: execd removes
      * the job's {@code active_jobs} directory when the job ends on this host, and no epilog runs here.
      */
-    private Optional<Job> slaveStart(long tid, JobId jobId, Session.Peer peer) throws Session.CommandException {
+    private Optional<Job> slaveStart(long tid, JobId jobId, Session.Peer peer) throws Refusal {
         String id = jobId.toString();
         SlaveSpool.Start t = SlaveSpool.read(s.config.execdSpool(), jobId).orElse(null);
         if (t == null) {
             return Optional.empty();
         }
         if (!access.mayQuery(peer, Job.bare(id, t.user()))) {
-            throw new Session.CommandException(Category.DENIED, "job " + id + " belongs to '" + t.user() + "' (" + t.from()
+            throw Refusal.denied("job " + id + " belongs to '" + t.user() + "' (" + t.from()
                     + "), not '" + peer.user() + "'");
         }
         try {
             start(tid, jobId, t.user(), t.request(), t.slots());
-        } catch (Session.CommandException e) {
-            throw new Session.CommandException(e.category(), "job " + id + ": pe task on a host where its prolog did not run, "
+        } catch (Refusal e) {
+            throw new Refusal(e.kind(), "job " + id + ": pe task on a host where its prolog did not run, "
                     + "request '" + t.request() + "' from " + t.from() + ": " + e.getMessage());
         }
         s.after.work(); // the grant's line first
@@ -262,24 +261,24 @@ final class JobLifecycle {
      * no device (the starter fails closed, as flux-core's gpubind hides every GPU from a job
      * granted none); only hosts whose maps list no devices, or isolation = off, leave it unrestricted.
      */
-    List<Frame> enter(long tid, JobId jobId, Session.Peer peer) throws Session.CommandException {
+    List<Frame> enter(long tid, JobId jobId, Session.Peer peer) throws Refusal {
         String id = jobId.toString();
         Job job = s.job(id).orElse(null);
         if (job != null && !access.mayQuery(peer, job)) {
-            throw new Session.CommandException(Category.DENIED, "job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
+            throw Refusal.denied("job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
         }
         if (peer.pid() <= 0) {
-            throw new Session.CommandException(Category.DENIED, "the caller's pid is unknown: " + (PeerCredentials.UNAVAILABLE.isEmpty()
+            throw Refusal.denied("the caller's pid is unknown: " + (PeerCredentials.UNAVAILABLE.isEmpty()
                     ? "the kernel did not say" : PeerCredentials.UNAVAILABLE));
         }
         try {
             Optional<String> other = JobCgroups.foreignJob(peer.pid(), id);
             if (other.isPresent()) {
-                throw new Session.CommandException(Category.DENIED, "process " + peer.pid() + " is in the cgroup of job " + other.get()
+                throw Refusal.denied("process " + peer.pid() + " is in the cgroup of job " + other.get()
                         + ", not of job " + id + "; refused");
             }
         } catch (IOException e) {
-            throw new Session.CommandException(Category.UNAVAILABLE, "process " + peer.pid() + ": cannot read its cgroups: " + e.getMessage());
+            throw Refusal.unavailable("process " + peer.pid() + ": cannot read its cgroups: " + e.getMessage());
         }
         boolean slave = false;
         if (job == null && s.bare.of(id).isEmpty() && s.config.execdSpool() != null) {
@@ -295,7 +294,7 @@ final class JobLifecycle {
             if (slave) { // granted for this task alone, which does not run: given back now
                 end(id, "unenforceable");
             }
-            throw new Session.CommandException(Category.UNAVAILABLE, "job " + id + ": device isolation cannot be enforced: " + e.getMessage());
+            throw Refusal.unavailable("job " + id + ": device isolation cannot be enforced: " + e.getMessage());
         }
         Instant start = ProcessHandle.of(peer.pid()).flatMap(p -> p.info().startInstant()).orElse(null);
         Job entered = job.withPid(peer.pid(), start);

@@ -6,10 +6,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import rsmap.node.Filter;
-import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
-import rsmap.wire.Session;
 
 /**
  * docs/protocol.md, JOB_START: {@code {job, task?, user?, slots?, request | alternatives, filter?}}; an
@@ -28,7 +26,7 @@ record JobStartArgs(JobId id, String user, int slots, String request, Optional<F
     }
 
     /** The command's argument with {@code keys} allowed, each value checked, in the order the errors say. */
-    static JobStartArgs read(Frame c, Set<String> keys, JobId.Reader ids, HostState s) throws Session.CommandException {
+    static JobStartArgs read(Frame c, Set<String> keys, JobId.Reader ids, HostState s) throws Refusal {
         Args a = Args.of(Code.JOB_START.name(), c, keys);
         JobId id = ids.read(a);
         String request = a.string("request", "");
@@ -38,13 +36,13 @@ record JobStartArgs(JobId id, String user, int slots, String request, Optional<F
         List<String> alternatives = a.has("alternatives")
                 ? StartAlternatives.read(a.node().get("alternatives"), s) : List.of();
         if (!alternatives.isEmpty() && !request.isEmpty()) {
-            throw new Session.CommandException(Category.MALFORMED, "JOB_START takes \"request\" or \"alternatives\", not both");
+            throw Refusal.malformed("JOB_START takes \"request\" or \"alternatives\", not both");
         }
         if (request.isEmpty() && filter.isEmpty() && alternatives.isEmpty()) {
-            throw new Session.CommandException(Category.MALFORMED, "JOB_START needs \"request\"");
+            throw Refusal.malformed("JOB_START needs \"request\"");
         }
         if (!user.isEmpty() && !Names.user(user)) {
-            throw new Session.CommandException(Category.MALFORMED, "\"user\" is the job owner's name, not " + Args.quote(user));
+            throw Refusal.malformed("\"user\" is the job owner's name, not " + Args.quote(user));
         }
         return new JobStartArgs(id, user, slots, request, filter, alternatives);
     }

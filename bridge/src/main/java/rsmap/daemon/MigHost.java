@@ -19,8 +19,6 @@ import rsmap.device.nvml.MigCard;
 import rsmap.device.nvml.NvmlException;
 import rsmap.log.Log;
 import rsmap.map.ComplexValues;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * Mutable, under the daemon's lock. Every creation is journaled in {@link MigCheckpoint} before NVML is asked
@@ -211,7 +209,7 @@ final class MigHost implements MigNames.Source {
      * A failure destroys what this call made, is refused BUSY (the job is rescheduled) naming NVML's error,
      * and, where NVML refused, is told ({@link #onFailedCreation}: the card is tainted).
      */
-    void create(String job, Grant grant, String host) throws Session.CommandException {
+    void create(String job, Grant grant, String host) throws Refusal {
         if (map().isEmpty()) {
             return;
         }
@@ -222,7 +220,7 @@ final class MigHost implements MigNames.Source {
             Optional<MigCard> card = MigMap.card(cards, slot.card());
             if (card.isEmpty()) {
                 made.forEach(x -> destroySlot(x, "creation failed"));
-                throw new Session.CommandException(Category.BUSY, "job " + job + ": slice " + slot + " cannot be created: "
+                throw Refusal.busy("job " + job + ": slice " + slot + " cannot be created: "
                         + "NVML no longer reports card " + slot.card());
             }
             MigCard c = card.get();
@@ -248,7 +246,7 @@ final class MigHost implements MigNames.Source {
                 if (e instanceof NvmlException) {
                     failed.creation(c, "slice " + slot + " cannot be created: " + e.getMessage());
                 }
-                throw new Session.CommandException(Category.BUSY, "job " + job + ": slice " + slot + " cannot be created: "
+                throw Refusal.busy("job " + job + ": slice " + slot + " cannot be created: "
                         + e.getMessage());
             }
         }

@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.Optional;
 import rsmap.alloc.Grant;
 import rsmap.log.Log;
-import rsmap.wire.Session;
 
 /** Only a host with an authority has them (JournalRecord.PENDING); the AuthorityLink's handshake asks. */
 final class PendingStarts {
@@ -53,7 +52,7 @@ final class PendingStarts {
                     log.note(Log.Level.WARNING, "job " + id + ": the authority holds no global part for it: its start"
                             + " never completed, its grant here is freed");
                 }
-            } catch (Session.CommandException e) {
+            } catch (Refusal e) {
                 log.note(Log.Level.ERROR, "job " + id + ": cannot resolve its global part now: " + e.getMessage());
             }
         });

@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import rsmap.wire.Category;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
 
@@ -48,28 +47,28 @@ final class PlaceLane {
         this.lock = lock;
     }
 
-    List<Frame> place(Frame c, Session.Peer peer) throws Session.CommandException {
+    List<Frame> place(Frame c, Session.Peer peer) throws Refusal {
         if (waiting.incrementAndGet() > MAX_WAITING) {
             waiting.decrementAndGet();
-            throw new Session.CommandException(Category.BUSY, "PLACE: " + MAX_WAITING + " PLACE wait already; try again later");
+            throw Refusal.busy("PLACE: " + MAX_WAITING + " PLACE wait already; try again later");
         }
         try {
             if (!access.privileged(peer)) {
                 long wait = take(peer.uid());
                 if (wait > TimeUnit.MILLISECONDS.toNanos(WAIT_MS)) {
                     TimeUnit.MILLISECONDS.sleep(WAIT_MS); // refused, but not at once: no spinning on refusals
-                    throw new Session.CommandException(Category.BUSY, "PLACE: user '" + peer.user() + "' is over its rate of " + RATE
+                    throw Refusal.busy("PLACE: user '" + peer.user() + "' is over its rate of " + RATE
                             + " a second; try again later");
                 }
                 TimeUnit.NANOSECONDS.sleep(wait); // its turn in its rate: a flooding client waits, it does not spin
             }
             if (!lanes.tryAcquire(WAIT_MS, TimeUnit.MILLISECONDS)) {
-                throw new Session.CommandException(Category.BUSY, "PLACE: the authority is placing already and did not end within "
+                throw Refusal.busy("PLACE: the authority is placing already and did not end within "
                         + WAIT_MS / 1000 + " s; try again later");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new Session.CommandException(Category.UNAVAILABLE, "PLACE: interrupted");
+            throw Refusal.unavailable("PLACE: interrupted");
         } finally {
             waiting.decrementAndGet();
         }

@@ -34,8 +34,6 @@ import rsmap.place.Policy;
 import rsmap.request.RequestList;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * PLACE never grants: it answers. The model is built anew for each PLACE from the hosts' registrations
@@ -92,7 +90,7 @@ final class Placing {
     }
 
     /** PLACE JSON: STATE with the verdicts and/or the choice, then OK; reads {@code in} only, never changes it. */
-    List<Frame> place(Frame c, Built in) throws Session.CommandException {
+    List<Frame> place(Frame c, Built in) throws Refusal {
         Args a = Args.of(Code.PLACE.name(), c, KEYS);
         AttributeTypes types = s.config.attributeTypes();
         Map<String, Node> nodes = in.nodes();
@@ -115,7 +113,7 @@ final class Placing {
                 }
             }
         } else if (!placing) {
-            throw new Session.CommandException(Category.MALFORMED, "PLACE needs a filter, or an option (request, slots or hosts), or "
+            throw Refusal.malformed("PLACE needs a filter, or an option (request, slots or hosts), or "
                     + "alternatives");
         }
         if (!placing) {
@@ -127,7 +125,7 @@ final class Placing {
         if (alternatives) {
             JsonNode list = a.node().get("alternatives");
             if (!list.isArray() || list.size() < 1 || list.size() > MAX_ALTERNATIVES) {
-                throw new Session.CommandException(Category.MALFORMED, "PLACE: \"alternatives\" is a list of 1 to " + MAX_ALTERNATIVES
+                throw Refusal.malformed("PLACE: \"alternatives\" is a list of 1 to " + MAX_ALTERNATIVES
                         + " options");
             }
             for (int i = 0; i < list.size(); i++) {
@@ -242,15 +240,15 @@ final class Placing {
     }
 
     private Option option(JsonNode n, String where, Cluster model, AttributeTypes types)
-            throws Session.CommandException {
+            throws Refusal {
         if (!n.isObject()) {
-            throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + "an option is an object with request, hosts or "
+            throw Refusal.malformed("PLACE: " + where + "an option is an object with request, hosts or "
                     + "slots, candidates, filter, group, group_values, whole_hosts, label");
         }
         for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
             String k = it.next();
             if (!OPTION_KEYS.contains(k) && (!where.isEmpty() || !KEYS.contains(k))) {
-                throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + "unknown key " + Args.quote(k));
+                throw Refusal.malformed("PLACE: " + where + "unknown key " + Args.quote(k));
             }
         }
         RequestList request;
@@ -258,12 +256,12 @@ final class Placing {
             request = n.has("request") ? RequestList.parse(text(n, "request", where), s.table, s.limits)
                     : new RequestList(List.of());
         } catch (ParseException e) {
-            throw new Session.CommandException(Category.REFUSED, "request: " + where + e.getMessage());
+            throw Refusal.refused("request: " + where + e.getMessage());
         }
         Map<String, Integer> hosts = new LinkedHashMap<>();
         if (n.has("hosts")) {
             if (!n.get("hosts").isObject()) {
-                throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + "\"hosts\" is an object of host to slots");
+                throw Refusal.malformed("PLACE: " + where + "\"hosts\" is an object of host to slots");
             }
             for (Iterator<Map.Entry<String, JsonNode>> it = n.get("hosts").fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = it.next();
@@ -273,7 +271,7 @@ final class Placing {
         List<String> candidates = strings(n, "candidates", where);
         for (String h : candidates) {
             if (!model.knows(h) || h.equals(Cluster.GLOBAL)) {
-                throw new Session.CommandException(Category.REFUSED, "PLACE: " + where + "no registered host " + Args.quote(h));
+                throw Refusal.refused("PLACE: " + where + "no registered host " + Args.quote(h));
             }
         }
         Optional<Filter> filter = n.has("filter") && !where.isEmpty()
@@ -287,46 +285,46 @@ final class Placing {
                     n.has("group") ? Optional.of(text(n, "group", where)) : Optional.empty(),
                     strings(n, "group_values", where), n.path("whole_hosts").asBoolean(false));
         } catch (IllegalArgumentException e) {
-            throw new Session.CommandException(Category.REFUSED, "PLACE: " + where + e.getMessage());
+            throw Refusal.refused("PLACE: " + where + e.getMessage());
         }
     }
 
-    private Filter filter(JsonNode n, String where, AttributeTypes types) throws Session.CommandException {
+    private Filter filter(JsonNode n, String where, AttributeTypes types) throws Refusal {
         if (!n.isTextual()) {
-            throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + " is a string (the filter language)");
+            throw Refusal.malformed("PLACE: " + where + " is a string (the filter language)");
         }
         try {
             return Filter.parse(n.asText(), types, s.limits);
         } catch (ParseException e) {
-            throw new Session.CommandException(Category.REFUSED, where + ": " + e.getMessage());
+            throw Refusal.refused(where + ": " + e.getMessage());
         }
     }
 
-    private static String text(JsonNode n, String key, String where) throws Session.CommandException {
+    private static String text(JsonNode n, String key, String where) throws Refusal {
         if (!n.get(key).isTextual()) {
-            throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + Args.quote(key) + " is a string");
+            throw Refusal.malformed("PLACE: " + where + Args.quote(key) + " is a string");
         }
         return n.get(key).asText();
     }
 
-    private static int count(JsonNode n, String what) throws Session.CommandException {
+    private static int count(JsonNode n, String what) throws Refusal {
         if (!n.isIntegralNumber() || !n.canConvertToInt() || n.asInt() < 1) {
-            throw new Session.CommandException(Category.MALFORMED, "PLACE: " + what + " is a whole number, 1 or more");
+            throw Refusal.malformed("PLACE: " + what + " is a whole number, 1 or more");
         }
         return n.asInt();
     }
 
-    private static List<String> strings(JsonNode n, String key, String where) throws Session.CommandException {
+    private static List<String> strings(JsonNode n, String key, String where) throws Refusal {
         if (!n.has(key)) {
             return List.of();
         }
         List<String> out = new ArrayList<>();
         if (!n.get(key).isArray()) {
-            throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + Args.quote(key) + " is a list of strings");
+            throw Refusal.malformed("PLACE: " + where + Args.quote(key) + " is a list of strings");
         }
         for (JsonNode x : n.get(key)) {
             if (!x.isTextual()) {
-                throw new Session.CommandException(Category.MALFORMED, "PLACE: " + where + Args.quote(key) + " is a list of strings");
+                throw Refusal.malformed("PLACE: " + where + Args.quote(key) + " is a list of strings");
             }
             out.add(x.asText());
         }

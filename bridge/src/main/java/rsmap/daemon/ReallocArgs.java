@@ -10,8 +10,6 @@ import rsmap.alloc.Grant;
 import rsmap.realloc.InstanceNames;
 import rsmap.realloc.Realloc;
 import rsmap.realloc.ReallocRequest;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * Two kinds of wrong, read by the core's own readers ({@link ReallocRequest}, {@link InstanceNames}):
@@ -33,16 +31,16 @@ final class ReallocArgs {
     }
 
     /** The tag, or the command's TID as {@code tid-0000002a} when the client gave none. */
-    static String tag(Args a, long tid, boolean required) throws Session.CommandException {
+    static String tag(Args a, long tid, boolean required) throws Refusal {
         String tag = a.string("tag", "");
         if (tag.isEmpty()) {
             if (required) {
-                throw new Session.CommandException(Category.MALFORMED, a.command() + " needs \"tag\": the tag of the waiting realloc");
+                throw Refusal.malformed(a.command() + " needs \"tag\": the tag of the waiting realloc");
             }
             return "tid-" + Hex.of(tid, 8);
         }
         if (!TAG.matcher(tag).matches()) {
-            throw new Session.CommandException(Category.MALFORMED, a.command() + ": \"tag\" is 1 to 64 of A-Z a-z 0-9 _ . : @ -, not "
+            throw Refusal.malformed(a.command() + ": \"tag\" is 1 to 64 of A-Z a-z 0-9 _ . : @ -, not "
                     + Args.quote(tag));
         }
         return tag;
@@ -53,12 +51,12 @@ final class ReallocArgs {
     }
 
     /** REALLOC's request of {@code job} tagged {@code tag}: its form is checked first (ERROR), then its content. */
-    static Read realloc(Args a, String job, String tag, HostState s) throws Session.CommandException {
+    static Read realloc(Args a, String job, String tag, HostState s) throws Refusal {
         if (a.has("filter")) { // a grow may carry a node filter this host must pass (else DENY)
             try {
                 FilterCheck.admit(s.config.filter(), FilterCheck.parse(a.string("filter", ""),
                         s.config.attributeTypes(), s.limits), s.node());
-            } catch (Session.CommandException e) {
+            } catch (Refusal e) {
                 return new Read(Optional.empty(), e.getMessage());
             }
         }
@@ -68,7 +66,7 @@ final class ReallocArgs {
             n.remove("filter");
             request = ReallocRequest.read(n);
         } catch (ParseException e) {
-            throw new Session.CommandException(Category.MALFORMED, "REALLOC: " + e.problem());
+            throw Refusal.malformed("REALLOC: " + e.problem());
         }
         try {
             Realloc r = request.resolve(job, tag, s.cluster(), s.limits);
@@ -89,12 +87,12 @@ final class ReallocArgs {
     }
 
     /** RELEASE's instances: {@code ids} or {@code R}; empty: all the job was told to give back. */
-    static Optional<Grant> released(Args a, HostState s) throws Session.CommandException {
+    static Optional<Grant> released(Args a, HostState s) throws Refusal {
         InstanceNames named;
         try {
             named = InstanceNames.read(a.node());
         } catch (ParseException e) {
-            throw new Session.CommandException(Category.MALFORMED, "RELEASE: " + e.problem());
+            throw Refusal.malformed("RELEASE: " + e.problem());
         }
         if (named.isEmpty()) {
             return Optional.empty();
@@ -102,7 +100,7 @@ final class ReallocArgs {
         try {
             return Optional.of(named.resolve(s.cluster(), s.limits));
         } catch (ParseException e) {
-            throw new Session.CommandException(Category.REFUSED, "RELEASE: " + e.problem());
+            throw Refusal.refused("RELEASE: " + e.problem());
         }
     }
 }

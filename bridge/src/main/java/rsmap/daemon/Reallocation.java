@@ -21,7 +21,6 @@ import rsmap.realloc.Reallocs;
 import rsmap.realloc.Waiting;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
-import rsmap.wire.Category;
 import rsmap.wire.Session;
 
 /**
@@ -65,17 +64,17 @@ final class Reallocation {
     }
 
     /** Refuses {@code peer} a job it neither owns nor administers; a job unknown here passes (DENY says so). */
-    void mayChange(String job, Session.Peer peer, Code code) throws Session.CommandException {
+    void mayChange(String job, Session.Peer peer, Code code) throws Refusal {
         Job j = s.job(job).orElse(null);
         if (j != null && !access.mayQuery(peer, j)) {
-            throw new Session.CommandException(Category.DENIED, code + " of job " + job + " is for its owner '" + j.user()
+            throw Refusal.denied(code + " of job " + job + " is for its owner '" + j.user()
                     + "', root or the admin user, not '" + peer.user() + "'");
         }
     }
 
     /** REALLOC: its ALLOC now, or nothing and the command left open until it is decided. */
     List<Frame> realloc(long tid, Session session, ReallocArgs.Read read, String job, String tag)
-            throws Session.CommandException {
+            throws Refusal {
         if (read.realloc().isEmpty()) {
             Answer a = s.reallocs().refuse(job, tag, read.refusal());
             log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " " + a.type() + ": " + a.error());
@@ -116,10 +115,10 @@ final class Reallocation {
     }
 
     /** REALLOC_CANCEL: the waiting realloc's CANCEL, to its own command and to this one. */
-    List<Frame> cancel(long tid, String job, String tag) throws Session.CommandException {
+    List<Frame> cancel(long tid, String job, String tag) throws Refusal {
         Outcome o = s.reallocs().cancel(job, tag);
         if (!o.ok()) {
-            throw new Session.CommandException(Category.REFUSED, o.error());
+            throw Refusal.refused(o.error());
         }
         Answer a = o.answer().orElseThrow();
         answerOpen(a);
@@ -133,25 +132,25 @@ final class Reallocation {
      * devices open; else the policy narrows, the journal records it, the instances are free, and what
      * waited for them is answered.
      */
-    List<Frame> release(long tid, String id, Optional<Grant> which) throws Session.CommandException {
+    List<Frame> release(long tid, String id, Optional<Grant> which) throws Refusal {
         Job job = s.job(id).orElse(null);
         if (job == null) {
-            throw new Session.CommandException(Category.REFUSED, "job " + id + " holds nothing on " + s.host());
+            throw Refusal.refused("job " + id + " holds nothing on " + s.host());
         }
         Grant ids = which.orElse(job.releasing());
         if (ids.isEmpty()) {
-            throw new Session.CommandException(Category.REFUSED, "job " + id + " has nothing to release: no realloc took anything away");
+            throw Refusal.refused("job " + id + " has nothing to release: no realloc took anything away");
         }
         Optional<String> wrong = notTakenAway(job, ids);
         if (wrong.isPresent()) {
-            throw new Session.CommandException(Category.REFUSED, wrong.get());
+            throw Refusal.refused(wrong.get());
         }
         Grant left = job.releasing().minus(ids);
         devices.narrow(job, ids, job.grant().plus(left));
         Outcome o = s.reallocs().release(id, ids, s.cluster().now());
         if (!o.ok()) {
             devices.widenBack(job);
-            throw new Session.CommandException(Category.REFUSED, o.error());
+            throw Refusal.refused(o.error());
         }
         Job now = job.holding(job.grant(), left, job.env());
         journaled(new JournalRecord.Changed(id, "release", 0, now.grant(), now.releasing(), s.devices.slices(now)));

@@ -12,7 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import rsmap.log.Log;
-import rsmap.wire.Session;
 
 /**
  * With {@code execd_spool} set, a job whose {@code active_jobs/<job>.<task>} directory execd has removed
@@ -56,7 +55,7 @@ final class Reconciliation {
             try {
                 lifecycle.end(g.getKey(), "reconciled");
                 log.note(Log.Level.WARNING, "released job " + g.getKey() + " (" + g.getValue() + ")");
-            } catch (Session.CommandException e) {
+            } catch (Refusal e) {
                 log.note(Log.Level.ERROR, "could not release job " + g.getKey() + ": " + e.getMessage());
             }
         }

@@ -5,8 +5,6 @@ package rsmap.daemon;
 import java.io.IOException;
 import rsmap.journal.Journal;
 import rsmap.log.Log;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * The rule, one for every record (docs/architecture.md, "The journal"):
@@ -65,7 +63,7 @@ final class Records {
     }
 
     /** Writes {@code r}: on disk at the next {@link #force}, which runs before the command's answer. */
-    void write(JournalRecord r) throws Session.CommandException {
+    void write(JournalRecord r) throws Refusal {
         try {
             journal.write(line(r));
         } catch (IOException e) {
@@ -74,7 +72,7 @@ final class Records {
     }
 
     /** Writes {@code r}, which no answer waits for: on disk with the next force of another record. */
-    void writeLazily(JournalRecord r) throws Session.CommandException {
+    void writeLazily(JournalRecord r) throws Refusal {
         try {
             journal.writeLazily(line(r));
         } catch (IOException e) {
@@ -120,11 +118,11 @@ final class Records {
     }
 
     /** A record that could not be written: the command is refused (unavailable), and nothing else can be written. */
-    static final class JournalRefusal extends Session.CommandException {
+    static final class JournalRefusal extends Refusal {
         private static final long serialVersionUID = 1L;
 
         JournalRefusal(IOException e) {
-            super(rsmap.wire.Category.UNAVAILABLE, "journal: " + e.getMessage());
+            super(Refusal.Kind.UNAVAILABLE, "journal: " + e.getMessage());
         }
     }
 }

@@ -14,7 +14,6 @@ import rsmap.log.Log;
 import rsmap.realloc.Outcome;
 import rsmap.realloc.Reallocs;
 import rsmap.journal.Journal;
-import rsmap.wire.Session;
 
 /**
  * The journal keeps grants, not decisions: start-up restores each running job's exact grant under the
@@ -73,7 +72,7 @@ final class Recovery {
                 generations.reconfigure(fileHost, fileGlobal);
                 reconfigured = true; // the journal's earlier configuration is superseded
                 log.note(Log.Level.INFO, "configuration changed since the last run: now generation " + s.generation());
-            } catch (Session.CommandException e) {
+            } catch (Refusal e) {
                 log.note(Log.Level.WARNING, "keeping configuration generation " + s.generation() + " of the journal: "
                         + e.getMessage());
             }

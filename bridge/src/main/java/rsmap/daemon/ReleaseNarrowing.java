@@ -12,8 +12,6 @@ import rsmap.device.Isolation;
 import rsmap.device.OpenDevices;
 import rsmap.log.Log;
 import rsmap.map.Instance;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * From the narrowing on no process of the job can open what it gives back, so a descriptor found was opened
@@ -40,7 +38,7 @@ final class ReleaseNarrowing {
      * Narrows {@code job}'s policy to {@code kept}, then refuses, its policy widened back and nothing else
      * changed, when a process of it still holds a device of {@code released} that {@code kept} lacks.
      */
-    void narrow(Job job, Grant ids, List<Instance> released, List<Instance> kept) throws Session.CommandException {
+    void narrow(Job job, Grant ids, List<Instance> released, List<Instance> kept) throws Refusal {
         String id = job.id();
         List<DeviceRule> givenUp = OpenDevices.givenUp(released, kept);
         boolean narrowed = false;
@@ -50,7 +48,7 @@ final class ReleaseNarrowing {
                 narrowed = true;
             } catch (DevicePolicyException e) {
                 widenBack(job);
-                throw new Session.CommandException(Category.UNAVAILABLE, "job " + id + ": its device policy cannot be narrowed: " + e.getMessage());
+                throw Refusal.unavailable("job " + id + ": its device policy cannot be narrowed: " + e.getMessage());
             }
         }
         Optional<String> holder;
@@ -65,7 +63,7 @@ final class ReleaseNarrowing {
             if (narrowed) {
                 widenBack(job);
             }
-            throw new Session.CommandException(Category.BUSY, "job " + id + " cannot release " + ids.byHost() + ": " + holder.get()
+            throw Refusal.busy("job " + id + " cannot release " + ids.byHost() + ": " + holder.get()
                     + "; close it first");
         }
     }

@@ -17,8 +17,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * What execd leaves for a pe task ({@code qrsh -inherit}), tried on Son of Grid Engine 8.1.9 and Open Cluster
@@ -50,9 +48,9 @@ final class SlaveSpool {
      * The start of job {@code id} as this host's spool {@code spool} describes it; empty where there is
      * nothing to grant (the master host, no pe task of the job here, no {@code RSMAP_REQUEST}).
      *
-     * @throws Session.CommandException REFUSED when a file is not believed or the tasks disagree
+     * @throws Refusal REFUSED when a file is not believed or the tasks disagree
      */
-    static Optional<Start> read(Path spool, JobId id) throws Session.CommandException {
+    static Optional<Start> read(Path spool, JobId id) throws Refusal {
         Path active = spool.resolve("active_jobs");
         Path job = active.resolve(id.spoolDir());
         if (!Files.isDirectory(job, LinkOption.NOFOLLOW_LINKS) || Files.exists(job.resolve("environment"),
@@ -105,7 +103,7 @@ final class SlaveSpool {
     }
 
     /** Root's, no link, not writable by group or others; else refused with what it is. */
-    private static void believed(JobId id, Path p) throws Session.CommandException {
+    private static void believed(JobId id, Path p) throws Refusal {
         PosixFileAttributes a;
         try {
             a = Files.readAttributes(p, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
@@ -129,7 +127,7 @@ final class SlaveSpool {
      * The values of {@code keys} in a file of NAME=value lines (execd writes bytes that are not UTF-8 in some
      * values, e.g. QRSH_COMMAND's separators: only the wanted lines are decoded); the first of each wins.
      */
-    private static Map<String, String> lines(JobId id, Path file, List<String> keys) throws Session.CommandException {
+    private static Map<String, String> lines(JobId id, Path file, List<String> keys) throws Refusal {
         byte[] bytes;
         try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
             bytes = in.readNBytes((int) MAX_FILE + 1);
@@ -154,7 +152,7 @@ final class SlaveSpool {
         return found;
     }
 
-    private static Session.CommandException refused(JobId id, String why) {
-        return new Session.CommandException(Category.REFUSED, "job " + id + ": no grant for its pe task on this host: " + why);
+    private static Refusal refused(JobId id, String why) {
+        return Refusal.refused("job " + id + ": no grant for its pe task on this host: " + why);
     }
 }

@@ -12,8 +12,6 @@ import rsmap.ParseException;
 import rsmap.request.RequestList;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
-import rsmap.wire.Category;
-import rsmap.wire.Session;
 
 /**
  * {@code "alternatives":["gpu=4","gpu=2"]} instead of {@code "request"}. Every one must read first (one that
@@ -31,19 +29,19 @@ final class StartAlternatives {
     }
 
     /** The requests of {@code "alternatives"}, each read against this host's complexes. */
-    static List<String> read(JsonNode list, HostState s) throws Session.CommandException {
+    static List<String> read(JsonNode list, HostState s) throws Refusal {
         if (list == null || !list.isArray() || list.size() < 1 || list.size() > MAX) {
-            throw new Session.CommandException(Category.MALFORMED, "JOB_START: \"alternatives\" is a list of 1 to " + MAX + " requests");
+            throw Refusal.malformed("JOB_START: \"alternatives\" is a list of 1 to " + MAX + " requests");
         }
         List<String> out = new ArrayList<>();
         for (int i = 0; i < list.size(); i++) {
             if (!list.get(i).isTextual() || list.get(i).asText().isEmpty()) {
-                throw new Session.CommandException(Category.MALFORMED, "JOB_START: alternative " + i + " is a request (a string)");
+                throw Refusal.malformed("JOB_START: alternative " + i + " is a request (a string)");
             }
             try {
                 RequestList.parse(list.get(i).asText(), s.table, s.limits);
             } catch (ParseException e) {
-                throw new Session.CommandException(Category.REFUSED, "request: alternative " + i + ": " + e.getMessage());
+                throw Refusal.refused("request: alternative " + i + ": " + e.getMessage());
             }
             out.add(list.get(i).asText());
         }
@@ -52,7 +50,7 @@ final class StartAlternatives {
 
     /** Grants the first of {@code requests} that can be granted now. */
     static List<Frame> start(JobLifecycle lifecycle, HostState s, long tid, JobId id, String user, int slots,
-                             List<String> requests) throws Session.CommandException {
+                             List<String> requests) throws Refusal {
         Job held = s.job(id.toString()).orElse(null);
         if (held != null && requests.contains(held.request())) { // a retry after a lost answer
             return with(lifecycle.start(tid, id, user, held.request(), slots), requests.indexOf(held.request()));
@@ -65,7 +63,7 @@ final class StartAlternatives {
                 options.add(rsmap.place.Option.fixed(RequestList.parse(r, s.table, s.limits), java.util.Map.of(s.host(),
                         slots)));
             } catch (ParseException e) {
-                throw new Session.CommandException(Category.REFUSED, "request: " + e.getMessage()); // read() read it already
+                throw Refusal.refused("request: " + e.getMessage()); // read() read it already
             }
         }
         for (int i : s.config.alternativesPolicy().order(options)) {
@@ -73,16 +71,16 @@ final class StartAlternatives {
                 return with(lifecycle.start(tid, id, user, requests.get(i), slots), i);
             } catch (Records.JournalRefusal e) {
                 throw e; // the disk, not the alternative: no other alternative can be written either
-            } catch (Session.CommandException e) {
+            } catch (Refusal e) {
                 why.add(i + ": " + e.getMessage());
             }
         }
-        throw new Session.CommandException(Category.BUSY, "job " + id + ": none of its " + requests.size() + " alternatives can be "
+        throw Refusal.busy("job " + id + ": none of its " + requests.size() + " alternatives can be "
                 + "granted now (" + String.join("; ", why) + ")");
     }
 
     /** The STATE with {@code "alternative": i} added to its JSON. */
-    private static List<Frame> with(List<Frame> answer, int alternative) throws Session.CommandException {
+    private static List<Frame> with(List<Frame> answer, int alternative) throws Refusal {
         Frame f = answer.get(0);
         List<String> args = new ArrayList<>();
         try {
@@ -90,7 +88,7 @@ final class StartAlternatives {
             job.put("alternative", alternative);
             args.add(job.toString());
         } catch (IOException | ClassCastException e) {
-            throw new Session.CommandException(Category.INTERNAL, "JOB_START: " + e.getMessage()); // our own JSON: never
+            throw Refusal.internal("JOB_START: " + e.getMessage()); // our own JSON: never
         }
         for (int i = 1; i < f.args().size(); i++) {
             args.add(f.text(i));

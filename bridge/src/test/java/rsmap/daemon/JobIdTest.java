@@ -11,7 +11,6 @@ import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import rsmap.wire.Frame;
-import rsmap.wire.Session;
 
 class JobIdTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -75,7 +74,7 @@ class JobIdTest {
         };
         for (Object[] row : wrong) {
             assertThatThrownBy(() -> JobId.of(args((String) row[0], keys))).as((String) row[0])
-                    .isInstanceOf(Session.CommandException.class).hasMessage((String) row[1]);
+                    .isInstanceOf(Refusal.class).hasMessage((String) row[1]);
         }
         assertThatThrownBy(() -> JobId.ofHost(args("{\"job\":\"7\"}", keys)))
                 .hasMessage("an authority grants jobs of hosts: name the job's \"host\"");
@@ -92,7 +91,7 @@ class JobIdTest {
         assertThat(new JobId("node01", "7", "4").local().toString()).isEqualTo("7.4");
     }
 
-    private static Args args(String json, Set<String> keys) throws Session.CommandException {
+    private static Args args(String json, Set<String> keys) throws Refusal {
         return Args.of("TEST", Frame.of(2, 0x8001, json), keys);
     }
 }
