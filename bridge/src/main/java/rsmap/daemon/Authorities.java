@@ -24,7 +24,7 @@ record Authorities(List<Endpoint> endpoints) {
         List<Endpoint> out = new ArrayList<>();
         for (String part : text.split(",", -1)) {
             if (part.isBlank()) {
-                throw new IllegalArgumentException("'" + Config.printable(text) + "' has an empty entry: HOST:PORT"
+                throw new IllegalArgumentException("'" + ConfigText.printable(text) + "' has an empty entry: HOST:PORT"
                         + " separated by commas");
             }
             out.add(Endpoint.parse(part.strip()));

@@ -30,9 +30,12 @@ interface AuthorityChannel extends AutoCloseable {
     interface Connector {
         AuthorityChannel open() throws IOException, Client.Refusal;
 
+        /** The ceiling of the backoff between connects to one authority. */
+        long MAX_BACKOFF_MS = 30_000;
+
         /** The backoff's ceiling: lower with standbys ({@link Failover}), so that a takeover is found soon. */
         default long maxBackoffMs() {
-            return AuthorityLink.MAX_BACKOFF_MS;
+            return MAX_BACKOFF_MS;
         }
     }
 }

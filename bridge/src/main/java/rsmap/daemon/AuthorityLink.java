@@ -42,7 +42,6 @@ import rsmap.wire.Frame;
 final class AuthorityLink implements GlobalPart {
     private static final ObjectMapper JSON = new ObjectMapper();
     static final long MIN_BACKOFF_MS = 250;
-    static final long MAX_BACKOFF_MS = 30_000;
     /** The longest wait between connects while a job's global part waits to be given back. */
     static final long GIVE_BACK_RETRY_MS = 500;
     /** How often a link with nothing else to say tells the authority it is there. */

@@ -37,12 +37,12 @@ public record CdiSettings(Mode mode, Path dir) {
             case "off" -> Mode.OFF;
             case "optional" -> Mode.OPTIONAL;
             case "required" -> Mode.REQUIRED;
-            default -> throw lines.error("cdi is off, optional or required, not '" + Config.printable(mode) + "'",
+            default -> throw lines.error("cdi is off, optional or required, not '" + ConfigText.printable(mode) + "'",
                     where.get("cdi"));
         };
         String d = values.getOrDefault("cdi_dir", DEFAULT_DIR.toString());
         if (d.isEmpty() || d.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
-            throw lines.error("cdi_dir is a directory, not '" + Config.printable(d) + "'", where.get("cdi_dir"));
+            throw lines.error("cdi_dir is a directory, not '" + ConfigText.printable(d) + "'", where.get("cdi_dir"));
         }
         return new CdiSettings(m, dir.resolve(d).normalize());
     }

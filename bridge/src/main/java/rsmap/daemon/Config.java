@@ -10,7 +10,6 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 import rsmap.Continuation;
-import rsmap.Hex;
 import rsmap.Limits;
 import rsmap.ParseException;
 import rsmap.device.Backends;
@@ -154,7 +153,7 @@ public record Config(Path complexes, String host, String complexValues, String g
         }
         String roleText = values.getOrDefault("role", "host");
         if (!roleText.equals("host") && !roleText.equals("authority")) {
-            throw lines.error("role is host or authority, not '" + printable(roleText) + "'", where.get("role"));
+            throw lines.error("role is host or authority, not '" + ConfigText.printable(roleText) + "'", where.get("role"));
         }
         Role role = roleText.equals("host") ? Role.HOST : Role.AUTHORITY;
         if (role == Role.AUTHORITY) {
@@ -197,21 +196,21 @@ public record Config(Path complexes, String host, String complexValues, String g
         Endpoint listen = endpoint(lines, values, where, "listen");
         String host = role == Role.AUTHORITY ? rsmap.alloc.Cluster.GLOBAL : values.getOrDefault("host", defaultHost);
         if (!Names.host(host)) {
-            throw lines.error("host is a host name (letters, digits, '.', '-', '_'), not '" + printable(host) + "'",
+            throw lines.error("host is a host name (letters, digits, '.', '-', '_'), not '" + ConfigText.printable(host) + "'",
                     where.getOrDefault("host", 0));
         }
         for (String user : List.of("admin_user", "daemon_user")) {
             if (values.containsKey(user) && !Names.user(values.get(user))) {
-                throw lines.error(user + " is a user name, not '" + printable(values.get(user)) + "'", where.get(user));
+                throw lines.error(user + " is a user name, not '" + ConfigText.printable(values.get(user)) + "'", where.get(user));
             }
         }
         String realloc = values.getOrDefault("realloc", "on");
         if (!realloc.equals("on") && !realloc.equals("off")) {
-            throw lines.error("realloc is on or off, not '" + printable(realloc) + "'", where.get("realloc"));
+            throw lines.error("realloc is on or off, not '" + ConfigText.printable(realloc) + "'", where.get("realloc"));
         }
         String policy = values.getOrDefault("realloc_policy", "fifo");
         if (rsmap.realloc.Policy.named(policy).isEmpty()) {
-            throw lines.error("realloc_policy is fifo or smallest, not '" + printable(policy) + "'",
+            throw lines.error("realloc_policy is fifo or smallest, not '" + ConfigText.printable(policy) + "'",
                     where.get("realloc_policy"));
         }
         GrowthLimit.Setting maxGrow;
@@ -222,7 +221,7 @@ public record Config(Path complexes, String host, String complexValues, String g
         }
         String discover = values.getOrDefault("discover", "on");
         if (!discover.equals("on") && !discover.equals("off")) {
-            throw lines.error("discover is on or off, not '" + printable(discover) + "'", where.get("discover"));
+            throw lines.error("discover is on or off, not '" + ConfigText.printable(discover) + "'", where.get("discover"));
         }
         AttributeTypes types = HostSettings.attributeTypes(lines, values, valueAt);
         Map<String, String> attributes = HostSettings.attributes(lines, values, valueAt, types);
@@ -275,20 +274,6 @@ public record Config(Path complexes, String host, String complexValues, String g
         } catch (IllegalArgumentException e) {
             throw lines.error(key + ": " + e.getMessage(), where.get(key));
         }
-    }
-
-    /** A value as an error line can show it: control characters escaped, cut at 80 characters. */
-    static String printable(String v) {
-        StringBuilder b = new StringBuilder();
-        for (int i = 0; i < v.length() && b.length() < 80; i++) {
-            char c = v.charAt(i);
-            if (c < 0x20 || c == 0x7f) {
-                Hex.append(b.append("\\x"), c, 2);
-            } else {
-                b.append(c);
-            }
-        }
-        return b.length() < 80 ? b.toString() : b + "...";
     }
 
     /** rw for the owner, and rw, r or nothing for group and others: never execute bits. */

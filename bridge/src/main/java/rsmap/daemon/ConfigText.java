@@ -1,4 +1,5 @@
-// Reading a configuration file as text, so that every way it can be unreadable is one line naming the file.
+// Reading a configuration file as text, so that every way it can be unreadable is one line naming the file;
+// and a value of it shown in an error line.
 package rsmap.daemon;
 
 import java.io.IOException;
@@ -10,6 +11,7 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import rsmap.Hex;
 
 /**
  * A careless admin's slips (a folder named instead of the file, a file in Latin-1, a file root cannot
@@ -70,5 +72,19 @@ final class ConfigText {
             }
         }
         return line - 1;
+    }
+
+    /** A value as an error line can show it: control characters escaped, cut at 80 characters. */
+    static String printable(String v) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < v.length() && b.length() < 80; i++) {
+            char c = v.charAt(i);
+            if (c < 0x20 || c == 0x7f) {
+                Hex.append(b.append("\\x"), c, 2);
+            } else {
+                b.append(c);
+            }
+        }
+        return b.length() < 80 ? b.toString() : b + "...";
     }
 }

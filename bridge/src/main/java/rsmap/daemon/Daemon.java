@@ -65,8 +65,6 @@ public final class Daemon implements AutoCloseable {
     private final GlobalPart global;
     /** Workers of an authority's server: the commands waiting for one force of the journal at most. */
     static final int AUTHORITY_WORKERS = 64;
-    /** How long a host waits for its authority: to connect, and for each answer. */
-    static final Duration AUTHORITY_TIMEOUT = Duration.ofSeconds(5);
     /** The authority's checker of the hosts' credentials, served on {@code listen}; empty on a host. */
     private final Optional<rsmap.wire.Authenticator> authenticator;
 
@@ -182,17 +180,6 @@ public final class Daemon implements AutoCloseable {
         }
     }
 
-    /**
-     * rsmapd's daemon for {@code config}: an authority first waits as a standby while another authority holds
-     * the state directory's lease ({@link Standby}); a host is built at once.
-     */
-    static Daemon waitingAsStandby(Config config, ComplexTable table, Path configFile) throws ParseException,
-            IOException {
-        return new Daemon(config, table, configFile, Discovery.system(), HostAuth.MUNGE, config.isAuthority()
-                ? Standby.await(config, HostAuth.MUNGE, () -> Rehearsal.start(config, table, configFile, HostAuth.MUNGE))
-                : null);
-    }
-
     /** The discovered attributes and the GPU ones NVML gave. */
     private static Discovery.Result withGpus(Discovery.Result found, GpuHost gpus) {
         Map<String, String> all = new java.util.LinkedHashMap<>(found.attributes());
@@ -232,7 +219,7 @@ public final class Daemon implements AutoCloseable {
             public void closed(Session session) {
                 commands.closed(session);
             }
-        }).unix(config.socket(), groupIfExists(config.socketGroup()), config.socketMode()).limits(limits)
+        }).unix(config.socket(), Preflight.groupIfExists(config.socketGroup()), config.socketMode()).limits(limits)
                 .privileged(access::privileged);
         authenticator.ifPresent(a -> b.tcp(config.listen().address(), a));
         // Before the socket serves: a card NVML reports sick is tainted before any JOB_START can take it
@@ -279,18 +266,6 @@ public final class Daemon implements AutoCloseable {
             return (f.getFile() == null ? "" : f.getFile() + ": ") + kind;
         }
         return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-    }
-
-    static String groupIfExists(String group) {
-        try {
-            Path p = Path.of("/etc/group");
-            if (Files.isReadable(p) && Files.readAllLines(p).stream().anyMatch(l -> l.startsWith(group + ":"))) {
-                return group;
-            }
-        } catch (IOException e) {
-            // no group database: leave the socket's group as it is
-        }
-        return "";
     }
 
     /**

@@ -209,7 +209,7 @@ final class Discovery {
                 }
                 count += to - from + 1;
             } catch (NumberFormatException e) {
-                throw new IOException(root.resolve(rel) + ": not a CPU list: '" + Config.printable(list) + "'", e);
+                throw new IOException(root.resolve(rel) + ": not a CPU list: '" + ConfigText.printable(list) + "'", e);
             }
         }
         return Long.toString(count);
@@ -249,7 +249,7 @@ final class Discovery {
                     return Long.parseLong(f[0]) / 1024 + "M";
                 }
                 throw new IOException(root.resolve("proc/meminfo") + ": MemTotal is not 'N kB': '"
-                        + Config.printable(line) + "'");
+                        + ConfigText.printable(line) + "'");
             }
         }
         throw new IOException(root.resolve("proc/meminfo") + ": no MemTotal line");

@@ -17,8 +17,6 @@ import rsmap.wire.Frame;
  */
 final class DrainCommands {
     static final Set<String> KEYS = Set.of("map", "id", "reason");
-    /** The longest reason kept: one line of a status table. */
-    static final int MAX_REASON = 200;
 
     private DrainCommands() {
     }
@@ -36,9 +34,9 @@ final class DrainCommands {
         String map = required(a, "map");
         String id = required(a, "id");
         String reason = a.string("reason", "").strip();
-        if (reason.length() > MAX_REASON || reason.chars().anyMatch(ch -> ch < 0x20 || ch == 0x7f)) {
+        if (reason.length() > Taint.MAX_REASON || reason.chars().anyMatch(ch -> ch < 0x20 || ch == 0x7f)) {
             throw Refusal.malformed(name + ": \"reason\" is one printable line of at most "
-                    + MAX_REASON + " characters");
+                    + Taint.MAX_REASON + " characters");
         }
         boolean changed;
         if (drain) {

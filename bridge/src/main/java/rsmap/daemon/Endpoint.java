@@ -21,7 +21,7 @@ record Endpoint(String host, int port) {
     static Endpoint parse(String text) {
         Matcher m = FORM.matcher(text);
         if (!m.matches()) {
-            throw new IllegalArgumentException("'" + Config.printable(text) + "' is not HOST:PORT (or [IPv6]:PORT)");
+            throw new IllegalArgumentException("'" + ConfigText.printable(text) + "' is not HOST:PORT (or [IPv6]:PORT)");
         }
         int port = Integer.parseInt(m.group(3));
         if (port < 1 || port > 65_535) {

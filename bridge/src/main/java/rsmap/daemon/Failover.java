@@ -14,9 +14,12 @@ import rsmap.wire.Frame;
 /**
  * docs/cluster.md, "Active and standby". The one that answered last is tried first, then the others in
  * the configured order: after a takeover every reconnect reaches the new active one without waiting for a
- * dead first one's connect timeout again. Each try is bounded by {@link Daemon#AUTHORITY_TIMEOUT}.
+ * dead first one's connect timeout again. Each try is bounded by {@link #TIMEOUT}.
  */
 final class Failover implements AuthorityChannel.Connector {
+    /** How long a host waits for its authority: to connect, and for each answer. */
+    static final java.time.Duration TIMEOUT = java.time.Duration.ofSeconds(5);
+
     /** The longest wait between connects when standbys are named: a takeover is found within it. */
     static final long STANDBY_BACKOFF_MS = 500;
     private final Authorities authorities;
@@ -74,13 +77,13 @@ final class Failover implements AuthorityChannel.Connector {
 
     @Override
     public long maxBackoffMs() {
-        return authorities.endpoints().size() > 1 ? STANDBY_BACKOFF_MS : AuthorityLink.MAX_BACKOFF_MS;
+        return authorities.endpoints().size() > 1 ? STANDBY_BACKOFF_MS : AuthorityChannel.Connector.MAX_BACKOFF_MS;
     }
 
     private AuthorityChannel channel(Endpoint e) throws IOException, Client.Refusal {
         InetSocketAddress address = e.address();
         Client c = Client.connect(address.isUnresolved() ? new InetSocketAddress(address.getHostString(),
-                address.getPort()) : address, credentials.get(), Daemon.AUTHORITY_TIMEOUT).maxFrame(maxFrame);
+                address.getPort()) : address, credentials.get(), TIMEOUT).maxFrame(maxFrame);
         return new AuthorityChannel() {
             @Override
             public long send(Code code, String json) throws IOException {

@@ -52,33 +52,33 @@ public record GpuSettings(Optional<String> nvmlLibrary, Optional<String> gpuMap,
             throws ParseException {
         String lib = values.getOrDefault("nvml_library", rsmap.device.nvml.Nvml.DEFAULT);
         if (lib.isEmpty() || lib.chars().anyMatch(c -> c < 0x20)) {
-            throw lines.error("nvml_library is a library name, a path or off, not '" + Config.printable(lib) + "'",
+            throw lines.error("nvml_library is a library name, a path or off, not '" + ConfigText.printable(lib) + "'",
                     where.get("nvml_library"));
         }
         Optional<String> library = lib.equals("off") ? Optional.empty()
                 : Optional.of(lib.contains("/") ? dir.resolve(lib).toString() : lib);
         Optional<String> map = Optional.ofNullable(values.get("gpu_map"));
         if (map.isPresent() && !NAME.matcher(map.get()).matches()) {
-            throw lines.error("gpu_map names a resource map of the complex table, not '" + Config.printable(map.get())
+            throw lines.error("gpu_map names a resource map of the complex table, not '" + ConfigText.printable(map.get())
                     + "'", where.get("gpu_map"));
         }
         String shares = values.getOrDefault("gpu_shares", "1");
         if (!shares.matches("[0-9]{1,2}") || Integer.parseInt(shares) < 1 || Integer.parseInt(shares) > 64) {
-            throw lines.error("gpu_shares is a whole number from 1 to 64, not '" + Config.printable(shares) + "'",
+            throw lines.error("gpu_shares is a whole number from 1 to 64, not '" + ConfigText.printable(shares) + "'",
                     where.get("gpu_shares"));
         }
         String id = values.getOrDefault("gpu_id", "index");
         if (!id.equals("index") && !id.equals("uuid")) {
-            throw lines.error("gpu_id is index or uuid, not '" + Config.printable(id) + "'", where.get("gpu_id"));
+            throw lines.error("gpu_id is index or uuid, not '" + ConfigText.printable(id) + "'", where.get("gpu_id"));
         }
         String check = values.getOrDefault("gpu_check", "strict");
         if (!check.equals("strict") && !check.equals("warn")) {
-            throw lines.error("gpu_check is strict or warn, not '" + Config.printable(check) + "'", where.get("gpu_check"));
+            throw lines.error("gpu_check is strict or warn, not '" + ConfigText.printable(check) + "'", where.get("gpu_check"));
         }
         String env = values.getOrDefault("gpu_env", "CUDA_VISIBLE_DEVICES");
         if (!env.equals("off") && !ENV_NAMES.contains(env)) {
             throw lines.error("gpu_env is off or one of " + String.join(", ", ENV_NAMES) + ", not '"
-                    + Config.printable(env) + "'", where.get("gpu_env"));
+                    + ConfigText.printable(env) + "'", where.get("gpu_env"));
         }
         Path devDir = dir.resolve(values.getOrDefault("gpu_dev_dir", "/dev")).normalize();
         return new GpuSettings(library, map, Integer.parseInt(shares), id.equals("uuid") ? Id.UUID : Id.INDEX,

@@ -99,7 +99,7 @@ final class Health {
      * thrown: the refusal stands either way.
      */
     void creationFailed(MigCard card, String reason) {
-        String why = Args.oneLine(reason, DrainCommands.MAX_REASON);
+        String why = Args.oneLine(reason, Taint.MAX_REASON);
         ComplexValues values = s.cluster().hosts().get(s.host());
         List<Exclusions.Key> on = values == null ? List.of() : s.devices.cardInstances(card, values);
         if (on.isEmpty()) {

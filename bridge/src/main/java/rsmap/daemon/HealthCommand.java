@@ -98,13 +98,13 @@ final class HealthCommand {
             String[] w = line.split("\\s+", 4);
             String at = "line " + (i + 1) + ": ";
             if (w.length < 3 || !(w[2].equals("ok") && w.length == 3 || w[2].equals("taint"))) {
-                skipped.add(at + "expected 'MAP ID ok' or 'MAP ID taint REASON', got '" + Config.printable(line) + "'");
+                skipped.add(at + "expected 'MAP ID ok' or 'MAP ID taint REASON', got '" + ConfigText.printable(line) + "'");
             } else if (line.chars().anyMatch(c -> c < 0x20 && c != '\t' || c == 0x7f)) {
                 skipped.add(at + "control characters");
             } else {
                 String reason = w[2].equals("ok") ? "" : w.length == 4 ? w[3] : "check failed";
                 verdicts.add(new Verdict(w[0], w[1], w[2].equals("ok"),
-                        reason.length() > DrainCommands.MAX_REASON ? reason.substring(0, DrainCommands.MAX_REASON) : reason));
+                        reason.length() > Taint.MAX_REASON ? reason.substring(0, Taint.MAX_REASON) : reason));
             }
         }
         return new Run(Optional.empty(), verdicts, skipped);

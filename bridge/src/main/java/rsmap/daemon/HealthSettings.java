@@ -40,7 +40,7 @@ public record HealthSettings(Optional<Path> command, int interval, int timeout, 
         if (c != null && !c.equals("none")) {
             if (c.isEmpty() || c.chars().anyMatch(ch -> ch < 0x20 || ch == ' ') || !c.startsWith("/")) {
                 throw lines.error("health_command is an absolute path of a program (no arguments) or none, not '"
-                        + Config.printable(c) + "'", where.get("health_command"));
+                        + ConfigText.printable(c) + "'", where.get("health_command"));
             }
             command = Optional.of(dir.resolve(c));
         }
@@ -54,7 +54,7 @@ public record HealthSettings(Optional<Path> command, int interval, int timeout, 
                 String n = part.strip();
                 if (!n.matches("[0-9]{1,6}")) {
                     throw lines.error("gpu_ignore_xids is a comma list of Xid numbers (or none), not '"
-                            + Config.printable(x) + "'", where.get("gpu_ignore_xids"));
+                            + ConfigText.printable(x) + "'", where.get("gpu_ignore_xids"));
                 }
                 read.add(Long.parseLong(n));
             }
@@ -70,7 +70,7 @@ public record HealthSettings(Optional<Path> command, int interval, int timeout, 
             return dflt;
         }
         if (!v.matches("[0-9]{1,9}") || Integer.parseInt(v) < 1 || Integer.parseInt(v) > max) {
-            throw lines.error(key + " is a whole number of seconds from 1 to " + max + ", not '" + Config.printable(v)
+            throw lines.error(key + " is a whole number of seconds from 1 to " + max + ", not '" + ConfigText.printable(v)
                     + "'", where.get(key));
         }
         return Integer.parseInt(v);

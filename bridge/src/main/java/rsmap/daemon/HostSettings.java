@@ -33,7 +33,7 @@ final class HostSettings {
             }
             return rsmap.place.Policy.of(kind, ranking);
         } catch (IllegalArgumentException e) {
-            throw lines.error("alternatives_policy is user, fewest, or ranking LABEL,LABEL...; '" + Config.printable(text)
+            throw lines.error("alternatives_policy is user, fewest, or ranking LABEL,LABEL...; '" + ConfigText.printable(text)
                     + "': " + e.getMessage(), where.get("alternatives_policy"));
         }
     }
@@ -52,7 +52,7 @@ final class HostSettings {
                 throw lines.error("attribute_types: " + problem, item.at);
             }
             AttributeType t = AttributeType.byName(item.value).orElseThrow(() -> lines.error("attribute_types: unknown type '"
-                    + Config.printable(item.value) + "' for '" + item.name + "' (string, number, version or boolean)",
+                    + ConfigText.printable(item.value) + "' for '" + item.name + "' (string, number, version or boolean)",
                     item.valueAt));
             if (declared.put(item.name, t) != null) {
                 throw lines.error("attribute_types: '" + item.name + "' is declared twice", item.at);
@@ -105,14 +105,14 @@ final class HostSettings {
             int s = part.indexOf(sep);
             if (part.isBlank() || s < 0) {
                 throw lines.error(key + ": expected " + form + (part.isBlank() ? ", found nothing" : ", found '"
-                        + Config.printable(part.strip()) + "'"), at);
+                        + ConfigText.printable(part.strip()) + "'"), at);
             }
             String name = part.substring(0, s).strip();
             String rest = part.substring(s + 1);
             String value = rest.strip();
             int vAt = base + from + s + 1 + rest.length() - rest.stripLeading().length();
             if (value.isEmpty()) {
-                throw lines.error(key + ": '" + Config.printable(name) + "' has no value", vAt);
+                throw lines.error(key + ": '" + ConfigText.printable(name) + "' has no value", vAt);
             }
             out.add(new Item(name, value, at, vAt));
             if (comma < 0) {

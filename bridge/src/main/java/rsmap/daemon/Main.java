@@ -62,7 +62,7 @@ public final class Main {
             } catch (ParseException e) {
                 throw new IllegalArgumentException(config.complexes() + ": " + e.lineAndColumn() + ": " + e.problem());
             }
-            if (!stop.serve(Daemon.waitingAsStandby(config, table, file))) {
+            if (!stop.serve(waitingAsStandby(config, table, file))) {
                 return; // a signal came while it started: nothing served
             }
             System.out.println("rsmapd: host " + config.host() + ", socket " + config.socket() + ", state "
@@ -188,5 +188,16 @@ public final class Main {
         } catch (IOException e) {
             return "localhost";
         }
+    }
+
+    /**
+     * rsmapd's daemon for {@code config}: an authority first waits as a standby while another authority holds
+     * the state directory's lease ({@link Standby}); a host is built at once.
+     */
+    private static Daemon waitingAsStandby(Config config, ComplexTable table, Path configFile) throws ParseException,
+            IOException {
+        return new Daemon(config, table, configFile, Discovery.system(), HostAuth.MUNGE, config.isAuthority()
+                ? Standby.await(config, HostAuth.MUNGE, () -> Rehearsal.start(config, table, configFile, HostAuth.MUNGE))
+                : null);
     }
 }

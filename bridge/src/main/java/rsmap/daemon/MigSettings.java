@@ -36,7 +36,7 @@ public record MigSettings(Optional<String> map, Path capsFile) {
             throws ParseException {
         Optional<String> map = Optional.ofNullable(values.get("mig_map"));
         if (map.isPresent() && !NAME.matcher(map.get()).matches()) {
-            throw lines.error("mig_map names a resource map of the complex table, not '" + Config.printable(map.get())
+            throw lines.error("mig_map names a resource map of the complex table, not '" + ConfigText.printable(map.get())
                     + "'", where.get("mig_map"));
         }
         if (map.isPresent() && map.equals(Optional.ofNullable(values.get("gpu_map")))) {
@@ -45,7 +45,7 @@ public record MigSettings(Optional<String> map, Path capsFile) {
         }
         String caps = values.getOrDefault("mig_caps_file", CAPS_FILE.toString());
         if (caps.isEmpty() || caps.chars().anyMatch(c -> c < 0x20)) {
-            throw lines.error("mig_caps_file is a path, not '" + Config.printable(caps) + "'", where.get("mig_caps_file"));
+            throw lines.error("mig_caps_file is a path, not '" + ConfigText.printable(caps) + "'", where.get("mig_caps_file"));
         }
         return new MigSettings(map, dir.resolve(caps).normalize());
     }

@@ -111,4 +111,17 @@ final class Preflight {
             }
         }
     }
+
+    /** {@code group} where /etc/group has it; "" otherwise (the socket keeps its group). */
+    static String groupIfExists(String group) {
+        try {
+            Path p = Path.of("/etc/group");
+            if (Files.isReadable(p) && Files.readAllLines(p).stream().anyMatch(l -> l.startsWith(group + ":"))) {
+                return group;
+            }
+        } catch (IOException e) {
+            // no group database: leave the socket's group as it is
+        }
+        return "";
+    }
 }

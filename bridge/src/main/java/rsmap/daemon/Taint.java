@@ -16,6 +16,9 @@ import java.util.Optional;
  * identifier. {@code reason} is one line (control characters are refused where it is read).
  */
 record Taint(String map, String id, Source source, String reason, Instant since) {
+    /** The longest reason kept: one line of a status table. */
+    static final int MAX_REASON = 200;
+
     /**
      * Who tainted: in the order an instance with several taints shows them (the admin's first). MIG: NVML
      * refused to make a slice on the card (MigHost#create), set on the card's instances until undrained.

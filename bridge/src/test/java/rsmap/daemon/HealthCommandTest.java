@@ -43,7 +43,7 @@ class HealthCommandTest {
         assertThat(HealthCommand.parse("gpu 0 ok\nnonsense\ngpu 1 taint hot\n").skipped())
                 .containsExactly("line 2: expected 'MAP ID ok' or 'MAP ID taint REASON', got 'nonsense'");
         assertThat(HealthCommand.parse("gpu 0 taint " + "x".repeat(500)).verdicts().get(0).reason())
-                .hasSize(DrainCommands.MAX_REASON);
+                .hasSize(Taint.MAX_REASON);
     }
 
     @Test
