@@ -53,7 +53,7 @@ final class AllocFrame {
         List<String> args = new ArrayList<>();
         args.add(n.toString());
         args.add(Integer.toString(a.type().code()));
-        args.add(Args.oneLine(a.error(), Commands.MAX_REASON));
+        args.add(Args.oneLine(a.error(), Args.MAX_REASON));
         env.forEach((k, v) -> args.add(k + "=" + v));
         return Frame.of(tid, Code.ALLOC.value(), args.toArray(new String[0]));
     }

@@ -16,6 +16,9 @@ import rsmap.wire.Frame;
  * ERROR echoes of the input is quoted and cut ({@link #quote}), so a reason stays one short line.
  */
 final class Args {
+    /** The longest reason an ERROR carries: one line (docs/protocol.md). */
+    static final int MAX_REASON = 1024;
+
     private static final ObjectMapper JSON = new ObjectMapper();
     /** How much of a client's value an ERROR repeats. */
     static final int ECHO = 64;

@@ -28,6 +28,9 @@ import rsmap.wire.Session;
  * Only root and the admin user (a host daemon's MUNGE-proven uid) may. Called under the daemon's lock.
  */
 final class Authority {
+    /** Workers of an authority's server: the commands waiting for one force of the journal at most. */
+    static final int WORKERS = 64;
+
     private static final ObjectMapper JSON = new ObjectMapper();
     static final Set<String> REGISTER_KEYS = Set.of("host", "state");
     static final Set<String> EVENT_KEYS = Set.of("host", "diffs");

@@ -13,12 +13,11 @@ import rsmap.wire.Session;
 
 /**
  * the PTP proxy protocol's commands as docs/protocol.md lists them. Access is judged by {@link Access} before a
- * handler runs; a handler's failure is an ERROR whose reason is one line of at most {@link #MAX_REASON}
+ * handler runs; a handler's failure is an ERROR whose reason is one line of at most {@link Args#MAX_REASON}
  * characters, and changes nothing.
  */
 final class Commands {
     /** The longest ERROR reason rsmapd sends: one line, well inside any client's frame limit. */
-    static final int MAX_REASON = 1024;
     /** The release's why of a job whose start was undone because its client went away meanwhile. */
     static final String CLIENT_GONE = "client gone";
 
@@ -107,10 +106,10 @@ final class Commands {
             return answer;
         } catch (Refusal e) {
             String reason = e.getMessage() == null ? code + " failed" : e.getMessage();
-            if (reason.length() <= MAX_REASON && reason.indexOf('\n') < 0 && reason.indexOf('\r') < 0) {
+            if (reason.length() <= Args.MAX_REASON && reason.indexOf('\n') < 0 && reason.indexOf('\r') < 0) {
                 throw WireErrors.toWire(e);
             }
-            throw WireErrors.toWire(new Refusal(e.kind(), Args.oneLine(reason, MAX_REASON)));
+            throw WireErrors.toWire(new Refusal(e.kind(), Args.oneLine(reason, Args.MAX_REASON)));
         }
     }
 

@@ -1,6 +1,8 @@
 // rsmapd.conf: what the daemon reads at start and on RELOAD; every error names the file, line and reason.
 package rsmap.daemon;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -324,5 +326,19 @@ public record Config(Path complexes, String host, String complexValues, String g
             throw lines.error(key + " is a whole number from " + min + " to " + max + ", not '" + v + "'", where.get(key));
         }
         return Integer.parseInt(v);
+    }
+
+    /** {@code socket_group} where /etc/group has it; "" otherwise (the socket keeps its group). */
+    public String socketGroupIfPresent() {
+        String group = socketGroup();
+        try {
+            Path p = Path.of("/etc/group");
+            if (Files.isReadable(p) && Files.readAllLines(p).stream().anyMatch(l -> l.startsWith(group + ":"))) {
+                return group;
+            }
+        } catch (IOException e) {
+            // no group database: leave the socket's group as it is
+        }
+        return "";
     }
 }

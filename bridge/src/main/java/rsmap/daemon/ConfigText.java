@@ -87,4 +87,11 @@ final class ConfigText {
         }
         return b.length() < 80 ? b.toString() : b + "...";
     }
+
+    /** Where {@code key} is set in {@code file} (its line, where it has one), for an error line. */
+    static String where(Config config, Path file, String key) {
+        String name = file == null ? "rsmapd.conf" : file.toString();
+        int line = config.lineOf(key);
+        return line > 0 ? name + ": line " + line + ": " + key : name + ": " + key;
+    }
 }

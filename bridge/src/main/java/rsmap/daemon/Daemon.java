@@ -63,8 +63,6 @@ public final class Daemon implements AutoCloseable {
     private ScheduledExecutorService timer;
     /** The host's global part: none, or the link to its authority; none on an authority. */
     private final GlobalPart global;
-    /** Workers of an authority's server: the commands waiting for one force of the journal at most. */
-    static final int AUTHORITY_WORKERS = 64;
     /** The authority's checker of the hosts' credentials, served on {@code listen}; empty on a host. */
     private final Optional<rsmap.wire.Authenticator> authenticator;
 
@@ -219,7 +217,7 @@ public final class Daemon implements AutoCloseable {
             public void closed(Session session) {
                 commands.closed(session);
             }
-        }).unix(config.socket(), Preflight.groupIfExists(config.socketGroup()), config.socketMode()).limits(limits)
+        }).unix(config.socket(), config.socketGroupIfPresent(), config.socketMode()).limits(limits)
                 .privileged(access::privileged);
         authenticator.ifPresent(a -> b.tcp(config.listen().address(), a));
         // Before the socket serves: a card NVML reports sick is tainted before any JOB_START can take it
@@ -250,7 +248,7 @@ public final class Daemon implements AutoCloseable {
     /** The server's budget against a flood from job owners, from rsmapd.conf. */
     ServerLimits limits() {
         // An authority's commands mostly wait for the journal's force: more workers, larger commit groups.
-        return ServerLimits.defaults(config.maxFrame()).withWorkers(authenticator.isPresent() ? AUTHORITY_WORKERS
+        return ServerLimits.defaults(config.maxFrame()).withWorkers(authenticator.isPresent() ? Authority.WORKERS
                 : ServerLimits.DEFAULT_WORKERS).withPerUserConnections(config.maxConnectionsPerUser())
                 .withIdleTimeout(Duration.ofSeconds(config.idleTimeout()))
                 .withFrameTimeout(Duration.ofSeconds(config.frameTimeout()));

@@ -104,7 +104,7 @@ final class Generations {
         Config config = s.config;
         try {
             next = Config.parse(ConfigText.read(configFile), configFile, config.host());
-            Preflight.checkSpool(next, configFile);
+            HostSettings.checkSpool(next, configFile);
         } catch (ParseException e) {
             throw Refusal.refused(configFile + ": " + e.lineAndColumn() + ": " + e.problem());
         } catch (IOException e) {

@@ -77,7 +77,7 @@ final class GpuHost {
         }
         String map = settings.gpuMap().get();
         if (table.find(map).filter(c -> c.name().equals(map) && c.isResourceMap()).isEmpty()) {
-            throw new IOException(where(config, file, "gpu_map") + ": '" + map + "' is not a resource map (type RSMAP)"
+            throw new IOException(ConfigText.where(config, file, "gpu_map") + ": '" + map + "' is not a resource map (type RSMAP)"
                     + " of the complex table " + config.complexes());
         }
         ComplexValues values;
@@ -93,7 +93,7 @@ final class GpuHost {
             return same;
         }
         if (inventory.isEmpty()) {
-            throw new IOException(where(config, file, "gpu_map") + ": complex_values has no entry for " + map
+            throw new IOException(ConfigText.where(config, file, "gpu_map") + ": complex_values has no entry for " + map
                     + ", which is built from NVML, and there is none: " + missing);
         }
         Inventory inv = inventory.get();
@@ -121,7 +121,7 @@ final class GpuHost {
     }
 
     private void checkWritten(ResourceMap written, Config config, Path file, LogBook log) throws IOException {
-        String at = where(config, file, "complex_values");
+        String at = ConfigText.where(config, file, "complex_values");
         List<String> problems = new ArrayList<>();
         if (inventory.isEmpty()) {
             problems.add(at + ": gpu_map " + written.name() + " cannot be checked against the hardware: " + missing);
@@ -132,17 +132,12 @@ final class GpuHost {
             return;
         }
         if (settings.strict()) {
-            throw new IOException(String.join("\n", problems) + "\n" + where(config, file, "gpu_check")
+            throw new IOException(String.join("\n", problems) + "\n" + ConfigText.where(config, file, "gpu_check")
                     + ": strict refuses a gpu_map that is not the hardware (gpu_check = warn logs and starts)");
         }
         problems.forEach(p -> log.note(Log.Level.WARNING, p + " (gpu_check = warn)"));
     }
 
-    private static String where(Config config, Path file, String key) {
-        String name = file == null ? "rsmapd.conf" : file.toString();
-        int line = config.lineOf(key);
-        return line > 0 ? name + ": line " + line + ": " + key : name + ": " + key;
-    }
 
     /** What NVML reported, if it was read. */
     Optional<Inventory> inventory() {

@@ -9,6 +9,7 @@ import java.util.Optional;
 import rsmap.alloc.Grant;
 import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
+import rsmap.device.DryRunBackend;
 import rsmap.device.Isolation;
 import rsmap.log.Log;
 import rsmap.map.Instance;
@@ -32,7 +33,7 @@ final class HostDevices {
     record Parts(EnvFiles envFiles, CdiSpecs cdi, MigHost mig, Isolation isolation) {
         /** An authority's: it runs no job, so nothing is made on its host. */
         static Parts none() {
-            return new Parts(EnvFiles.none(), CdiSpecs.NONE, MigHost.none(), Preflight.noIsolation());
+            return new Parts(EnvFiles.none(), CdiSpecs.NONE, MigHost.none(), HostDevices.noIsolation());
         }
     }
 
@@ -320,4 +321,8 @@ final class HostDevices {
         s.cluster().reapplyExclusions(s.host()); // MIG cards read again, taints cleared
     }
 
+    /** No device isolation: an authority's (it runs no job). */
+    static Isolation noIsolation() {
+        return new Isolation(new DryRunBackend(), Isolation.Mode.OFF);
+    }
 }

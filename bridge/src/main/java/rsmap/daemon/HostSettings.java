@@ -2,6 +2,9 @@
 // attribute_types, attributes and alternatives_policy, each error pointing at its column.
 package rsmap.daemon;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -123,4 +126,16 @@ final class HostSettings {
         return out;
     }
 
+    /**
+     * An execd spool without {@code active_jobs} is a slip (the spool folder without the host part, hole
+     * 4): reconciling against it would release every running job. Refused at start and at RELOAD.
+     */
+    static void checkSpool(Config config, Path file) throws IOException {
+        Path spool = config.execdSpool();
+        if (spool != null && !Files.isDirectory(spool.resolve("active_jobs"))) {
+            throw new IOException(ConfigText.where(config, file, "execd_spool") + ": " + spool.resolve("active_jobs")
+                    + " is not a directory; execd_spool names execd's spool directory of this host "
+                    + "(execd_spool_dir/<host>), which holds active_jobs/");
+        }
+    }
 }

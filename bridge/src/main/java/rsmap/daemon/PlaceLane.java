@@ -28,7 +28,7 @@ final class PlaceLane {
     static final long FRESH_MS = 1_000;
     static final long WAIT_MS = 2_000;
     /** PLACE waiting for their rate or the lane at once, all users: half the authority's workers. */
-    static final int MAX_WAITING = Daemon.AUTHORITY_WORKERS / 2;
+    static final int MAX_WAITING = Authority.WORKERS / 2;
     private static final long TOKEN = 1_000_000_000L;
 
     private final Placing placing;

@@ -25,14 +25,9 @@ final class Preflight {
 
     /** The configuration file and the line that set {@code key}, for error lines. */
     String where(String key) {
-        return where(config, file, key);
+        return ConfigText.where(config, file, key);
     }
 
-    private static String where(Config config, Path file, String key) {
-        String name = file == null ? "rsmapd.conf" : file.toString();
-        int line = config.lineOf(key);
-        return line > 0 ? name + ": line " + line + ": " + key : name + ": " + key;
-    }
 
     /**
      * The hooks trust a server of root or of {@code daemon_user} only: a daemon run as another
@@ -46,18 +41,6 @@ final class Preflight {
         }
     }
 
-    /**
-     * An execd spool without {@code active_jobs} is a slip (the spool folder without the host part, hole
-     * 4): reconciling against it would release every running job. Refused at start and at RELOAD.
-     */
-    static void checkSpool(Config config, Path file) throws IOException {
-        Path spool = config.execdSpool();
-        if (spool != null && !Files.isDirectory(spool.resolve("active_jobs"))) {
-            throw new IOException(where(config, file, "execd_spool") + ": " + spool.resolve("active_jobs")
-                    + " is not a directory; execd_spool names execd's spool directory of this host "
-                    + "(execd_spool_dir/<host>), which holds active_jobs/");
-        }
-    }
 
     /**
      * An authority checks every host's credential: without munged's library or a daemon_user
@@ -72,7 +55,7 @@ final class Preflight {
     }
 
     void spool() throws IOException {
-        checkSpool(config, file);
+        HostSettings.checkSpool(config, file);
     }
 
     /**
@@ -97,9 +80,6 @@ final class Preflight {
     }
 
     /** An authority's: it runs no job's process. */
-    static Isolation noIsolation() {
-        return new Isolation(new DryRunBackend(), Isolation.Mode.OFF);
-    }
 
     /** complex_values that do not parse stop the daemon with the file, the line and the reason. */
     void values(HostState s) throws IOException {
@@ -112,16 +92,4 @@ final class Preflight {
         }
     }
 
-    /** {@code group} where /etc/group has it; "" otherwise (the socket keeps its group). */
-    static String groupIfExists(String group) {
-        try {
-            Path p = Path.of("/etc/group");
-            if (Files.isReadable(p) && Files.readAllLines(p).stream().anyMatch(l -> l.startsWith(group + ":"))) {
-                return group;
-            }
-        } catch (IOException e) {
-            // no group database: leave the socket's group as it is
-        }
-        return "";
-    }
 }

@@ -152,7 +152,7 @@ final class Standby {
                 }
                 return List.of(Frame.of(command.tid(), Code.STATE.value(), view(config, lease).toString()));
             }
-        }).unix(config.socket(), Preflight.groupIfExists(config.socketGroup()), config.socketMode())
+        }).unix(config.socket(), config.socketGroupIfPresent(), config.socketMode())
                 .limits(ServerLimits.defaults(config.maxFrame())).privileged(access::privileged)
                 .tcp(config.listen().address(), refusing);
         try {

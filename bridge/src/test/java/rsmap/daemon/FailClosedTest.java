@@ -213,11 +213,11 @@ class FailClosedTest {
             assertThat(nl.text(0)).doesNotContain("\n").contains("'7\\u000a8'");
             Frame big = c.call(json(3, Code.JOB_START, "{\"job\":\"" + huge + "\",\"request\":\"gpu=1\"}")).get(0);
             assertThat(big.code()).isEqualTo(Code.ERROR.value());
-            assertThat(big.text(0).length()).isLessThanOrEqualTo(Commands.MAX_REASON);
+            assertThat(big.text(0).length()).isLessThanOrEqualTo(Args.MAX_REASON);
             assertThat(big.text(0)).contains("(1000000 characters)");
             Frame req = c.call(json(4, Code.JOB_START, "{\"job\":\"7\",\"request\":\"gpu=1[" + huge + "]\"}")).get(0);
             assertThat(req.code()).isEqualTo(Code.ERROR.value());
-            assertThat(req.text(0).length()).isLessThanOrEqualTo(Commands.MAX_REASON);
+            assertThat(req.text(0).length()).isLessThanOrEqualTo(Args.MAX_REASON);
             assertThat(req.text(0)).doesNotContain("\n");
         }
     }

@@ -28,7 +28,7 @@ class HostStateTest {
         EnvFiles files = new EnvFiles(tmp.resolve("state"), new LogBook());
         HostState s = new HostState(config, ComplexTable.parse(Files.readString(config.complexes())), Scope.HOST,
                 new AfterAnswer(files), DeviceViews.none(config.host()));
-        devices = new HostDevices(s, new HostDevices.Parts(files, CdiSpecs.NONE, MigHost.none(), Preflight.noIsolation()),
+        devices = new HostDevices(s, new HostDevices.Parts(files, CdiSpecs.NONE, MigHost.none(), HostDevices.noIsolation()),
                 new LogBook());
         return s;
     }
