@@ -11,18 +11,30 @@ import rsmap.log.Log;
  * Commands#answered}); every later locked command settles it first, so no later command (a job's
  * JOB_ENTER, its JOB_END) sees the work undone; a job's end runs the waiting log lines first ({@link
  * #work}), so that its lines keep their order. A kill in between loses only what start-up makes again
- * ({@link HostState#rewriteEnvFiles}) and a log line. A daemon without environment files (an authority)
+ * (the environment files' agreement at start-up) and a log line. A daemon without environment files (an authority)
  * does its work at once: nothing there is worth a second take of the lock.
  */
 final class AfterAnswer {
-    private final EnvFiles envFiles;
+    /** The jobs' environment files as the after-answer work sees them (EnvFiles; none on an authority). */
+    interface Files {
+        /** Whether files are written after the answer at all (an authority writes none). */
+        boolean writes();
+
+        /** Whether a file waits to be written. */
+        boolean unsettled();
+
+        /** Writes the files that wait. */
+        void settle();
+    }
+
+    private final Files envFiles;
     private final boolean defers;
     /** In the order it was left (guarded by the daemon's lock). */
     private final List<Runnable> work = new ArrayList<>();
     /** Whether {@link #work} holds any: read by a worker before it takes the lock. */
     private volatile boolean any;
 
-    AfterAnswer(EnvFiles envFiles) {
+    AfterAnswer(Files envFiles) {
         this.envFiles = envFiles;
         this.defers = envFiles.writes();
     }

@@ -16,6 +16,7 @@ import rsmap.ParseException;
 import rsmap.alloc.Decision;
 import rsmap.alloc.Grant;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;

@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.Set;
 import rsmap.alloc.Grant;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;

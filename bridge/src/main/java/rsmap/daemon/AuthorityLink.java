@@ -18,6 +18,7 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 import rsmap.alloc.Grant;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;

@@ -19,6 +19,7 @@ import java.util.Optional;
 import java.util.Set;
 import rsmap.cdi.CdiSpec;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.map.Instance;
 
 /**

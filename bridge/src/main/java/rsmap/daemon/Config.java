@@ -75,7 +75,7 @@ public record Config(Path complexes, String host, String complexValues, String g
                      Role role, Authorities authority, Endpoint listen, Path mungeSocket, Map<String, String> attributes,
                      AttributeTypes attributeTypes, OptionalInt slots, Optional<Filter> filter, boolean discover,
                      rsmap.place.Policy alternativesPolicy, GpuSettings gpus, Map<String, Integer> lines,
-                     GrowthLimit.Setting reallocMaxGrow, CdiSettings cdi, int takeoverTimeout, HealthSettings health) {
+                     MaxGrow reallocMaxGrow, CdiSettings cdi, int takeoverTimeout, HealthSettings health) {
 
     /** What the daemon is: an execution host's, or the cluster's authority of the global maps. */
     public enum Role { HOST, AUTHORITY }
@@ -215,9 +215,9 @@ public record Config(Path complexes, String host, String complexValues, String g
             throw lines.error("realloc_policy is fifo or smallest, not '" + ConfigText.printable(policy) + "'",
                     where.get("realloc_policy"));
         }
-        GrowthLimit.Setting maxGrow;
+        MaxGrow maxGrow;
         try {
-            maxGrow = GrowthLimit.Setting.parse(values.getOrDefault("realloc_max_grow", "start"));
+            maxGrow = MaxGrow.parse(values.getOrDefault("realloc_max_grow", "start"));
         } catch (IllegalArgumentException e) {
             throw lines.error("realloc_max_grow: " + e.getMessage(), where.get("realloc_max_grow"));
         }

@@ -21,6 +21,7 @@ import rsmap.alloc.Cluster;
 import rsmap.alloc.Grant;
 import rsmap.complex.ComplexTable;
 import rsmap.journal.Journal;
+import rsmap.log.LogBook;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
@@ -124,9 +125,9 @@ public final class Daemon implements AutoCloseable {
         HostDevices.Parts parts = authorityRole ? HostDevices.Parts.none()
                 : new HostDevices.Parts(new EnvFiles(config.stateDir(), log), new CdiSpecs(config.cdi(), log, cdiFaults),
                 mig, preflight.isolation(log));
-        this.state = new HostState(config, table, Scope.of(config), new AfterAnswer(parts.envFiles()),
-                new DeviceViews(config.host(), gpus.gpus(), mig));
-        HostDevices devices = new HostDevices(state, parts, log);
+        HostDeviceViews views = new HostDeviceViews(config.host(), gpus.gpus(), mig);
+        this.state = new HostState(config, table, Scope.of(config), new AfterAnswer(parts.envFiles()), views);
+        HostDevices devices = new HostDevices(state, views, parts, log);
         if (!authorityRole) {
             state.describe(config.discover() ? withGpus(discovery.discover(), gpus.gpus())
                     : new Discovery.Result(Map.of(), List.of()), log);

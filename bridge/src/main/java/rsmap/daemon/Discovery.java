@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import rsmap.ParseException;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.node.AttributeTypes;
 
 /**

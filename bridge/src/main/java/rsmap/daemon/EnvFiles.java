@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 
 /**
  * {@code <state_dir>/env/<job>}: one {@code NAME=value} line per map the job holds or held, the value
@@ -29,7 +30,7 @@ import rsmap.log.Log;
  * failure to write is logged, never fails the command: the answer carries the same lines. The owner's uid
  * is remembered for {@link #OWNER_TTL_NANOS} (docs/isolation.md).
  */
-final class EnvFiles {
+final class EnvFiles implements AfterAnswer.Files {
     /**
      * How long a job owner's uid, once looked up, is used without asking the name service again: a user
      * renumbered or removed while rsmapd runs shows in the files written after at most this long.
@@ -118,17 +119,20 @@ final class EnvFiles {
     }
 
     /** Whether files are written at all (not on an authority). */
-    boolean writes() {
+    @Override
+    public boolean writes() {
         return dir != null;
     }
 
     /** Whether a file waits for {@link #settle} (read without the daemon's lock). */
-    boolean unsettled() {
+    @Override
+    public boolean unsettled() {
         return anyDue;
     }
 
     /** Writes the files that waited for their command's answer, in the order they were asked for. */
-    void settle() {
+    @Override
+    public void settle() {
         if (!anyDue) {
             return;
         }

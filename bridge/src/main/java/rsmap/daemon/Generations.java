@@ -12,6 +12,7 @@ import java.util.Optional;
 import rsmap.ParseException;
 import rsmap.alloc.Cluster;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 

@@ -6,6 +6,7 @@ package rsmap.daemon;
 import rsmap.alloc.Grant;
 import rsmap.alloc.GroupKeys;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 
 /**
  * docs/cluster.md, "One group for the whole job". The authority grants each host's global part as a job

@@ -18,6 +18,7 @@ import rsmap.device.nvml.Inventory;
 import rsmap.device.nvml.Nvml;
 import rsmap.device.nvml.NvmlException;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.map.ComplexValues;
 import rsmap.map.ResourceMap;
 

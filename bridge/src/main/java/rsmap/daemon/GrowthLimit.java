@@ -18,60 +18,11 @@ import rsmap.request.ResourceRequest;
  * grant, or after a restart of rsmapd what it held then. Called under the daemon's lock.
  */
 final class GrowthLimit {
-    /**
-     * The setting's value: {@code N} or {@code start} for every map, or {@code map=N,...} with an optional
-     * {@code *=N}. {@link #START} (-1) stands for "as many as the job held of the map at start".
-     */
-    record Setting(Map<String, Integer> perMap, int otherwise) {
-        static final int START = -1;
-        static final Setting NONE = new Setting(Map.of(), 0);
-        /** The default: a job may grow each map by what it held of it at start (at most double). */
-        static final Setting DEFAULT = new Setting(Map.of(), START);
-
-        Setting {
-            perMap = Map.copyOf(perMap);
-        }
-
-        /** The instances of {@code map} a job that held {@code atStart} of it at start may grow by. */
-        int of(String map, int atStart) {
-            int n = perMap.getOrDefault(map, otherwise);
-            return n == START ? atStart : n;
-        }
-
-        /** How the limit of {@code map} is written in a refusal. */
-        String describe(String map) {
-            int n = perMap.getOrDefault(map, otherwise);
-            return n == START ? "start" : Integer.toString(n);
-        }
-
-        /** Parses {@code 2}, {@code start}, {@code gpu=2,lic=0} or {@code gpu=start,*=1}; the message names what is wrong. */
-        static Setting parse(String text) {
-            Map<String, Integer> per = new LinkedHashMap<>();
-            int otherwise = 0;
-            for (String item : text.split(",")) {
-                String t = item.strip();
-                int eq = t.indexOf('=');
-                String name = eq < 0 ? "*" : t.substring(0, eq).strip();
-                String n = eq < 0 ? t : t.substring(eq + 1).strip();
-                if (!n.matches("[0-9]{1,6}|start") || !name.matches("\\*|[A-Za-z_][A-Za-z0-9_.-]*")) {
-                    throw new IllegalArgumentException("'" + t + "' is not N, start or MAP=N|start (N from 0 to 999999)");
-                }
-                int value = n.equals("start") ? START : Integer.parseInt(n);
-                if (name.equals("*")) {
-                    otherwise = value;
-                } else {
-                    per.put(name, value);
-                }
-            }
-            return new Setting(per, otherwise);
-        }
-    }
-
     /** Job -> map -> instances held at its first realloc here. */
     private final Map<String, Map<String, Integer>> atStart = new HashMap<>();
 
     /** Why {@code r} would take {@code job} over its ceiling, if it would. */
-    Optional<String> refusal(Job job, Realloc r, Setting limit, String host) {
+    Optional<String> refusal(Job job, Realloc r, MaxGrow limit, String host) {
         Map<String, Integer> holds = counts(job.grant().plus(job.releasing()), host);
         Map<String, Integer> start = atStart.computeIfAbsent(job.id(), id -> holds);
         if (r.add().isEmpty()) {

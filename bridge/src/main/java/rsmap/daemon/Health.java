@@ -16,6 +16,7 @@ import rsmap.alloc.Cluster;
 import rsmap.alloc.Exclusions;
 import rsmap.device.nvml.MigCard;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.map.ComplexValues;
 
 /**

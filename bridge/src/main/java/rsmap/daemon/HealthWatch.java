@@ -15,6 +15,7 @@ import rsmap.ParseException;
 import rsmap.device.nvml.Gpu;
 import rsmap.device.nvml.NvmlEvents;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.map.DeviceList;
 import rsmap.map.Instance;
 import rsmap.map.ResourceMap;

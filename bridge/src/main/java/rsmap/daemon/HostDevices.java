@@ -12,6 +12,7 @@ import rsmap.device.DevicePolicyException;
 import rsmap.device.DryRunBackend;
 import rsmap.device.Isolation;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.map.Instance;
 import rsmap.map.ResourceMap;
 
@@ -66,7 +67,7 @@ final class HostDevices {
     private final HostState s;
     private final LogBook log;
     /** What the devices name and show (the environment, the GPUs, the slices' UUIDs): the state's. */
-    private final DeviceViews views;
+    private final HostDeviceViews views;
     private final EnvFiles envFiles;
     private final CdiSpecs cdi;
     private final MigHost mig;
@@ -75,10 +76,10 @@ final class HostDevices {
     private final Leftovers leftovers;
     /** RELEASE's narrowing of the policy and its look for descriptors still open. */
     private final ReleaseNarrowing narrowing;
-    HostDevices(HostState s, Parts parts, LogBook log) {
+    HostDevices(HostState s, HostDeviceViews views, Parts parts, LogBook log) {
         this.s = s;
         this.log = log;
-        this.views = s.devices;
+        this.views = views;
         this.envFiles = parts.envFiles();
         this.cdi = parts.cdi();
         this.mig = parts.mig();

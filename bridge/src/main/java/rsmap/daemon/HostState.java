@@ -11,6 +11,7 @@ import rsmap.ParseException;
 import rsmap.alloc.Cluster;
 import rsmap.alloc.JobSpec;
 import rsmap.complex.ComplexTable;
+import rsmap.log.LogBook;
 import rsmap.map.ComplexValues;
 
 /**

@@ -22,10 +22,6 @@ final class JobGroups {
         Held {
             hosts = java.util.Collections.unmodifiableSet(new LinkedHashSet<>(hosts));
         }
-
-        JournalRecord.Keyed record(String job) {
-            return new JournalRecord.Keyed(job, keys, new ArrayList<>(hosts));
-        }
     }
 
     private final Map<String, Held> jobs = new LinkedHashMap<>();
@@ -43,9 +39,9 @@ final class JobGroups {
         }
     }
 
-    /** A key record read back from the journal. */
-    void replay(JournalRecord.Keyed k) {
-        put(k.job(), new Held(k.keys(), new LinkedHashSet<>(k.hosts())));
+    /** A key record read back from the journal: {@code job}'s {@code keys}, held by {@code hosts}. */
+    void replay(String job, GroupKeys keys, List<String> hosts) {
+        put(job, new Held(keys, new LinkedHashSet<>(hosts)));
     }
 
     /** The jobs {@code host} holds keys of. */
@@ -63,12 +59,6 @@ final class JobGroups {
         return jobs.size();
     }
 
-    /** One key record per job, for compaction. */
-    List<JournalRecord.Keyed> records() {
-        List<JournalRecord.Keyed> out = new ArrayList<>();
-        jobs.forEach((job, h) -> out.add(h.record(job)));
-        return out;
-    }
 
     Map<String, Held> all() {
         return java.util.Collections.unmodifiableMap(jobs);

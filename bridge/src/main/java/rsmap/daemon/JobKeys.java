@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import rsmap.alloc.GroupKeys;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 
@@ -74,7 +75,7 @@ final class JobKeys {
         hosts.add(host);
         JobGroups.Held now = new JobGroups.Held(new GroupKeys(keys), hosts);
         if (!now.equals(was)) {
-            records.write(now.record(job)); // refused (unavailable) when it cannot be written: nothing changed
+            records.write(JournalRecord.Keyed.of(job, now)); // refused (unavailable) when it cannot be written: nothing changed
             s.jobGroups.put(job, now);
             log.note(Log.Level.INFO, "job " + job + ": host " + host + " proposed " + proposed
                     + ", held to " + now.keys() + " on " + now.hosts());
@@ -123,7 +124,7 @@ final class JobKeys {
         Set<String> hosts = new LinkedHashSet<>(was.hosts());
         hosts.remove(host);
         JobGroups.Held now = new JobGroups.Held(was.keys(), hosts);
-        records.write(now.record(job));
+        records.write(JournalRecord.Keyed.of(job, now));
         s.jobGroups.put(job, now);
         log.note(Log.Level.INFO, "job " + job + ": host " + host + " ended its part"
                 + (hosts.isEmpty() ? "; its groups " + was.keys() + " are forgotten" : ", still on " + hosts));

@@ -17,6 +17,7 @@ import rsmap.alloc.JobSpec;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.JobCgroups;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.wire.Frame;
 import rsmap.wire.PeerCredentials;
 import rsmap.wire.Session;

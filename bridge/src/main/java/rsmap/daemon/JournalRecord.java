@@ -213,6 +213,11 @@ sealed interface JournalRecord {
             hosts = List.copyOf(hosts);
         }
 
+        /** The key record of {@code job} holding {@code held}. */
+        static Keyed of(String job, JobGroups.Held held) {
+            return new Keyed(job, held.keys(), List.copyOf(held.hosts()));
+        }
+
         @Override
         public String line() {
             ObjectNode r = head("key").put("job", job);

@@ -9,6 +9,7 @@ import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.Isolation;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 
 /**
  * At JOB_END the job's instances go back to the pool; a process of the job the batch system did not kill

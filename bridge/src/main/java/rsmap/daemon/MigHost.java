@@ -18,6 +18,7 @@ import rsmap.device.nvml.Mig;
 import rsmap.device.nvml.MigCard;
 import rsmap.device.nvml.NvmlException;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.map.ComplexValues;
 
 /**

@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.function.Function;
 import rsmap.device.nvml.MigCard;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 
 /** Under the daemon's lock, for one pass of {@link MigHost}'s start-up or reconciliation. */
 final class MigRepair {

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 import rsmap.alloc.Grant;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 
 /** Only a host with an authority has them (JournalRecord.PENDING); the AuthorityLink's handshake asks. */
 final class PendingStarts {

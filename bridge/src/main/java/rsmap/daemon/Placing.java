@@ -19,6 +19,7 @@ import rsmap.alloc.Cluster;
 import rsmap.alloc.Grant;
 import rsmap.alloc.JobSpec;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.map.ComplexValues;
 import rsmap.node.AttributeTypes;
 import rsmap.node.Filter;

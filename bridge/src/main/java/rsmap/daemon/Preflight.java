@@ -12,6 +12,7 @@ import rsmap.device.DevicePolicyException;
 import rsmap.device.DryRunBackend;
 import rsmap.device.Isolation;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 
 /** The checks of the fail-closed job path for a careless admin, in the order the daemon runs them. */
 final class Preflight {

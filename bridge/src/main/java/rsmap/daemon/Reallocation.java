@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 import rsmap.alloc.Grant;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.realloc.Answer;
 import rsmap.realloc.Event;
 import rsmap.realloc.Outcome;

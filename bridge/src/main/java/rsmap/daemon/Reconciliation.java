@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 
 /**
  * With {@code execd_spool} set, a job whose {@code active_jobs/<job>.<task>} directory execd has removed

@@ -5,6 +5,7 @@ package rsmap.daemon;
 import java.io.IOException;
 import rsmap.journal.Journal;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 
 /**
  * The rule, one for every record (docs/architecture.md, "The journal"):

@@ -11,6 +11,7 @@ import java.util.Optional;
 import rsmap.ParseException;
 import rsmap.alloc.Cluster;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.realloc.Outcome;
 import rsmap.realloc.Reallocs;
 import rsmap.journal.Journal;
@@ -149,7 +150,7 @@ final class Recovery {
                 s.replay(j.withPid(e.pid(), e.start().orElse(null)));
             }
         } else if (record instanceof JournalRecord.Keyed k) {
-            s.jobGroups.replay(k);
+            s.jobGroups.replay(k.job(), k.keys(), k.hosts());
         } else if (record instanceof JournalRecord.Health h) {
             if (h.tainted()) {
                 s.health.put(h.taint(), s.cluster(), s.host());
@@ -174,7 +175,7 @@ final class Recovery {
             out.add((s.isPending(j.id()) ? JournalRecord.Started.pending(j, slices)
                     : JournalRecord.Started.of(j, slices)).line());
         }
-        s.jobGroups.records().forEach(k -> out.add(k.line()));
+        s.jobGroups.all().forEach((job, held) -> out.add(JournalRecord.Keyed.of(job, held).line()));
         s.health.persistent().forEach(t -> out.add(new JournalRecord.Health(t, true).line()));
         return out;
     }

@@ -11,6 +11,7 @@ import rsmap.device.DeviceRule;
 import rsmap.device.Isolation;
 import rsmap.device.OpenDevices;
 import rsmap.log.Log;
+import rsmap.log.LogBook;
 import rsmap.map.Instance;
 
 /**

@@ -15,6 +15,7 @@ import rsmap.alloc.Cluster;
 import rsmap.alloc.Grant;
 import rsmap.complex.ComplexTable;
 import rsmap.device.DevicePolicy;
+import rsmap.log.LogBook;
 import rsmap.map.ComplexValues;
 
 class HostStateTest {
@@ -27,8 +28,8 @@ class HostStateTest {
         Config config = TestDaemon.config(tmp.resolve("d"), "gpu=2(0 1)");
         EnvFiles files = new EnvFiles(tmp.resolve("state"), new LogBook());
         HostState s = new HostState(config, ComplexTable.parse(Files.readString(config.complexes())), Scope.HOST,
-                new AfterAnswer(files), DeviceViews.none(config.host()));
-        devices = new HostDevices(s, new HostDevices.Parts(files, CdiSpecs.NONE, MigHost.none(), HostDevices.noIsolation()),
+                new AfterAnswer(files), HostDeviceViews.none(config.host()));
+        devices = new HostDevices(s, HostDeviceViews.none(config.host()), new HostDevices.Parts(files, CdiSpecs.NONE, MigHost.none(), HostDevices.noIsolation()),
                 new LogBook());
         return s;
     }
@@ -71,8 +72,8 @@ class HostStateTest {
     void onAnAuthority_noEnvironmentFileIsWritten() throws Exception {
         Config config = TestDaemon.config(tmp.resolve("a"), "gpu=2(0 1)");
         HostState s = new HostState(config, ComplexTable.parse(Files.readString(config.complexes())),
-                Scope.AUTHORITY, new AfterAnswer(EnvFiles.none()), DeviceViews.none(config.host()));
-        new HostDevices(s, HostDevices.Parts.none(), new LogBook()).hold(job("node01:7", "0"));
+                Scope.AUTHORITY, new AfterAnswer(EnvFiles.none()), HostDeviceViews.none(config.host()));
+        new HostDevices(s, HostDeviceViews.none(config.host()), HostDevices.Parts.none(), new LogBook()).hold(job("node01:7", "0"));
         assertThat(s.job("node01:7")).isPresent();
         assertThat(tmp.resolve("a").resolve("state").resolve("env")).doesNotExist();
     }

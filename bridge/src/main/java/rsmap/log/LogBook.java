@@ -1,16 +1,15 @@
 // What the daemon logged lately: every line goes to the log (stderr, journald), the last ones are kept.
-package rsmap.daemon;
+package rsmap.log;
 
 import java.util.ArrayDeque;
 import java.util.List;
-import rsmap.log.Log;
 
 /** The latest lines the daemon logged, for tests and the demo; bounded, a daemon runs for months. */
-final class LogBook {
+public final class LogBook {
     private static final int KEPT = 1000;
     private final ArrayDeque<String> lines = new ArrayDeque<>();
 
-    void note(Log.Level level, String line) {
+    public void note(Log.Level level, String line) {
         synchronized (lines) {
             if (lines.size() == KEPT) {
                 lines.removeFirst();
@@ -20,7 +19,7 @@ final class LogBook {
         Log.write(level, line);
     }
 
-    List<String> lines() {
+    public List<String> lines() {
         synchronized (lines) {
             return List.copyOf(lines);
         }
