@@ -103,7 +103,7 @@ class FloodIT {
             caller.shutdownNow();
             System.out.println("FloodIT: root's connect+INIT+JOB_START as user nobody floods rsmapd (-Xmx64m):");
             figures.forEach(x -> System.out.println("  " + x.line()));
-            Rsmapd.deleteTree(dir);
+            rsmap.daemon.Trees.delete(dir);
         }
         for (Figures x : figures) {
             assertThat(x.maxRssKiB()).as("VmRSS during %s", x.what()).isLessThan(RSS_LIMIT_KIB);

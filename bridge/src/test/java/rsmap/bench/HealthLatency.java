@@ -79,7 +79,7 @@ public final class HealthLatency {
                     s[runs / 2] / 1e6, s[(int) (runs * 0.9)] / 1e6, s[runs - 1] / 1e6,
                     Arrays.stream(grantsBefore).sorted().toArray()[runs / 2]);
         } finally {
-            Rsmapd.deleteTree(dir);
+            rsmap.daemon.Trees.delete(dir);
         }
     }
 }

@@ -85,7 +85,7 @@ public final class PlaceFlood {
                         answered);
             }
         } finally {
-            Rsmapd.deleteTree(dir);
+            rsmap.daemon.Trees.delete(dir);
         }
     }
 

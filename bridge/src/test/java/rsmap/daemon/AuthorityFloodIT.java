@@ -126,7 +126,7 @@ class AuthorityFloodIT {
             List<Frame> placed0 = root.call(placeFrame);
             assertThat(placed0.get(placed0.size() - 1).code()).as(placed0.toString()).isEqualTo(Code.OK.value());
             Path script = Files.writeString(shared.resolve("placer.py"), placer());
-            ExecdStubIT.sh("mkdir -m 1777 " + shared.resolve("m"));
+            ExecdCell.sh("mkdir -m 1777 " + shared.resolve("m"));
             Process placer = new ProcessBuilder("setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups",
                     "/usr/bin/python3", script.toString(), cell.socket(AUTHORITY).toString(), "32",
                     shared.resolve("stop").toString(), shared.resolve("m").resolve("placed").toString(), init.toString(),

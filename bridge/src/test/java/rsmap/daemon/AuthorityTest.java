@@ -72,15 +72,21 @@ class AuthorityTest {
         }
     }
 
-    /** An authority's configuration: no host, no complex_values (refused there). */
+    /**
+     * An authority's configuration: no host, no complex_values (refused there), the global maps {@code global}
+     * (null: none); a setting of {@code more} replaces its default (a state_dir that two authorities share).
+     */
     static Config authorityConfig(Path dir, int port, String global, String... more) throws Exception {
         java.nio.file.Files.createDirectories(dir);
         java.nio.file.Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"),
                 java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        List<String> lines = new ArrayList<>(List.of("complexes = complexes", "role = authority",
+        List<String> defaults = new ArrayList<>(List.of("complexes = complexes", "role = authority",
                 "listen = 127.0.0.1:" + port, "global_complex_values = " + global, "socket = rsmapd.sock",
                 "state_dir = state", "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0"));
-        lines.addAll(List.of(more));
+        if (global == null) {
+            defaults.remove(3);
+        }
+        List<String> lines = TestDaemon.settings(defaults, more);
         Path conf = java.nio.file.Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", lines) + "\n");
         return Config.parse(java.nio.file.Files.readString(conf), conf, "node00");
     }
@@ -326,11 +332,7 @@ class AuthorityTest {
         assertThat(before.path("connected").asBoolean()).as(before.toString()).isTrue();
         // The authority loses its state (a careless admin wipes state_dir): it no longer knows node01:7.
         authority.close();
-        try (var files = java.nio.file.Files.walk(authorityConfig.stateDir())) {
-            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                java.nio.file.Files.delete(p);
-            }
-        }
+        Trees.delete(authorityConfig.stateDir());
         JsonNode down = JSON.readTree(call(hosts.get(0), Code.QUERY, null).get(0).text(0)).path("authority");
         authority = TestDaemon.start(authorityConfig, TOKENS);
         int[] probes = {0};

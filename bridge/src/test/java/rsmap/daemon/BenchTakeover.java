@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -94,11 +93,7 @@ public final class BenchTakeover {
                     System.out.println("--- " + n + "\n" + (Files.exists(log) ? Files.readString(log) : ""));
                 }
             }
-            try (var paths = Files.walk(root)) {
-                for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            }
+            Trees.delete(root);
         }
     }
 

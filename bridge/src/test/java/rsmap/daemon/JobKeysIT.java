@@ -8,7 +8,7 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static rsmap.daemon.AuthorityCell.finish;
-import static rsmap.daemon.AuthorityCell.until;
+import static rsmap.wire.Polls.until;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -53,7 +53,7 @@ class JobKeysIT {
 
     /** A job through execd-stub and the hooks on {@code host}, printing its cards; {@code gate}: it waits for that file. */
     private Process job(String host, String id, String request, Path gate) throws Exception {
-        String script = "echo \"gpu=$SGE_HGR_gpu lic=$SGE_HGR_lic\"" + (gate == null ? "" : "; " + ExecdStubIT.waitFor(gate));
+        String script = "echo \"gpu=$SGE_HGR_gpu lic=$SGE_HGR_lic\"" + (gate == null ? "" : "; " + ExecdCell.waitFor(gate));
         return cell.job(host, id, request, script);
     }
 

@@ -8,8 +8,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Polls;
 import rsmap.wire.Session;
 import rsmap.wire.TestClient;
 
@@ -38,17 +39,7 @@ class KillDuringBurstIT {
 
     /** rsmapd as a process of its own, as systemd runs it. */
     private Process daemonProcess(Path conf, Path socket) throws Exception {
-        Files.deleteIfExists(socket);
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-cp",
-                System.getProperty("java.class.path"), Main.class.getName(), "--config", conf.toString())
-                .redirectErrorStream(true).redirectOutput(tmp.resolve("rsmapd.log").toFile()).start();
-        for (int i = 0; i < 600 && !Files.exists(socket); i++) {
-            assertThat(p.isAlive()).as(Files.readString(tmp.resolve("rsmapd.log"))).isTrue();
-            Thread.sleep(50);
-        }
-        assertThat(socket).exists();
-        return p;
+        return RsmapdProcess.start(conf, socket, tmp.resolve("rsmapd.log"));
     }
 
     private record Hook(int exit, String out, String err) {
@@ -85,10 +76,8 @@ class KillDuringBurstIT {
             // Wait until it is journaled (the state says so), then kill before anyone reads the answer.
             try (TestClient q = new TestClient(config.socket())) {
                 q.call(Frame.of(1, Code.INIT.value(), Session.VERSION));
-                for (int i = 0; i < 200 && !q.call(Frame.of(2, Code.QUERY.value())).get(0).text(0)
-                        .contains("\"job\":\"77\""); i++) {
-                    Thread.sleep(10);
-                }
+                Polls.until("job 77 journaled", () -> q.call(Frame.of(2, Code.QUERY.value())).get(0).text(0)
+                        .contains("\"job\":\"77\""));
             }
             daemon.destroyForcibly();
             daemon.waitFor();
@@ -143,9 +132,7 @@ class KillDuringBurstIT {
                 }
             });
         }
-        while (answered.size() < killAfter && done.get() < JOBS) {
-            Thread.sleep(1);
-        }
+        Polls.await(Duration.ofSeconds(120), () -> answered.size() >= killAfter || done.get() >= JOBS);
         daemon.destroyForcibly(); // SIGKILL, mid-burst
         daemon.waitFor();
         pool.shutdown();

@@ -51,7 +51,7 @@ class OutOfDescriptorsIT {
 
     @Test
     void emfileAtAccept_saidOnce_noSpin_sessionsServed_acceptsAgainWhenFree() throws Exception {
-        boolean prlimit = ExecdStubIT.sh("command -v prlimit || echo none").strip().startsWith("/");
+        boolean prlimit = ExecdCell.sh("command -v prlimit || echo none").strip().startsWith("/");
         if ("true".equals(System.getenv("CI"))) {
             assertThat(prlimit).as("prlimit(1) (util-linux) is needed under CI=true").isTrue();
         }
@@ -64,7 +64,7 @@ class OutOfDescriptorsIT {
         try (Client before = Client.connect(socket, Duration.ofSeconds(10))) {
             assertThat(query(before)).as("a session open before the limit").isNotEmpty();
             int open = descriptors();
-            ExecdStubIT.sh("prlimit --pid " + daemon.pid() + " --nofile=" + (open + ROOM) + ":" + (open + ROOM));
+            ExecdCell.sh("prlimit --pid " + daemon.pid() + " --nofile=" + (open + ROOM) + ":" + (open + ROOM));
 
             for (int i = 0; i < CONNECTS; i++) {
                 SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX);

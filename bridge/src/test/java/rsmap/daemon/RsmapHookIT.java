@@ -297,14 +297,14 @@ class RsmapHookIT {
 
     @Test
     void starter_installedSetgid_dropsTheGroupBeforeTheJobRuns() throws Exception {
-        String user = ExecdStubIT.jobUser();
+        String user = ExecdCell.jobUser();
         Path dir = Files.createDirectories(tmp.resolve("libexec"));
         Path starter = Files.copy(HOOK, dir.resolve("rsmap-hook"));
         // as packaging installs it: group "daemon" stands for rsmap here, mode 2755
-        ExecdStubIT.sh("chgrp daemon " + starter + " && chmod 2755 " + starter + " && chmod 755 " + tmp);
+        ExecdCell.sh("chgrp daemon " + starter + " && chmod 2755 " + starter + " && chmod 755 " + tmp);
         Path sock = tmp.resolve("fake.sock");
         Map<String, String> env = new java.util.HashMap<>(Map.of("JOB_ID", "1", "RSMAP_SOCKET", sock.toString()));
-        String own = ExecdStubIT.sh("id -g " + user).strip();
+        String own = ExecdCell.sh("id -g " + user).strip();
         Run r;
         try (FakeDaemon fake = grantingNothing(sock)) {
             r = run(List.of("setpriv", "--reuid=" + user, "--regid=" + own, "--init-groups", starter.toString(),

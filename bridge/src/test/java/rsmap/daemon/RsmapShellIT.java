@@ -218,7 +218,7 @@ class RsmapShellIT {
             assertThat(fake.received).as("the realloc arrived").hasSize(1);
             Thread.sleep(1500); // past the hooks' habits: no timeout ends the wait
             assertThat(p.isAlive()).isTrue();
-            assertThat(ExecdStubIT.sh("kill -s " + signal + " " + p.pid() + "; echo $?").strip()).isEqualTo("0");
+            assertThat(ExecdCell.sh("kill -s " + signal + " " + p.pid() + "; echo $?").strip()).isEqualTo("0");
             assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
             assertThat(new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
                     new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8)))
@@ -340,12 +340,12 @@ class RsmapShellIT {
 
     @Test
     void installedSetgid_reachesAGroupSocket_thenDropsTheGroupWhileItWaits() throws Exception {
-        String user = ExecdStubIT.jobUser();
+        String user = ExecdCell.jobUser();
         Path dir = Files.createDirectories(tmp.resolve("libexec"));
         Path shell = Files.copy(SHELL, dir.resolve("rsmap-shell"));
         // group "daemon" stands for rsmap: the binary 2755, the socket 0660, as packaging and rsmapd make them
-        ExecdStubIT.sh("chgrp daemon " + shell + " && chmod 2755 " + shell + " && chmod 755 " + tmp);
-        String own = ExecdStubIT.sh("id -g " + user).strip();
+        ExecdCell.sh("chgrp daemon " + shell + " && chmod 2755 " + shell + " && chmod 755 " + tmp);
+        String own = ExecdCell.sh("id -g " + user).strip();
         CountDownLatch looked = new CountDownLatch(1);
         try (FakeDaemon fake = new FakeDaemon(sock, c -> {
             try {
@@ -355,7 +355,7 @@ class RsmapShellIT {
             }
             return alloc(c, 0, "", "SGE_HGR_gpu=1");
         })) {
-            ExecdStubIT.sh("chgrp daemon " + sock + " && chmod 660 " + sock);
+            ExecdCell.sh("chgrp daemon " + sock + " && chmod 660 " + sock);
             ProcessBuilder pb = new ProcessBuilder("setpriv", "--reuid=" + user, "--regid=" + own, "--init-groups",
                     shell.toString(), "realloc", "--add", "gpu=1");
             pb.environment().clear();

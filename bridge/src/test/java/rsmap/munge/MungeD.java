@@ -13,7 +13,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -183,13 +182,7 @@ public final class MungeD implements AutoCloseable {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
         }
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            System.err.println("munged: removing " + dir + ": " + e);
-        }
+        rsmap.daemon.Trees.deleteOrSay(dir, "munged");
     }
 
     /** Until a connect succeeds: the socket file appears at bind, before listen. */

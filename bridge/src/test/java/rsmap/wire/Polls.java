@@ -24,12 +24,47 @@ public final class Polls {
 
     /** Returns once {@code done} holds; an AssertionError naming {@code what} after {@code bound}. */
     public static void until(String what, Duration bound, Check done) throws Exception {
+        if (!await(bound, done)) {
+            throw new AssertionError("not within " + bound.toMillis() / 1000.0 + " s: " + what);
+        }
+    }
+
+    /**
+     * Returns once {@code done} holds (true) or {@code bound} passed (false): for a wait after which the test
+     * asserts what it awaited in its own words, or goes on to see what happened instead.
+     */
+    public static boolean await(Duration bound, Check done) throws Exception {
         long end = System.nanoTime() + bound.toNanos();
         while (!done.holds()) {
             if (System.nanoTime() - end > 0) {
-                throw new AssertionError("not within " + bound.toSeconds() + " s: " + what);
+                return false;
             }
             Thread.sleep(STEP_MILLIS);
         }
+        return true;
+    }
+
+    /** A value that may throw (a command's answer, a process's output). */
+    public interface Attempt<T> {
+        T get() throws Exception;
+    }
+
+    /** Whether an attempt's value is the one awaited. */
+    public interface Accept<T> {
+        boolean test(T value) throws Exception;
+    }
+
+    /**
+     * Makes {@code attempt} again until {@code done} accepts its value or {@code bound} passed, and returns the
+     * last value: for a step retried until it succeeds, the caller asserting on what it finally gave.
+     */
+    public static <T> T retry(Duration bound, Attempt<T> attempt, Accept<T> done) throws Exception {
+        long end = System.nanoTime() + bound.toNanos();
+        T value = attempt.get();
+        while (!done.test(value) && System.nanoTime() - end < 0) {
+            Thread.sleep(STEP_MILLIS);
+            value = attempt.get();
+        }
+        return value;
     }
 }
