@@ -47,7 +47,7 @@ public final class HealthLatency {
                  TestClient c = new TestClient(d.socket())) {
                 long tid = 1;
                 c.call(Frame.of(tid++, Code.INIT.value(), Session.VERSION));
-                Thread.sleep(500); // the watcher registers the cards after READY
+                Thread.sleep(500); // the benchmark's warm-up gap: the watcher registers the cards after READY
                 for (int r = 0; r < runs; r++) {
                     String request = "{\"job\":\"" + (1000 + r) + "\",\"user\":\"bench\",\"request\":\"gpu=1[id=" + r + "]\"}";
                     String end = "{\"job\":\"" + (1000 + r) + "\"}";

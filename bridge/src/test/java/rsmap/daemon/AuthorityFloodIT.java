@@ -133,7 +133,7 @@ class AuthorityFloodIT {
                     place.toString()).redirectErrorStream(true).redirectOutput(shared.resolve("placer.log").toFile()).start();
             long flood0 = System.nanoTime();
             try {
-                Thread.sleep(1_000); // the flood is on
+                Thread.sleep(1_000); // the load the test measures under: a second of flood before the starts
                 assertThat(placer.isAlive()).as(Files.readString(shared.resolve("placer.log"))).isTrue();
                 long[] flooded = globalStarts(node01.socket(), "f", 100); // every one succeeds (asserted there)
                 Files.writeString(shared.resolve("stop"), "");

@@ -103,7 +103,7 @@ class AuthorityIT {
         cell.authority(AUTHORITY).destroyForcibly().waitFor(); // SIGKILL
         Path before = Files.copy(cell.dir(AUTHORITY).resolve("state").resolve("journal"),
                 cell.shared().resolve("journal-before-kill"));
-        Thread.sleep(500);
+        Thread.sleep(500); // the thing tested: half a second without an authority while the jobs go on starting
         cell.startAuthority(AUTHORITY);
         jobs.awaitAll();
         // Doubled: two jobs' spans of one seat overlap, or the authority granted a seat it held.

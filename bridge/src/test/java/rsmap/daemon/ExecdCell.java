@@ -247,7 +247,7 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
     }
 
     /** Asserts {@code done} within 60 s: a job's step through the hooks under cgroup v1, on a loaded machine. */
-    static void until(String what, Polls.Check done) throws Exception {
+    static <E extends Exception> void until(String what, Polls.Check<E> done) throws E, InterruptedException {
         Polls.until(what, Duration.ofSeconds(60), done);
     }
 

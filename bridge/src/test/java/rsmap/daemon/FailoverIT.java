@@ -59,7 +59,8 @@ class FailoverIT {
         return q == null ? "down" : q.path("role").asText("active");
     }
 
-    private static void until(String what, long ms, Polls.Check done) throws Exception {
+    private static <E extends Exception> void until(String what, long ms, Polls.Check<E> done)
+            throws E, InterruptedException {
         Polls.until(what, Duration.ofMillis(ms), done);
     }
 
@@ -137,13 +138,12 @@ class FailoverIT {
         JsonNode b = query("B");
         assertThat(b.path("maps").path("lic").path("instances").toString()).isEqualTo("[{\"id\":\"la\",\"holder\":\"\",\"health\":\"ok\"}]");
         assertThat(Files.readString(state.resolve("journal"))).doesNotContain("node09");
-        String sixth = "";
-        for (int attempt = 0; attempt < 40 && !sixth.endsWith("exit=0"); attempt++) {
-            // the first try may find the link's connection to A broken only when it uses it: rescheduled
-            sixth = finish(cell.job("node01", "6", "lic=1", "echo lic=$SGE_HGR_lic"));
-            assertThat(sixth).matches("(?s).*exit=(0|99)");
-            Thread.sleep(100);
-        }
+        // the first try may find the link's connection to A broken only when it uses it: rescheduled
+        String sixth = Polls.retry(Duration.ofSeconds(60), () -> {
+            String r = finish(cell.job("node01", "6", "lic=1", "echo lic=$SGE_HGR_lic"));
+            assertThat(r).matches("(?s).*exit=(0|99)");
+            return r;
+        }, r -> r.endsWith("exit=0"));
         assertThat(sixth).contains("lic=la").endsWith("exit=0");
         JsonNode link = JSON.readTree(cell.host("node01").handle(Code.QUERY, rsmap.wire.Frame.of(1, Code.QUERY.value()),
                 new rsmap.wire.Session((c, f, s) -> List.of(), new rsmap.wire.Session.Peer("root", "root", 0, 0, 0)))

@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -154,12 +155,26 @@ final class HookBuild implements BeforeAllCallback, AfterAllCallback {
 
     /** {@code cmd} as {@code user} with exactly {@code env} (and PATH). */
     static Run run(String user, List<String> cmd, Map<String, String> env) throws Exception {
+        return run(user, cmd, env, 60);
+    }
+
+    /** The same ending within {@code seconds}. */
+    static Run run(String user, List<String> cmd, Map<String, String> env, int seconds) throws Exception {
+        Map<String, String> all = new HashMap<>(Map.of("PATH", "/usr/local/bin:/usr/bin:/bin"));
+        all.putAll(env);
+        return exactly(user, cmd, all, seconds);
+    }
+
+    /**
+     * {@code cmd} as {@code user} with exactly {@code env} (no PATH unless it names one), ending within
+     * {@code seconds}: a hook's, rsmap-shell's or a stand-in's run, its exit code and output.
+     */
+    static Run exactly(String user, List<String> cmd, Map<String, String> env, int seconds) throws Exception {
         ProcessBuilder pb = new ProcessBuilder(as(user, cmd));
         pb.environment().clear();
-        pb.environment().put("PATH", "/usr/local/bin:/usr/bin:/bin");
         pb.environment().putAll(env);
         Process p = pb.start();
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.waitFor(seconds, TimeUnit.SECONDS)).isTrue();
         return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
                 new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
     }

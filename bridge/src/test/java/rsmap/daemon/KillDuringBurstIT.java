@@ -47,7 +47,7 @@ class KillDuringBurstIT {
 
     /** rsmap-hook prolog or epilog of one job, as execd runs it. */
     private static Hook hook(String mode, String job, Path socket) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(RsmapHookIT.HOOK.toAbsolutePath().toString(), mode);
+        ProcessBuilder pb = new ProcessBuilder(ExecdCell.HOOK.toString(), mode);
         pb.environment().clear();
         pb.environment().putAll(Map.of("RSMAP_SOCKET", socket.toString(), "JOB_ID", job, "SGE_TASK_ID", "undefined",
                 "NSLOTS", "1", "USER", "alice", "RSMAP_REQUEST", "gpu=1"));
@@ -116,7 +116,7 @@ class KillDuringBurstIT {
             String job = Integer.toString(1000 + i);
             pool.execute(() -> {
                 try {
-                    ProcessBuilder pb = new ProcessBuilder(RsmapHookIT.HOOK.toAbsolutePath().toString(), "prolog");
+                    ProcessBuilder pb = new ProcessBuilder(ExecdCell.HOOK.toString(), "prolog");
                     pb.environment().clear();
                     pb.environment().putAll(Map.of("RSMAP_SOCKET", config.socket().toString(), "JOB_ID", job,
                             "SGE_TASK_ID", "undefined", "NSLOTS", "1", "USER", "alice", "RSMAP_REQUEST", "gpu=1"));

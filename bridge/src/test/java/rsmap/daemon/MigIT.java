@@ -81,7 +81,7 @@ class MigIT {
         Config config = cell.gpu().migConfig(cell.dir().resolve("d"), "NONE", "reconcile_interval = 0");
         try (Daemon daemon = TestDaemon.start(config)) {
             for (String[] job : new String[][] {{"41", "mig=1[profile=1g.10gb]"}, {"42", "gpu=1"}}) {
-                ProcessBuilder pb = new ProcessBuilder(RsmapHookIT.HOOK.toAbsolutePath().toString(), "prolog");
+                ProcessBuilder pb = new ProcessBuilder(ExecdCell.HOOK.toString(), "prolog");
                 pb.environment().clear();
                 pb.environment().putAll(java.util.Map.of("RSMAP_SOCKET", config.socket().toString(), "JOB_ID", job[0],
                         "SGE_TASK_ID", "undefined", "NSLOTS", "1", "USER", "root", "RSMAP_REQUEST", job[1]));

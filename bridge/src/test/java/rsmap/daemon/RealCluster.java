@@ -164,7 +164,7 @@ public abstract class RealCluster implements AutoCloseable {
 
     /** Until {@code file} exists (30 s); fails at once, with the logs, when a daemon has exited meanwhile. */
     public void awaitFile(Path file, String who) throws IOException, InterruptedException {
-        await(Duration.ofSeconds(30), () -> {
+        Polls.await(Duration.ofSeconds(30), () -> {
             for (Process p : started) {
                 if (!p.isAlive()) {
                     throw new IllegalStateException(who + " is not running (exit " + p.exitValue() + "):\n" + logs());
@@ -234,7 +234,7 @@ public abstract class RealCluster implements AutoCloseable {
 
     /** Until the rsmapd of {@link #host()} has registered with {@code authority} (its link connects in the background; 30 s). */
     protected void awaitRegistered(Path authority) throws IOException, InterruptedException {
-        boolean registered = await(Duration.ofSeconds(30), () -> {
+        boolean registered = Polls.await(Duration.ofSeconds(30), () -> {
             try (Client c = Client.connect(authority)) {
                 String q = c.call(Code.QUERY, "{\"cluster\":true}").get(0).text(0);
                 return q.contains("\"" + host() + "\":{\"connected\":true");
@@ -247,16 +247,6 @@ public abstract class RealCluster implements AutoCloseable {
         }
     }
 
-    /** {@link Polls#await} for the clusters' waits, which throw no more than IOException. */
-    private static boolean await(Duration bound, Polls.Check done) throws IOException, InterruptedException {
-        try {
-            return Polls.await(bound, done);
-        } catch (IOException | InterruptedException | RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     /** Runs {@code pb} to its end, at most {@code seconds}; what it wrote to stdout and stderr. */
     protected static Ran finish(ProcessBuilder pb, List<String> command, int seconds) throws IOException, InterruptedException {
@@ -304,12 +294,10 @@ public abstract class RealCluster implements AutoCloseable {
             return;
         }
         try {
-            await(Duration.ofSeconds(5), () -> {
+            Polls.await(Duration.ofSeconds(5), () -> {
                 killAndRemove(top);
                 return !Files.isDirectory(top);
             });
-        } catch (IOException e) {
-            // said below
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;

@@ -79,7 +79,7 @@ class ReallocIT {
                     + "rsmap-shell release; echo \"release=$?\"; echo \"released: " + open(1) + "\"; "
                     + "touch " + cell.marker("a-released") + "; " + cell.waitFor("a-end"));
             until("B asks for a card", () -> Files.exists(cell.marker("b-asks")));
-            Thread.sleep(700);
+            Thread.sleep(700); // the thing tested: B is not answered within 700 ms of asking
             assertThat(cell.marker("b-answered")).as("card 1 is taken away from A, not released: B waits")
                     .doesNotExist();
             assertThat(daemon.waitingReallocs()).isEqualTo(1);

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -16,6 +17,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.stream.Stream;
 import rsmap.daemon.RealCluster;
+import rsmap.wire.Polls;
 
 /**
  * Host {@code hostname}, 4 slots, a pe {@code rsmap} ({@code control_slaves TRUE}), {@code gpu} a plain
@@ -234,7 +236,7 @@ final class GridEngineCluster extends RealCluster {
         try {
             if (cellUp) {
                 run("qdel", "-f", "-u", USER);
-                Thread.sleep(1000);
+                Polls.await(Duration.ofSeconds(10), () -> run("qstat", "-u", USER).out().isBlank());
             }
             cell("stop");
         } catch (IOException | InterruptedException | RuntimeException e) {

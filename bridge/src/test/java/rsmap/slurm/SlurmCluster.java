@@ -7,15 +7,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import rsmap.daemon.NvmlHost;
 import rsmap.daemon.RealCluster;
+import rsmap.wire.Polls;
 import rsmap.wire.Ports;
 
 /**
@@ -127,16 +128,10 @@ final class SlurmCluster extends RealCluster {
         writeSlurm(authority.mungeSocket());
         spawn("slurmctld", List.of("slurmctld", "-D", "-f", conf().toString()));
         spawn("slurmd", List.of("slurmd", "-D", "-f", conf().toString()));
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            Run s = run(List.of("sinfo", "-h", "-o", "%T"), Map.of());
-            if (s.code() == 0 && s.out().strip().equals("idle")) {
-                return;
-            }
-            if (System.nanoTime() > end) {
-                throw new IllegalStateException("the node did not become idle: " + s + "\n" + logs());
-            }
-            Thread.sleep(100);
+        Run s = Polls.retry(Duration.ofSeconds(60), () -> run(List.of("sinfo", "-h", "-o", "%T"), Map.of()),
+                r -> r.code() == 0 && r.out().strip().equals("idle"));
+        if (!(s.code() == 0 && s.out().strip().equals("idle"))) {
+            throw new IllegalStateException("the node did not become idle: " + s + "\n" + logs());
         }
     }
 
@@ -303,9 +298,7 @@ final class SlurmCluster extends RealCluster {
         try {
             if (!noDaemons() && Files.exists(conf())) {
                 run(List.of("scancel", "--partition=debug"), Map.of());
-                for (int i = 0; i < 100 && !run(List.of("squeue", "-h"), Map.of()).out().isBlank(); i++) {
-                    Thread.sleep(100);
-                }
+                Polls.await(Duration.ofSeconds(10), () -> run(List.of("squeue", "-h"), Map.of()).out().isBlank());
             }
         } catch (IOException | InterruptedException | RuntimeException e) {
             System.err.println("slurm cluster: cancelling jobs: " + e);
