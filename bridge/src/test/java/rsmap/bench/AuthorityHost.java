@@ -36,7 +36,7 @@ record AuthorityHost(Path dir, MungeD munged, Rsmapd authority, Rsmapd host) imp
             if (munged != null) {
                 munged.close();
             }
-            Rsmapd.deleteTree(dir);
+            rsmap.daemon.Trees.delete(dir);
             throw e;
         }
     }
@@ -64,7 +64,7 @@ record AuthorityHost(Path dir, MungeD munged, Rsmapd authority, Rsmapd host) imp
             }
         } finally {
             munged.close();
-            Rsmapd.deleteTree(dir);
+            rsmap.daemon.Trees.delete(dir);
         }
     }
 }

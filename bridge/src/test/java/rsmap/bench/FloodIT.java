@@ -94,7 +94,7 @@ class FloodIT {
                         flood.toString(), f.mode(), daemon.socket().toString(), Integer.toString(f.connections()),
                         Integer.toString(FLOOD_SECONDS), Integer.toString(1 << 20))
                         .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-                Thread.sleep(1000); // let it build up
+                Thread.sleep(1000); // the benchmark's gap: let the flood build up before the measured calls
                 figures.add(measure(daemon, caller, job, f.connections() + " " + f.mode() + " connections", flooder,
                         FLOOD_SECONDS - 2));
                 assertAlive(daemon, "the " + f.mode() + " flood");
@@ -103,7 +103,7 @@ class FloodIT {
             caller.shutdownNow();
             System.out.println("FloodIT: root's connect+INIT+JOB_START as user nobody floods rsmapd (-Xmx64m):");
             figures.forEach(x -> System.out.println("  " + x.line()));
-            Rsmapd.deleteTree(dir);
+            rsmap.daemon.Trees.delete(dir);
         }
         for (Figures x : figures) {
             assertThat(x.maxRssKiB()).as("VmRSS during %s", x.what()).isLessThan(RSS_LIMIT_KIB);
@@ -122,7 +122,7 @@ class FloodIT {
             while (!Thread.currentThread().isInterrupted()) {
                 try {
                     maxRss.accumulateAndGet(daemon.statusKiB("VmRSS"), Math::max);
-                    Thread.sleep(50);
+                    Thread.sleep(50); // the sampler's pace
                 } catch (IOException | InterruptedException e) {
                     return;
                 }

@@ -57,8 +57,8 @@ public final class GpuStartup {
             System.out.printf("  %-52s median %6.1f ms  max %6.1f ms  (%.2fx)%n", "8 cards discovered (stand-in NVML)",
                     median(d), max(d), median(d) / median(w));
         } finally {
-            Rsmapd.deleteTree(discovered);
-            Rsmapd.deleteTree(written);
+            rsmap.daemon.Trees.delete(discovered);
+            rsmap.daemon.Trees.delete(written);
         }
     }
 

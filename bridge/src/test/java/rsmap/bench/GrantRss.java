@@ -52,7 +52,7 @@ public final class GrantRss {
                     TARGET_MIB, Rsmapd.mib(after) < TARGET_MIB ? "met"
                     : String.format("MISSED by %.1f MiB", Rsmapd.mib(after) - TARGET_MIB));
         } finally {
-            Rsmapd.deleteTree(dir);
+            rsmap.daemon.Trees.delete(dir);
         }
     }
 

@@ -47,7 +47,7 @@ public final class HealthLatency {
                  TestClient c = new TestClient(d.socket())) {
                 long tid = 1;
                 c.call(Frame.of(tid++, Code.INIT.value(), Session.VERSION));
-                Thread.sleep(500); // the watcher registers the cards after READY
+                Thread.sleep(500); // the benchmark's warm-up gap: the watcher registers the cards after READY
                 for (int r = 0; r < runs; r++) {
                     String request = "{\"job\":\"" + (1000 + r) + "\",\"user\":\"bench\",\"request\":\"gpu=1[id=" + r + "]\"}";
                     String end = "{\"job\":\"" + (1000 + r) + "\"}";
@@ -79,7 +79,7 @@ public final class HealthLatency {
                     s[runs / 2] / 1e6, s[(int) (runs * 0.9)] / 1e6, s[runs - 1] / 1e6,
                     Arrays.stream(grantsBefore).sorted().toArray()[runs / 2]);
         } finally {
-            Rsmapd.deleteTree(dir);
+            rsmap.daemon.Trees.delete(dir);
         }
     }
 }

@@ -95,7 +95,7 @@ public final class MigStart {
             System.out.printf("  %-46s %7.3f ms (%7.3f)%n", "stand-in alone: destroy CI+GI (init..shutdown)", med(destroy),
                     p90(destroy));
         } finally {
-            Rsmapd.deleteTree(dir);
+            rsmap.daemon.Trees.delete(dir);
         }
     }
 

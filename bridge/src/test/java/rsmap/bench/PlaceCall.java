@@ -72,7 +72,7 @@ public final class PlaceCall {
             System.out.printf("  %-40s median %8.2f ms  p90 %8.2f ms  (%.2fx rsmap-place)%n",
                     "rsmap_place.so place() (Lua, no process)", lua[0], lua[1], lua[0] / ms(tc, 50));
         } finally {
-            Rsmapd.deleteTree(dir);
+            rsmap.daemon.Trees.delete(dir);
         }
     }
 

@@ -63,7 +63,7 @@ public final class PlaceFlood {
                 long[] idle = starts(host.socket(), "i", rounds, 2);
                 Path stop = dir.resolve("m").resolve("stop");
                 Process flood = flood(dir, authority.socket(), place, stop);
-                Thread.sleep(1000);
+                Thread.sleep(1000); // the benchmark's gap: let the flood build up before the measured starts
                 long[] flooded;
                 try {
                     flooded = starts(host.socket(), "f", rounds, 1);
@@ -85,7 +85,7 @@ public final class PlaceFlood {
                         answered);
             }
         } finally {
-            Rsmapd.deleteTree(dir);
+            rsmap.daemon.Trees.delete(dir);
         }
     }
 

@@ -71,7 +71,7 @@ public final class ReallocRoundTrip {
                         pct(t, 50) / 1e3, pct(t, 99) / 1e3, pct(t, 50) / s50, pct(t, 99) / s99);
             }
         } finally {
-            Rsmapd.deleteTree(dir);
+            rsmap.daemon.Trees.delete(dir);
         }
     }
 

@@ -71,7 +71,7 @@ public final class RoundTrip {
                 server.waitFor();
             }
         } finally {
-            Rsmapd.deleteTree(dir);
+            rsmap.daemon.Trees.delete(dir);
         }
     }
 

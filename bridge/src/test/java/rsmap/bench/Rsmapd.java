@@ -137,15 +137,6 @@ final class Rsmapd implements AutoCloseable {
         }
     }
 
-    /** Removes a run's folder (journal, socket, logs) once its figures are printed. */
-    static void deleteTree(Path dir) throws IOException {
-        try (var paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
-    }
-
     static double mib(long kib) {
         return kib / 1024.0;
     }

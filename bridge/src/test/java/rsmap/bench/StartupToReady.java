@@ -33,7 +33,7 @@ public final class StartupToReady {
             run(runs, records, example, empty, churn, live);
         } finally {
             for (Path p : List.of(empty, churn, live)) {
-                Rsmapd.deleteTree(p);
+                rsmap.daemon.Trees.delete(p);
             }
         }
     }

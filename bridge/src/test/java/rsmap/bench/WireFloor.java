@@ -70,7 +70,7 @@ public final class WireFloor {
         try (SocketServer server = new SocketServer(socket, () -> handler, 1 << 20)) {
             System.out.println("ready");
             System.out.flush();
-            Thread.sleep(Long.MAX_VALUE);
+            Thread.sleep(Long.MAX_VALUE); // serves until the harness kills it
         }
     }
 

@@ -8,7 +8,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,7 +17,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import rsmap.wire.Ports;
+import rsmap.daemon.PlaceAuthority;
 
 class PlaceClientIT {
     static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
@@ -26,7 +25,7 @@ class PlaceClientIT {
 
     @TempDir
     static Path tmp;
-    static rsmap.daemon.Daemon authority;
+    static PlaceAuthority authority;
     static Path socket;
 
     record Outcome(int exit, String out, String err) {
@@ -34,22 +33,8 @@ class PlaceClientIT {
 
     @BeforeAll
     static void authorityWithTwoHosts() throws Exception {
-        Path dir = Files.createDirectories(tmp.resolve("authority"));
-        Files.copy(ROOT.resolve("examples/complexes"), dir.resolve("complexes"));
-        Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", "role = authority",
-                "complexes = complexes", "global_complex_values = lic=1(la)", "listen = 127.0.0.1:" + Ports.free(),
-                "socket = rsmapd.sock", "state_dir = state", "admin_user = " + System.getProperty("user.name"),
-                "reconcile_interval = 0", ""));
-        rsmap.daemon.Config config = rsmap.daemon.Config.parse(Files.readString(conf), conf, "node00");
-        authority = new rsmap.daemon.Daemon(config, rsmap.complex.ComplexTable.parse(
-                Files.readString(config.complexes())), conf).serve();
-        socket = config.socket();
-        try (rsmap.wire.Client c = rsmap.wire.Client.connect(socket)) {
-            c.call(rsmap.wire.Code.REGISTER, "{\"host\":\"node01\",\"state\":{\"maps\":{},\"jobs\":[],"
-                    + "\"complex_values\":\"gpu=2(0 1)\",\"attributes\":{\"arch\":\"x86_64\",\"cpu_speed\":\"2.4GHz\"}}}");
-            c.call(rsmap.wire.Code.REGISTER, "{\"host\":\"node02\",\"state\":{\"maps\":{},\"jobs\":[],"
-                    + "\"complex_values\":\"gpu=1(0)\",\"attributes\":{\"arch\":\"aarch64\",\"cpu_speed\":\"1.8GHz\"}}}");
-        }
+        authority = PlaceAuthority.start(tmp.resolve("authority"), "lic=1(la)");
+        socket = authority.socket();
     }
 
     @AfterAll

@@ -24,9 +24,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.daemon.PlaceAuthority;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
-import rsmap.wire.Ports;
 
 class PlaceModuleIT {
     static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
@@ -42,7 +42,7 @@ class PlaceModuleIT {
 
     @TempDir
     static Path tmp;
-    static rsmap.daemon.Daemon authority;
+    static PlaceAuthority authority;
     static Path socket;
     static final List<ServerSocketChannel> servers = new ArrayList<>();
 
@@ -58,21 +58,8 @@ class PlaceModuleIT {
             }
             org.junit.jupiter.api.Assumptions.assumeTrue(false, why);
         }
-        Path dir = Files.createDirectories(tmp.resolve("authority"));
-        Files.copy(ROOT.resolve("examples/complexes"), dir.resolve("complexes"));
-        Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", "role = authority",
-                "complexes = complexes", "listen = 127.0.0.1:" + Ports.free(), "socket = rsmapd.sock",
-                "state_dir = state", "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0", ""));
-        rsmap.daemon.Config config = rsmap.daemon.Config.parse(Files.readString(conf), conf, "node00");
-        authority = new rsmap.daemon.Daemon(config, rsmap.complex.ComplexTable.parse(
-                Files.readString(config.complexes())), conf).serve();
-        socket = config.socket();
-        try (rsmap.wire.Client c = rsmap.wire.Client.connect(socket)) {
-            c.call(Code.REGISTER, "{\"host\":\"node01\",\"state\":{\"maps\":{},\"jobs\":[],"
-                    + "\"complex_values\":\"gpu=2(0 1)\",\"attributes\":{\"arch\":\"x86_64\",\"cpu_speed\":\"2.4GHz\"}}}");
-            c.call(Code.REGISTER, "{\"host\":\"node02\",\"state\":{\"maps\":{},\"jobs\":[],"
-                    + "\"complex_values\":\"gpu=1(0)\",\"attributes\":{\"arch\":\"aarch64\",\"cpu_speed\":\"1.8GHz\"}}}");
-        }
+        authority = PlaceAuthority.start(tmp.resolve("authority"), null);
+        socket = authority.socket();
     }
 
     @AfterAll

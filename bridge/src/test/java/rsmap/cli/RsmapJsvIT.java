@@ -17,7 +17,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import rsmap.wire.Ports;
+import rsmap.daemon.PlaceAuthority;
 
 class RsmapJsvIT {
     static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
@@ -177,23 +177,8 @@ class RsmapJsvIT {
      */
     @Test
     void filtersAndAlternatives_askTheAuthority_andBecomeAHostListAndTheChosenRequest() throws Exception {
-        Path dir = Files.createDirectories(tmp.resolve("authority"));
-        Files.copy(ROOT.resolve("examples/complexes"), dir.resolve("complexes"));
-        int port = Ports.free();
-        Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", "role = authority",
-                "complexes = complexes", "global_complex_values = lic=1(la)", "listen = 127.0.0.1:" + port,
-                "socket = rsmapd.sock", "state_dir = state", "admin_user = " + System.getProperty("user.name"),
-                "reconcile_interval = 0", ""));
-        rsmap.daemon.Config config = rsmap.daemon.Config.parse(Files.readString(conf), conf, "node00");
-        try (rsmap.daemon.Daemon authority = new rsmap.daemon.Daemon(config, rsmap.complex.ComplexTable.parse(
-                Files.readString(config.complexes())), conf).serve()) {
-            try (rsmap.wire.Client c = rsmap.wire.Client.connect(config.socket())) {
-                c.call(rsmap.wire.Code.REGISTER, "{\"host\":\"node01\",\"state\":{\"maps\":{},\"jobs\":[],"
-                        + "\"complex_values\":\"gpu=2(0 1)\",\"attributes\":{\"arch\":\"x86_64\",\"cpu_speed\":\"2.4GHz\"}}}");
-                c.call(rsmap.wire.Code.REGISTER, "{\"host\":\"node02\",\"state\":{\"maps\":{},\"jobs\":[],"
-                        + "\"complex_values\":\"gpu=1(0)\",\"attributes\":{\"arch\":\"aarch64\",\"cpu_speed\":\"1.8GHz\"}}}");
-            }
-            try (Dialogue d = new Dialogue(ROOT.resolve("examples/complexes"), config.socket())) {
+        try (PlaceAuthority authority = PlaceAuthority.start(tmp.resolve("authority"), "lic=1(la)")) {
+            try (Dialogue d = new Dialogue(ROOT.resolve("examples/complexes"), authority.socket())) {
                 assertThat(d.verify("PARAM global_l_hard gpu=1", "ENV ADD RSMAP_FILTER cpu_speed > 2GHz"))
                         .as("the hosts that pass become -l h=").containsExactly("PARAM global_l_hard gpu=1,h=node01",
                                 "ENV ADD RSMAP_REQUEST gpu=1", "RESULT STATE CORRECT");

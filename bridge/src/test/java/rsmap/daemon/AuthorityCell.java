@@ -3,24 +3,16 @@
 // state directory and loopback link, and jobs through execd-stub and the real hooks on those hosts.
 package rsmap.daemon;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -36,6 +28,7 @@ import rsmap.wire.Ports;
  * is one per test. Before each test it checks root (as sge_execd: the hooks and the daemons' trust need it;
  * a non-root run skips, under CI=true fails) and makes the shared directory (mode 0755, under /tmp, so that
  * a job's owner reaches the hook, the sockets and its tmpdir) holding the hook and its rsmap-starter link.
+ * The shared directory is an execution host's cell ({@link ExecdCell#open}) that every host's jobs share.
  * After each test, after the test class's own {@code @AfterEach}: what the test handed to {@link #closeAfter}
  * is closed, then the hosts, every authority is sent SIGCONT (one may be stopped) and SIGKILL and reaped, and
  * the shared directory removed; each step runs whatever an earlier one threw.
@@ -47,9 +40,8 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
     private static final ObjectMapper JSON = new ObjectMapper();
     private final String prefix;
     private MungeD munged;
+    private ExecdCell execd;
     private Path shared;
-    private Path hook;
-    private Path starter;
     private final Map<String, Integer> ports = new LinkedHashMap<>();
     private final Map<String, Process> authorities = new LinkedHashMap<>();
     private final Map<String, Daemon> hosts = new LinkedHashMap<>();
@@ -75,11 +67,9 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
 
     @Override
     public void beforeEach(ExtensionContext context) throws Exception {
-        ExecdStubIT.jobUser();
-        shared = Files.createTempDirectory(prefix, PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxr-xr-x")));
-        hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
-        starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
+        ExecdCell.jobUser();
+        execd = ExecdCell.open(prefix);
+        shared = execd.dir();
     }
 
     @Override
@@ -92,21 +82,15 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
                 p.destroyForcibly().waitFor();
             });
         }
-        Path dir = shared;
-        if (dir != null) {
-            steps.add(() -> {
-                try (Stream<Path> all = Files.walk(dir)) {
-                    for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                        Files.deleteIfExists(p);
-                    }
-                }
-            });
+        if (execd != null) {
+            steps.add(execd);
         }
         also.clear();
         hosts.clear();
         configs.clear();
         authorities.clear();
         ports.clear();
+        execd = null;
         shared = null;
         Exception first = null;
         for (AutoCloseable step : steps) { // each one, whatever the one before it did: no authority outlives a test
@@ -161,8 +145,9 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
     }
 
     /**
-     * Authority {@code name} of {@code global} (AuthorityTest's configuration, munged's socket, {@code more});
-     * the configuration is written only if absent: after a kill it restarts on the same state.
+     * Authority {@code name} of {@code global} (AuthorityTest's configuration, munged's socket, {@code more}, a
+     * setting there replacing the default one); the configuration is written only if absent: after a kill it
+     * restarts on the same state.
      */
     Process startAuthority(String name, String global, String... more) throws Exception {
         if (!Files.exists(dir(name).resolve("rsmapd.conf"))) {
@@ -207,30 +192,15 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
         hosts.remove(host).close();
     }
 
-    /** A job through execd-stub and the hooks on {@code host}; the job is {@code sh -c script}. */
+    /** A job through execd-stub and the hooks on {@code host} (spooled in its folder); the job is {@code sh -c script}. */
     Process job(String host, String id, String request, String script) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
-                shared.resolve(host).resolve("spool").toString(), "--host", host, "--job", id, "--cwd", "/",
-                "--tmpdir", shared.toString(), "--prolog", "root@" + hook + " prolog", "--starter",
-                starter.toString(), "--epilog", "root@" + hook + " epilog", "--", "sh", "-c", script));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", configs.get(host).socket().toString());
-        pb.environment().put("RSMAP_REQUEST", request);
-        return pb.start();
+        return execd.stub(id).host(host).spool(shared.resolve(host).resolve("spool"))
+                .socket(configs.get(host).socket()).request(request).sh(script);
     }
 
     /** A job's output and {@code exit=CODE}, once it ended within 60 s. */
     static String finish(Process p) throws Exception {
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the job ends").isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
-    }
-
-    /** Asserts {@code done} within 30 s (600 checks, 50 ms apart). */
-    static void until(String what, BooleanSupplier done) throws Exception {
-        for (int i = 0; i < 600 && !done.getAsBoolean(); i++) {
-            Thread.sleep(50);
-        }
-        assertThat(done.getAsBoolean()).as(what).isTrue();
+        return ExecdCell.finish(p, 60);
     }
 
     /** QUERY on authority {@code name}'s socket: its own view, or with {@code cluster} the cluster's. */

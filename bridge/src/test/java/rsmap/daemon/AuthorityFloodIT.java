@@ -126,14 +126,14 @@ class AuthorityFloodIT {
             List<Frame> placed0 = root.call(placeFrame);
             assertThat(placed0.get(placed0.size() - 1).code()).as(placed0.toString()).isEqualTo(Code.OK.value());
             Path script = Files.writeString(shared.resolve("placer.py"), placer());
-            ExecdStubIT.sh("mkdir -m 1777 " + shared.resolve("m"));
+            ExecdCell.sh("mkdir -m 1777 " + shared.resolve("m"));
             Process placer = new ProcessBuilder("setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups",
                     "/usr/bin/python3", script.toString(), cell.socket(AUTHORITY).toString(), "32",
                     shared.resolve("stop").toString(), shared.resolve("m").resolve("placed").toString(), init.toString(),
                     place.toString()).redirectErrorStream(true).redirectOutput(shared.resolve("placer.log").toFile()).start();
             long flood0 = System.nanoTime();
             try {
-                Thread.sleep(1_000); // the flood is on
+                Thread.sleep(1_000); // the load the test measures under: a second of flood before the starts
                 assertThat(placer.isAlive()).as(Files.readString(shared.resolve("placer.log"))).isTrue();
                 long[] flooded = globalStarts(node01.socket(), "f", 100); // every one succeeds (asserted there)
                 Files.writeString(shared.resolve("stop"), "");

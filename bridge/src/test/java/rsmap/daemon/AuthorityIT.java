@@ -7,7 +7,7 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static rsmap.daemon.AuthorityCell.finish;
-import static rsmap.daemon.AuthorityCell.until;
+import static rsmap.wire.Polls.until;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -55,7 +55,7 @@ class AuthorityIT {
         cell.startHost("node02", "gpu=2(0 1)");
         Path go = cell.shared().resolve("go");
         Process first = cell.job("node01", "7", "gpu=1,lic=1", "echo \"first=$SGE_HGR_lic gpu=$SGE_HGR_gpu\"; "
-                + ExecdStubIT.waitFor(go));
+                + ExecdCell.waitFor(go));
         until("job 7 holds its seat", () -> cell.host("node01").jobs().containsKey("7"));
         String second = finish(cell.job("node02", "8", "lic=1", "echo second=$SGE_HGR_lic"));
         assertThat(second).as("rescheduled, naming the map and the authority").contains("prolog asked to reschedule")
@@ -103,7 +103,7 @@ class AuthorityIT {
         cell.authority(AUTHORITY).destroyForcibly().waitFor(); // SIGKILL
         Path before = Files.copy(cell.dir(AUTHORITY).resolve("state").resolve("journal"),
                 cell.shared().resolve("journal-before-kill"));
-        Thread.sleep(500);
+        Thread.sleep(500); // the thing tested: half a second without an authority while the jobs go on starting
         cell.startAuthority(AUTHORITY);
         jobs.awaitAll();
         // Doubled: two jobs' spans of one seat overlap, or the authority granted a seat it held.
@@ -191,7 +191,7 @@ class AuthorityIT {
         String forged = fresh.substring(0, mid) + (fresh.charAt(mid) == 'A' ? 'B' : 'A') + fresh.substring(mid + 1);
         assertThat(refusal(at, forged)).startsWith("munge credential invalid");
         assertThat(refusal(at, "MUNGE:not-a-credential:")).startsWith("munge credential invalid");
-        String user = ExecdStubIT.jobUser();
+        String user = ExecdCell.jobUser();
         assertThat(refusal(at, cell.munged().encodeAs(user, MungeAuthenticator.PURPOSE)))
                 .contains("only root may connect");
         // A host whose munged has another key: its link is refused, its job with a global map rescheduled.

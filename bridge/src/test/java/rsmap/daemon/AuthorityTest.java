@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -72,15 +73,21 @@ class AuthorityTest {
         }
     }
 
-    /** An authority's configuration: no host, no complex_values (refused there). */
+    /**
+     * An authority's configuration: no host, no complex_values (refused there), the global maps {@code global}
+     * (null: none); a setting of {@code more} replaces its default (a state_dir that two authorities share).
+     */
     static Config authorityConfig(Path dir, int port, String global, String... more) throws Exception {
         java.nio.file.Files.createDirectories(dir);
         java.nio.file.Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"),
                 java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        List<String> lines = new ArrayList<>(List.of("complexes = complexes", "role = authority",
+        List<String> defaults = new ArrayList<>(List.of("complexes = complexes", "role = authority",
                 "listen = 127.0.0.1:" + port, "global_complex_values = " + global, "socket = rsmapd.sock",
                 "state_dir = state", "admin_user = " + System.getProperty("user.name"), "reconcile_interval = 0"));
-        lines.addAll(List.of(more));
+        if (global == null) {
+            defaults.remove(3);
+        }
+        List<String> lines = TestDaemon.settings(defaults, more);
         Path conf = java.nio.file.Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", lines) + "\n");
         return Config.parse(java.nio.file.Files.readString(conf), conf, "node00");
     }
@@ -268,15 +275,12 @@ class AuthorityTest {
         // node01 notices (the HOST_EVENT of a local job fails) and backs off: 250 ms doubling, each connect refused.
         start(hosts.get(0), "probe", "gpu=1");
         call(hosts.get(0), Code.JOB_END, "{\"job\":\"probe\"}");
-        Thread.sleep(4500); // its backoff is now several seconds long
+        Thread.sleep(4500); // the thing tested: its backoff is now several seconds long
         call(hosts.get(0), Code.JOB_END, "{\"job\":\"7\"}"); // the epilog: the authority cannot be told now
         authority = TestDaemon.start(authorityConfig, TOKENS);
-        long back = System.nanoTime();
-        List<Frame> b = start(hosts.get(1), "8", "lic=1");
-        while (b.get(0).code() == Code.ERROR.value() && System.nanoTime() - back < 2_500_000_000L) {
-            Thread.sleep(100); // node02's prolog would exit 99 (rescheduled) each time
-            b = start(hosts.get(1), "8", "lic=1");
-        }
+        // until then node02's prolog would exit 99 (rescheduled) each time
+        List<Frame> b = Polls.retry(Duration.ofMillis(2500), () -> start(hosts.get(1), "8", "lic=1"),
+                a -> a.get(0).code() != Code.ERROR.value());
         assertThat(b.get(0).code()).as("within 2.5 s of the authority's restart: " + b).isEqualTo(Code.STATE.value());
         assertThat(b.get(0).text(1)).isEqualTo("SGE_HGR_lic=la");
     }
@@ -326,11 +330,7 @@ class AuthorityTest {
         assertThat(before.path("connected").asBoolean()).as(before.toString()).isTrue();
         // The authority loses its state (a careless admin wipes state_dir): it no longer knows node01:7.
         authority.close();
-        try (var files = java.nio.file.Files.walk(authorityConfig.stateDir())) {
-            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                java.nio.file.Files.delete(p);
-            }
-        }
+        Trees.delete(authorityConfig.stateDir());
         JsonNode down = JSON.readTree(call(hosts.get(0), Code.QUERY, null).get(0).text(0)).path("authority");
         authority = TestDaemon.start(authorityConfig, TOKENS);
         int[] probes = {0};

@@ -51,11 +51,7 @@ public final class BenchAuthority {
                 // serve until the harness closes our stdin
             }
         } finally {
-            try (var paths = Files.walk(dir)) {
-                for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            }
+            Trees.delete(dir);
         }
     }
 }

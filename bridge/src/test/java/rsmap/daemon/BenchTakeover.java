@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import rsmap.munge.MungeD;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
+import rsmap.wire.Polls;
 import rsmap.wire.Ports;
 
 /**
@@ -62,14 +62,13 @@ public final class BenchTakeover {
                 String active = "A";
                 for (int i = 0; i < takeovers; i++) {
                     String standby = active.equals("A") ? "B" : "A";
-                    Thread.sleep(1_000); // grants flowing through the active
+                    Thread.sleep(1_000); // the benchmark's gap: a second of grants flowing through the active
                     long killed = System.nanoTime();
                     running.get(active).destroyForcibly().waitFor();
                     waitFor(root, standby, "active");
                     serves[i] = (System.nanoTime() - killed) / 1_000_000;
-                    while (lastGrant.get()[0] < killed) { // asked after the kill: granted by the standby
-                        Thread.sleep(1);
-                    }
+                    // asked after the kill: granted by the standby (the figure is the grant's own time, not this wait's)
+                    Polls.until("a grant asked after the kill", Duration.ofSeconds(60), () -> lastGrant.get()[0] >= killed);
                     grants[i] = (lastGrant.get()[1] - killed) / 1_000_000;
                     System.out.println("takeover " + (i + 1) + ": " + active + " killed, " + standby + " serves after "
                             + serves[i] + " ms, first global grant after " + grants[i] + " ms");
@@ -94,11 +93,7 @@ public final class BenchTakeover {
                     System.out.println("--- " + n + "\n" + (Files.exists(log) ? Files.readString(log) : ""));
                 }
             }
-            try (var paths = Files.walk(root)) {
-                for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            }
+            Trees.delete(root);
         }
     }
 
@@ -126,7 +121,7 @@ public final class BenchTakeover {
             } catch (Exception e) {
                 last = e; // not serving yet
             }
-            Thread.sleep(2);
+            Thread.sleep(2); // 2 ms steps, not Polls' 10: the takeover's figure is taken when this wait ends
         }
         throw new IllegalStateException(n + " is not " + role + " after 60 s (" + last + "): " + Files.readString(root.resolve(n)
                 .resolve("log")));

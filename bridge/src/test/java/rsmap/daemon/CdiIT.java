@@ -12,11 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,26 +23,25 @@ import rsmap.cdi.CdiSchema;
 
 @Timeout(300)
 class CdiIT {
+    ExecdCell cell;
     Path shared;
-    Path hook;
-    Path starter;
     Path container;
     Path[] cards = new Path[2];
 
     /** What is missing here for this test, or null: root, cgroup v1 devices, podman, runc, a static busybox. */
     static String missing() throws Exception {
-        if (!ExecdStubIT.sh("id -u").strip().equals("0")) {
+        if (!ExecdCell.sh("id -u").strip().equals("0")) {
             return "root (podman as root, the hooks as execd runs them)";
         }
         if (!Files.isRegularFile(Path.of("/sys/fs/cgroup/devices/devices.allow"))) {
             return "a cgroup v1 devices controller at /sys/fs/cgroup/devices";
         }
         for (String tool : List.of("podman", "runc", "unshare")) {
-            if (ExecdStubIT.sh("command -v " + tool).isBlank()) {
+            if (ExecdCell.sh("command -v " + tool).isBlank()) {
                 return tool + " (apt-get install podman runc)";
             }
         }
-        if (!Files.isExecutable(Path.of("/bin/busybox")) || ExecdStubIT.sh("file -L /bin/busybox 2>/dev/null || ldd "
+        if (!Files.isExecutable(Path.of("/bin/busybox")) || ExecdCell.sh("file -L /bin/busybox 2>/dev/null || ldd "
                 + "/bin/busybox 2>&1").contains("dynamically linked")) {
             return "a static /bin/busybox (apt-get install busybox-static)";
         }
@@ -62,16 +58,12 @@ class CdiIT {
             Assumptions.abort("missing: " + missing);
         }
         CdiSchema.assumePresent();
-        shared = Files.createTempDirectory("rsmap-cdi", PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxrwxrwx")));
-        ExecdStubIT.sh("chmod 1777 " + shared); // sticky, as /tmp: a state directory below it is trusted
-        hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
-        starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
-        Files.copy(ExecdCell.SHELL, shared.resolve("rsmap-shell"));
-        Files.createDirectories(shared.resolve("dev"));
+        // sticky, as /tmp: a state directory below it is trusted; the jobs run as root, podman's user here
+        cell = ExecdCell.sticky("rsmap-cdi").withShell().as("root");
+        shared = cell.dir();
+        cell.gpus(2);
         for (int i = 0; i < 2; i++) {
             cards[i] = shared.resolve("dev/nvidia" + i);
-            ExecdStubIT.sh("mknod -m 666 " + cards[i] + " c 195 " + i);
         }
         // The container's root: a static busybox, no image pulled.
         Path root = shared.resolve("rootfs");
@@ -96,13 +88,8 @@ class CdiIT {
 
     @AfterEach
     void tearDown() throws Exception {
-        if (shared == null) {
-            return;
-        }
-        try (Stream<Path> all = Files.walk(shared)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
+        if (cell != null) {
+            cell.close();
         }
     }
 
@@ -117,24 +104,13 @@ class CdiIT {
                 "cdi_dir = " + shared.resolve("cdi"));
         String id = ProcessHandle.current().pid() + "1";
         try (Daemon daemon = TestDaemon.start(config)) {
-            List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
-                    shared.resolve("spool").toString(), "--host", "node01", "--job", id, "--cwd", "/", "--tmpdir",
-                    shared.toString(), "--user", "root", "--prolog", "root@" + hook + " prolog", "--starter",
-                    starter.toString(), "--epilog", "root@" + hook + " epilog", "--", "sh", "-c",
-                    "echo \"dev=$RSMAP_CDI_DEVICE\"; echo first:; container \"$RSMAP_CDI_DEVICE\"; "
-                            + "cp " + shared.resolve("cdi") + "/rsmapd-job-" + id + ".json " + shared.resolve("first.json")
-                            + "; rsmap-shell realloc --add gpu=1 --tag grow >/dev/null; echo \"grow=$?\"; "
-                            + "cp " + shared.resolve("cdi") + "/rsmapd-job-" + id + ".json " + shared.resolve("grown.json")
-                            + "; echo second:; container \"$RSMAP_CDI_DEVICE\""));
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-            pb.environment().put("RSMAP_SOCKET", config.socket().toString());
-            pb.environment().put("RSMAP_REQUEST", "gpu=1");
-            pb.environment().put("RSMAP_CDI_DEVICE", "rsmap.io/job=someone-elses"); // dropped by the starter
-            pb.environment().put("PATH", shared + ":" + System.getenv("PATH"));
-            Process job = pb.start();
-            assertThat(job.waitFor(240, TimeUnit.SECONDS)).as("the job ends").isTrue();
-            String out = new String(job.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit="
-                    + job.exitValue();
+            Process job = cell.job(config, id, "gpu=1", "echo \"dev=$RSMAP_CDI_DEVICE\"; echo first:; container "
+                    + "\"$RSMAP_CDI_DEVICE\"; cp " + shared.resolve("cdi") + "/rsmapd-job-" + id + ".json "
+                    + shared.resolve("first.json") + "; rsmap-shell realloc --add gpu=1 --tag grow >/dev/null; "
+                    + "echo \"grow=$?\"; cp " + shared.resolve("cdi") + "/rsmapd-job-" + id + ".json "
+                    + shared.resolve("grown.json") + "; echo second:; container \"$RSMAP_CDI_DEVICE\"",
+                    "RSMAP_CDI_DEVICE=rsmap.io/job=someone-elses"); // dropped by the starter
+            String out = ExecdCell.finish(job, 240);
             int second = out.indexOf("second:");
             assertThat(second).as(out).isPositive();
             String first = out.substring(0, second);
@@ -147,7 +123,7 @@ class CdiIT {
             CdiSchema.assertValid(List.of(shared.resolve("first.json"), shared.resolve("grown.json")));
             assertThat(daemon.cluster().runningJobs()).isEmpty();
             assertThat(shared.resolve("cdi/rsmapd-job-" + id + ".json")).as("removed at JOB_END").doesNotExist();
-            String after = ExecdStubIT.sh(container + " rsmap.io/job=" + id);
+            String after = ExecdCell.sh(container + " rsmap.io/job=" + id);
             assertThat(after).contains("unresolvable CDI devices rsmap.io/job=" + id);
         }
     }
@@ -158,7 +134,7 @@ class CdiIT {
         Config config = TestDaemon.config(shared.resolve("r"), "gpu=1(gpu0[devices=" + cards[0] + ":rw])",
                 "reconcile_interval = 0", "cdi = required", "cdi_dir = " + shared.resolve("not-a-dir"));
         try (Daemon daemon = TestDaemon.start(config)) {
-            ProcessBuilder pb = new ProcessBuilder(ExecdStubIT.HOOK.toString(), "prolog");
+            ProcessBuilder pb = new ProcessBuilder(ExecdCell.HOOK.toString(), "prolog");
             pb.environment().clear();
             pb.environment().putAll(java.util.Map.of("RSMAP_SOCKET", config.socket().toString(), "JOB_ID", "31",
                     "SGE_TASK_ID", "undefined", "NSLOTS", "1", "USER", "root", "RSMAP_REQUEST", "gpu=1"));

@@ -118,7 +118,7 @@ class DaemonTest {
         // Already compact: the next start leaves the file as it is (no rewrite, no extra fsync).
         byte[] compact = Files.readAllBytes(config.stateDir().resolve("journal"));
         long modified = Files.getLastModifiedTime(config.stateDir().resolve("journal")).toMillis();
-        Thread.sleep(20);
+        Thread.sleep(20); // a rewrite now would change the file's modification time, which is compared below
         daemon.close();
         daemon = TestDaemon.start(config);
         assertThat(Files.readAllBytes(config.stateDir().resolve("journal"))).isEqualTo(compact);

@@ -1,6 +1,7 @@
-// Test support: one execution host for the device ITs - a fresh folder with the real hook, its rsmap-starter
-// link, fake device nodes (and rsmap-shell, or the stand-in NVML's folder of card nodes), where jobs start
-// through execd-stub as their owner on cgroup v1 (docs/integration-ocs.md); closing removes the folder.
+// Test support: one execution host with the hooks - a fresh folder with the real hook, its rsmap-starter link
+// (and rsmap-shell, fake device nodes, the stand-in NVML's folder of card nodes), where jobs start through
+// execd-stub as execd starts them (docs/integration-ocs.md), as their owner on cgroup v1 where the test asks
+// for devices; closing removes the folder.
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -10,23 +11,24 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
+import rsmap.wire.Polls;
 
 /**
- * @param user the user the jobs run as
+ * @param user the user the jobs run as; null: this process's (root here), no --user
  * @param dir the hook, its starter link and, with {@link #withShell()}, rsmap-shell
  * @param tmpdir the jobs' tmpdir, writable by their owner: where markers go
  * @param shell whether rsmap-shell is in {@code dir}, and {@code dir} on the jobs' PATH
  */
 record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements AutoCloseable {
+    /** rsmap-hook, built by build.sh; each cell has a copy of its own. */
+    static final Path HOOK = Path.of("target", "rsmap-hook").toAbsolutePath();
     /** rsmap-shell, built by build.sh. */
     static final Path SHELL = Path.of("target", "rsmap-shell").toAbsolutePath();
     /** What opening a fake device node says where the policy lets the job: the node has no driver. */
@@ -39,7 +41,7 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
      * are there; without either a test skips saying so, under CI=true it fails.
      */
     static String require() throws Exception {
-        String user = ExecdStubIT.jobUser();
+        String user = jobUser();
         if (!Files.isRegularFile(Path.of("/sys/fs/cgroup/devices/devices.allow"))) {
             if ("true".equals(System.getenv("CI"))) {
                 fail("no cgroup v1 devices controller at /sys/fs/cgroup/devices");
@@ -47,6 +49,43 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
             Assumptions.abort("no cgroup v1 devices controller at /sys/fs/cgroup/devices");
         }
         return user;
+    }
+
+    /**
+     * The user a job runs as: nobody, or one created here. Needs root (execd's shepherd switches users as
+     * root); outside CI a non-root run skips with that reason, under CI=true it fails.
+     */
+    static String jobUser() throws Exception {
+        if (!sh("id -u").strip().equals("0")) {
+            String why = "switching to the job's owner needs root, as sge_execd does";
+            if ("true".equals(System.getenv("CI"))) {
+                fail(why);
+            }
+            Assumptions.abort(why);
+        }
+        if (sh("id -u nobody 2>/dev/null").isBlank()) {
+            sh("id -u rsmap-job >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh rsmap-job");
+            return "rsmap-job";
+        }
+        return "nobody";
+    }
+
+    /** {@code sh -c command}'s output, stderr too; it must end within 30 s. */
+    static String sh(String command) throws Exception {
+        Process p = new ProcessBuilder("sh", "-c", command).redirectErrorStream(true).start();
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * A cell in a new folder of mode 0755 (under /tmp, reachable by a job's owner: a JUnit temporary directory
+     * is 0700, and a clone may live under /root), the jobs' tmpdir too; they run as this process's user. No
+     * root, no devices controller needed.
+     */
+    static ExecdCell open(String prefix) throws Exception {
+        Path dir = Files.createTempDirectory(prefix, PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwxr-xr-x")));
+        return new ExecdCell(null, dir, dir, false).hooks();
     }
 
     /** A cell in a new folder of mode 1777 (sticky, as /tmp: a state directory below it is trusted), the tmpdir too. */
@@ -57,7 +96,7 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
     private static ExecdCell sticky(String prefix, String user) throws Exception {
         Path dir = Files.createTempDirectory(prefix, PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rwxrwxrwx")));
-        ExecdStubIT.sh("chmod 1777 " + dir);
+        sh("chmod 1777 " + dir);
         return new ExecdCell(user, dir, dir, false).hooks();
     }
 
@@ -65,25 +104,35 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
     static ExecdCell closed(String prefix) throws Exception {
         String user = require();
         Path dir = Files.createTempDirectory(prefix);
-        ExecdStubIT.sh("chmod 0755 " + dir + "; mkdir -m 1777 " + dir.resolve("m"));
+        sh("chmod 0755 " + dir + "; mkdir -m 1777 " + dir.resolve("m"));
         return new ExecdCell(user, dir, dir.resolve("m"), false).hooks();
     }
 
     /**
-     * A sticky cell for the stand-in NVML (built by the native-stubs module), with a folder dev for its cards'
-     * nodes: {@link #gpuConfig} names it as gpu_dev_dir.
+     * A sticky cell that is a stand-in GPU host too ({@link #gpu()}: the stand-in NVML, a folder dev for its
+     * cards' nodes): {@link #gpuConfig} names it as gpu_dev_dir.
      */
     static ExecdCell nvml(String prefix) throws Exception {
         String user = require();
-        assertThat(GpuStub.LIBRARY).as("built by the native-stubs module").isRegularFile();
         ExecdCell cell = sticky(prefix, user);
-        Files.createDirectories(cell.dir().resolve("dev"));
-        return cell;
+        try {
+            NvmlHost.in(cell.dir());
+            return cell;
+        } catch (Throwable e) {
+            cell.close();
+            throw e;
+        }
+    }
+
+    /** The cell as a stand-in GPU host: its description, dev/ and MIG files in the cell's folder. */
+    NvmlHost gpu() {
+        return new NvmlHost(dir);
     }
 
     private ExecdCell hooks() throws Exception {
         try {
-            Path hook = Files.copy(ExecdStubIT.HOOK, dir.resolve("rsmap-hook"));
+            assertThat(StubJob.STUB).as("built by the native-stubs module").isExecutable();
+            Path hook = Files.copy(HOOK, dir.resolve("rsmap-hook"));
             Files.createSymbolicLink(dir.resolve("rsmap-starter"), Path.of("rsmap-hook"));
             assertThat(hook).isExecutable();
             return this;
@@ -91,6 +140,11 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
             close();
             throw e;
         }
+    }
+
+    /** This cell with its jobs run as {@code user} instead. */
+    ExecdCell as(String user) {
+        return new ExecdCell(user, dir, tmpdir, shell);
     }
 
     /** This cell with rsmap-shell copied in: the jobs find it on their PATH. */
@@ -109,15 +163,14 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
     Path node(String name, int major, int minor) throws Exception {
         Path node = dir.resolve(name);
         Files.createDirectories(node.getParent());
-        ExecdStubIT.sh("mknod -m 666 " + node + " c " + major + " " + minor);
+        sh("mknod -m 666 " + node + " c " + major + " " + minor);
         return node;
     }
 
     /** The nodes of cards 0 to n - 1 as NVIDIA's driver makes them: dev/nvidiaI, c 195:I. */
     void gpus(int n) throws Exception {
-        for (int i = 0; i < n; i++) {
-            node("dev/nvidia" + i, 195, i);
-        }
+        Files.createDirectories(dir.resolve("dev"));
+        gpu().cardNodes(n);
     }
 
     /**
@@ -125,11 +178,30 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
      * nodes in dev, devices through cgroup v1, a socket any job's owner reaches; {@code more} settings.
      */
     Config gpuConfig(String... more) throws Exception {
+        return gpu().config(dir.resolve("d"), "NONE", jobSettings(more));
+    }
+
+    /** {@link #gpuConfig} with the map mig of slices made on demand, declared in its complex table. */
+    Config migConfig(String... more) throws Exception {
+        return gpu().migConfig(dir.resolve("d"), "NONE", jobSettings(more));
+    }
+
+    /** Devices through cgroup v1, a socket any job's owner reaches, no reconciliation of its own; then {@code more}. */
+    private static String[] jobSettings(String... more) {
         List<String> settings = new ArrayList<>(List.of("device_backend = cgroup-v1", "socket_mode = 0666",
-                "reconcile_interval = 0", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
-                "gpu_dev_dir = " + dir.resolve("dev")));
+                "reconcile_interval = 0"));
         settings.addAll(List.of(more));
-        return TestDaemon.config(dir.resolve("d"), "NONE", settings.toArray(new String[0]));
+        return settings.toArray(new String[0]);
+    }
+
+    /**
+     * Job {@code id} through execd-stub on node01 with the cell's hooks, as {@link #user}, spooled in the cell's
+     * spool folder, rsmap-shell on its PATH where the cell has it; the test adds its daemon and the rest.
+     */
+    StubJob stub(String id) {
+        StubJob job = new StubJob(dir.resolve("spool"), id, tmpdir).hooks(dir.resolve("rsmap-hook"),
+                dir.resolve("rsmap-starter")).user(user);
+        return shell ? job.env("PATH", dir + ":" + System.getenv("PATH")) : job;
     }
 
     /**
@@ -137,26 +209,17 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
      * {@code sh -c script}, {@code env} ("NAME=value") more of its environment.
      */
     Process job(Config config, String id, String request, String script, String... env) throws Exception {
-        Path hook = dir.resolve("rsmap-hook");
-        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool", dir.resolve("spool").toString(),
-                "--host", "node01", "--job", id, "--cwd", "/", "--tmpdir", tmpdir.toString(), "--user", user,
-                "--prolog", "root@" + hook + " prolog", "--starter", dir.resolve("rsmap-starter").toString(),
-                "--epilog", "root@" + hook + " epilog", "--", "sh", "-c", script));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", config.socket().toString());
-        pb.environment().put("RSMAP_REQUEST", request);
-        for (String kv : env) {
-            pb.environment().put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
-        }
-        if (shell) {
-            pb.environment().put("PATH", dir + ":" + System.getenv("PATH"));
-        }
-        return pb.start();
+        return stub(id).socket(config.socket()).request(request).environment(env).sh(script);
     }
 
     /** What a job printed, then "exit=" and its exit code; it must end within 90 s. */
     static String finish(Process p) throws Exception {
-        assertThat(p.waitFor(90, TimeUnit.SECONDS)).as("the job ends").isTrue();
+        return finish(p, 90);
+    }
+
+    /** The same, the job ending within {@code seconds}. */
+    static String finish(Process p, int seconds) throws Exception {
+        assertThat(p.waitFor(seconds, TimeUnit.SECONDS)).as("the job ends").isTrue();
         return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
     }
 
@@ -170,17 +233,22 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
         return tmpdir.resolve(name);
     }
 
-    /** In a job's script: wait for marker {@code name} (bounded, {@link ExecdStubIT#waitFor}), then go on. */
+    /** In a job's script: wait for marker {@code name} (bounded, {@link #waitFor(Path)}), then go on. */
     String waitFor(String name) {
-        return ExecdStubIT.waitFor(marker(name)) + "; ";
+        return waitFor(marker(name)) + "; ";
     }
 
-    /** Waits up to 60 s for {@code done}, then asserts it. */
-    static void until(String what, BooleanSupplier done) throws Exception {
-        for (int i = 0; i < 1200 && !done.getAsBoolean(); i++) {
-            Thread.sleep(50);
-        }
-        assertThat(done.getAsBoolean()).as(what).isTrue();
+    /**
+     * In a job's script: wait for {@code file}, bounded to 10 minutes (longer than any test waits): a test run
+     * killed midway, which never creates the file, leaves no job looping behind it.
+     */
+    static String waitFor(Path file) {
+        return "i=0; while [ ! -e " + file + " ] && [ $i -lt 12000 ]; do sleep 0.05; i=$((i+1)); done";
+    }
+
+    /** Asserts {@code done} within 60 s: a job's step through the hooks under cgroup v1, on a loaded machine. */
+    static <E extends Exception> void until(String what, Polls.Check<E> done) throws E, InterruptedException {
+        Polls.until(what, Duration.ofSeconds(60), done);
     }
 
     /** The cell's rsmap-shell as {@code who} (null: root) for job {@code id}. */
@@ -193,10 +261,6 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
 
     @Override
     public void close() throws Exception {
-        try (Stream<Path> all = Files.walk(dir)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
+        Trees.delete(dir);
     }
 }

@@ -4,31 +4,23 @@
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
+import static rsmap.daemon.ExecdCell.jobUser;
+import static rsmap.daemon.ExecdCell.sh;
+import static rsmap.daemon.ExecdCell.waitFor;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import rsmap.wire.Polls;
 
 class ExecdStubIT {
-    static final Path STUB = Path.of("..", "native-stubs", "target", "execd-stub").toAbsolutePath().normalize();
-    static final Path HOOK = Path.of("target", "rsmap-hook").toAbsolutePath();
-
-    /**
-     * Everything a job's owner must reach - the hook, the daemon's socket, the job's tmpdir - lives here,
-     * under /tmp with mode 0755: a JUnit temporary directory is 0700, and a clone may live under /root.
-     */
+    /** The hook, its starter link, the daemon's socket and the jobs' tmpdir, all reachable by a job's owner. */
+    ExecdCell cell;
     Path shared;
     Path hook;
     Path starter;
@@ -37,11 +29,10 @@ class ExecdStubIT {
 
     @BeforeEach
     void start() throws Exception {
-        assertThat(STUB).as("built by the native-stubs module").isExecutable();
-        shared = Files.createTempDirectory("rsmap-execd", PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxr-xr-x")));
-        hook = Files.copy(HOOK, shared.resolve("rsmap-hook"));
-        starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
+        cell = ExecdCell.open("rsmap-execd");
+        shared = cell.dir();
+        hook = shared.resolve("rsmap-hook");
+        starter = shared.resolve("rsmap-starter");
         // The starter runs as the job's owner: it must be able to connect (docs/integration-ocs.md, "Socket").
         config = TestDaemon.config(shared, "gpu=4(0 0 1 1)", "socket_mode = 0666");
         daemon = TestDaemon.start(config);
@@ -50,31 +41,13 @@ class ExecdStubIT {
     @AfterEach
     void stop() throws Exception {
         daemon.close();
-        try (Stream<Path> all = Files.walk(shared)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
+        cell.close();
     }
 
     /** A job through execd-stub with the hooks; {@code options} go before "--", the job is {@code sh -c shell}. */
     private Process job(String id, String request, String shell, List<String> options, String... extraEnv)
             throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(STUB.toString(), "--spool", shared.resolve("spool").toString(),
-                "--host", "node01", "--job", id, "--cwd", "/", "--tmpdir", shared.toString(),
-                "--prolog", "root@" + hook + " prolog", "--starter", starter.toString(),
-                "--epilog", "root@" + hook + " epilog"));
-        cmd.addAll(options);
-        cmd.addAll(List.of("--", "sh", "-c", shell));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", config.socket().toString());
-        if (request != null) {
-            pb.environment().put("RSMAP_REQUEST", request);
-        }
-        for (String kv : extraEnv) {
-            pb.environment().put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
-        }
-        return pb.start();
+        return cell.stub(id).options(options).socket(config.socket()).request(request).environment(extraEnv).sh(shell);
     }
 
     private Process job(String id, String request, String shell, String... extraEnv) throws IOException {
@@ -82,8 +55,7 @@ class ExecdStubIT {
     }
 
     private static String finish(Process p) throws Exception {
-        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
+        return ExecdCell.finish(p, 30);
     }
 
     // --- needs the daemon's JOB_ENTER -----------------------------------------------------------------
@@ -92,9 +64,7 @@ class ExecdStubIT {
     void twoJobsSharingACard_seeTheSameIdentifier_andEverythingIsGivenBack() throws Exception {
         Path go = shared.resolve("go");
         Process first = job("1", "gpu=1", "echo \"first=$SGE_HGR_gpu\"; " + waitFor(go));
-        for (int i = 0; i < 200 && daemon.cluster().runningJobs().isEmpty() && first.isAlive(); i++) {
-            Thread.sleep(50);
-        }
+        Polls.until("job 1 holds its card", () -> !daemon.cluster().runningJobs().isEmpty() || !first.isAlive());
         String second = finish(job("2", "gpu=1", "echo \"second=$SGE_HGR_gpu\""));
         Files.writeString(go, "");
         // Grid Engine's RSMAP manual: shares of one card; the policy puts a single share onto the partly used card
@@ -145,19 +115,12 @@ class ExecdStubIT {
         Path go = shared.resolve("go-pe");
         Process master = job("12", "gpu=1", "echo master=$SGE_HGR_gpu; " + waitFor(go),
                 List.of("--pe", "mpi", "--slots", "2"));
-        for (int i = 0; i < 200 && daemon.cluster().runningJobs().isEmpty() && master.isAlive(); i++) {
-            Thread.sleep(50);
-        }
+        Polls.until("job 12 holds its card", () -> !daemon.cluster().runningJobs().isEmpty() || !master.isAlive());
         // qrsh -inherit under Son of Grid Engine 8.1's builtin rsh: no prolog; the starter gets the task's
         // command line as one argument and no shell, and runs it with the owner's shell -c.
-        ProcessBuilder pb = new ProcessBuilder(STUB.toString(), "--spool", shared.resolve("spool").toString(), "--host",
-                "node01", "--job", "12", "--pe", "mpi", "--slots", "2", "--pe-task", "1", "--cwd", "/", "--tmpdir",
-                shared.toString(), "--prolog", "root@" + hook + " prolog", "--starter", starter.toString(), "--epilog",
-                "root@" + hook + " epilog", "--", "echo", "slave=$SGE_HGR_gpu", "mode=$SGE_STARTER_SHELL_START_MODE",
-                "dir=$SGE_JOB_SPOOL_DIR").redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", config.socket().toString());
-        pb.environment().put("RSMAP_REQUEST", "gpu=1");
-        String slave = finish(pb.start());
+        String slave = finish(cell.stub("12").options("--pe", "mpi", "--slots", "2", "--pe-task", "1")
+                .socket(config.socket()).request("gpu=1")
+                .start("echo", "slave=$SGE_HGR_gpu", "mode=$SGE_STARTER_SHELL_START_MODE", "dir=$SGE_JOB_SPOOL_DIR"));
         Files.writeString(go, "");
         assertThat(slave).isEqualTo("slave=0 mode=unix_behavior dir=" + shared.resolve("spool/node01/active_jobs/12.1/1.node01")
                 + "\nexit=0");
@@ -171,14 +134,10 @@ class ExecdStubIT {
         Path other = Files.createDirectory(shared.resolve("other"));
         Config otherConfig = TestDaemon.config(other, "gpu=4(0 0 1 1)", "socket_mode = 0666");
         try (Daemon ignored = TestDaemon.start(otherConfig)) {
-            ProcessBuilder pb = new ProcessBuilder(STUB.toString(), "--spool", shared.resolve("spool").toString(), "--host",
-                    "node02", "--job", "13", "--pe", "mpi", "--slots", "2", "--pe-task", "1", "--cwd", "/", "--tmpdir",
-                    shared.toString(), "--starter", starter.toString(), "--", "echo", "slave=[$SGE_HGR_gpu]")
-                    .redirectErrorStream(true);
-            pb.environment().put("RSMAP_SOCKET", otherConfig.socket().toString());
-            pb.environment().put("RSMAP_REQUEST", "gpu=1");
-            pb.environment().put("SGE_HGR_gpu", "0");
-            assertThat(finish(pb.start())).isEqualTo("slave=[]\nexit=0");
+            Process task = cell.stub("13").host("node02").noPrologOrEpilog()
+                    .options("--pe", "mpi", "--slots", "2", "--pe-task", "1").socket(otherConfig.socket())
+                    .request("gpu=1").env("SGE_HGR_gpu", "0").start("echo", "slave=[$SGE_HGR_gpu]");
+            assertThat(finish(task)).isEqualTo("slave=[]\nexit=0");
         }
     }
 
@@ -226,38 +185,5 @@ class ExecdStubIT {
         assertThat(Files.readAllLines(shared.resolve("spool/node01/active_jobs/11.1/environment"))).contains(
                 "SGE_TASK_ID=undefined", "SGE_TASK_FIRST=undefined", "SGE_TASK_LAST=undefined",
                 "SGE_TASK_STEPSIZE=undefined");
-    }
-
-    /**
-     * A job's wait for {@code file}, bounded to 10 minutes (longer than any test here waits): a test run
-     * killed midway, which never creates the file, leaves no job looping behind it.
-     */
-    static String waitFor(java.nio.file.Path file) {
-        return "i=0; while [ ! -e " + file + " ] && [ $i -lt 12000 ]; do sleep 0.05; i=$((i+1)); done";
-    }
-
-    /**
-     * The user a job runs as: nobody, or one created here. Needs root (execd's shepherd switches users as
-     * root); outside CI a non-root run skips with that reason, under CI=true it fails.
-     */
-    static String jobUser() throws Exception {
-        if (!sh("id -u").strip().equals("0")) {
-            String why = "switching to the job's owner needs root, as sge_execd does";
-            if ("true".equals(System.getenv("CI"))) {
-                fail(why);
-            }
-            Assumptions.abort(why);
-        }
-        if (sh("id -u nobody 2>/dev/null").isBlank()) {
-            sh("id -u rsmap-job >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh rsmap-job");
-            return "rsmap-job";
-        }
-        return "nobody";
-    }
-
-    static String sh(String command) throws Exception {
-        Process p = new ProcessBuilder("sh", "-c", command).redirectErrorStream(true).start();
-        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     }
 }

@@ -16,13 +16,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
+import rsmap.wire.Polls;
 
 @Timeout(300)
 class FailoverIT {
@@ -41,17 +41,7 @@ class FailoverIT {
 
     /** Authority {@code name} of {@code global} on the shared state directory, as a process. */
     private Process startAuthority(String name, String global, int takeoverTimeout) throws Exception {
-        Path d = Files.createDirectories(cell.dir(name));
-        Path conf = d.resolve("rsmapd.conf");
-        if (!Files.exists(conf)) {
-            Files.copy(Path.of("..", "examples", "complexes"), d.resolve("complexes"));
-            Files.writeString(conf, String.join("\n", List.of("complexes = complexes", "role = authority",
-                    "listen = 127.0.0.1:" + cell.port(name), "global_complex_values = " + global,
-                    "socket = rsmapd.sock", "state_dir = " + state, "admin_user = " + System.getProperty("user.name"),
-                    "reconcile_interval = 0", "munge_socket = " + cell.munged().socket(),
-                    "takeover_timeout = " + takeoverTimeout)) + "\n");
-        }
-        return cell.startAuthority(name);
+        return cell.startAuthority(name, global, "state_dir = " + state, "takeover_timeout = " + takeoverTimeout);
     }
 
     /** QUERY {"cluster":true} on authority {@code name}'s socket; null while it does not answer. */
@@ -69,12 +59,9 @@ class FailoverIT {
         return q == null ? "down" : q.path("role").asText("active");
     }
 
-    private static void until(String what, long ms, BooleanSupplier done) throws Exception {
-        long end = System.currentTimeMillis() + ms;
-        while (!done.getAsBoolean() && System.currentTimeMillis() < end) {
-            Thread.sleep(20);
-        }
-        assertThat(done.getAsBoolean()).as(what).isTrue();
+    private static <E extends Exception> void until(String what, long ms, Polls.Check<E> done)
+            throws E, InterruptedException {
+        Polls.until(what, Duration.ofMillis(ms), done);
     }
 
     /** A job that holds a global seat: a copy of the journal at a moment, checked as AuthorityIT checks it. */
@@ -151,13 +138,12 @@ class FailoverIT {
         JsonNode b = query("B");
         assertThat(b.path("maps").path("lic").path("instances").toString()).isEqualTo("[{\"id\":\"la\",\"holder\":\"\",\"health\":\"ok\"}]");
         assertThat(Files.readString(state.resolve("journal"))).doesNotContain("node09");
-        String sixth = "";
-        for (int attempt = 0; attempt < 40 && !sixth.endsWith("exit=0"); attempt++) {
-            // the first try may find the link's connection to A broken only when it uses it: rescheduled
-            sixth = finish(cell.job("node01", "6", "lic=1", "echo lic=$SGE_HGR_lic"));
-            assertThat(sixth).matches("(?s).*exit=(0|99)");
-            Thread.sleep(100);
-        }
+        // the first try may find the link's connection to A broken only when it uses it: rescheduled
+        String sixth = Polls.retry(Duration.ofSeconds(60), () -> {
+            String r = finish(cell.job("node01", "6", "lic=1", "echo lic=$SGE_HGR_lic"));
+            assertThat(r).matches("(?s).*exit=(0|99)");
+            return r;
+        }, r -> r.endsWith("exit=0"));
         assertThat(sixth).contains("lic=la").endsWith("exit=0");
         JsonNode link = JSON.readTree(cell.host("node01").handle(Code.QUERY, rsmap.wire.Frame.of(1, Code.QUERY.value()),
                 new rsmap.wire.Session((c, f, s) -> List.of(), new rsmap.wire.Session.Peer("root", "root", 0, 0, 0)))
@@ -197,7 +183,7 @@ class FailoverIT {
         cell.startHost("node01", "gpu=2(0 1)");
         Path go = cell.shared().resolve("go");
         Process held = cell.job("node01", "7", "lic=1[same=id,scope=job]", "echo lic=$SGE_HGR_lic; "
-                + ExecdStubIT.waitFor(go));
+                + ExecdCell.waitFor(go));
         until("node01:7 holds la at A", 30_000, () -> holder(query("A")).equals("node01:7"));
         String active = "A";
         for (String first : List.of("B", "A")) {

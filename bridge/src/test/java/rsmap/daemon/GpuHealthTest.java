@@ -7,15 +7,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Polls;
 import rsmap.wire.Session;
 
 @Timeout(60)
@@ -23,6 +25,12 @@ class GpuHealthTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     @TempDir
     Path tmp;
+    NvmlHost gpu;
+
+    @BeforeEach
+    void host() throws Exception {
+        gpu = NvmlHost.in(tmp);
+    }
 
     private void describe(String health0, String health1) throws Exception {
         List<String> cards = new ArrayList<>();
@@ -31,9 +39,7 @@ class GpuHealthTest {
             String c = GpuStub.card(i, "NVIDIA A100-SXM4-80GB", false);
             cards.add(c.substring(0, c.length() - 1) + ",\"health\":\"" + health[i] + "\"}");
         }
-        String d = GpuStub.description(cards);
-        HealthIT.use(tmp.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
-                + tmp.resolve("events") + "\"}");
+        gpu.describe(gpu.withEvents(GpuStub.description(cards)));
     }
 
     /** Each card's health: "ok" or "SOURCE: REASON". */
@@ -48,33 +54,25 @@ class GpuHealthTest {
         return out;
     }
 
+    /** The cards' health once it is {@code wanted}, or as it is after {@code ms}. */
     private static List<String> until(Daemon d, List<String> wanted, long ms) throws Exception {
-        long end = System.nanoTime() + ms * 1_000_000;
-        List<String> h = health(d);
-        while (!h.equals(wanted) && System.nanoTime() < end) {
-            Thread.sleep(20);
-            h = health(d);
-        }
-        return h;
+        return Polls.retry(Duration.ofMillis(ms), () -> health(d), wanted::equals);
     }
 
     @Test
     void sickAtStart_ignoredXids_doubleBitEcc_gpuLost_andHealthyAgain() throws Exception {
         describe("ok", "failed");
-        Files.createDirectories(tmp.resolve("dev"));
-        Config c = TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
-                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0", "health_interval = 1",
+        Config c = gpu.config(tmp.resolve("d"), "NONE", "reconcile_interval = 0", "health_interval = 1",
                 "gpu_ignore_xids = 79");
-        Path events = tmp.resolve("events");
         try (Daemon d = TestDaemon.start(c)) {
             assertThat(until(d, List.of("ok", "nvml: row remapping pending (a reset is needed)"), 3000))
                     .as("a card NVML reports sick at start").containsExactly("ok",
                             "nvml: row remapping pending (a reset is needed)");
-            HealthIT.append(events, "{\"uuid\":\"" + GpuStub.uuid(0) + "\",\"type\":\"xid\",\"xid\":79}");
-            HealthIT.append(events, "{\"uuid\":\"" + GpuStub.uuid(1) + "\",\"type\":\"gpu_lost\"}");
+            gpu.event("{\"uuid\":\"" + GpuStub.uuid(0) + "\",\"type\":\"xid\",\"xid\":79}");
+            gpu.event("{\"uuid\":\"" + GpuStub.uuid(1) + "\",\"type\":\"gpu_lost\"}");
             assertThat(until(d, List.of("ok", "nvml: GPU lost"), 3000)).containsExactly("ok", "nvml: GPU lost");
             assertThat(d.log()).anyMatch(l -> l.contains("Xid 79 on " + GpuStub.uuid(0)) && l.contains("gpu_ignore_xids"));
-            HealthIT.append(events, "{\"uuid\":\"" + GpuStub.uuid(0) + "\",\"type\":\"double_bit_ecc\"}");
+            gpu.event("{\"uuid\":\"" + GpuStub.uuid(0) + "\",\"type\":\"double_bit_ecc\"}");
             assertThat(until(d, List.of("nvml: double-bit ECC error", "nvml: GPU lost"), 3000))
                     .containsExactly("nvml: double-bit ECC error", "nvml: GPU lost");
             describe("ok", "ok");
@@ -91,7 +89,7 @@ class GpuHealthTest {
         }
         describe("ok", "ok");
         try (Daemon d = TestDaemon.start(c)) {
-            Thread.sleep(1500);
+            Thread.sleep(1500); // the thing tested: in the restart's first 1.5 s no NVML taint comes back from disk
             assertThat(health(d)).as("nothing of NVML was journaled").containsExactly("ok", "ok");
         }
     }
@@ -100,11 +98,8 @@ class GpuHealthTest {
     private Config sickCard(String more) throws Exception {
         String c0 = GpuStub.card(0, "NVIDIA A100-SXM4-80GB", false);
         String d = GpuStub.description(List.of(c0.substring(0, c0.length() - 1) + ",\"health\":\"failed\"," + more + "}"));
-        HealthIT.use(tmp.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
-                + tmp.resolve("events") + "\"}");
-        Files.createDirectories(tmp.resolve("dev"));
-        return TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
-                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0");
+        gpu.describe(gpu.withEvents(d));
+        return gpu.config(tmp.resolve("d"), "NONE", "reconcile_interval = 0");
     }
 
     /**
@@ -137,17 +132,12 @@ class GpuHealthTest {
     @Test
     void theEventWaitFailing_taintsNoHealthyCard_andTheRecheckGoesOn() throws Exception {
         describe("ok", "ok");
-        Files.createDirectories(tmp.resolve("dev"));
-        Config c = TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
-                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0", "health_interval = 1");
+        Config c = gpu.config(tmp.resolve("d"), "NONE", "reconcile_interval = 0", "health_interval = 1");
         try (Daemon d = TestDaemon.start(c)) {
-            HealthIT.append(tmp.resolve("events"), "{\"type\":\"wait_error\"}");
-            long end = System.nanoTime() + 5_000_000_000L;
-            while (d.log().stream().noneMatch(l -> l.contains("noticed by the recheck only")) && System.nanoTime() < end) {
-                Thread.sleep(20);
-            }
+            gpu.event("{\"type\":\"wait_error\"}");
+            Polls.await(Duration.ofSeconds(5), () -> d.log().stream().anyMatch(l -> l.contains("noticed by the recheck only")));
             assertThat(d.log()).anyMatch(l -> l.contains("NVML events: ") && l.contains("noticed by the recheck only"));
-            Thread.sleep(2_500); // two rounds of the recheck
+            Thread.sleep(2_500); // the thing tested: two rounds of the recheck taint nothing
             assertThat(health(d)).as("no card tainted for the lost event thread").containsExactly("ok", "ok");
             describe("ok", "failed");
             assertThat(until(d, List.of("ok", "nvml: row remapping pending (a reset is needed)"), 4000))
@@ -160,10 +150,8 @@ class GpuHealthTest {
     void noEventSet_theRecheckStillTaintsASickCard() throws Exception {
         String c0 = GpuStub.card(0, "NVIDIA A100-SXM4-80GB", false);
         String d = GpuStub.description(List.of(c0.substring(0, c0.length() - 1) + ",\"health\":\"failed\"}"));
-        HealthIT.use(tmp.resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"event_set_refused\":true}");
-        Files.createDirectories(tmp.resolve("dev"));
-        Config c = TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu",
-                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0");
+        gpu.describe(d.substring(0, d.length() - 1) + ",\"event_set_refused\":true}");
+        Config c = gpu.config(tmp.resolve("d"), "NONE", "reconcile_interval = 0");
         try (Daemon daemon = TestDaemon.start(c)) {
             assertThat(daemon.log()).anyMatch(l -> l.contains("nvmlEventSetCreate") && l.contains("no card is watched"));
             assertThat(health(daemon)).containsExactly("nvml: row remapping pending (a reset is needed)");

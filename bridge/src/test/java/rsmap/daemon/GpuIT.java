@@ -8,10 +8,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import rsmap.wire.Polls;
 
 @Timeout(180)
 class GpuIT {
@@ -21,7 +23,7 @@ class GpuIT {
     void setUp() throws Exception {
         cell = ExecdCell.nvml("rsmap-gpu").withShell();
         cell.gpus(2);
-        GpuStub.use(cell.dir().resolve("nvml.json"), GpuStub.cards(2));
+        cell.gpu().describe(GpuStub.cards(2));
     }
 
     @AfterEach
@@ -45,10 +47,8 @@ class GpuIT {
             Process job = cell.job(config, id, "gpu=1", "echo \"cvd=$CUDA_VISIBLE_DEVICES\"; "
                     + "echo \"hgr=$SGE_HGR_gpu\"; echo \"card0: " + open(0) + "\"; echo \"card1: " + open(1) + "\"; "
                     + "rsmap-shell realloc --add gpu=1 --tag grow; echo \"grow=$?\"; echo \"grown1: " + open(1) + "\"; "
-                    + "touch " + grown + "; " + ExecdStubIT.waitFor(checked), "CUDA_VISIBLE_DEVICES=GPU-the-jobs-own");
-            for (int i = 0; i < 1200 && !Files.exists(grown) && job.isAlive(); i++) {
-                Thread.sleep(50);
-            }
+                    + "touch " + grown + "; " + ExecdCell.waitFor(checked), "CUDA_VISIBLE_DEVICES=GPU-the-jobs-own");
+            Polls.await(Duration.ofSeconds(60), () -> Files.exists(grown) || !job.isAlive());
             Path envFile = config.stateDir().resolve("env").resolve(id);
             String env = Files.exists(envFile) ? Files.readString(envFile) : "(no " + envFile + ")";
             Files.writeString(checked, "");

@@ -8,10 +8,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import rsmap.wire.Polls;
 
 @Timeout(180)
 class GpuPlaceIT {
@@ -34,11 +36,9 @@ class GpuPlaceIT {
         host("node02", "NVIDIA H200");
         String sock = CELL.socket("authority").toString();
         String filter = "gpu_model == \"NVIDIA H200\" && nvidia_driver >= 550 && gpus >= 2";
-        String out = "";
-        for (int i = 0; i < 200 && !out.contains("1 hosts pass"); i++) {
-            Thread.sleep(50); // both hosts register after their connect
-            out = AuthorityIT.rsmap("place", "--socket", sock, "--filter", filter);
-        }
+        // both hosts register after their connect
+        String out = Polls.retry(Duration.ofSeconds(60), () -> AuthorityIT.rsmap("place", "--socket", sock, "--filter",
+                filter), o -> o.contains("1 hosts pass"));
         assertThat(out).contains("1 hosts pass: node02").contains("node01 fails (job)").endsWith("exit=0");
         assertThat(AuthorityIT.rsmap("place", "--socket", sock, "--filter", "gpu_model == \"NVIDIA A100-SXM4-80GB\"",
                 "--request", "gpu=2")).contains("can start now on node01").endsWith("exit=0");

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Polls;
 import rsmap.wire.Session;
 
 @Timeout(60)
@@ -140,11 +142,9 @@ class HealthDaemonTest {
             JsonNode q = JSON.readTree(root(authority, Code.QUERY, null).get(0).text(0));
             assertThat(q.path("maps").path("lic").path("instances").get(0).path("health").path("reason").asText())
                     .isEqualTo("licence server down");
-            List<Frame> first = root(host, Code.JOB_START, "{\"job\":\"7\",\"user\":\"alice\",\"request\":\"lic=1\"}");
-            for (int i = 0; i < 100 && first.get(0).code() == Code.ERROR.value(); i++) { // the host connects first
-                Thread.sleep(50);
-                first = root(host, Code.JOB_START, "{\"job\":\"7\",\"user\":\"alice\",\"request\":\"lic=1\"}");
-            }
+            // the host connects first
+            List<Frame> first = Polls.retry(Duration.ofSeconds(5), () -> root(host, Code.JOB_START,
+                    "{\"job\":\"7\",\"user\":\"alice\",\"request\":\"lic=1\"}"), r -> r.get(0).code() != Code.ERROR.value());
             assertThat(first.get(0).text(0)).as(first.toString()).contains("\"SGE_HGR_lic\":\"lb\"");
             assertThat(error(root(host, Code.JOB_START, "{\"job\":\"8\",\"user\":\"alice\",\"request\":\"lic=1\"}")))
                     .contains("tainted: la (admin: licence server down at ");
@@ -161,9 +161,7 @@ class HealthDaemonTest {
                 "health_command = " + check, "health_interval = 3600");
         try (Daemon d = TestDaemon.start(c)) {
             root(d, Code.DRAIN, "{\"map\":\"gpu\",\"id\":\"0\",\"reason\":\"replace the fan\"}");
-            for (int i = 0; i < 200 && !gpus(d).contains("1 check: fan failed"); i++) {
-                Thread.sleep(20);
-            }
+            Polls.await(Duration.ofSeconds(4), () -> gpus(d).contains("1 check: fan failed"));
             assertThat(gpus(d)).containsExactly("0 admin: replace the fan", "0 admin: replace the fan",
                     "1 check: fan failed", "1 check: fan failed");
         }
@@ -196,24 +194,17 @@ class HealthDaemonTest {
         Config c = TestDaemon.config(tmp.resolve("d"), "gpu=4(0 0 1 1)", "reconcile_interval = 0",
                 "health_command = " + check, "health_interval = 1", "health_timeout = 1");
         try (Daemon d = TestDaemon.start(c)) {
-            for (int i = 0; i < 200 && !gpus(d).contains("0 check: ECC page retirement pending"); i++) {
-                Thread.sleep(20);
-            }
+            Polls.await(Duration.ofSeconds(4), () -> gpus(d).contains("0 check: ECC page retirement pending"));
             assertThat(gpus(d)).containsExactly("0 check: ECC page retirement pending",
                     "0 check: ECC page retirement pending", "1 ok", "1 ok");
             assertThat(d.log()).anyMatch(l -> l.contains("health_command: line 4: expected 'MAP ID ok'"));
 
             Files.writeString(verdicts, "gpu 0 ok\ngpu 1 taint too hot\n");
-            for (int i = 0; i < 300 && !gpus(d).contains("1 check: too hot"); i++) {
-                Thread.sleep(20);
-            }
+            Polls.await(Duration.ofSeconds(6), () -> gpus(d).contains("1 check: too hot"));
             assertThat(gpus(d)).containsExactly("0 ok", "0 ok", "1 check: too hot", "1 check: too hot");
 
             Files.writeString(tmp.resolve("hang"), "");
-            for (int i = 0; i < 300 && d.log().stream().noneMatch(l -> l.contains("did not finish within health_timeout"));
-                 i++) {
-                Thread.sleep(20);
-            }
+            Polls.await(Duration.ofSeconds(6), () -> d.log().stream().anyMatch(l -> l.contains("did not finish within health_timeout")));
             assertThat(d.log()).anyMatch(l -> l.contains("did not finish within health_timeout (1 s): killed; nothing changed"));
             assertThat(gpus(d)).as("a check killed at its timeout changes nothing")
                     .containsExactly("0 ok", "0 ok", "1 check: too hot", "1 check: too hot");

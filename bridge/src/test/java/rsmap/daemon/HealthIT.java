@@ -10,7 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
+import rsmap.wire.Polls;
 
 @Timeout(180)
 class HealthIT {
@@ -43,27 +44,7 @@ class HealthIT {
     private void describe(String health) throws Exception {
         String card = GpuStub.card(0, "NVIDIA A100-SXM4-80GB", false);
         card = card.substring(0, card.length() - 1) + ",\"health\":\"" + health + "\"}";
-        String d = GpuStub.description(List.of(card));
-        use(cell.dir().resolve("nvml.json"), d.substring(0, d.length() - 1) + ",\"events_file\":\""
-                + cell.dir().resolve("events") + "\"}");
-    }
-
-    /**
-     * Points the stand-in at {@code description}; a later change replaces the file atomically, so that
-     * NVML, which reads it again at each call that reports health, never sees it half written.
-     */
-    static void use(Path file, String description) throws Exception {
-        if (!Files.exists(file)) {
-            GpuStub.use(file, description);
-            return;
-        }
-        Path next = file.resolveSibling(file.getFileName() + ".next");
-        Files.writeString(next, description);
-        Files.move(next, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-    }
-
-    static void append(Path events, String line) throws Exception {
-        Files.writeString(events, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        cell.gpu().describe(cell.gpu().withEvents(GpuStub.description(List.of(card))));
     }
 
     /** Each share's health of gpu in QUERY. */
@@ -85,17 +66,15 @@ class HealthIT {
     @Test
     void anXid79_taintsBothShares_reschedulesANewJob_keepsTheHolderRunning_andHealthOkClearsIt() throws Exception {
         Config config = cell.gpuConfig("gpu_shares = 2", "health_interval = 1");
-        Path events = cell.dir().resolve("events");
+        NvmlHost gpu = cell.gpu();
         Path release = cell.marker("release");
         String holder = ProcessHandle.current().pid() + "1";
         try (Daemon daemon = TestDaemon.start(config)) {
-            Process a = job(config, holder, "echo \"hgr=$SGE_HGR_gpu\"; " + ExecdStubIT.waitFor(release));
-            for (int i = 0; i < 1200 && !daemon.jobs().containsKey(holder) && a.isAlive(); i++) {
-                Thread.sleep(50);
-            }
+            Process a = job(config, holder, "echo \"hgr=$SGE_HGR_gpu\"; " + ExecdCell.waitFor(release));
+            Polls.await(Duration.ofSeconds(60), () -> daemon.jobs().containsKey(holder) || !a.isAlive());
             assertThat(daemon.jobs()).containsKey(holder);
-            append(events, "{\"uuid\":\"" + GpuStub.uuid(0) + "\",\"type\":\"xid\",\"xid\":13}");
-            Thread.sleep(500);
+            gpu.event("{\"uuid\":\"" + GpuStub.uuid(0) + "\",\"type\":\"xid\",\"xid\":13}");
+            Thread.sleep(500); // the thing tested: half a second on, Xid 13 has tainted nothing
             assertThat(health(config)).as("Xid 13 is the application's fault").containsExactly("ok", "ok");
             assertThat(daemon.log()).anyMatch(l -> l.contains("Xid 13") && l.contains("nothing tainted"));
 
@@ -124,19 +103,14 @@ class HealthIT {
             assertThat(subscribed.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("the stream's STATE").isTrue();
             describe("failed");
             long appended = System.nanoTime();
-            append(events, "{\"uuid\":\"" + GpuStub.uuid(0) + "\",\"type\":\"xid\",\"xid\":79}");
-            List<String> h = health(config);
-            while (!h.equals(List.of("nvml: Xid 79", "nvml: Xid 79")) && System.nanoTime() - appended < 5_000_000_000L) {
-                Thread.sleep(10);
-                h = health(config);
-            }
+            gpu.event("{\"uuid\":\"" + GpuStub.uuid(0) + "\",\"type\":\"xid\",\"xid\":79}");
+            List<String> h = Polls.retry(Duration.ofSeconds(5), () -> health(config),
+                    List.of("nvml: Xid 79", "nvml: Xid 79")::equals);
             long ms = (System.nanoTime() - appended) / 1_000_000;
             assertThat(h).containsExactly("nvml: Xid 79", "nvml: Xid 79");
             assertThat(ms).as("tainted within 2 s").isLessThan(2000);
             assertThat(daemon.log()).anyMatch(l -> l.contains("taint map=gpu id=0 source=nvml") && l.contains(holder));
-            for (int i = 0; i < 100 && diffs.stream().noneMatch(d -> d.contains("\"event\":\"taint\"")); i++) {
-                Thread.sleep(20);
-            }
+            Polls.await(Duration.ofSeconds(2), () -> diffs.stream().anyMatch(d -> d.contains("\"event\":\"taint\"")));
             assertThat(diffs).as("the event stream is told, with the job holding the card").anyMatch(d ->
                     d.contains("\"event\":\"taint\"") && d.contains("\"source\":\"nvml\",\"reason\":\"Xid 79\"")
                             && d.contains("\"jobs\":[\"" + holder + "\"]"));
@@ -145,14 +119,11 @@ class HealthIT {
             assertThat(refused).as("rescheduled, naming the taint").contains("prolog asked to reschedule")
                     .contains("tainted: 0 (nvml: Xid 79 at ").doesNotContain("started\n").endsWith("exit=99");
             assertThat(a.isAlive()).as("the job holding the card keeps running").isTrue();
-            Thread.sleep(1500);
+            Thread.sleep(1500); // the thing tested: the recheck one interval on keeps the taint
             assertThat(health(config)).as("still failed at the recheck").containsExactly("nvml: Xid 79", "nvml: Xid 79");
 
             describe("ok");
-            long cleared = System.nanoTime();
-            while (!health(config).equals(List.of("ok", "ok")) && System.nanoTime() - cleared < 10_000_000_000L) {
-                Thread.sleep(50);
-            }
+            Polls.await(Duration.ofSeconds(10), () -> health(config).equals(List.of("ok", "ok")));
             assertThat(health(config)).as("cleared at the next check").containsExactly("ok", "ok");
             assertThat(ExecdCell.finish(job(config, ProcessHandle.current().pid() + "3", "echo \"hgr=$SGE_HGR_gpu\"")))
                     .contains("hgr=0\n").endsWith("exit=0");

@@ -6,9 +6,11 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import rsmap.wire.Polls;
 
 @Timeout(180)
 class HealthPlaceIT {
@@ -17,12 +19,8 @@ class HealthPlaceIT {
 
     /** PLACE of gpu=1 until it says {@code expected} (the hosts' events reach the authority in batches). */
     private static String placeUntil(String sock, String expected) throws Exception {
-        String out = "";
-        for (int i = 0; i < 200 && !out.contains(expected); i++) {
-            Thread.sleep(50);
-            out = AuthorityIT.rsmap("place", "--socket", sock, "--request", "gpu=1");
-        }
-        return out;
+        return Polls.retry(Duration.ofSeconds(60), () -> AuthorityIT.rsmap("place", "--socket", sock, "--request", "gpu=1"),
+                o -> o.contains(expected));
     }
 
     @Test

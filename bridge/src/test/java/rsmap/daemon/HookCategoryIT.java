@@ -9,11 +9,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(300)
@@ -40,27 +39,13 @@ class HookCategoryIT {
             new StringBuilder("request: column 7: scope= needs same=").reverse().toString(),
             "x");
 
-    HookBuild build;
-    String user;
+    @RegisterExtension
+    static final HookBuild build = new HookBuild("running the starter as the job user");
     int fakes;
-
-    @BeforeAll
-    void build() throws Exception {
-        HookBuild.requireRootSetprivGcc("running the starter as the job user");
-        build = new HookBuild();
-        user = ExecdStubIT.jobUser();
-    }
-
-    @AfterAll
-    void clean() throws Exception {
-        if (build != null) {
-            build.close();
-        }
-    }
 
     private Map<String, String> env(String socket) {
         return new HashMap<>(Map.of("JOB_ID", "7", "SGE_TASK_ID", "undefined", "RSMAP_SOCKET", socket,
-                "RSMAP_REQUEST", "gpu=1", "USER", user));
+                "RSMAP_REQUEST", "gpu=1", "USER", build.user()));
     }
 
     /** Exit codes of prolog, starter, epilog and rsmap-shell status against a daemon answering ERROR {@code args}. */
@@ -71,10 +56,10 @@ class HookCategoryIT {
         String socket = build.fake(null, name, script.toArray(String[]::new)).toString();
         Map<String, String> env = env(socket);
         List<Integer> codes = new ArrayList<>();
-        codes.add(HookBuild.run(null, List.of(build.hook.toString(), "prolog"), env).code());
-        codes.add(HookBuild.run(user, List.of(build.starter.toString(), "true"), env).code());
-        codes.add(HookBuild.run(null, List.of(build.hook.toString(), "epilog"), env).code());
-        codes.add(HookBuild.run(null, List.of(build.shell.toString(), "status"), env).code());
+        codes.add(HookBuild.run(null, List.of(build.hook().toString(), "prolog"), env).code());
+        codes.add(HookBuild.run(build.user(), List.of(build.starter().toString(), "true"), env).code());
+        codes.add(HookBuild.run(null, List.of(build.hook().toString(), "epilog"), env).code());
+        codes.add(HookBuild.run(null, List.of(build.shell().toString(), "status"), env).code());
         return codes;
     }
 

@@ -7,20 +7,17 @@ package rsmap.daemon;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(180)
@@ -28,23 +25,9 @@ class HookFailClosedIT {
     static final String ENTER = "0014 ";
     static final String START = "0010 ";
     static final String END = "0011 ";
-    HookBuild build;
-    String user;
+    @RegisterExtension
+    static final HookBuild build = new HookBuild("running hooks as the job user");
     int fakes;
-
-    @BeforeAll
-    void build() throws Exception {
-        HookBuild.requireRootSetprivGcc("running hooks as the job user");
-        build = new HookBuild();
-        user = ExecdStubIT.jobUser();
-    }
-
-    @AfterAll
-    void clean() throws Exception {
-        if (build != null) {
-            build.close();
-        }
-    }
 
     /** A fake rsmapd of root's (trusted) with {@code script}; returns its name (socket and log). */
     private String fake(String... script) throws Exception {
@@ -54,7 +37,7 @@ class HookFailClosedIT {
     }
 
     private Path socket(String name) {
-        return build.dir.resolve("run").resolve(name + ".sock");
+        return build.dir().resolve("run").resolve(name + ".sock");
     }
 
     private Map<String, String> env(String name, String... kv) {
@@ -67,15 +50,15 @@ class HookFailClosedIT {
     }
 
     private HookBuild.Run hook(String who, String mode, Map<String, String> env) throws Exception {
-        return HookBuild.run(who, List.of(build.hook.toString(), mode), env);
+        return HookBuild.run(who, List.of(build.hook().toString(), mode), env);
     }
 
     private HookBuild.Run starter(Map<String, String> env, String shell) throws Exception {
-        return HookBuild.run(user, List.of(build.starter.toString(), "sh", "-c", shell), env);
+        return HookBuild.run(build.user(), List.of(build.starter().toString(), "sh", "-c", shell), env);
     }
 
     private Path marker() throws Exception {
-        Path m = build.dir.resolve("run").resolve("ran");
+        Path m = build.dir().resolve("run").resolve("ran");
         Files.deleteIfExists(m);
         return m;
     }
@@ -95,7 +78,7 @@ class HookFailClosedIT {
     @Test
     void starter_withoutRequest_rsmapdUnreachable_doesNotRunTheJob() throws Exception {
         Path ran = marker();
-        Path none = build.dir.resolve("run").resolve("nobody-listens.sock");
+        Path none = build.dir().resolve("run").resolve("nobody-listens.sock");
         Map<String, String> env = new HashMap<>(Map.of("JOB_ID", "7", "RSMAP_SOCKET", none.toString()));
         HookBuild.Run r = starter(env, "touch " + ran);
         assertThat(r).isEqualTo(new HookBuild.Run(99, "", "rsmap-hook: cannot reach rsmapd at " + none
@@ -139,13 +122,13 @@ class HookFailClosedIT {
 
     @Test
     void epilog_ofAnotherUser_refusedByTheRealDaemon_exits1_andTheGrantStaysHeld() throws Exception {
-        Path dir = Files.createDirectories(build.dir.resolve("real"));
+        Path dir = Files.createDirectories(build.dir().resolve("real"));
         Config config = TestDaemon.config(dir, "gpu=2(0 1)", "socket_mode = 0666");
         try (Daemon daemon = TestDaemon.start(config)) {
             Map<String, String> env = new HashMap<>(Map.of("JOB_ID", "17", "NSLOTS", "1", "RSMAP_REQUEST", "gpu=1",
-                    "USER", user, "RSMAP_SOCKET", config.socket().toString()));
+                    "USER", build.user(), "RSMAP_SOCKET", config.socket().toString()));
             assertThat(hook(null, "prolog", env)).isEqualTo(new HookBuild.Run(0, "SGE_HGR_gpu=0\n", ""));
-            HookBuild.Run refused = hook(user, "epilog", env);
+            HookBuild.Run refused = hook(build.user(), "epilog", env);
             assertThat(refused.code()).as("execd puts the queue in error state").isEqualTo(1);
             assertThat(refused.err()).startsWith("rsmap-hook: ").hasLineCount(1);
             assertThat(daemon.cluster().runningJobs()).containsExactly("17");
@@ -159,7 +142,7 @@ class HookFailClosedIT {
     @Test
     void prolog_answerLostOnce_asksAgain_andWritesTheGrantOnce() throws Exception {
         String f = fake("hangup", "1", "SGE_HGR_gpu=0");
-        Path spool = Files.createDirectories(build.dir.resolve("run").resolve("spool-" + f));
+        Path spool = Files.createDirectories(build.dir().resolve("run").resolve("spool-" + f));
         HookBuild.Run r = hook(null, "prolog", env(f, "RSMAP_REQUEST", "gpu=1", "NSLOTS", "1",
                 "SGE_JOB_SPOOL_DIR", spool.toString()));
         assertThat(r).isEqualTo(new HookBuild.Run(0, "", ""));
@@ -258,34 +241,26 @@ class HookFailClosedIT {
             }
             Assumptions.abort("no cgroup v1 devices controller at " + devices);
         }
-        Path dir = Files.createDirectories(build.dir.resolve("iso"));
+        Path dir = Files.createDirectories(build.dir().resolve("iso"));
         Path gpu0 = dir.resolve("nvidia0");
         Path gpu1 = dir.resolve("nvidia1");
-        ExecdStubIT.sh("mknod -m 666 " + gpu0 + " c 195 0 && mknod -m 666 " + gpu1 + " c 195 1");
+        ExecdCell.sh("mknod -m 666 " + gpu0 + " c 195 0 && mknod -m 666 " + gpu1 + " c 195 1");
         Config config = TestDaemon.config(dir, "gpu=2(gpu0[devices=" + gpu0 + ":rw] gpu1[devices=" + gpu1 + ":rw])",
                 "device_backend = cgroup-v1", "socket_mode = 0666", "reconcile_interval = 0");
         String id = ProcessHandle.current().pid() + "9";
         try (Daemon daemon = TestDaemon.start(config)) {
-            List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
-                    dir.resolve("spool").toString(), "--host", "node01", "--job", id, "--cwd", "/", "--tmpdir",
-                    dir.toString(), "--user", user, "--prolog", "root@" + build.hook + " prolog",
-                    "--starter", build.starter.toString(), "--epilog", "root@" + build.hook + " epilog", "--",
-                    "sh", "-c", "echo \"seen=$SGE_HGR_gpu\"; cat " + gpu0 + "; cat " + gpu1
-                            + "; cat /dev/null && echo null-ok"));
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-            pb.environment().put("RSMAP_SOCKET", config.socket().toString());
-            pb.environment().remove("RSMAP_REQUEST");
-            pb.environment().put("SGE_HGR_gpu", "gpu0 gpu1"); // brought by the job: dropped
-            Process p = pb.start();
-            assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
+            Process p = new StubJob(dir.resolve("spool"), id, dir).hooks(build.hook(), build.starter())
+                    .user(build.user()).socket(config.socket()).request(null)
+                    .env("SGE_HGR_gpu", "gpu0 gpu1") // brought by the job: dropped
+                    .sh("echo \"seen=$SGE_HGR_gpu\"; cat " + gpu0 + "; cat " + gpu1 + "; cat /dev/null && echo null-ok");
+            String out = ExecdCell.finish(p, 60);
             assertThat(out).contains("seen=\n");
             assertThat(out).contains(gpu0 + ": Operation not permitted");
             assertThat(out).contains(gpu1 + ": Operation not permitted");
             assertThat(out).contains("null-ok").endsWith("exit=0");
             assertThat(daemon.cluster().runningJobs()).isEmpty();
         } finally {
-            ExecdStubIT.sh("rm -f " + gpu0 + " " + gpu1);
+            ExecdCell.sh("rm -f " + gpu0 + " " + gpu1);
         }
     }
 }

@@ -12,38 +12,28 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class HookTrustIT {
     static final String GRANT = "SGE_HGR_gpu=0 1";
-    HookBuild build;
-    String user;
+    @RegisterExtension
+    static final HookBuild build = new HookBuild("running the job user's daemon and starter");
     long uid;
     Path owners;
 
     @BeforeAll
-    void build() throws Exception {
-        HookBuild.requireRootSetprivGcc("running the job user's daemon and starter");
-        build = new HookBuild();
-        user = ExecdStubIT.jobUser();
-        uid = HookBuild.uid(user);
+    void owners() throws Exception {
+        uid = HookBuild.uid(build.user());
         // The job owner's own daemon, where the job's RSMAP_SOCKET points: it grants every card.
-        owners = build.fake(user, "owners", "grant", GRANT);
-    }
-
-    @AfterAll
-    void clean() throws Exception {
-        if (build != null) {
-            build.close();
-        }
+        owners = build.fake(build.user(), "owners", "grant", GRANT);
     }
 
     @BeforeEach
@@ -56,12 +46,12 @@ class HookTrustIT {
         Files.deleteIfExists(marker);
         Map<String, String> env = new HashMap<>(Map.of("JOB_ID", "7", "SGE_TASK_ID", "undefined",
                 "RSMAP_REQUEST", "gpu=1", "RSMAP_SOCKET", socket.toString()));
-        return HookBuild.run(user, List.of(build.starter.toString(), "sh", "-c", "echo \"$SGE_HGR_gpu\" > " + marker),
+        return HookBuild.run(build.user(), List.of(build.starter().toString(), "sh", "-c", "echo \"$SGE_HGR_gpu\" > " + marker),
                 env);
     }
 
     private Path marker() {
-        return build.dir.resolve("run").resolve("ran");
+        return build.dir().resolve("run").resolve("ran");
     }
 
     @Test
@@ -70,13 +60,13 @@ class HookTrustIT {
         HookBuild.Run r = starter(owners, marker());
         assertThat(r.code()).as("job error: execd puts the job in error state").isEqualTo(100);
         assertThat(r.err()).isEqualTo("rsmap-hook: not trusting the server at " + owners + ": it runs as uid " + uid
-                + ", not as root or daemon_user 'root' of " + build.sysconf + "\n");
+                + ", not as root or daemon_user 'root' of " + build.sysconf() + "\n");
         assertThat(marker()).as("the job did not run").doesNotExist();
     }
 
     @Test
     void starter_daemonUserOfTheInstalledConfiguration_isTrusted() throws Exception {
-        build.install("complexes = /etc/rsmap/complexes\nDaemon_User = " + user + "   # rsmapd's own account\n");
+        build.install("complexes = /etc/rsmap/complexes\nDaemon_User = " + build.user() + "   # rsmapd's own account\n");
         HookBuild.Run r = starter(owners, marker());
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(Files.readString(marker())).isEqualTo("0 1\n");
@@ -93,11 +83,11 @@ class HookTrustIT {
             daemon_user = no-such-user-here                             | daemon_user 'no-such-user-here' of SYSCONF is not in /etc/passwd
             """)
     void starter_configurationThatDoesNotNameTheUser_refuses(String text, String why) throws Exception {
-        build.install(text.replace("\\n", "\n").replace("USER", user) + "\n");
+        build.install(text.replace("\\n", "\n").replace("USER", build.user()) + "\n");
         HookBuild.Run r = starter(owners, marker());
         assertThat(r.code()).as(r.err()).isEqualTo(100);
         assertThat(r.err()).startsWith("rsmap-hook: not trusting the server at " + owners)
-                .contains(why.replace("SYSCONF", build.sysconf.toString())).endsWith("\n").hasLineCount(1);
+                .contains(why.replace("SYSCONF", build.sysconf().toString())).endsWith("\n").hasLineCount(1);
         assertThat(marker()).doesNotExist();
     }
 
@@ -110,13 +100,13 @@ class HookTrustIT {
             chmod 600 SYSCONF          | cannot read SYSCONF (Permission denied)
             """)
     void starter_configurationThatCannotBeBelieved_refuses(String change, String why) throws Exception {
-        build.install("complexes = /etc/rsmap/complexes\ndaemon_user = " + user + "\n");
-        ExecdStubIT.sh(change.replace("USER", user).replace("SYSCONF", build.sysconf.toString()));
+        build.install("complexes = /etc/rsmap/complexes\ndaemon_user = " + build.user() + "\n");
+        ExecdCell.sh(change.replace("USER", build.user()).replace("SYSCONF", build.sysconf().toString()));
         HookBuild.Run r = starter(owners, marker());
         assertThat(r.code()).as(r.err()).isEqualTo(100);
         assertThat(r.err()).isEqualTo("rsmap-hook: not trusting the server at " + owners + " (uid " + uid + "): "
-                + (why.startsWith("cannot") ? why.replace("SYSCONF", build.sysconf.toString()) + ", which says who may serve"
-                : build.sysconf + " cannot say who may serve: " + why) + "\n");
+                + (why.startsWith("cannot") ? why.replace("SYSCONF", build.sysconf().toString()) + ", which says who may serve"
+                : build.sysconf() + " cannot say who may serve: " + why) + "\n");
         assertThat(marker()).doesNotExist();
     }
 
@@ -128,10 +118,10 @@ class HookTrustIT {
         // The prolog and the epilog run as root: a job owner's daemon never answers them.
         Map<String, String> env = Map.of("JOB_ID", "7", "RSMAP_REQUEST", "gpu=1", "RSMAP_SOCKET", owners.toString());
         String refusal = "rsmap-hook: not trusting the server at " + owners + ": it runs as uid " + uid
-                + ", not as root or as this process's user (uid 0; no " + build.sysconf + " installed)\n";
-        assertThat(HookBuild.run(null, List.of(build.hook.toString(), "prolog"), env))
+                + ", not as root or as this process's user (uid 0; no " + build.sysconf() + " installed)\n";
+        assertThat(HookBuild.run(null, List.of(build.hook().toString(), "prolog"), env))
                 .as("reschedule").isEqualTo(new HookBuild.Run(99, "", refusal));
-        assertThat(HookBuild.run(null, List.of(build.hook.toString(), "epilog"), env))
+        assertThat(HookBuild.run(null, List.of(build.hook().toString(), "epilog"), env))
                 .isEqualTo(new HookBuild.Run(1, "", refusal));
         assertThat(build.log("owners")).as("only the starter's JOB_ENTER reached it").containsExactly(
                 "0014 {\"job\":\"7\",\"task\":\"undefined\"}");
@@ -141,7 +131,7 @@ class HookTrustIT {
     void prolog_rootsOwnDaemon_isTrustedUnderAnInstalledConfiguration() throws Exception {
         build.install("complexes = /etc/rsmap/complexes\n");
         Path roots = build.fake(null, "roots", "grant", "SGE_HGR_gpu=1");
-        HookBuild.Run r = HookBuild.run(null, List.of(build.hook.toString(), "prolog"),
+        HookBuild.Run r = HookBuild.run(null, List.of(build.hook().toString(), "prolog"),
                 Map.of("JOB_ID", "8", "RSMAP_REQUEST", "gpu=1", "RSMAP_SOCKET", roots.toString()));
         assertThat(r).isEqualTo(new HookBuild.Run(0, "SGE_HGR_gpu=1\n", ""));
     }
@@ -151,12 +141,12 @@ class HookTrustIT {
     @Test
     void rsmapShell_ownersDaemon_underAnInstalledConfiguration_exit1_sendsNothing() throws Exception {
         build.install("complexes = /etc/rsmap/complexes\n"); // daemon_user: root
-        for (String who : new String[] {user, null}) {
-            HookBuild.Run r = HookBuild.run(who, List.of(build.shell.toString(), "realloc", "--add", "gpu=1"),
+        for (String who : new String[] {build.user(), null}) {
+            HookBuild.Run r = HookBuild.run(who, List.of(build.shell().toString(), "realloc", "--add", "gpu=1"),
                     Map.of("JOB_ID", "7", "RSMAP_SOCKET", owners.toString()));
             assertThat(r).as("as " + (who == null ? "root" : who)).isEqualTo(new HookBuild.Run(1, "",
                     "rsmap-shell: not trusting the server at " + owners + ": it runs as uid " + uid
-                    + ", not as root or daemon_user 'root' of " + build.sysconf + "\n"));
+                    + ", not as root or daemon_user 'root' of " + build.sysconf() + "\n"));
         }
         assertThat(build.log("owners")).noneMatch(line -> line.startsWith("0015 "));
     }
@@ -178,8 +168,8 @@ class HookTrustIT {
                 + ", not as root").hasLineCount(1);
         assertThat(r.out()).isEmpty();
         // The same server named daemon_user of the configuration rsmap reads (-Drsmap.sysconf, for tests): believed.
-        Path conf = build.dir.resolve("etc").resolve("cli.conf");
-        Files.writeString(conf, "complexes = x\ndaemon_user = " + user + "\n");
+        Path conf = build.dir().resolve("etc").resolve("cli.conf");
+        Files.writeString(conf, "complexes = x\ndaemon_user = " + build.user() + "\n");
         Files.setPosixFilePermissions(conf, PosixFilePermissions.fromString("rw-r--r--"));
         HookBuild.Run ok = HookBuild.run(null, List.of(rsmap.toString(), "status", "--json", "--socket",
                 owners.toString()), Map.of("HOME", "/root", "RSMAP_JAVA_OPTS", "-Drsmap.sysconf=" + conf));

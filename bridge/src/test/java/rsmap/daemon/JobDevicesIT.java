@@ -229,7 +229,7 @@ class JobDevicesIT {
                     // Released: no process of the job may hold card 1 now, nor open it again.
                     for (int look = 0; look < 20; look++) {
                         assertThat(holders(a)).as("try " + i + ": a descriptor of card 1 outlived its RELEASE").isZero();
-                        Thread.sleep(2);
+                        Thread.sleep(2); // the thing tested: 20 looks over 40 ms find no holder
                     }
                     HookBuild.Run grow = cell.rsmapShell(cell.user(), config, a, "realloc", "--add", "gpu=1[id=gpu1]");
                     assertThat(grow.code()).as(grow.err()).isZero();

@@ -8,12 +8,13 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static rsmap.daemon.AuthorityCell.finish;
-import static rsmap.daemon.AuthorityCell.until;
+import static rsmap.wire.Polls.until;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import rsmap.wire.Polls;
 
 @Timeout(240)
 class JobKeysIT {
@@ -53,7 +55,7 @@ class JobKeysIT {
 
     /** A job through execd-stub and the hooks on {@code host}, printing its cards; {@code gate}: it waits for that file. */
     private Process job(String host, String id, String request, Path gate) throws Exception {
-        String script = "echo \"gpu=$SGE_HGR_gpu lic=$SGE_HGR_lic\"" + (gate == null ? "" : "; " + ExecdStubIT.waitFor(gate));
+        String script = "echo \"gpu=$SGE_HGR_gpu lic=$SGE_HGR_lic\"" + (gate == null ? "" : "; " + ExecdCell.waitFor(gate));
         return cell.job(host, id, request, script);
     }
 
@@ -217,15 +219,9 @@ class JobKeysIT {
                 return false;
             }
         });
-        String second = "";
         // node02's link may have seen the kill already: then it waits out its backoff (250 ms doubling).
-        for (int attempt = 0; attempt < 60; attempt++) {
-            second = finish(job("node02", "80", both, null));
-            if (!second.contains("unreachable")) {
-                break;
-            }
-            Thread.sleep(250);
-        }
+        String second = Polls.retry(Duration.ofSeconds(60), () -> finish(job("node02", "80", both, null)),
+                s -> !s.contains("unreachable"));
         assertThat(second).as("one key per map, both kept").contains("gpu=0 0 lic=lb").endsWith("exit=0");
         open(other, "node02", "79");
         open(gate, "node01", "80");

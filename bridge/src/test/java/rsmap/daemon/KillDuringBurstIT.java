@@ -8,8 +8,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Polls;
 import rsmap.wire.Session;
 import rsmap.wire.TestClient;
 
@@ -38,17 +39,7 @@ class KillDuringBurstIT {
 
     /** rsmapd as a process of its own, as systemd runs it. */
     private Process daemonProcess(Path conf, Path socket) throws Exception {
-        Files.deleteIfExists(socket);
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-cp",
-                System.getProperty("java.class.path"), Main.class.getName(), "--config", conf.toString())
-                .redirectErrorStream(true).redirectOutput(tmp.resolve("rsmapd.log").toFile()).start();
-        for (int i = 0; i < 600 && !Files.exists(socket); i++) {
-            assertThat(p.isAlive()).as(Files.readString(tmp.resolve("rsmapd.log"))).isTrue();
-            Thread.sleep(50);
-        }
-        assertThat(socket).exists();
-        return p;
+        return RsmapdProcess.start(conf, socket, tmp.resolve("rsmapd.log"));
     }
 
     private record Hook(int exit, String out, String err) {
@@ -56,7 +47,7 @@ class KillDuringBurstIT {
 
     /** rsmap-hook prolog or epilog of one job, as execd runs it. */
     private static Hook hook(String mode, String job, Path socket) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(RsmapHookIT.HOOK.toAbsolutePath().toString(), mode);
+        ProcessBuilder pb = new ProcessBuilder(ExecdCell.HOOK.toString(), mode);
         pb.environment().clear();
         pb.environment().putAll(Map.of("RSMAP_SOCKET", socket.toString(), "JOB_ID", job, "SGE_TASK_ID", "undefined",
                 "NSLOTS", "1", "USER", "alice", "RSMAP_REQUEST", "gpu=1"));
@@ -85,10 +76,8 @@ class KillDuringBurstIT {
             // Wait until it is journaled (the state says so), then kill before anyone reads the answer.
             try (TestClient q = new TestClient(config.socket())) {
                 q.call(Frame.of(1, Code.INIT.value(), Session.VERSION));
-                for (int i = 0; i < 200 && !q.call(Frame.of(2, Code.QUERY.value())).get(0).text(0)
-                        .contains("\"job\":\"77\""); i++) {
-                    Thread.sleep(10);
-                }
+                Polls.until("job 77 journaled", () -> q.call(Frame.of(2, Code.QUERY.value())).get(0).text(0)
+                        .contains("\"job\":\"77\""));
             }
             daemon.destroyForcibly();
             daemon.waitFor();
@@ -127,7 +116,7 @@ class KillDuringBurstIT {
             String job = Integer.toString(1000 + i);
             pool.execute(() -> {
                 try {
-                    ProcessBuilder pb = new ProcessBuilder(RsmapHookIT.HOOK.toAbsolutePath().toString(), "prolog");
+                    ProcessBuilder pb = new ProcessBuilder(ExecdCell.HOOK.toString(), "prolog");
                     pb.environment().clear();
                     pb.environment().putAll(Map.of("RSMAP_SOCKET", config.socket().toString(), "JOB_ID", job,
                             "SGE_TASK_ID", "undefined", "NSLOTS", "1", "USER", "alice", "RSMAP_REQUEST", "gpu=1"));
@@ -143,9 +132,7 @@ class KillDuringBurstIT {
                 }
             });
         }
-        while (answered.size() < killAfter && done.get() < JOBS) {
-            Thread.sleep(1);
-        }
+        Polls.await(Duration.ofSeconds(120), () -> answered.size() >= killAfter || done.get() >= JOBS);
         daemon.destroyForcibly(); // SIGKILL, mid-burst
         daemon.waitFor();
         pool.shutdown();

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.wire.Polls;
 
 class LeaseTest {
     @TempDir
@@ -116,14 +117,17 @@ class LeaseTest {
             long t0 = System.nanoTime();
             assertThat(standby.poll()).isFalse();
             assertThat(standby.current().orElseThrow().holder()).isEqualTo("node01:7321");
-            Thread.sleep(300);
+            Thread.sleep(300); // the holder renews half-way through the timeout
             plant(new LeaseRecord(4, 10, "node01:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 1); // renewed
             long renewed = System.nanoTime();
-            while (!standby.poll()) {
-                Thread.sleep(20);
+            Polls.until("taken", () -> {
+                if (standby.poll()) {
+                    return true;
+                }
                 assertThat((System.nanoTime() - t0) / 1_000_000).as("taken within the timeout after the renewal")
                         .isLessThan(3_000);
-            }
+                return false;
+            });
             long tookMs = (System.nanoTime() - renewed) / 1_000_000;
             assertThat(tookMs).as("not before the timeout after the last renewal").isGreaterThanOrEqualTo(600);
             assertThat(tookMs).as("its renewal lock free, its lease as last seen: served at once").isLessThan(1_050);
@@ -150,18 +154,21 @@ class LeaseTest {
                         waitingSeen.set(ms);
                     });
                     try {
-                        Thread.sleep(5);
+                        Thread.sleep(5); // the pace of a socket's QUERYs
                     } catch (InterruptedException e) {
                         return;
                     }
                 }
             });
             querier.start();
-            while (!standby.poll()) {
-                Thread.sleep(20);
+            Polls.until("taken", () -> {
+                if (standby.poll()) {
+                    return true;
+                }
                 assertThat((System.nanoTime() - t0) / 1_000_000).as("taken, not waiting on the stopped holder")
                         .isLessThan(5_000);
-            }
+                return false;
+            });
             querier.interrupt();
             querier.join();
             assertThat((System.nanoTime() - t0) / 1_000_000).as("the timeout, then three quarters of it")
@@ -192,7 +199,7 @@ class LeaseTest {
         try (Lease standby = open(Duration.ofMillis(400))) {
             for (int i = 1; i <= 12; i++) {
                 assertThat(standby.poll()).as("poll " + i).isFalse();
-                Thread.sleep(50);
+                Thread.sleep(50); // the thing tested: a holder renewing every 50 ms, 600 ms in all, past the timeout
                 plant(new LeaseRecord(5, i, "node02:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 2 + i % 2);
             }
             assertThat(standby.current().orElseThrow().seq()).isEqualTo(11);
@@ -208,7 +215,7 @@ class LeaseTest {
         try (Lease standby = open(Duration.ofMillis(100))) {
             for (int i = 0; i < 10; i++) {
                 assertThat(standby.poll()).isFalse();
-                Thread.sleep(30);
+                Thread.sleep(30); // the thing tested: 300 ms, three times the timeout, and never taken
             }
             assertThat(standby.current()).isEmpty();
         } finally {
@@ -223,7 +230,7 @@ class LeaseTest {
             active.check(); // just renewed: nothing to read
             assertThat(stops).isEmpty();
             plant(new LeaseRecord(2, 0, "node01:7321", 1, Instant.parse("2026-12-03T12:00:00Z")), 1);
-            Thread.sleep(350); // past three quarters of the timeout: the check reads the lease
+            Thread.sleep(350); // the thing tested: past three quarters of the timeout, the check reads the lease
             active.check();
             assertThat(stops).isNotEmpty();
             assertThat(stops.get(0)).isEqualTo("the authority node00:7321 lost its lease on " + tmp + " (its epoch 1; now "

@@ -11,11 +11,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import rsmap.wire.Polls;
 
 @Timeout(180)
 class MigIT {
@@ -26,8 +28,8 @@ class MigIT {
         cell = ExecdCell.nvml("rsmap-mig");
         cell.gpus(1);
         cell.node("dev/nvidiactl", 195, 255);
-        MigStub.caps(cell.dir().resolve("mig-minors"), cell.dir().resolve("dev"), true);
-        GpuStub.use(cell.dir().resolve("nvml.json"), MigStub.description(cell.dir().resolve("mig-state.json"), ""));
+        cell.gpu().migCaps(true);
+        cell.gpu().describeMig("");
     }
 
     @AfterEach
@@ -39,22 +41,19 @@ class MigIT {
 
     @Test
     void aJobAskingForASlice_seesItsMigUuid_opensOnlyItsCapabilityNodes_andTheSliceIsGoneAtItsEnd() throws Exception {
-        Config config = cell.gpuConfig("mig_map = mig", "mig_caps_file = " + cell.dir().resolve("mig-minors"));
-        MigStub.declare(config.complexes());
+        Config config = cell.migConfig();
         String id = ProcessHandle.current().pid() + "7";
         Path listed = cell.marker("listed");
         Path checked = cell.marker("checked");
-        Path state = cell.dir().resolve("mig-state.json");
+        Path state = cell.gpu().migState();
         try (Daemon daemon = TestDaemon.start(config)) {
             String caps = cell.dir().resolve("dev/nvidia-caps").toString();
             Process job = cell.job(config, id, "mig=1[profile=2g.20gb]", "echo \"cvd=$CUDA_VISIBLE_DEVICES\"; "
                     + "echo \"hgr=$SGE_HGR_mig\"; "
                     + "echo \"card0: " + ExecdCell.open(cell.dir().resolve("dev/nvidia0")) + "\"; "
                     + "for n in " + caps + "/*; do echo \"$(basename $n): $(cat $n 2>&1 | sed 's/.*: //')\"; done; "
-                    + "touch " + listed + "; " + ExecdStubIT.waitFor(checked));
-            for (int i = 0; i < 1200 && !Files.exists(listed) && job.isAlive(); i++) {
-                Thread.sleep(50);
-            }
+                    + "touch " + listed + "; " + ExecdCell.waitFor(checked));
+            Polls.await(Duration.ofSeconds(60), () -> Files.exists(listed) || !job.isAlive());
             String during = Files.exists(state) ? Files.readString(state) : "{}";
             Files.writeString(checked, "");
             String out = ExecdCell.finish(job);
@@ -78,15 +77,11 @@ class MigIT {
 
     @Test
     void aFailedCreation_theProlog_exits99NamingNvmlsError_andTheCardIsTainted() throws Exception {
-        GpuStub.use(cell.dir().resolve("nvml.json"), MigStub.description(cell.dir().resolve("mig-state.json"),
-                ",\"fail_create\":true"));
-        Config config = TestDaemon.config(cell.dir().resolve("d"), "NONE", "reconcile_interval = 0",
-                "nvml_library = " + GpuStub.LIBRARY, "gpu_map = gpu", "mig_map = mig",
-                "mig_caps_file = " + cell.dir().resolve("mig-minors"), "gpu_dev_dir = " + cell.dir().resolve("dev"));
-        MigStub.declare(config.complexes());
+        cell.gpu().describeMig(",\"fail_create\":true");
+        Config config = cell.gpu().migConfig(cell.dir().resolve("d"), "NONE", "reconcile_interval = 0");
         try (Daemon daemon = TestDaemon.start(config)) {
             for (String[] job : new String[][] {{"41", "mig=1[profile=1g.10gb]"}, {"42", "gpu=1"}}) {
-                ProcessBuilder pb = new ProcessBuilder(RsmapHookIT.HOOK.toAbsolutePath().toString(), "prolog");
+                ProcessBuilder pb = new ProcessBuilder(ExecdCell.HOOK.toString(), "prolog");
                 pb.environment().clear();
                 pb.environment().putAll(java.util.Map.of("RSMAP_SOCKET", config.socket().toString(), "JOB_ID", job[0],
                         "SGE_TASK_ID", "undefined", "NSLOTS", "1", "USER", "root", "RSMAP_REQUEST", job[1]));

@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
@@ -35,19 +36,8 @@ class MigKillIT {
     Path tmp;
 
     private Process daemon(Path conf, Path socket, Path description) throws Exception {
-        Files.deleteIfExists(socket);
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp",
-                System.getProperty("java.class.path"), Main.class.getName(), "--config", conf.toString())
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(tmp.resolve("rsmapd.log").toFile()));
-        pb.environment().put("RSMAP_NVML_STUB", description.toString());
-        Process p = pb.start();
-        for (int i = 0; i < 1200 && !Files.exists(socket); i++) {
-            assertThat(p.isAlive()).as(Files.readString(tmp.resolve("rsmapd.log"))).isTrue();
-            Thread.sleep(25);
-        }
-        assertThat(socket).exists();
-        return p;
+        return RsmapdProcess.start(conf, socket, tmp.resolve("rsmapd.log"),
+                Map.of("RSMAP_NVML_STUB", description.toString()), "-XX:TieredStopAtLevel=1");
     }
 
     /** The MIG UUIDs of the jobs rsmapd holds (their SGE_HGR_mig), as QUERY says. */
@@ -74,18 +64,13 @@ class MigKillIT {
     }
 
     private Host host() throws Exception {
-        Path state = tmp.resolve("mig-state.json");
-        Path description = GpuStub.use(tmp.resolve("nvml.json"), MigStub.description(state,
-                ",\"create_delay_ms\":20,\"destroy_delay_ms\":20"));
-        Files.writeString(state, "{\"instances\":[{\"gpu\":\"" + MigStub.UUID + "\",\"profile\":\"1g.10gb\",\"placement\":0,"
-                + "\"gi\":9,\"ci\":0,\"uuid\":\"MIG-admins\"}]}");
-        Files.createDirectories(tmp.resolve("dev"));
-        MigStub.caps(tmp.resolve("mig-minors"), tmp.resolve("dev"), false);
-        Config config = TestDaemon.config(tmp.resolve("d"), "NONE", "nvml_library = " + GpuStub.LIBRARY,
-                "gpu_map = gpu", "mig_map = mig", "mig_caps_file = " + tmp.resolve("mig-minors"),
-                "gpu_dev_dir = " + tmp.resolve("dev"), "reconcile_interval = 0", "socket_mode = 0666");
-        MigStub.declare(config.complexes());
-        return new Host(state, description, config, config.complexes().resolveSibling("rsmapd.conf"));
+        NvmlHost gpu = NvmlHost.in(tmp);
+        Path description = gpu.describeMig(",\"create_delay_ms\":20,\"destroy_delay_ms\":20");
+        Files.writeString(gpu.migState(), "{\"instances\":[{\"gpu\":\"" + MigStub.UUID + "\",\"profile\":\"1g.10gb\","
+                + "\"placement\":0,\"gi\":9,\"ci\":0,\"uuid\":\"MIG-admins\"}]}");
+        gpu.migCaps(false);
+        Config config = gpu.migConfig(tmp.resolve("d"), "NONE", "reconcile_interval = 0", "socket_mode = 0666");
+        return new Host(gpu.migState(), description, config, config.complexes().resolveSibling("rsmapd.conf"));
     }
 
     /** What the driver must hold with rsmapd up: the held jobs' slices and the admin's. */

@@ -47,7 +47,7 @@ public final class MigStub {
                 lines.add(name);
                 Path node = dev.resolve("nvidia-caps/nvidia-cap" + name.substring(name.indexOf(' ') + 1));
                 if (mknod) {
-                    ExecdStubIT.sh("mknod -m 666 " + node + " c 238 " + name.substring(name.indexOf(' ') + 1));
+                    ExecdCell.sh("mknod -m 666 " + node + " c 238 " + name.substring(name.indexOf(' ') + 1));
                 } else {
                     Files.writeString(node, "");
                 }

@@ -5,35 +5,19 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 class NodeFilterIT {
-    Path shared;
-    Path hook;
-    Path starter;
+    ExecdCell cell;
     Config config;
     Daemon daemon;
 
     @BeforeEach
     void start() throws Exception {
-        assertThat(ExecdStubIT.STUB).as("built by the native-stubs module").isExecutable();
-        shared = Files.createTempDirectory("rsmap-filter", PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxr-xr-x")));
-        hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
-        starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
-        config = TestDaemon.config(shared, "gpu=2(0 1)", "socket_mode = 0666",
+        cell = ExecdCell.open("rsmap-filter");
+        config = TestDaemon.config(cell.dir(), "gpu=2(0 1)", "socket_mode = 0666",
                 "attributes = arch=x86_64, cpu_speed=1.8GHz, kernel=6.5.2", "filter = arch != \"ppc64le\"");
         daemon = TestDaemon.start(config);
     }
@@ -41,32 +25,13 @@ class NodeFilterIT {
     @AfterEach
     void stop() throws Exception {
         daemon.close();
-        try (Stream<Path> all = Files.walk(shared)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
+        cell.close();
     }
 
     /** A job through execd-stub with the hooks, RSMAP_REQUEST and RSMAP_FILTER set where not null. */
     private String job(String id, String request, String filter, String shell) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
-                shared.resolve("spool").toString(), "--host", "node01", "--job", id, "--cwd", "/", "--tmpdir",
-                shared.toString(), "--prolog", "root@" + hook + " prolog", "--starter", starter.toString(),
-                "--epilog", "root@" + hook + " epilog", "--", "sh", "-c", shell));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", config.socket().toString());
-        pb.environment().remove("RSMAP_REQUEST");
-        pb.environment().remove("RSMAP_FILTER");
-        if (request != null) {
-            pb.environment().put("RSMAP_REQUEST", request);
-        }
-        if (filter != null) {
-            pb.environment().put("RSMAP_FILTER", filter);
-        }
-        Process p = pb.start();
-        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
+        return ExecdCell.finish(cell.stub(id).socket(config.socket()).request(request).env("RSMAP_FILTER", filter)
+                .sh(shell), 30);
     }
 
     @Test

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Polls;
 
 @Timeout(180)
 class OutOfDescriptorsIT {
@@ -51,7 +52,7 @@ class OutOfDescriptorsIT {
 
     @Test
     void emfileAtAccept_saidOnce_noSpin_sessionsServed_acceptsAgainWhenFree() throws Exception {
-        boolean prlimit = ExecdStubIT.sh("command -v prlimit || echo none").strip().startsWith("/");
+        boolean prlimit = ExecdCell.sh("command -v prlimit || echo none").strip().startsWith("/");
         if ("true".equals(System.getenv("CI"))) {
             assertThat(prlimit).as("prlimit(1) (util-linux) is needed under CI=true").isTrue();
         }
@@ -64,7 +65,7 @@ class OutOfDescriptorsIT {
         try (Client before = Client.connect(socket, Duration.ofSeconds(10))) {
             assertThat(query(before)).as("a session open before the limit").isNotEmpty();
             int open = descriptors();
-            ExecdStubIT.sh("prlimit --pid " + daemon.pid() + " --nofile=" + (open + ROOM) + ":" + (open + ROOM));
+            ExecdCell.sh("prlimit --pid " + daemon.pid() + " --nofile=" + (open + ROOM) + ":" + (open + ROOM));
 
             for (int i = 0; i < CONNECTS; i++) {
                 SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX);
@@ -77,14 +78,11 @@ class OutOfDescriptorsIT {
                 }
             }
             assertThat(held.size()).as("connects the kernel took").isGreaterThan(ROOM);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!Files.readString(log).contains(SAID) && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
+            Polls.await(Duration.ofSeconds(30), () -> Files.readString(log).contains(SAID));
             assertThat(Files.readString(log)).as("EMFILE at accept is said").contains(SAID);
 
             long cpu0 = cpuTicks();
-            Thread.sleep(WATCH_MS);
+            Thread.sleep(WATCH_MS); // the window whose CPU is measured
             long cpuMs = (cpuTicks() - cpu0) * 10; // USER_HZ = 100
             assertThat(cpuMs).as("CPU of a daemon that cannot accept, over %d ms: no spin on the ready listener",
                     WATCH_MS).isLessThan(WATCH_MS / 4);
@@ -94,7 +92,7 @@ class OutOfDescriptorsIT {
             // lets one queued connection through; the next accept fails again: still the same streak.
             int full = descriptors();
             held.remove(0).close();
-            Thread.sleep(1000);
+            Thread.sleep(1000); // the thing tested: a second on, the freed descriptor is taken and nothing more is said
             assertThat(descriptors()).as("the freed descriptor taken by a queued connection").isEqualTo(full);
             assertThat(Files.readString(log).split(java.util.regex.Pattern.quote(SAID), -1).length - 1)
                     .as("said once for the whole streak").isEqualTo(1);
@@ -103,15 +101,14 @@ class OutOfDescriptorsIT {
                 c.close();
             }
             held.clear();
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            List<Frame> answer = List.of();
-            while (answer.isEmpty() && System.nanoTime() < until) {
+            // the descriptors of the closed connections are freed as the daemon reads their ends
+            List<Frame> answer = Polls.retry(Duration.ofSeconds(10), () -> {
                 try (Client after = Client.connect(socket, Duration.ofSeconds(2))) {
-                    answer = query(after);
+                    return query(after);
                 } catch (java.io.IOException | Client.Refusal notYet) {
-                    Thread.sleep(100); // the descriptors of the closed connections are freed as the daemon reads their ends
+                    return List.<Frame>of();
                 }
-            }
+            }, a -> !a.isEmpty());
             assertThat(answer).as("a new connection is served once descriptors are free").isNotEmpty();
         }
         assertThat(daemon.isAlive()).as(Files.readString(log)).isTrue();

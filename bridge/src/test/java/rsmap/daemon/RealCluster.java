@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -19,6 +20,8 @@ import java.util.stream.Stream;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
 import rsmap.wire.HeldGrants;
+import rsmap.wire.Ports;
+import rsmap.wire.Polls;
 
 /**
  * One test cluster in {@link #dir}: rsmapd on {@link #host()} serves {@code gpu}, two fake cards ({@link #device}),
@@ -27,6 +30,14 @@ import rsmap.wire.HeldGrants;
 public abstract class RealCluster implements AutoCloseable {
     /** What a command said. */
     protected record Ran(int code, String out, String err) {
+    }
+
+    /** The cluster's authority: munged's socket, the loopback port the authority listens on, its Unix socket. */
+    public record ClusterAuthority(Path mungeSocket, int port, Path socket) {
+        /** What the host's rsmapd.conf adds to register with it. */
+        public List<String> hostLines() {
+            return List.of("authority = 127.0.0.1:" + port, "munge_socket = " + mungeSocket);
+        }
     }
 
     /** Everything of this cluster: configuration, logs, state; removed at {@link #close}. */
@@ -66,6 +77,35 @@ public abstract class RealCluster implements AutoCloseable {
 
     /** The cluster's own stop: its jobs, {@link #stopDaemons}, what they left. */
     protected abstract void stop();
+
+    /** Runs {@code command} in the cluster's environment; an exit other than 0 throws, with what it said. */
+    protected abstract void mustRun(List<String> command) throws IOException, InterruptedException;
+
+    /** Starts daemon {@code name} in the cluster's environment, its output in log/NAME.out; kept to stop. */
+    protected abstract Process spawn(String name, List<String> command) throws IOException;
+
+    /**
+     * munged with a key of its own (under munge/, mode 0755: a job owner's client reaches its socket) and an
+     * rsmapd of role authority on a free loopback port (authority.conf, on the complex table complexes that the
+     * cluster wrote), both kept to stop; the host's rsmapd registers with it through {@link ClusterAuthority#hostLines}.
+     */
+    protected ClusterAuthority startAuthority() throws IOException, InterruptedException {
+        Path munge = Files.createDirectories(dir.resolve("munge"));
+        Files.setPosixFilePermissions(munge, PosixFilePermissions.fromString("rwxr-xr-x"));
+        mustRun(List.of("mungekey", "--create", "--force", "--keyfile=" + munge.resolve("munge.key")));
+        Path mungeSocket = munge.resolve("socket");
+        spawn("munged", List.of("munged", "--foreground", "--force", "--socket=" + mungeSocket,
+                "--key-file=" + munge.resolve("munge.key"), "--pid-file=" + munge.resolve("munged.pid"),
+                "--seed-file=" + munge.resolve("seed"), "--log-file=" + dir.resolve("log/munged.log")));
+        awaitFile(mungeSocket, "munged");
+        int port = Ports.free();
+        Files.writeString(dir.resolve("authority.conf"), String.join("\n", "role = authority", "complexes = complexes",
+                "listen = 127.0.0.1:" + port, "socket = authority.sock", "state_dir = authority-state",
+                "munge_socket = " + mungeSocket, "reconcile_interval = 0") + "\n");
+        spawn("authority", rsmapd(dir.resolve("authority.conf")));
+        awaitFile(dir.resolve("authority.sock"), "the authority");
+        return new ClusterAuthority(mungeSocket, port, dir.resolve("authority.sock"));
+    }
 
     /** Skips a test when something is {@code missing} (saying {@code why}); under CI=true fails instead. */
     protected static void require(List<String> missing, String why) {
@@ -124,14 +164,14 @@ public abstract class RealCluster implements AutoCloseable {
 
     /** Until {@code file} exists (30 s); fails at once, with the logs, when a daemon has exited meanwhile. */
     public void awaitFile(Path file, String who) throws IOException, InterruptedException {
-        for (int i = 0; i < 600 && !Files.exists(file); i++) {
+        Polls.await(Duration.ofSeconds(30), () -> {
             for (Process p : started) {
                 if (!p.isAlive()) {
                     throw new IllegalStateException(who + " is not running (exit " + p.exitValue() + "):\n" + logs());
                 }
             }
-            Thread.sleep(50);
-        }
+            return Files.exists(file);
+        });
         if (!Files.exists(file)) {
             throw new IllegalStateException(who + " did not create " + file + " in 30 s:\n" + logs());
         }
@@ -194,22 +234,19 @@ public abstract class RealCluster implements AutoCloseable {
 
     /** Until the rsmapd of {@link #host()} has registered with {@code authority} (its link connects in the background; 30 s). */
     protected void awaitRegistered(Path authority) throws IOException, InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
+        boolean registered = Polls.await(Duration.ofSeconds(30), () -> {
             try (Client c = Client.connect(authority)) {
                 String q = c.call(Code.QUERY, "{\"cluster\":true}").get(0).text(0);
-                if (q.contains("\"" + host() + "\":{\"connected\":true")) {
-                    return;
-                }
+                return q.contains("\"" + host() + "\":{\"connected\":true");
             } catch (IOException | Client.Refusal e) {
-                // not yet
+                return false; // not yet
             }
-            if (System.nanoTime() > end) {
-                throw new IllegalStateException("the rsmapd of " + host() + " did not register with the authority\n" + logs());
-            }
-            Thread.sleep(100);
+        });
+        if (!registered) {
+            throw new IllegalStateException("the rsmapd of " + host() + " did not register with the authority\n" + logs());
         }
     }
+
 
     /** Runs {@code pb} to its end, at most {@code seconds}; what it wrote to stdout and stderr. */
     protected static Ran finish(ProcessBuilder pb, List<String> command, int seconds) throws IOException, InterruptedException {
@@ -228,53 +265,45 @@ public abstract class RealCluster implements AutoCloseable {
         }
     }
 
+    /** One attempt: kills the processes in cgroup {@code top} and below (never this JVM), removes the empty cgroups. */
+    private static void killAndRemove(Path top) {
+        try (Stream<Path> s = Files.walk(top)) {
+            List<Path> dirs = s.filter(Files::isDirectory).sorted(Comparator.reverseOrder()).toList();
+            for (Path d : dirs) {
+                for (String pid : Files.readAllLines(d.resolve("cgroup.procs"))) {
+                    if (!pid.isBlank() && Long.parseLong(pid.strip()) != ProcessHandle.current().pid()) {
+                        ProcessHandle.of(Long.parseLong(pid.strip())).ifPresent(ProcessHandle::destroyForcibly);
+                    }
+                }
+            }
+            for (Path d : dirs) {
+                try {
+                    Files.delete(d); // rmdir of an empty cgroup
+                } catch (IOException busy) {
+                    // its processes are still exiting: next attempt
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // gone meanwhile, or still busy: next attempt
+        }
+    }
+
     /** Kills the processes left in cgroup {@code top} and below (never this JVM), and removes them; 5 s at most. */
     protected static void removeCgroup(Path top, String who) {
         if (!Files.isDirectory(top)) {
             return;
         }
-        for (int attempt = 0; attempt < 50 && Files.isDirectory(top); attempt++) {
-            try (Stream<Path> s = Files.walk(top)) {
-                List<Path> dirs = s.filter(Files::isDirectory).sorted(Comparator.reverseOrder()).toList();
-                for (Path d : dirs) {
-                    for (String pid : Files.readAllLines(d.resolve("cgroup.procs"))) {
-                        if (!pid.isBlank() && Long.parseLong(pid.strip()) != ProcessHandle.current().pid()) {
-                            ProcessHandle.of(Long.parseLong(pid.strip())).ifPresent(ProcessHandle::destroyForcibly);
-                        }
-                    }
-                }
-                for (Path d : dirs) {
-                    try {
-                        Files.delete(d); // rmdir of an empty cgroup
-                    } catch (IOException busy) {
-                        // its processes are still exiting: next attempt
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                // gone meanwhile, or still busy: next attempt
-            }
-            if (Files.isDirectory(top)) {
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
+        try {
+            Polls.await(Duration.ofSeconds(5), () -> {
+                killAndRemove(top);
+                return !Files.isDirectory(top);
+            });
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
         }
         if (Files.isDirectory(top)) {
             System.err.println(who + ": could not remove cgroup " + top);
-        }
-    }
-
-    /** Removes {@code dir} and everything below it; says on stderr what it could not. */
-    protected static void deleteTree(Path dir, String who) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            System.err.println(who + ": removing " + dir + ": " + e);
         }
     }
 

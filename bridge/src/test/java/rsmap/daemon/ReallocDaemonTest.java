@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Polls;
 import rsmap.wire.Session;
 
 @Timeout(60)
@@ -293,7 +294,9 @@ class ReallocDaemonTest {
             List<Frame> entered = DaemonSessions.as(daemon, "root", 0, holder.pid(), new ArrayList<>())
                     .onCommand(cmd(4, Code.JOB_ENTER, "{\"job\":\"7\"}"));
             assertThat(entered.get(entered.size() - 1)).as(entered.toString()).isEqualTo(Session.ok(4));
-            Thread.sleep(200); // the shell has opened its descriptor
+            Polls.until("the shell has opened its descriptor", () -> Files.isSymbolicLink(Path.of("/proc", Long.toString(holder.pid()),
+                    "fd", "3")) && Files.readSymbolicLink(Path.of("/proc", Long.toString(holder.pid()), "fd", "3")).toString()
+                    .equals("/dev/ptmx"));
             allocOf(alice().onCommand(cmd(5, Code.REALLOC, "{\"job\":\"7\",\"ids\":{\"node01\":{\"gpu\":[\"1\"]}}}")));
             List<Frame> r = alice().onCommand(cmd(6, Code.RELEASE, "{\"job\":\"7\"}"));
             assertThat(r.get(0).code()).isEqualTo(Code.ERROR.value());

@@ -79,7 +79,7 @@ class ReallocIT {
                     + "rsmap-shell release; echo \"release=$?\"; echo \"released: " + open(1) + "\"; "
                     + "touch " + cell.marker("a-released") + "; " + cell.waitFor("a-end"));
             until("B asks for a card", () -> Files.exists(cell.marker("b-asks")));
-            Thread.sleep(700);
+            Thread.sleep(700); // the thing tested: B is not answered within 700 ms of asking
             assertThat(cell.marker("b-answered")).as("card 1 is taken away from A, not released: B waits")
                     .doesNotExist();
             assertThat(daemon.waitingReallocs()).isEqualTo(1);
@@ -154,7 +154,7 @@ class ReallocIT {
     void aFluxStyleShell_growsWithAnRfc51Jobspec_andReleasesByR_printingTheRDeltas() throws Exception {
         Config config = config();
         String a = prefix + "5";
-        Path stub = Files.copy(ExecdStubIT.STUB.resolveSibling("shell-stub"), cell.dir().resolve("shell-stub"));
+        Path stub = Files.copy(StubJob.STUB.resolveSibling("shell-stub"), cell.dir().resolve("shell-stub"));
         Path spec = Files.writeString(cell.dir().resolve("add.json"), "{\"version\":1,\"resources\":["
                 + "{\"type\":\"slot\",\"count\":1,\"label\":\"task\",\"with\":[{\"type\":\"core\",\"count\":1},{\"type\":\"gpu\","
                 + "\"count\":1}]}],\"tasks\":[{\"command\":[\"app\"],\"slot\":\"task\",\"count\":{\"per_slot\":1}}],"
@@ -216,7 +216,7 @@ class ReallocIT {
 
     /** A user that neither owns the job nor administers rsmapd. */
     private static String otherUser() throws Exception {
-        ExecdStubIT.sh("id -u rsmap-other >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh rsmap-other");
+        ExecdCell.sh("id -u rsmap-other >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh rsmap-other");
         return "rsmap-other";
     }
 }

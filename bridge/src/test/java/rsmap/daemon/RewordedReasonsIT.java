@@ -24,6 +24,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.FrameDecoder;
@@ -32,15 +33,14 @@ import rsmap.wire.FrameException;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(180)
 class RewordedReasonsIT {
-    HookBuild build;
+    @RegisterExtension
+    static final HookBuild build = new HookBuild("the hooks' build");
     Daemon daemon;
     Config config;
 
     @BeforeAll
     void start() throws Exception {
-        HookBuild.requireRootSetprivGcc("the hooks' build");
-        build = new HookBuild();
-        config = TestDaemon.config(build.dir.resolve("d"), "gpu=2(0 1)", "socket_mode = 0666");
+        config = TestDaemon.config(build.dir().resolve("d"), "gpu=2(0 1)", "socket_mode = 0666");
         daemon = TestDaemon.start(config);
     }
 
@@ -48,9 +48,6 @@ class RewordedReasonsIT {
     void stop() throws Exception {
         if (daemon != null) {
             daemon.close();
-        }
-        if (build != null) {
-            build.close();
         }
     }
 
@@ -144,7 +141,7 @@ class RewordedReasonsIT {
         if (filter != null) {
             env.put("RSMAP_FILTER", filter);
         }
-        return HookBuild.run(null, List.of(build.hook.toString(), "prolog"), env).code();
+        return HookBuild.run(null, List.of(build.hook().toString(), "prolog"), env).code();
     }
 
     @Test
@@ -172,7 +169,7 @@ class RewordedReasonsIT {
             int direct = prolog(config.socket(), Integer.toString(job++), request, filter);
             assertThat(direct).as("%s %s directly", request, filter).isEqualTo(c[2]);
             for (UnaryOperator<String> reword : rewordings) {
-                try (Proxy p = new Proxy(build.dir.resolve("run").resolve("proxy.sock"), config.socket(), reword)) {
+                try (Proxy p = new Proxy(build.dir().resolve("run").resolve("proxy.sock"), config.socket(), reword)) {
                     assertThat(prolog(p.path, Integer.toString(job++), request, filter))
                             .as("%s %s, its reason reworded", request, filter).isEqualTo(direct);
                 }

@@ -6,14 +6,13 @@ package rsmap.daemon;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import rsmap.daemon.HookBuild.Run;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import org.junit.jupiter.api.AfterEach;
@@ -22,19 +21,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class RsmapHookIT {
-    static final Path HOOK = Path.of("target", "rsmap-hook");
-
     @TempDir
     Path tmp;
     Config config;
     Daemon daemon;
 
-    record Run(int code, String out, String err) {
-    }
-
     @BeforeEach
     void start() throws Exception {
-        assertThat(HOOK).as("built by the Maven build (gcc)").isExecutable();
+        assertThat(ExecdCell.HOOK).as("built by the Maven build (gcc)").isExecutable();
         config = TestDaemon.config(tmp, "gpu=4(0 0 1 1)");
         daemon = TestDaemon.start(config);
     }
@@ -45,20 +39,14 @@ class RsmapHookIT {
     }
 
     private Run hook(String mode, Map<String, String> env) throws Exception {
-        return run(List.of(HOOK.toAbsolutePath().toString(), mode), env);
+        return run(List.of(ExecdCell.HOOK.toString(), mode), env);
     }
 
     /** Runs {@code cmd} with exactly {@code env} (and PATH, and the real daemon's socket unless it says otherwise). */
     private Run run(List<String> cmd, Map<String, String> env) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(cmd);
-        pb.environment().clear();
-        pb.environment().put("PATH", "/usr/local/bin:/usr/bin:/bin");
-        pb.environment().put("RSMAP_SOCKET", config.socket().toString());
-        pb.environment().putAll(env);
-        Process p = pb.start();
-        assertThat(p.waitFor(20, TimeUnit.SECONDS)).isTrue();
-        return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
-                new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+        Map<String, String> all = new HashMap<>(Map.of("RSMAP_SOCKET", config.socket().toString()));
+        all.putAll(env);
+        return HookBuild.run(null, cmd, all, 20);
     }
 
     @Test
@@ -150,7 +138,7 @@ class RsmapHookIT {
     }
 
     private List<String> starter(String... job) {
-        List<String> cmd = new ArrayList<>(List.of(HOOK.toAbsolutePath().toString(), "starter"));
+        List<String> cmd = new ArrayList<>(List.of(ExecdCell.HOOK.toString(), "starter"));
         cmd.addAll(List.of(job));
         return cmd;
     }
@@ -247,7 +235,7 @@ class RsmapHookIT {
     @Test
     void starter_underItsLinkName_takesTheJobFromItsArguments_alsoAsALoginShell() throws Exception {
         // installed as /usr/libexec/rsmap/rsmap-starter -> rsmap-hook (docs/integration-ocs.md)
-        Files.copy(HOOK, tmp.resolve("rsmap-hook"));
+        Files.copy(ExecdCell.HOOK, tmp.resolve("rsmap-hook"));
         Path link = Files.createSymbolicLink(tmp.resolve("rsmap-starter"), Path.of("rsmap-hook"));
         Path sock = tmp.resolve("fake.sock");
         try (FakeDaemon fake = grantingNothing(sock)) {
@@ -297,14 +285,14 @@ class RsmapHookIT {
 
     @Test
     void starter_installedSetgid_dropsTheGroupBeforeTheJobRuns() throws Exception {
-        String user = ExecdStubIT.jobUser();
+        String user = ExecdCell.jobUser();
         Path dir = Files.createDirectories(tmp.resolve("libexec"));
-        Path starter = Files.copy(HOOK, dir.resolve("rsmap-hook"));
+        Path starter = Files.copy(ExecdCell.HOOK, dir.resolve("rsmap-hook"));
         // as packaging installs it: group "daemon" stands for rsmap here, mode 2755
-        ExecdStubIT.sh("chgrp daemon " + starter + " && chmod 2755 " + starter + " && chmod 755 " + tmp);
+        ExecdCell.sh("chgrp daemon " + starter + " && chmod 2755 " + starter + " && chmod 755 " + tmp);
         Path sock = tmp.resolve("fake.sock");
         Map<String, String> env = new java.util.HashMap<>(Map.of("JOB_ID", "1", "RSMAP_SOCKET", sock.toString()));
-        String own = ExecdStubIT.sh("id -g " + user).strip();
+        String own = ExecdCell.sh("id -g " + user).strip();
         Run r;
         try (FakeDaemon fake = grantingNothing(sock)) {
             r = run(List.of("setpriv", "--reuid=" + user, "--regid=" + own, "--init-groups", starter.toString(),

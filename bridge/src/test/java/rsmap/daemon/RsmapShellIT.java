@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -22,12 +23,14 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
+import rsmap.daemon.HookBuild.Run;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Polls;
 import rsmap.wire.Session;
 
 class RsmapShellIT {
-    static final Path SHELL = Path.of("target", "rsmap-shell").toAbsolutePath();
+    static final Path SHELL = ExecdCell.SHELL;
     // The codes of docs/protocol.md ("Codes").
     static final int REALLOC = Code.REALLOC.value();
     static final int RELEASE = Code.RELEASE.value();
@@ -39,9 +42,6 @@ class RsmapShellIT {
     @TempDir
     Path tmp;
     Path sock;
-
-    record Run(int code, String out, String err) {
-    }
 
     @BeforeEach
     void built() {
@@ -76,15 +76,9 @@ class RsmapShellIT {
     Run shell(Map<String, String> env, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(SHELL.toString()));
         cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd);
-        pb.environment().clear();
-        pb.environment().put("PATH", "/usr/local/bin:/usr/bin:/bin");
-        pb.environment().put("RSMAP_SOCKET", sock.toString());
-        pb.environment().putAll(env);
-        Process p = pb.start();
-        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
-                new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+        Map<String, String> all = new HashMap<>(Map.of("RSMAP_SOCKET", sock.toString()));
+        all.putAll(env);
+        return HookBuild.run(null, cmd, all, 30);
     }
 
     Run against(Function<Frame, List<Frame>> script, String... args) throws Exception {
@@ -212,13 +206,11 @@ class RsmapShellIT {
             pb.environment().clear();
             pb.environment().putAll(Map.of("RSMAP_SOCKET", sock.toString(), "JOB_ID", "7"));
             Process p = pb.start();
-            for (int i = 0; i < 200 && fake.received.isEmpty(); i++) {
-                Thread.sleep(25);
-            }
+            Polls.await(Duration.ofSeconds(5), () -> !fake.received.isEmpty());
             assertThat(fake.received).as("the realloc arrived").hasSize(1);
-            Thread.sleep(1500); // past the hooks' habits: no timeout ends the wait
+            Thread.sleep(1500); // the thing tested: past the hooks' habits, no timeout ends the wait
             assertThat(p.isAlive()).isTrue();
-            assertThat(ExecdStubIT.sh("kill -s " + signal + " " + p.pid() + "; echo $?").strip()).isEqualTo("0");
+            assertThat(ExecdCell.sh("kill -s " + signal + " " + p.pid() + "; echo $?").strip()).isEqualTo("0");
             assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
             assertThat(new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
                     new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8)))
@@ -340,12 +332,12 @@ class RsmapShellIT {
 
     @Test
     void installedSetgid_reachesAGroupSocket_thenDropsTheGroupWhileItWaits() throws Exception {
-        String user = ExecdStubIT.jobUser();
+        String user = ExecdCell.jobUser();
         Path dir = Files.createDirectories(tmp.resolve("libexec"));
         Path shell = Files.copy(SHELL, dir.resolve("rsmap-shell"));
         // group "daemon" stands for rsmap: the binary 2755, the socket 0660, as packaging and rsmapd make them
-        ExecdStubIT.sh("chgrp daemon " + shell + " && chmod 2755 " + shell + " && chmod 755 " + tmp);
-        String own = ExecdStubIT.sh("id -g " + user).strip();
+        ExecdCell.sh("chgrp daemon " + shell + " && chmod 2755 " + shell + " && chmod 755 " + tmp);
+        String own = ExecdCell.sh("id -g " + user).strip();
         CountDownLatch looked = new CountDownLatch(1);
         try (FakeDaemon fake = new FakeDaemon(sock, c -> {
             try {
@@ -355,15 +347,13 @@ class RsmapShellIT {
             }
             return alloc(c, 0, "", "SGE_HGR_gpu=1");
         })) {
-            ExecdStubIT.sh("chgrp daemon " + sock + " && chmod 660 " + sock);
+            ExecdCell.sh("chgrp daemon " + sock + " && chmod 660 " + sock);
             ProcessBuilder pb = new ProcessBuilder("setpriv", "--reuid=" + user, "--regid=" + own, "--init-groups",
                     shell.toString(), "realloc", "--add", "gpu=1");
             pb.environment().clear();
             pb.environment().putAll(Map.of("RSMAP_SOCKET", sock.toString(), "JOB_ID", "7"));
             Process p = pb.start();
-            for (int i = 0; i < 200 && fake.received.isEmpty(); i++) {
-                Thread.sleep(25);
-            }
+            Polls.await(Duration.ofSeconds(5), () -> !fake.received.isEmpty());
             assertThat(fake.received).as("it reached the 0660 socket").hasSize(1);
             String gids = Files.readAllLines(Path.of("/proc", Long.toString(p.pid()), "status")).stream()
                     .filter(l -> l.startsWith("Gid:")).findFirst().orElseThrow();
@@ -385,7 +375,7 @@ class RsmapShellIT {
         try (Daemon daemon = TestDaemon.start(config)) {
             Map<String, String> env = new HashMap<>(Map.of("RSMAP_SOCKET", config.socket().toString(), "JOB_ID", "7",
                     "SGE_TASK_ID", "undefined", "NSLOTS", "1", "RSMAP_REQUEST", "gpu=2[same=id]", "USER", "alice"));
-            ProcessBuilder prolog = new ProcessBuilder(RsmapHookIT.HOOK.toAbsolutePath().toString(), "prolog");
+            ProcessBuilder prolog = new ProcessBuilder(ExecdCell.HOOK.toString(), "prolog");
             prolog.environment().putAll(env);
             Process p = prolog.start();
             assertThat(p.waitFor(20, TimeUnit.SECONDS)).isTrue();

@@ -61,7 +61,7 @@ class RsmapdIT {
             try {
                 long deadline = System.nanoTime() + GUARD.toNanos();
                 while (!Files.exists(config.socket()) && p.isAlive() && System.nanoTime() < deadline) {
-                    Thread.sleep(1);
+                    Thread.sleep(1); // 1 ms steps, not Polls' 10: the SIGTERM must come the moment the socket appears
                 }
                 assertThat(config.socket()).as("stderr: %s", Files.readString(tmp.resolve("err"))).exists();
                 // SIGTERM while serve() may still be binding and reconciling: the stop's hook was in place

@@ -3,8 +3,13 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.ProcessBuilder.Redirect;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import rsmap.wire.Polls;
 
 final class RsmapdProcess {
     private RsmapdProcess() {
@@ -22,17 +27,28 @@ final class RsmapdProcess {
 
     /** The same with another main class ({@link FaultingMain}: a crash test's fault point). */
     static Process start(Class<?> main, Path conf, Path socket, Path log, String... jvm) throws Exception {
+        return start(main, conf, socket, log, Map.of(), jvm);
+    }
+
+    /** The same with {@code env} added to its environment (RSMAP_NVML_STUB: the stand-in's description). */
+    static Process start(Path conf, Path socket, Path log, Map<String, String> env, String... jvm) throws Exception {
+        return start(Main.class, conf, socket, log, env, jvm);
+    }
+
+    private static Process start(Class<?> main, Path conf, Path socket, Path log, Map<String, String> env,
+                                 String... jvm) throws Exception {
         Files.deleteIfExists(socket);
-        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(Path.of(System.getProperty("java.home"),
-                "bin", "java").toString(), "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC"));
-        cmd.addAll(java.util.List.of(jvm));
-        cmd.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), main.getName(), "--config",
-                conf.toString()));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(java.lang.ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-        for (int i = 0; i < 600 && !Files.exists(socket); i++) {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC"));
+        cmd.addAll(List.of(jvm));
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName(), "--config", conf.toString()));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(Redirect.appendTo(log.toFile()));
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        Polls.await(Polls.BOUND, () -> {
             assertThat(p.isAlive()).as(Files.exists(log) ? Files.readString(log) : "no log").isTrue();
-            Thread.sleep(50);
-        }
+            return Files.exists(socket);
+        });
         assertThat(socket).exists();
         return p;
     }

@@ -59,7 +59,7 @@ final class SeatJobs {
                         return null;
                     }
                     jobs.rescheduled.incrementAndGet(); // the scheduler tries it again a little later
-                    Thread.sleep(50);
+                    Thread.sleep(50); // the scheduler's gap before it dispatches a rescheduled job again
                 }
                 jobs.failures.add(host + ":" + id + " never started");
                 return null;

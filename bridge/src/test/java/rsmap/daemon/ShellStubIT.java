@@ -4,19 +4,19 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import rsmap.daemon.HookBuild.Run;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
 
@@ -46,9 +46,6 @@ class ShellStubIT {
     Path sub;
     Path r;
 
-    record Run(int code, String out, String err) {
-    }
-
     @BeforeEach
     void files() throws Exception {
         assertThat(STUB).as("built by the native-stubs module").isExecutable();
@@ -66,14 +63,9 @@ class ShellStubIT {
     Run stub(Map<String, String> env, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(STUB.toString()));
         cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd);
-        pb.environment().clear();
-        pb.environment().put("RSMAP_SOCKET", sock.toString());
-        pb.environment().putAll(env);
-        Process p = pb.start();
-        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
-                new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+        Map<String, String> all = new HashMap<>(Map.of("RSMAP_SOCKET", sock.toString()));
+        all.putAll(env);
+        return HookBuild.exactly(null, cmd, all, 30);
     }
 
     /** The run, and the one command the fake received as "code json". */

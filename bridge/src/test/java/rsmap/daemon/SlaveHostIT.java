@@ -7,23 +7,19 @@ package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import rsmap.wire.Polls;
 
 class SlaveHostIT {
+    /** Both hosts' spool trees, their daemons' folders, the hooks and the jobs' tmpdir. */
+    ExecdCell cell;
     Path shared;
-    Path starter;
-    Path hook;
     Config master;
     Config slave;
     Daemon masterDaemon;
@@ -31,11 +27,8 @@ class SlaveHostIT {
 
     @BeforeEach
     void start() throws Exception {
-        assertThat(ExecdStubIT.STUB).as("built by the native-stubs module").isExecutable();
-        shared = Files.createTempDirectory("rsmap-slave", PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxr-xr-x")));
-        hook = Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
-        starter = Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
+        cell = ExecdCell.open("rsmap-slave");
+        shared = cell.dir();
         Files.createDirectories(spool("node01").resolve("active_jobs"));
         Files.createDirectories(spool("node02").resolve("active_jobs"));
         master = TestDaemon.config(shared.resolve("node01-rsmapd"), "gpu=4(0 0 1 1)", "socket_mode = 0666",
@@ -50,61 +43,44 @@ class SlaveHostIT {
     void stop() throws Exception {
         slaveDaemon.close();
         masterDaemon.close();
-        try (Stream<Path> all = Files.walk(shared)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
+        cell.close();
     }
 
     Path spool(String host) {
         return shared.resolve("spool").resolve(host);
     }
 
-    /** A pe task {@code task} of {@code job} on {@code host} through the stand-in, its starter on {@code config}'s rsmapd. */
-    private Process peTask(Config config, String host, String job, String task, String request, List<String> options,
+    /**
+     * A pe task {@code task} of {@code job} on node02 through the stand-in, no prolog there, on the slave's rsmapd;
+     * with {@code starter} its starter enters it.
+     */
+    private Process peTask(String job, String task, String request, boolean starter, List<String> options,
                            String... command) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool", shared.resolve("spool").toString(),
-                "--host", host, "--job", job, "--pe", "mpi", "--slots", "1", "--pe-task", task, "--cwd", "/", "--tmpdir",
-                shared.toString()));
-        cmd.addAll(options);
-        cmd.add("--");
-        cmd.addAll(List.of(command));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", config.socket().toString());
-        pb.environment().put("RSMAP_REQUEST", request);
-        pb.environment().put("SGE_HGR_gpu", "evil");
-        return pb.start();
+        StubJob stub = cell.stub(job).host("node02");
+        stub = starter ? stub.noPrologOrEpilog() : stub.noHooks();
+        return stub.options("--pe", "mpi", "--slots", "1", "--pe-task", task).options(options).socket(slave.socket())
+                .request(request).env("SGE_HGR_gpu", "evil").start(command);
     }
 
     private Process peTask(String job, String task, String request, String... command) throws Exception {
-        return peTask(slave, "node02", job, task, request, List.of("--starter", starter.toString()), command);
+        return peTask(job, task, request, true, List.of(), command);
     }
 
     private static String finish(Process p) throws Exception {
-        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
+        return ExecdCell.finish(p, 30);
     }
 
     @Test
     void aPeTaskOnASlaveHost_isGrantedThereFromTheSpooledRequest_andReleasedWhenExecdRemovesTheJob() throws Exception {
         // The master task on node01: its prolog's JOB_START grants there.
         Path go = shared.resolve("go");
-        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool", shared.resolve("spool").toString(),
-                "--host", "node01", "--job", "21", "--pe", "mpi", "--slots", "1", "--cwd", "/", "--tmpdir", shared.toString(),
-                "--prolog", "root@" + hook + " prolog", "--starter", starter.toString(), "--epilog", "root@" + hook + " epilog",
-                "--", "sh", "-c", "echo master=$SGE_HGR_gpu; " + ExecdStubIT.waitFor(go)));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", master.socket().toString());
-        pb.environment().put("RSMAP_REQUEST", "gpu=2[same=id]");
-        Process masterTask = pb.start();
-        for (int i = 0; i < 200 && masterDaemon.cluster().runningJobs().isEmpty() && masterTask.isAlive(); i++) {
-            Thread.sleep(50);
-        }
+        Process masterTask = cell.stub("21").options("--pe", "mpi", "--slots", "1").socket(master.socket())
+                .request("gpu=2[same=id]").sh("echo master=$SGE_HGR_gpu; " + ExecdCell.waitFor(go));
+        Polls.until("the master task holds its cards",
+                () -> !masterDaemon.cluster().runningJobs().isEmpty() || !masterTask.isAlive());
         // The slave task on node02: no prolog ran there; the job's directory stays after the task (--keep
         // stands for the job still running on the host).
-        String task = finish(peTask(slave, "node02", "21", "1", "gpu=2[same=id]", List.of("--starter", starter.toString(),
-                "--keep"), "echo", "slave=$SGE_HGR_gpu"));
+        String task = finish(peTask("21", "1", "gpu=2[same=id]", true, List.of("--keep"), "echo", "slave=$SGE_HGR_gpu"));
         assertThat(task).isEqualTo("slave=0 0\nexit=0");
         assertThat(slaveDaemon.cluster().runningJobs()).as("node02 holds the job while execd keeps its directory")
                 .containsExactly("21");
@@ -113,11 +89,7 @@ class SlaveHostIT {
         slaveDaemon.reconcile();
         assertThat(slaveDaemon.cluster().runningJobs()).containsExactly("21");
         // The job ends on node02: execd removes its directory; the next reconciliation gives the grant back.
-        try (Stream<Path> all = Files.walk(spool("node02").resolve("active_jobs/21.1"))) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
+        Trees.delete(spool("node02").resolve("active_jobs/21.1"));
         slaveDaemon.reconcile();
         assertThat(slaveDaemon.cluster().runningJobs()).isEmpty();
         assertThat(Files.readString(slave.stateDir().resolve("journal"))).as("journaled like a JOB_START")
@@ -142,7 +114,7 @@ class SlaveHostIT {
     @Test
     void aTaskWhoseSpoolIsNotRoots_orWhoseTasksDisagree_isRefused_andNothingIsGranted() throws Exception {
         // Task 1 of job 24 left by execd, its environment file then handed to someone else.
-        finish(peTask(slave, "node02", "24", "1", "gpu=1", List.of("--keep"), "true"));
+        finish(peTask("24", "1", "gpu=1", false, List.of("--keep"), "true"));
         Path env = spool("node02").resolve("active_jobs/24.1/1.node02/environment");
         // As the real execd leaves a pe task on a host that is not the job's master: the task's directory only,
         // its config naming it, no pe_hostfile (GridEngineIT shows the same on both releases).
@@ -152,12 +124,12 @@ class SlaveHostIT {
             assertThat(task.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("config", "environment");
         }
         assertThat(Files.readAllLines(env.resolveSibling("config"))).contains("pe_task_id=1.node02", "host_slots=1");
-        String user = ExecdStubIT.jobUser();
-        ExecdStubIT.sh("chown " + user + " " + env);
+        String user = ExecdCell.jobUser();
+        ExecdCell.sh("chown " + user + " " + env);
         assertThat(finish(peTask("24", "2", "gpu=1", "echo", "task-ran"))).doesNotContain("task-ran")
                 .contains(env + " belongs to '" + user + "', not root: not execd's spool").endsWith("exit=100");
         // Task 1 of job 25 asked gpu=1; a later task's qrsh -inherit -v RSMAP_REQUEST=gpu=2 asks more.
-        finish(peTask(slave, "node02", "25", "1", "gpu=1", List.of("--keep"), "true"));
+        finish(peTask("25", "1", "gpu=1", false, List.of("--keep"), "true"));
         assertThat(finish(peTask("25", "2", "gpu=2", "echo", "task-ran"))).doesNotContain("task-ran")
                 .contains("its pe tasks here disagree").endsWith("exit=100");
         assertThat(slaveDaemon.cluster().runningJobs()).isEmpty();
@@ -165,7 +137,7 @@ class SlaveHostIT {
 
     @Test
     void aPeTaskWhoseConfigSaysHostSlots0_asOpenClusterScheduler91Writes_isGranted() throws Exception {
-        finish(peTask(slave, "node02", "28", "1", "gpu=1", List.of("--keep"), "true"));
+        finish(peTask("28", "1", "gpu=1", false, List.of("--keep"), "true"));
         Path config = spool("node02").resolve("active_jobs/28.1/1.node02/config");
         Files.writeString(config, Files.readString(config).replace("host_slots=1", "host_slots=0"));
         assertThat(finish(peTask("28", "2", "gpu=1", "echo", "once=$SGE_HGR_gpu"))).isEqualTo("once=0\nexit=0");
@@ -174,12 +146,9 @@ class SlaveHostIT {
     @Test
     void onTheMasterHost_aPeTaskIsNeverGrantedFromTheSpool_onlyTheProlog() throws Exception {
         // Job 26's own files on node02 (its master task ran there without a prolog): the task enters bare.
-        List<String> cmd = List.of(ExecdStubIT.STUB.toString(), "--spool", shared.resolve("spool").toString(), "--host",
-                "node02", "--job", "26", "--pe", "mpi", "--slots", "1", "--keep", "--cwd", "/", "--tmpdir", shared.toString(),
-                "--", "true");
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_REQUEST", "gpu=1");
-        assertThat(finish(pb.start())).isEqualTo("exit=0");
+        Process own = cell.stub("26").host("node02").noHooks().options("--pe", "mpi", "--slots", "1", "--keep")
+                .request("gpu=1").start("true");
+        assertThat(finish(own)).isEqualTo("exit=0");
         assertThat(finish(peTask("26", "1", "gpu=1", "echo", "slave=[$SGE_HGR_gpu]"))).isEqualTo("slave=[]\nexit=0");
         assertThat(slaveDaemon.cluster().runningJobs()).isEmpty();
     }

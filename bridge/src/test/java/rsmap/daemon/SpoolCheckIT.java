@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.wire.Polls;
 import rsmap.wire.Session;
 import rsmap.wire.TestClient;
 
@@ -30,7 +32,7 @@ class SpoolCheckIT {
     }
 
     private int hook(Config config, String mode, String job) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(RsmapHookIT.HOOK.toAbsolutePath().toString(), mode);
+        ProcessBuilder pb = new ProcessBuilder(ExecdCell.HOOK.toString(), mode);
         pb.environment().clear();
         pb.environment().putAll(Map.of("RSMAP_SOCKET", config.socket().toString(), "JOB_ID", job, "USER", "alice",
                 "RSMAP_REQUEST", "gpu=1", "PATH", "/usr/bin:/bin"));
@@ -70,22 +72,17 @@ class SpoolCheckIT {
         Config config = TestDaemon.config(tmp, "gpu=2(g0 g1)", "execd_spool = spool", "reconcile_interval = 1");
         Process p = rsmapd();
         try {
-            for (int i = 0; i < 600 && !Files.exists(config.socket()); i++) {
-                Thread.sleep(20);
-            }
+            Polls.until("rsmapd's socket", Duration.ofSeconds(12), () -> Files.exists(config.socket()));
             assertThat(hook(config, "prolog", "7")).isZero();
             assertThat(hook(config, "prolog", "8")).isZero();
             Path moved = tmp.resolve("spool/moved");
             Files.move(active, moved); // an NFS hiccup, an admin's mv: says nothing about the jobs
-            Thread.sleep(3_500); // three reconcile intervals
+            Thread.sleep(3_500); // the thing tested: three reconcile intervals release nothing
             assertThat(jobs(config)).isEqualTo("7 8");
             assertThat(Files.readString(tmp.resolve("err"))).contains("reconciliation skipped: " + active);
             Files.move(moved, active);
             Files.delete(active.resolve("8.1")); // execd removed job 8: it ended without its epilog
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!jobs(config).equals("7") && System.nanoTime() < until) {
-                Thread.sleep(100);
-            }
+            Polls.await(Duration.ofSeconds(30), () -> jobs(config).equals("7"));
             assertThat(jobs(config)).isEqualTo("7");
             assertThat(hook(config, "epilog", "7")).isZero();
             assertThat(jobs(config)).isEmpty();

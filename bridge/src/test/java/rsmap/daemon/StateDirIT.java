@@ -29,7 +29,7 @@ class StateDirIT {
 
     @BeforeEach
     void setUp() throws Exception {
-        ExecdStubIT.jobUser(); // root, and a user nobody
+        ExecdCell.jobUser(); // root, and a user nobody
         planted = Path.of("/tmp", "rsmap-trust-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
         victim = Files.writeString(tmp.resolve("victim"), "precious\n");
         Files.setPosixFilePermissions(victim, PosixFilePermissions.fromString("rw-------"));
@@ -37,7 +37,7 @@ class StateDirIT {
 
     @AfterEach
     void tearDown() throws Exception {
-        ExecdStubIT.sh("rm -rf " + planted);
+        ExecdCell.sh("rm -rf " + planted);
     }
 
     private record Exit(int code, String err) {
@@ -62,7 +62,7 @@ class StateDirIT {
 
     @Test
     void theToursStateDirUnderTmp_madeByNobody_isRefusedWithOneLineNamingPathAndOwner() throws Exception {
-        ExecdStubIT.sh("setpriv --reuid nobody --regid nogroup --clear-groups mkdir -m 0755 " + planted);
+        ExecdCell.sh("setpriv --reuid nobody --regid nogroup --clear-groups mkdir -m 0755 " + planted);
         Exit e = rsmapd(conf(planted.resolve("state")));
         assertThat(e.code()).as(e.err()).isEqualTo(2);
         assertThat(e.err().lines().toList()).as(e.err()).hasSize(1);
@@ -73,7 +73,7 @@ class StateDirIT {
 
     @Test
     void aStateDirOwnedByNobody_andAPlantedSymlinkStateDir_areRefused() throws Exception {
-        ExecdStubIT.sh("mkdir -m 0755 " + planted + " && mkdir -m 0700 " + planted.resolve("state") + " && chown nobody "
+        ExecdCell.sh("mkdir -m 0755 " + planted + " && mkdir -m 0700 " + planted.resolve("state") + " && chown nobody "
                 + planted.resolve("state"));
         Exit owned = rsmapd(conf(planted.resolve("state")));
         assertThat(owned.code()).isEqualTo(2);
@@ -88,7 +88,7 @@ class StateDirIT {
 
     @Test
     void aWorldWritableStateDir_isRefused() throws Exception {
-        ExecdStubIT.sh("mkdir -m 0755 " + planted + " && mkdir -m 0777 " + planted.resolve("state"));
+        ExecdCell.sh("mkdir -m 0755 " + planted + " && mkdir -m 0777 " + planted.resolve("state"));
         Exit e = rsmapd(conf(planted.resolve("state")));
         assertThat(e.code()).isEqualTo(2);
         assertThat(e.err()).as(e.err()).startsWith("error: state_dir: " + planted.resolve("state")
@@ -129,10 +129,10 @@ class StateDirIT {
             assertThat(Files.readString(victim)).isEqualTo("precious\n");
             assertThat(mode(victim)).isEqualTo("rw-------");
             // the job's owner reads it through the 0711 directories; another user does not
-            assertThat(ExecdStubIT.sh("chmod 0711 " + tmp + " " + tmp.resolve("c") + " " + config.stateDir()
+            assertThat(ExecdCell.sh("chmod 0711 " + tmp + " " + tmp.resolve("c") + " " + config.stateDir()
                     + "; setpriv --reuid nobody --regid nogroup --clear-groups cat " + env.resolve("7")))
                     .isEqualTo("SGE_HGR_gpu=0\n");
-            assertThat(ExecdStubIT.sh("setpriv --reuid daemon --regid daemon --clear-groups cat " + env.resolve("7")))
+            assertThat(ExecdCell.sh("setpriv --reuid daemon --regid daemon --clear-groups cat " + env.resolve("7")))
                     .contains("Permission denied");
         }
     }

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(300)
@@ -26,21 +27,18 @@ class StoppedDaemonIT {
     /** What a client may take beyond its timeout: process start (a JVM for bin/rsmap), the last poll. */
     static final long SLACK_MS = 4000;
 
-    HookBuild build;
-    String user;
+    @RegisterExtension
+    static final HookBuild build = new HookBuild("running the starter as the job user");
     Process daemon;
     Path socket;
 
     @BeforeAll
     void start() throws Exception {
-        HookBuild.requireRootSetprivGcc("running the starter as the job user");
-        build = new HookBuild();
-        user = ExecdStubIT.jobUser();
-        Config config = TestDaemon.config(build.dir.resolve("d"), "gpu=2(0 1)", "socket_mode = 0666",
+        Config config = TestDaemon.config(build.dir().resolve("d"), "gpu=2(0 1)", "socket_mode = 0666",
                 "reconcile_interval = 0");
         socket = config.socket();
         daemon = RsmapdProcess.start(config.complexes().resolveSibling("rsmapd.conf"), socket,
-                build.dir.resolve("rsmapd.log"));
+                build.dir().resolve("rsmapd.log"));
     }
 
     @AfterAll
@@ -49,18 +47,15 @@ class StoppedDaemonIT {
             signal("CONT");
             daemon.destroyForcibly().waitFor();
         }
-        if (build != null) {
-            build.close();
-        }
     }
 
     private void signal(String name) throws Exception {
-        ExecdStubIT.sh("kill -" + name + " " + daemon.pid());
+        ExecdCell.sh("kill -" + name + " " + daemon.pid());
     }
 
     private Map<String, String> env(String sock) {
         Map<String, String> env = new HashMap<>(Map.of("JOB_ID", "7", "SGE_TASK_ID", "undefined", "RSMAP_SOCKET", sock,
-                "RSMAP_REQUEST", "gpu=1", "USER", user, "RSMAP_TIMEOUT", Integer.toString(TIMEOUT)));
+                "RSMAP_REQUEST", "gpu=1", "USER", build.user(), "RSMAP_TIMEOUT", Integer.toString(TIMEOUT)));
         // bin/rsmap runs `java` from PATH: this JVM's
         env.put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":/usr/local/bin:/usr/bin:/bin");
         return env;
@@ -84,13 +79,13 @@ class StoppedDaemonIT {
         Path rsmap = Path.of("..", "bin", "rsmap").toAbsolutePath().normalize();
         signal("STOP");
         try {
-            costsItsTimeout("rsmap-hook prolog", null, List.of(build.hook.toString(), "prolog"), env, 99,
+            costsItsTimeout("rsmap-hook prolog", null, List.of(build.hook().toString(), "prolog"), env, 99,
                     "rsmap-hook: " + silent);
-            costsItsTimeout("rsmap-hook epilog", null, List.of(build.hook.toString(), "epilog"), env, 1,
+            costsItsTimeout("rsmap-hook epilog", null, List.of(build.hook().toString(), "epilog"), env, 1,
                     "rsmap-hook: " + silent);
-            costsItsTimeout("rsmap-starter", user, List.of(build.starter.toString(), "true"), env, 99,
+            costsItsTimeout("rsmap-starter", build.user(), List.of(build.starter().toString(), "true"), env, 99,
                     "rsmap-hook: " + silent);
-            costsItsTimeout("rsmap-shell status", null, List.of(build.shell.toString(), "status"), env, 1,
+            costsItsTimeout("rsmap-shell status", null, List.of(build.shell().toString(), "status"), env, 1,
                     "rsmap-shell: status: " + silent);
             costsItsTimeout("rsmap status", null, List.of(rsmap.toString(), "status", "--socket", socket.toString()),
                     env, 1, "error: rsmapd at " + socket + ": rsmapd did not answer within " + TIMEOUT + " s");
@@ -98,8 +93,8 @@ class StoppedDaemonIT {
             signal("CONT");
         }
         // Resumed, it serves again: the next job starts and ends.
-        assertThat(HookBuild.run(null, List.of(build.hook.toString(), "prolog"), env).code()).isZero();
-        assertThat(HookBuild.run(null, List.of(build.hook.toString(), "epilog"), env).code()).isZero();
+        assertThat(HookBuild.run(null, List.of(build.hook().toString(), "prolog"), env).code()).isZero();
+        assertThat(HookBuild.run(null, List.of(build.hook().toString(), "epilog"), env).code()).isZero();
     }
 
     @Test
@@ -110,9 +105,9 @@ class StoppedDaemonIT {
             first.connect(UnixDomainSocketAddress.of(deaf));
             Map<String, String> env = env(deaf.toString());
             String line = "cannot reach rsmapd at " + deaf + ": it did not accept the connection in time";
-            costsItsTimeout("rsmap-hook prolog", null, List.of(build.hook.toString(), "prolog"), env, 99,
+            costsItsTimeout("rsmap-hook prolog", null, List.of(build.hook().toString(), "prolog"), env, 99,
                     "rsmap-hook: " + line);
-            costsItsTimeout("rsmap-shell status", null, List.of(build.shell.toString(), "status"), env, 1,
+            costsItsTimeout("rsmap-shell status", null, List.of(build.shell().toString(), "status"), env, 1,
                     "rsmap-shell: " + line);
             Path rsmap = Path.of("..", "bin", "rsmap").toAbsolutePath().normalize();
             costsItsTimeout("rsmap status", null, List.of(rsmap.toString(), "status", "--socket", deaf.toString()), env,

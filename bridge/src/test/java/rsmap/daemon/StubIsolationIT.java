@@ -4,27 +4,20 @@
 package rsmap.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import rsmap.wire.Polls;
 
 @Timeout(120)
 class StubIsolationIT {
     static final Path DEVICES = Path.of("/sys/fs/cgroup/devices");
-    Path shared;
+    ExecdCell cell;
     Config config;
     Daemon daemon;
     Path gpu0;
@@ -33,26 +26,11 @@ class StubIsolationIT {
 
     @BeforeEach
     void start() throws Exception {
-        String why = null;
-        if (!ExecdStubIT.sh("id -u").strip().equals("0")) {
-            why = "device isolation and switching users need root";
-        } else if (!Files.isRegularFile(DEVICES.resolve("devices.allow"))) {
-            why = "no cgroup v1 devices controller at " + DEVICES;
-        }
-        if (why != null) {
-            if ("true".equals(System.getenv("CI"))) {
-                fail(why);
-            }
-            Assumptions.abort(why);
-        }
-        shared = Files.createTempDirectory("rsmap-iso", PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxr-xr-x")));
-        gpu0 = shared.resolve("nvidia0");
-        gpu1 = shared.resolve("nvidia1");
-        ExecdStubIT.sh("mknod -m 666 " + gpu0 + " c 195 0 && mknod -m 666 " + gpu1 + " c 195 1");
-        Files.copy(ExecdStubIT.HOOK, shared.resolve("rsmap-hook"));
-        Files.createSymbolicLink(shared.resolve("rsmap-starter"), Path.of("rsmap-hook"));
-        config = TestDaemon.config(shared, "gpu=2(gpu0[devices=" + gpu0 + ":rw] gpu1[devices=" + gpu1 + ":rw])",
+        // device isolation and switching users need root and a cgroup v1 devices controller
+        cell = ExecdCell.closed("rsmap-iso");
+        gpu0 = cell.node("nvidia0", 195, 0);
+        gpu1 = cell.node("nvidia1", 195, 1);
+        config = TestDaemon.config(cell.dir(), "gpu=2(gpu0[devices=" + gpu0 + ":rw] gpu1[devices=" + gpu1 + ":rw])",
                 "device_backend = cgroup-v1", "socket_mode = 0666", "reconcile_interval = 0");
         daemon = TestDaemon.start(config);
     }
@@ -62,31 +40,17 @@ class StubIsolationIT {
         if (daemon != null) {
             daemon.close();
         }
-        if (shared != null) {
-            try (Stream<Path> all = Files.walk(shared)) {
-                for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.delete(p);
-                }
-            }
+        if (cell != null) {
+            cell.close();
         }
     }
 
     private Process job(String id, String request, String shell) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(ExecdStubIT.STUB.toString(), "--spool",
-                shared.resolve("spool").toString(), "--host", "node01", "--job", id, "--cwd", "/", "--tmpdir",
-                shared.toString(), "--user", ExecdStubIT.jobUser(),
-                "--prolog", "root@" + shared.resolve("rsmap-hook") + " prolog",
-                "--starter", shared.resolve("rsmap-starter").toString(),
-                "--epilog", "root@" + shared.resolve("rsmap-hook") + " epilog", "--", "sh", "-c", shell));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("RSMAP_SOCKET", config.socket().toString());
-        pb.environment().put("RSMAP_REQUEST", request);
-        return pb.start();
+        return cell.job(config, id, request, shell);
     }
 
     private static String finish(Process p) throws Exception {
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
+        return ExecdCell.finish(p, 60);
     }
 
     @Test
@@ -106,24 +70,23 @@ class StubIsolationIT {
     void aJobKilledWithoutItsEpilog_isFreedByReconciliation() throws Exception {
         String id = base + "2";
         Process stub = job(id, "gpu=1", "echo started; exec sleep 300");
-        long pid = 0;
-        for (int i = 0; i < 400 && pid == 0; i++) {
+        long[] entered = {0};
+        Polls.await(Duration.ofSeconds(10), () -> {
             Job j;
             synchronized (daemon) {
                 j = daemon.jobs().get(id);
             }
-            pid = j == null || j.pids().isEmpty() ? 0 : j.pids().keySet().iterator().next();
-            Thread.sleep(25);
-        }
+            entered[0] = j == null || j.pids().isEmpty() ? 0 : j.pids().keySet().iterator().next();
+            return entered[0] != 0;
+        });
+        long pid = entered[0];
         assertThat(pid).as("the starter entered the job").isPositive();
         assertThat(Files.readString(DEVICES.resolve("rsmap").resolve(id).resolve("cgroup.procs")).strip())
                 .isEqualTo(Long.toString(pid));
         stub.destroyForcibly(); // execd gone: no epilog will run
         stub.waitFor();
         ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-        for (int i = 0; i < 200 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false); i++) {
-            Thread.sleep(25);
-        }
+        Polls.await(Duration.ofSeconds(5), () -> !ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false));
         assertThat(daemon.cluster().runningJobs()).containsExactly(id);
         daemon.reconcile();
         assertThat(daemon.cluster().runningJobs()).isEmpty();

@@ -22,13 +22,19 @@ final class TestDaemon {
                 "discover = off", // this machine's attributes would vary every answer; tests discover fake files
                 "realloc_max_grow = 64", // jobs of the tests grow freely; the limit's own tests set it
                 "cdi_dir = cdi")); // the jobs' CDI specs in the test's folder, never the host's /var/run/cdi
-        for (String m : more) { // a setting given here replaces the default one
+        Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", settings(lines, more)) + "\n");
+        return Config.parse(Files.readString(conf), conf, "node01");
+    }
+
+    /** {@code defaults} with {@code more} ("key = value" each) after them, a setting of {@code more} replacing its default. */
+    static List<String> settings(List<String> defaults, String... more) {
+        List<String> lines = new ArrayList<>(defaults);
+        for (String m : more) {
             String key = m.substring(0, m.indexOf('=')).strip();
             lines.removeIf(l -> l.startsWith(key + " ="));
             lines.add(m);
         }
-        Path conf = Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n", lines) + "\n");
-        return Config.parse(Files.readString(conf), conf, "node01");
+        return lines;
     }
 
     /** A daemon serving {@code config} with the attributes {@code discovery} finds. */

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -16,6 +17,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.stream.Stream;
 import rsmap.daemon.RealCluster;
+import rsmap.wire.Polls;
 
 /**
  * Host {@code hostname}, 4 slots, a pe {@code rsmap} ({@code control_slaves TRUE}), {@code gpu} a plain
@@ -34,7 +36,7 @@ final class GridEngineCluster extends RealCluster {
     final int firstJobId = 100_000 + new Random().nextInt(800_000);
     final String cell = "rsmapit" + firstJobId;
     final int port;
-    private Authority.Link authority;
+    private ClusterAuthority authority;
     private boolean cellUp;
 
     /** What a command said. */
@@ -104,7 +106,7 @@ final class GridEngineCluster extends RealCluster {
                 "model    model    CSTRING ==    YES         NO         NONE    0",
                 "fpga     fpga     RSMAP   <=    YES         HOST       0       0") + "\n");
 
-        authority = Authority.start(dir, this);
+        authority = startAuthority(); // munged and the authority, whose socket the JSV's rsmap place asks
         cell("create");
         cell("qmaster");
         cellUp = true;
@@ -186,7 +188,8 @@ final class GridEngineCluster extends RealCluster {
         return new Run(r.code(), r.out(), r.err());
     }
 
-    void mustRun(List<String> command) throws IOException, InterruptedException {
+    @Override
+    protected void mustRun(List<String> command) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile());
         pb.environment().putAll(cellEnv());
         Run r = finish(pb, command);
@@ -195,10 +198,11 @@ final class GridEngineCluster extends RealCluster {
         }
     }
 
-    void spawn(String name, List<String> command) throws IOException {
+    @Override
+    protected Process spawn(String name, List<String> command) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).directory(dir.toFile())
                 .redirectOutput(dir.resolve("log").resolve(name + ".out").toFile());
-        daemon(pb.start()); // munged, the authority, rsmapd (qmaster and execd: the cell script's)
+        return daemon(pb.start()); // munged, the authority, rsmapd (qmaster and execd: the cell script's)
     }
 
     /** rsmapd's log and the tail of qmaster's and execd's messages, for a failure message. */
@@ -232,7 +236,7 @@ final class GridEngineCluster extends RealCluster {
         try {
             if (cellUp) {
                 run("qdel", "-f", "-u", USER);
-                Thread.sleep(1000);
+                Polls.await(Duration.ofSeconds(10), () -> run("qstat", "-u", USER).out().isBlank());
             }
             cell("stop");
         } catch (IOException | InterruptedException | RuntimeException e) {
@@ -242,7 +246,7 @@ final class GridEngineCluster extends RealCluster {
         for (int id = firstJobId; id < firstJobId + 200; id++) {
             removeCgroup(Path.of("/sys/fs/cgroup/devices/rsmap", Integer.toString(id)), "gridengine cluster");
         }
-        deleteTree(dir, "gridengine cluster");
+        rsmap.daemon.Trees.deleteOrSay(dir, "gridengine cluster");
     }
 
     private static int freePort() throws IOException {

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import rsmap.daemon.OneCluster;
 import rsmap.gridengine.GridEngineCluster.Run;
+import rsmap.wire.Polls;
 
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 abstract class GridEngineIT extends OneCluster<GridEngineCluster> {
@@ -61,20 +63,18 @@ abstract class GridEngineIT extends OneCluster<GridEngineCluster> {
             return r;
         }
         String job = jobId(r);
-        for (int i = 0; i < 2000 && cluster.run("qstat", "-j", job).code() == 0; i++) {
-            Thread.sleep(100);
-        }
-        for (int i = 0; i < 300; i++) {
+        Polls.await(Duration.ofSeconds(200), () -> cluster.run("qstat", "-j", job).code() != 0);
+        String status = Polls.retry(Duration.ofSeconds(30), () -> {
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^exit_status\\s+(\\d+)")
                     .matcher(cluster.run("qacct", "-j", job).out());
             String last = null;
             while (m.find()) {
                 last = m.group(1);
             }
-            if (last != null) {
-                return new Run(Integer.parseInt(last), r.out(), r.err());
-            }
-            Thread.sleep(100);
+            return last;
+        }, last -> last != null);
+        if (status != null) {
+            return new Run(Integer.parseInt(status), r.out(), r.err());
         }
         throw new AssertionError("qacct has no record of job " + job + " in 30 s\n" + cluster.logs());
     }
@@ -96,12 +96,9 @@ abstract class GridEngineIT extends OneCluster<GridEngineCluster> {
 
     /** Waits until rsmapd holds a grant for {@code job}; returns its identifiers. */
     List<String> awaitHeld(String job) throws Exception {
-        for (int i = 0; i < 600; i++) {
-            List<String> ids = cluster.held().get(job);
-            if (ids != null) {
-                return ids;
-            }
-            Thread.sleep(100);
+        List<String> ids = Polls.retry(Duration.ofSeconds(60), () -> cluster.held().get(job), held -> held != null);
+        if (ids != null) {
+            return ids;
         }
         throw new AssertionError("rsmapd granted job " + job + " nothing in 60 s\n" + cluster.logs());
     }
@@ -158,11 +155,8 @@ abstract class GridEngineIT extends OneCluster<GridEngineCluster> {
     /** Waits until the output file of job {@code name} holds {@code text}. */
     void awaitOutput(String name, String text) throws Exception {
         Path out = cluster.work.resolve(name + ".out");
-        for (int i = 0; i < 600; i++) {
-            if (Files.exists(out) && Files.readString(out).contains(text)) {
-                return;
-            }
-            Thread.sleep(100);
+        if (Polls.await(Duration.ofSeconds(60), () -> Files.exists(out) && Files.readString(out).contains(text))) {
+            return;
         }
         throw new AssertionError("job " + name + " did not say '" + text + "' in 60 s\n" + cluster.logs());
     }
@@ -184,9 +178,7 @@ abstract class GridEngineIT extends OneCluster<GridEngineCluster> {
         Run r = qsub(Map.of("RSMAP_REQUEST", "gpu=1[colour=red]"), "refused", "-l", "gpu=1", "-v", "RSMAP_REQUEST",
                 show().toString());
         String job = jobId(r);
-        for (int i = 0; i < 600 && !state(job).contains("E"); i++) {
-            Thread.sleep(100);
-        }
+        Polls.await(Duration.ofSeconds(60), () -> state(job).contains("E"));
         assertThat(state(job)).as(cluster.logs()).isEqualTo("Eqw");
         assertThat(output("refused")).contains("rsmap-hook: request: ");
         cluster.run("qdel", job);

@@ -11,11 +11,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.wire.Polls;
 
 class JournalTest {
     private static final long SEED = Long.getLong("rsmap.seed", 5L);
@@ -140,10 +142,7 @@ class JournalTest {
         assertThat(forcers()).isEqualTo(1);
         j.close();
         j.forceSoon(); // after close: nothing started again
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (forcers() > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        Polls.await(Duration.ofSeconds(10), () -> forcers() == 0);
         assertThat(forcers()).as("the journal's thread ends with the journal").isZero();
         try (Journal again = Journal.open(f)) {
             assertThat(again.replayed()).hasSize(300);

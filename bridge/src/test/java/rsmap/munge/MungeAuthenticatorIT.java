@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import rsmap.wire.Authenticator;
 import rsmap.wire.Session;
 
@@ -19,28 +19,15 @@ import rsmap.wire.Session;
  */
 class MungeAuthenticatorIT {
     private static final String PURPOSE = MungeAuthenticator.purpose("authority01");
-    private static MungeD munged;
-    private static MungeD other;
+    @RegisterExtension
+    static final MungedPair MUNGEDS = new MungedPair(true);
     private static Munge munge;
     private static MungeAuthenticator authenticator;
 
     @BeforeAll
     static void start() throws Exception {
-        MungeD.requirePrerequisites(true);
-        munged = MungeD.start();
-        other = MungeD.start();
-        munge = munged.munge();
+        munge = MUNGEDS.munged().munge();
         authenticator = new MungeAuthenticator(munge, "daemon", PURPOSE);
-    }
-
-    @AfterAll
-    static void stop() {
-        if (other != null) {
-            other.close();
-        }
-        if (munged != null) {
-            munged.close();
-        }
     }
 
     private static String credential(String payload) throws MungeException {
@@ -57,7 +44,7 @@ class MungeAuthenticatorIT {
     @Test
     void authenticate_daemonUser_isAcceptedWithItsNames() throws Exception {
         MungeAuthenticator nobodyRuns = new MungeAuthenticator(munge, "nobody", PURPOSE);
-        Session.Peer p = nobodyRuns.authenticate(munged.encodeAs("nobody", PURPOSE));
+        Session.Peer p = nobodyRuns.authenticate(MUNGEDS.munged().encodeAs("nobody", PURPOSE));
         long gid = MungeIT.id("-g");
         assertThat(p.user()).isEqualTo("nobody");
         assertThat(p.uid()).isEqualTo(65534);
@@ -68,7 +55,7 @@ class MungeAuthenticatorIT {
 
     @Test
     void authenticate_anotherUid_isRefusedNamingIt() throws Exception {
-        String cred = munged.encodeAs("nobody", PURPOSE);
+        String cred = MUNGEDS.munged().encodeAs("nobody", PURPOSE);
         assertThatThrownBy(() -> authenticator.authenticate(cred)).isInstanceOf(Authenticator.Refused.class)
                 .hasMessage("munge credential of uid 65534 ('nobody'): only root or 'daemon' may connect");
     }
@@ -76,7 +63,7 @@ class MungeAuthenticatorIT {
     @Test
     void authenticate_rootOnly_saysRoot() throws Exception {
         MungeAuthenticator rootOnly = new MungeAuthenticator(munge, "root", PURPOSE);
-        String cred = munged.encodeAs("nobody", PURPOSE);
+        String cred = MUNGEDS.munged().encodeAs("nobody", PURPOSE);
         assertThatThrownBy(() -> rootOnly.authenticate(cred))
                 .hasMessage("munge credential of uid 65534 ('nobody'): only root may connect");
     }
@@ -91,7 +78,7 @@ class MungeAuthenticatorIT {
 
     @Test
     void authenticate_forged_isRefused() throws Exception {
-        String forged = other.munge().encode(PURPOSE.getBytes(StandardCharsets.UTF_8));
+        String forged = MUNGEDS.other().munge().encode(PURPOSE.getBytes(StandardCharsets.UTF_8));
         assertThatThrownBy(() -> authenticator.authenticate(forged)).isInstanceOf(Authenticator.Refused.class)
                 .hasMessage("munge credential invalid (forged, or another key)");
         assertThatThrownBy(() -> authenticator.authenticate("MUNGE:AAAA:"))

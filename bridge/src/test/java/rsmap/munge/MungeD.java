@@ -12,11 +12,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import rsmap.wire.Polls;
 
 /**
  * munged as SlurmCluster runs it ({@code --foreground --force}, every path its own), with a key of 1024
@@ -183,34 +184,27 @@ public final class MungeD implements AutoCloseable {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
         }
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            System.err.println("munged: removing " + dir + ": " + e);
-        }
+        rsmap.daemon.Trees.deleteOrSay(dir, "munged");
     }
 
     /** Until a connect succeeds: the socket file appears at bind, before listen. */
     private void awaitSocket() throws IOException, InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
+        boolean served = Polls.await(Duration.ofSeconds(30), () -> {
             if (!process.isAlive()) {
                 throw new IllegalStateException("munged is not running (exit " + process.exitValue() + "):\n" + log());
             }
             if (Files.exists(socket())) {
                 try (SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX)) {
                     c.connect(UnixDomainSocketAddress.of(socket()));
-                    return;
+                    return true;
                 } catch (IOException notYet) {
                     // listen() comes next
                 }
             }
-            if (System.nanoTime() > end) {
-                throw new IllegalStateException("munged did not serve " + socket() + " in 30 s:\n" + log());
-            }
-            Thread.sleep(20);
+            return false;
+        });
+        if (!served) {
+            throw new IllegalStateException("munged did not serve " + socket() + " in 30 s:\n" + log());
         }
     }
 

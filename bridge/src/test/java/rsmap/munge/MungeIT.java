@@ -13,30 +13,19 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import rsmap.wire.Polls;
 
 class MungeIT {
-    private static MungeD munged;
-    private static MungeD other;
+    @RegisterExtension
+    static final MungedPair MUNGEDS = new MungedPair(false);
     private static Munge munge;
 
     @BeforeAll
     static void start() throws Exception {
-        munged = MungeD.start();
-        other = MungeD.start();
-        munge = munged.munge();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (other != null) {
-            other.close();
-        }
-        if (munged != null) {
-            munged.close();
-        }
+        munge = MUNGEDS.munged().munge();
     }
 
     @Test
@@ -76,7 +65,7 @@ class MungeIT {
 
     @Test
     void decode_credentialOfAnotherKey_isInvalid() throws Exception {
-        String forged = other.munge().encode("rsmapd-authority".getBytes(StandardCharsets.UTF_8));
+        String forged = MUNGEDS.other().munge().encode("rsmapd-authority".getBytes(StandardCharsets.UTF_8));
         assertThatThrownBy(() -> munge.decode(forged)).isInstanceOfSatisfying(MungeException.class, e -> {
             assertThat(e.kind()).isEqualTo(MungeException.Kind.INVALID);
             assertThat(e.errorNumber()).isEqualTo(Munge.EMUNGE_CRED_INVALID);
@@ -121,15 +110,13 @@ class MungeIT {
     /** Called right after a credential of TTL 1 was encoded: returns once munged takes it for expired (above). */
     static void waitPastTtlOfOneSecond() throws InterruptedException {
         Instant expired = Instant.ofEpochSecond(Instant.now().getEpochSecond() + 2).plusMillis(100);
-        while (Instant.now().isBefore(expired)) {
-            Thread.sleep(20);
-        }
+        Polls.until("the clock past the credential's second", Duration.ofSeconds(4), () -> !Instant.now().isBefore(expired));
     }
 
     @Test
     void decode_restrictedToAnotherUid_isUnauthorized() throws Exception {
         long notMe = id("-u") == 65534 ? 65533 : 65534;
-        String cred = munged.encodeWithCli("for someone else", "--restrict-uid=" + notMe);
+        String cred = MUNGEDS.munged().encodeWithCli("for someone else", "--restrict-uid=" + notMe);
         assertThatThrownBy(() -> munge.decode(cred)).isInstanceOfSatisfying(MungeException.class,
                 e -> assertThat(e.kind()).isEqualTo(MungeException.Kind.UNAUTHORIZED));
     }
@@ -156,14 +143,14 @@ class MungeIT {
 
     @Test
     void crossCheck_javaEncodes_unmungeDecodes() throws Exception {
-        MungeD.Run r = munged.unmunge(munge.encode("from java".getBytes(StandardCharsets.UTF_8)));
+        MungeD.Run r = MUNGEDS.munged().unmunge(munge.encode("from java".getBytes(StandardCharsets.UTF_8)));
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("STATUS:          Success (0)").contains("UID:").endsWith("from java");
     }
 
     @Test
     void crossCheck_mungeEncodes_javaDecodes() throws Exception {
-        Munge.Credential c = munge.decode(munged.encodeWithCli("from the cli", "--ttl=42"));
+        Munge.Credential c = munge.decode(MUNGEDS.munged().encodeWithCli("from the cli", "--ttl=42"));
         assertThat(new String(c.payload(), StandardCharsets.UTF_8)).isEqualTo("from the cli");
         assertThat(c.uid()).isEqualTo(id("-u"));
         assertThat(c.ttl()).isEqualTo(Duration.ofSeconds(42));

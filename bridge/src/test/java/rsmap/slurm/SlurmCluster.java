@@ -7,14 +7,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import rsmap.daemon.NvmlHost;
 import rsmap.daemon.RealCluster;
+import rsmap.wire.Polls;
 import rsmap.wire.Ports;
 
 /**
@@ -44,14 +46,14 @@ final class SlurmCluster extends RealCluster {
         }
     }
 
-    /** The stand-in NVML's description when rsmapd builds {@code gpu} from discovery, else null. */
-    private final Path nvml;
+    /** The stand-in GPU host (its description, dev/) when rsmapd builds {@code gpu} from discovery, else null. */
+    private final NvmlHost nvml;
     /** job_submit.lua and what it asks the authority with. */
     final SubmitScript submit;
 
     private SlurmCluster(Path dir, boolean discovered) {
         super("slurm-cluster", dir);
-        this.nvml = discovered ? dir.resolve("nvml.json") : null;
+        this.nvml = discovered ? new NvmlHost(dir) : null;
         this.submit = new SubmitScript(dir, dir.resolve("authority.sock"));
     }
 
@@ -103,53 +105,33 @@ final class SlurmCluster extends RealCluster {
     protected void startAll() throws IOException, InterruptedException {
         // rsmap-spool/active_jobs exists before rsmapd starts, as the tmpfiles.d line of
         // docs/integration-slurm.md makes it at boot (an execd_spool without it stops rsmapd).
-        for (String d : new String[] {"munge", "state", "spool", "log", "rsmap-spool/active_jobs", "dev"}) {
+        for (String d : new String[] {"state", "spool", "log", "rsmap-spool/active_jobs", "dev"}) {
             Files.createDirectories(dir.resolve(d));
         }
         makeWorkAndDevices();
-        Path munge = dir.resolve("munge");
-        Files.setPosixFilePermissions(munge, PosixFilePermissions.fromString("rwxr-xr-x")); // nobody's srun: the socket
-        mustRun(List.of("mungekey", "--create", "--force", "--keyfile=" + munge.resolve("munge.key")));
-        Path mungeSocket = munge.resolve("socket");
-        spawn("munged", List.of("munged", "--foreground", "--force", "--socket=" + mungeSocket,
-                "--key-file=" + munge.resolve("munge.key"), "--pid-file=" + munge.resolve("munged.pid"),
-                "--seed-file=" + munge.resolve("seed"), "--log-file=" + dir.resolve("log/munged.log")));
-        awaitFile(mungeSocket, "munged");
-
-        // the cluster's authority, to which the node's rsmapd registers its attributes;
-        // job_submit.lua's rsmap place asks it.
-        int port = Ports.free();
+        // munged (nobody's srun reaches its socket) and the cluster's authority, to which the node's rsmapd
+        // registers its attributes; job_submit.lua's rsmap place asks it.
         Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"));
-        Files.writeString(dir.resolve("authority.conf"), String.join("\n", "role = authority", "complexes = complexes",
-                "listen = 127.0.0.1:" + port, "socket = authority.sock", "state_dir = authority-state",
-                "munge_socket = " + mungeSocket, "reconcile_interval = 0") + "\n");
-        spawn("authority", rsmapd(dir.resolve("authority.conf")));
-        awaitFile(dir.resolve("authority.sock"), "the authority");
+        ClusterAuthority authority = startAuthority();
         if (nvml != null) { // rsmapd and rsmap gres-conf (in this JVM) read it at nvmlInit_v2
             try {
-                rsmap.daemon.GpuStub.use(nvml, rsmap.daemon.GpuStub.cards(2));
+                nvml.describe(rsmap.daemon.GpuStub.cards(2));
             } catch (Exception e) {
                 throw new IOException("the stand-in NVML: " + e, e);
             }
         }
-        writeRsmapd("authority = 127.0.0.1:" + port, "munge_socket = " + mungeSocket, "attributes = cpu_speed=2.4GHz");
+        writeRsmapd(String.join("\n", authority.hostLines()), "attributes = cpu_speed=2.4GHz");
         nodeDaemon = spawn("rsmapd", rsmapd(dir.resolve("rsmapd.conf")));
         awaitFile(socket(), "rsmapd");
-        awaitRegistered(dir.resolve("authority.sock"));
+        awaitRegistered(authority.socket());
 
-        writeSlurm(mungeSocket);
+        writeSlurm(authority.mungeSocket());
         spawn("slurmctld", List.of("slurmctld", "-D", "-f", conf().toString()));
         spawn("slurmd", List.of("slurmd", "-D", "-f", conf().toString()));
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            Run s = run(List.of("sinfo", "-h", "-o", "%T"), Map.of());
-            if (s.code() == 0 && s.out().strip().equals("idle")) {
-                return;
-            }
-            if (System.nanoTime() > end) {
-                throw new IllegalStateException("the node did not become idle: " + s + "\n" + logs());
-            }
-            Thread.sleep(100);
+        Run s = Polls.retry(Duration.ofSeconds(60), () -> run(List.of("sinfo", "-h", "-o", "%T"), Map.of()),
+                r -> r.code() == 0 && r.out().strip().equals("idle"));
+        if (!(s.code() == 0 && s.out().strip().equals("idle"))) {
+            throw new IllegalStateException("the node did not become idle: " + s + "\n" + logs());
         }
     }
 
@@ -164,8 +146,7 @@ final class SlurmCluster extends RealCluster {
 
     private void writeRsmapd(String... more) throws IOException {
         String gpu = gpuMap(this::device);
-        String discovery = nvml == null ? "nvml_library = off" : String.join("\n", "nvml_library = "
-                + rsmap.daemon.GpuStub.LIBRARY, "gpu_map = gpu", "gpu_shares = 4", "gpu_dev_dir = " + dir.resolve("dev"));
+        String discovery = nvml == null ? "nvml_library = off" : String.join("\n", nvml.settings()) + "\ngpu_shares = 4";
         Files.writeString(dir.resolve("rsmapd.conf"), String.join("\n",
                 "complexes = complexes",
                 "host = " + node,
@@ -272,20 +253,22 @@ final class SlurmCluster extends RealCluster {
         return new Run(r.code(), r.out(), r.err());
     }
 
-    private void mustRun(List<String> command) throws IOException, InterruptedException {
+    @Override
+    protected void mustRun(List<String> command) throws IOException, InterruptedException {
         Run r = finish(new ProcessBuilder(command), command);
         if (r.code() != 0) {
             throw new IllegalStateException(command + " exited " + r.code() + ": " + r.err());
         }
     }
 
-    private Process spawn(String name, List<String> command) throws IOException {
+    @Override
+    protected Process spawn(String name, List<String> command) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("log").resolve(name + ".out").toFile());
         pb.environment().put("SLURM_CONF", conf().toString());
         pb.environment().putAll(submit.environment()); // job_submit.lua's
         if (nvml != null) {
-            pb.environment().put("RSMAP_NVML_STUB", nvml.toString()); // rsmapd's NVML
+            pb.environment().put("RSMAP_NVML_STUB", nvml.description().toString()); // rsmapd's NVML
         }
         return daemon(pb.start()); // munged, the authority, rsmapd, slurmctld, slurmd
     }
@@ -315,9 +298,7 @@ final class SlurmCluster extends RealCluster {
         try {
             if (!noDaemons() && Files.exists(conf())) {
                 run(List.of("scancel", "--partition=debug"), Map.of());
-                for (int i = 0; i < 100 && !run(List.of("squeue", "-h"), Map.of()).out().isBlank(); i++) {
-                    Thread.sleep(100);
-                }
+                Polls.await(Duration.ofSeconds(10), () -> run(List.of("squeue", "-h"), Map.of()).out().isBlank());
             }
         } catch (IOException | InterruptedException | RuntimeException e) {
             System.err.println("slurm cluster: cancelling jobs: " + e);
@@ -338,6 +319,6 @@ final class SlurmCluster extends RealCluster {
         for (Path top : cgroups) {
             removeCgroup(top, "slurm cluster");
         }
-        deleteTree(dir, "slurm cluster");
+        rsmap.daemon.Trees.deleteOrSay(dir, "slurm cluster");
     }
 }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.FutureTask;
@@ -13,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import rsmap.slurm.SlurmCluster.Run;
+import rsmap.wire.Polls;
 
 class SlurmIT extends OneSlurmCluster {
     /** The task's view: its job id, its SGE_HGR_* variables, its devices cgroup, and both fake GPUs. */
@@ -62,9 +64,7 @@ class SlurmIT extends OneSlurmCluster {
                         + "i=0; while [ ! -e " + go + " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done");
         assertThat(a.code()).as(a.toString()).isZero();
         String jobA = a.out().strip();
-        for (int i = 0; i < 300 && !Files.exists(seen); i++) {
-            Thread.sleep(100);
-        }
+        Polls.await(Duration.ofSeconds(30), () -> Files.exists(seen));
         assertThat(seen).as("job A started\n" + cluster.logs()).exists();
         try {
             Run b = show(Map.of(), "gpu=2[same=id]");
@@ -88,16 +88,12 @@ class SlurmIT extends OneSlurmCluster {
                 "i=0; while [ ! -e " + go + " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done");
         String jobA = a.out().strip();
         try {
-            for (int i = 0; i < 300 && !cluster.held().containsKey(jobA); i++) {
-                Thread.sleep(100);
-            }
+            Polls.await(Duration.ofSeconds(30), () -> cluster.held().containsKey(jobA));
             Run b = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", "/dev/null",
                     "--rsmap=gpu=2[same=id]", "--wrap",
                     "i=0; while [ ! -e " + go + " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done");
             String jobB = b.out().strip();
-            for (int i = 0; i < 300 && !cluster.held().containsKey(jobB); i++) {
-                Thread.sleep(100);
-            }
+            Polls.await(Duration.ofSeconds(30), () -> cluster.held().containsKey(jobB));
             assertThat(cluster.held()).as("one card, two jobs, at once").containsEntry(jobA, List.of("gpu0", "gpu0"))
                     .containsEntry(jobB, List.of("gpu0", "gpu0"));
         } finally {
@@ -144,14 +140,11 @@ class SlurmIT extends OneSlurmCluster {
         Run unknown = srun(Map.of(), "--rsmap=fpga=1", "true");
         assertThat(unknown.code()).isNotZero();
         assertThat(unknown.err()).contains("request: column 1: unknown complex 'fpga'");
-        for (int i = 0; i < 100; i++) {
+        Polls.await(Duration.ofSeconds(10), () -> {
             String state = cluster.run(List.of("sinfo", "-h", "-o", "%T"), Map.of()).out().strip();
-            if (state.equals("idle")) {
-                return;
-            }
             assertThat(state).as("the node is never drained for a job's request").doesNotContain("drain");
-            Thread.sleep(100);
-        }
+            return state.equals("idle");
+        });
     }
 
     @Test
@@ -161,9 +154,7 @@ class SlurmIT extends OneSlurmCluster {
         Run a = cluster.asNobody(Map.of(), "sbatch", "--parsable", "-D", cluster.work.toString(), "-o", "/dev/null",
                 "--rsmap=gpu=1", "--wrap", "touch " + started + "; sleep 300");
         String job = a.out().strip();
-        for (int i = 0; i < 300 && !Files.exists(started); i++) {
-            Thread.sleep(100);
-        }
+        Polls.await(Duration.ofSeconds(30), () -> Files.exists(started));
         assertThat(cluster.held()).as("running, its task under the policy").containsKey(job);
         assertThat(cluster.run(List.of("scancel", job), Map.of()).code()).isZero();
         assertThat(cluster.awaitReleased(job)).doesNotContainKey(job);
@@ -181,9 +172,7 @@ class SlurmIT extends OneSlurmCluster {
                         + "srun --rsmap=gpu=1 true > " + inner + " 2>&1; echo rc=$? >> " + inner);
         assertThat(a.code()).as(a.toString()).isZero();
         String job = a.out().strip();
-        for (int i = 0; i < 300 && !cluster.run(List.of("squeue", "-h", "-j", job), Map.of()).out().isBlank(); i++) {
-            Thread.sleep(100);
-        }
+        awaitGone(job);
         assertThat(Files.readAllLines(steps)).as(cluster.logs())
                 .containsExactly("SGE_HGR_gpu=gpu1", "5:devices:/rsmap/" + job.strip());
         assertThat(Files.readString(inner)).contains("--rsmap: job " + job + " already has its resource maps "
@@ -206,9 +195,7 @@ class SlurmIT extends OneSlurmCluster {
                         + "echo \"released: " + card1 + "\"");
         assertThat(a.code()).as(a.toString()).isZero();
         String job = a.out().strip();
-        for (int i = 0; i < 300 && !cluster.run(List.of("squeue", "-h", "-j", job), Map.of()).out().isBlank(); i++) {
-            Thread.sleep(100);
-        }
+        awaitGone(job);
         assertThat(Files.readString(out)).as(cluster.logs())
                 .isEqualTo("before: Operation not permitted\n"
                         + "SGE_HGR_gpu=gpu0 gpu1\ngrow=0\n"
@@ -229,9 +216,7 @@ class SlurmIT extends OneSlurmCluster {
     }
 
     private void awaitGone(String job) throws Exception {
-        for (int i = 0; i < 300 && !cluster.run(List.of("squeue", "-h", "-j", job), Map.of()).out().isBlank(); i++) {
-            Thread.sleep(100);
-        }
+        Polls.await(Duration.ofSeconds(30), () -> cluster.run(List.of("squeue", "-h", "-j", job), Map.of()).out().isBlank());
     }
 
     @Test
@@ -294,7 +279,7 @@ class SlurmIT extends OneSlurmCluster {
             long t0 = System.nanoTime();
             FutureTask<Run> job = new FutureTask<>(() -> srun(Map.of(), "--rsmap=gpu=1", "true"));
             new Thread(job).start();
-            Thread.sleep(1000); // the prolog is waiting for rsmapd now
+            Thread.sleep(1000); // the thing tested: a second on, the prolog waiting for rsmapd holds up no other answer
             assertThat(cluster.run(List.of("scontrol", "ping"), Map.of()).out()).as("slurmctld answers").contains("UP");
             Run sinfo = cluster.run(List.of("sinfo", "-h", "-o", "%T"), Map.of());
             assertThat(sinfo.code() + " " + sinfo.out()).as("the node is served").startsWith("0 ")

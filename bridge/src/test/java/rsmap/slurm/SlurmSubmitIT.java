@@ -8,11 +8,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import rsmap.slurm.SlurmCluster.Run;
+import rsmap.wire.Polls;
 
 class SlurmSubmitIT extends OneSlurmCluster {
     /** The authority's refusal of "cpu_speed unparsable", as the user sees it. */
@@ -34,9 +36,7 @@ class SlurmSubmitIT extends OneSlurmCluster {
         Run a = sbatch("-o", out.toString(), "--rsmap-filter=" + filter, "--wrap", "echo ran");
         assertThat(a.code()).as(a.toString()).isZero();
         String job = a.out().strip();
-        for (int i = 0; i < 300 && !cluster.run(List.of("squeue", "-h", "-j", job), Map.of()).out().isBlank(); i++) {
-            Thread.sleep(100);
-        }
+        Polls.await(Duration.ofSeconds(30), () -> cluster.run(List.of("squeue", "-h", "-j", job), Map.of()).out().isBlank());
         return Files.readString(out);
     }
 

@@ -5,11 +5,11 @@ package rsmap.wire;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 public final class HeldGrants {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -36,12 +36,7 @@ public final class HeldGrants {
     /** What is held once nothing is for {@code job} (null: for any job), or after 30 s what still is. */
     public static Map<String, List<String>> awaitReleased(Path socket, String host, String map, String job)
             throws Exception {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        Map<String, List<String>> h = of(socket, host, map);
-        while ((job == null ? !h.isEmpty() : h.containsKey(job)) && System.nanoTime() < end) {
-            Thread.sleep(100);
-            h = of(socket, host, map);
-        }
-        return h;
+        return Polls.retry(Duration.ofSeconds(30), () -> of(socket, host, map),
+                h -> job == null ? h.isEmpty() : !h.containsKey(job));
     }
 }

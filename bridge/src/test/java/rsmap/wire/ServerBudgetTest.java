@@ -53,6 +53,7 @@ class ServerBudgetTest {
         };
     }
 
+    /** A slow handler or credential check: the slowness the test is about. */
     static void sleep(long ms) {
         try {
             Thread.sleep(ms);
@@ -122,7 +123,7 @@ class ServerBudgetTest {
     }
 
     private TestClient awaitAdmitted() throws Exception {
-        for (int attempt = 0; attempt < 100; attempt++) {
+        TestClient admitted = Polls.retry(Duration.ofSeconds(5), () -> {
             TestClient c = new TestClient(server.path());
             try {
                 c.send(Frame.of(1, Code.INIT.value(), Session.VERSION).encode());
@@ -133,9 +134,12 @@ class ServerBudgetTest {
                 // refused and closed before the INIT went out: try again
             }
             c.close();
-            Thread.sleep(20);
+            return null;
+        }, c -> c != null);
+        if (admitted == null) {
+            throw new AssertionError("never admitted again");
         }
-        throw new AssertionError("never admitted again");
+        return admitted;
     }
 
     private static long uid() throws IOException {
@@ -188,7 +192,7 @@ class ServerBudgetTest {
             byte[] query = Frame.of(2, Code.QUERY.value()).encode();
             for (byte b : query) { // a whole frame within the timeout, a byte at a time, is fine
                 trickle.send(new byte[] {b});
-                Thread.sleep(10);
+                Thread.sleep(10); // the thing tested: the frame's bytes 10 ms apart
             }
             assertThat(trickle.untilDone(2)).hasSize(2);
             assertThat(stalled.next()).isEqualTo(Session.error(0, "a frame was not complete within 0.4 s: the"
@@ -211,7 +215,7 @@ class ServerBudgetTest {
             byte[] huge = Frame.of(9, Code.QUERY.value(), "x".repeat(1000 << 10)).encode();
             privileged.send(Arrays.copyOf(mine, 400 << 10));
             small.send(Arrays.copyOf(other, 1024));
-            Thread.sleep(200);
+            Thread.sleep(200); // both are read and held before large's frame comes: the order of the budget
             try {
                 large.send(Arrays.copyOf(huge, 1000 << 10));
             } catch (IOException e) {
@@ -243,9 +247,7 @@ class ServerBudgetTest {
             byte[] many = pipelined.toString().getBytes(StandardCharsets.US_ASCII);
             privileged.send(many); // 30 answers of 100 KiB, and neither reads for now
             sleeper.send(many);
-            for (int i = 0; i < 100 && server.counters().shed() == 0; i++) {
-                Thread.sleep(50);
-            }
+            Polls.await(Duration.ofSeconds(5), () -> server.counters().shed() > 0);
             assertThat(server.counters().shed()).isGreaterThanOrEqualTo(1);
             int answers = 0;
             try {
@@ -290,9 +292,7 @@ class ServerBudgetTest {
         start(ServerLimits.defaults(4096).withMaxEventBacklog(64 << 10), NOBODY);
         try (TestClient sleeper = initialised()) {
             sleeper.send(Frame.of(5, Code.START_EVENTS.value()).encode());
-            for (int i = 0; i < 100 && streams.isEmpty(); i++) {
-                Thread.sleep(10);
-            }
+            Polls.until("the stream started", () -> !streams.isEmpty());
             Session s = streams.get(0);
             Frame diff = Frame.of(5, Code.DIFF.value(), "d".repeat(1000));
             int posted = 0;

@@ -67,7 +67,7 @@ class TcpBudgetTest {
             assertThat(waited).isBetween(150L, 2000L);
             assertThat(half.next().text(0)).startsWith("not logged in within 0.3 s");
             assertThat(ServerBudgetTest.closed(half)).isTrue();
-            Thread.sleep(300);
+            Thread.sleep(300); // the thing tested: past the login timeout, a logged-in connection stays
             assertThat(in.call(Frame.of(2, Code.QUERY.value()))).as("a login beats the timeout for good").hasSize(2);
         }
         assertThat(server.counters().timedOut()).isEqualTo(2);
@@ -158,16 +158,14 @@ class TcpBudgetTest {
                         "root", "root");
         // One of alice's goes away: her place is free again, once the server saw it go.
         held.remove(0).close();
-        TestClient again = null;
-        for (int attempt = 0; attempt < 100 && again == null; attempt++) {
+        TestClient again = Polls.retry(Duration.ofSeconds(5), () -> {
             TestClient c = connect();
             if (c.call(TcpLoginTest.init(1, "1", "good:alice")).equals(List.of(Session.ok(1)))) {
-                again = c;
-            } else {
-                c.close();
-                Thread.sleep(20);
+                return c;
             }
-        }
+            c.close();
+            return null;
+        }, c -> c != null);
         assertThat(again).as("alice admitted again").isNotNull();
         held.add(again);
         for (TestClient c : held) {
@@ -195,7 +193,7 @@ class TcpBudgetTest {
                 assertThat(next.call(TcpLoginTest.init(1, "1", "good:bob"))).containsExactly(Session.ok(1));
             }
         }
-        Thread.sleep(1000); // the slow check ends, on a connection that is gone: alice's place was not taken
+        Thread.sleep(1000); // the thing tested: the slow check ends, on a connection that is gone: alice's place was not taken
         try (TestClient alice = loggedIn("alice")) {
             assertThat(alice.call(Frame.of(2, Code.MODEL_DEF.value())).get(0).text(0)).isEqualTo("alice");
         }
@@ -208,7 +206,7 @@ class TcpBudgetTest {
         try (TestClient root = loggedIn("root"); TestClient alice = loggedIn("alice")) {
             byte[] mine = Frame.of(7, Code.QUERY.value(), "x".repeat(600 << 10)).encode();
             root.send(java.util.Arrays.copyOf(mine, 400 << 10));
-            Thread.sleep(200);
+            Thread.sleep(200); // root's half frame is read and held before alice's comes: the order of the budget
             try {
                 alice.send(java.util.Arrays.copyOf(Frame.of(8, Code.QUERY.value(), "x".repeat(1000 << 10)).encode(),
                         900 << 10));

@@ -12,6 +12,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -250,10 +251,7 @@ public final class TcpHosts {
                 errors.incrementAndGet();
             }
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (answered.get() + errors.get() < total && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        Polls.await(Duration.ofSeconds(30), () -> answered.get() + errors.get() >= total);
         long[] got = Arrays.stream(lat).filter(l -> l >= 0).sorted().toArray();
         return String.format("done sent=%d answered=%d errors=%d closed=%d p50_us=%d p99_us=%d p999_us=%d max_us=%d"
                 + " late=%d", total, got.length, errors.get(), closed.get(), pct(got, 500), pct(got, 990),
