@@ -1,6 +1,7 @@
 // Keeps the dependency rule of STYLE.md over every module: bridge -> plugin, bridge -> cgroup, cgroup -> plugin
 // at most; the allocation core and the device policy never reach into the daemon, the wire, the journal or the CLI;
-// and inside the daemon the seam between its roles (docs/architecture.md, "Roles").
+// and inside the daemon its packages by feature, each using only those below it, the roles' never each other
+// (docs/architecture.md, "Roles"), with no circle between any two packages.
 package rsmap;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -151,76 +152,172 @@ class ArchitectureTest {
         }
     }
 
-    /** The daemon's rooms that only an execution host has (its global part, its handler table). */
-    static final Set<String> HOST_ROOMS = Set.of("AuthorityLink", "AuthorityChannel", "AuthorityHandshake", "HostEvents", "HostCommands",
-            "PendingStarts", "Failover");
-    /** The daemon's rooms that only an authority has. */
-    static final Set<String> AUTHORITY_ROOMS = Set.of("Authority", "AuthorityCommands", "ClusterView", "Placing",
-            "PlaceLane", "Standby", "Lease", "LeaseFile", "LeaseRecord");
-    /** The composition root: it alone chooses a role's rooms, so it names both. */
-    static final String COMPOSITION_ROOT = "Daemon";
-    /** The process's entry: it reads the role once more, to wait as a standby before the daemon is built. */
-    static final String ENTRY = "Main";
+    /**
+     * The daemon's packages by feature (issue 45), lowest first: each may use only the packages before it;
+     * {@code rsmap.daemon} itself (the composition root, its entry and the command tables) may use them all
+     * and none may use it. {@code link} is the host's side of the cluster, {@code authority} the authority's:
+     * the roles' rooms, which never name each other (docs/architecture.md, "Roles").
+     */
+    static final List<String> LAYERS = List.of("config", "state", "devices", "records", "job", "health", "link",
+            "authority");
+    static final String HOST_ONLY = "link";
+    static final String AUTHORITY_ONLY = "authority";
 
-    /** The rooms (classes of rsmap.daemon) that {@code source}'s code names, of those in {@code rooms}. */
-    static Set<String> named(String source, Set<String> rooms) {
-        String code = codeOnly(source);
-        Set<String> out = new TreeSet<>();
-        for (String room : rooms) {
-            if (Pattern.compile("(?<![\\w$.])" + room + "(?![\\w$])").matcher(code).find()) {
-                out.add(room);
+    /** The daemon packages (last names) that {@code pkg}'s code may name. */
+    static Set<String> allowed(String pkg) {
+        Set<String> below = new TreeSet<>(LAYERS.subList(0, LAYERS.indexOf(pkg)));
+        below.remove(pkg.equals(AUTHORITY_ONLY) ? HOST_ONLY : AUTHORITY_ONLY);
+        return below;
+    }
+
+    /** Every main source under {@code rsmap/<base>}, by its package's name. */
+    static Map<Path, String> sources(String base) throws IOException {
+        Path root = ROOT.resolve("bridge/src/main/java");
+        Map<Path, String> out = new TreeMap<>();
+        try (Stream<Path> s = Files.walk(root.resolve(base))) {
+            for (Path f : s.filter(p -> p.toString().endsWith(".java")).collect(Collectors.toList())) {
+                out.put(f, root.relativize(f.getParent()).toString().replace('/', '.'));
             }
         }
         return out;
     }
 
-    /**
-     * Host-only rooms never reach authority-only rooms, nor the reverse; the rooms both roles share reach
-     * neither (they ask the GlobalPart, never whether there is an authority). Only Daemon names both.
-     */
+    /** The last name of a daemon package ("" for rsmap.daemon itself). */
+    static String feature(String pkg) {
+        return pkg.equals("rsmap.daemon") ? "" : pkg.substring("rsmap.daemon.".length());
+    }
+
+    /** The packages of bridge that {@code source}'s code names (imports and qualified names of a class). */
+    static Set<String> packagesNamed(String source) {
+        Matcher m = Pattern.compile("(?<![\\w$.])(rsmap(?:\\.[a-z]\\w*)+)\\.[A-Z]").matcher(codeOnly(source));
+        Set<String> out = new TreeSet<>();
+        while (m.find()) {
+            out.add(m.group(1));
+        }
+        return out;
+    }
+
     @Test
-    void daemonRoles_hostRoomsAndAuthorityRooms_neverReachEachOther() throws IOException {
-        Path dir = ROOT.resolve("bridge/src/main/java/rsmap/daemon");
-        Map<String, Set<String>> reached = new TreeMap<>();
-        try (Stream<Path> s = Files.list(dir)) {
-            for (Path f : s.filter(p -> p.toString().endsWith(".java")).sorted().collect(Collectors.toList())) {
-                String room = f.getFileName().toString().replaceFirst("\\.java$", "");
-                if (room.equals(COMPOSITION_ROOT) || room.equals(ENTRY)) {
-                    continue;
-                }
-                String source = Files.readString(f);
-                Set<String> forbidden = HOST_ROOMS.contains(room) ? AUTHORITY_ROOMS
-                        : AUTHORITY_ROOMS.contains(room) ? HOST_ROOMS : union(HOST_ROOMS, AUTHORITY_ROOMS);
-                Set<String> own = new TreeSet<>(named(source, forbidden));
-                own.remove(room);
-                if (AUTHORITY_ROOMS.contains(room)) {
-                    own.removeAll(AUTHORITY_ROOMS); // an authority room may use the authority's other rooms
-                }
-                if (!own.isEmpty()) {
-                    reached.put(room, own);
+    void daemonPackages_useOnlyThePackagesBelowThem_andTheRolesNeverEachOther() throws IOException {
+        Map<String, Set<String>> wrong = new TreeMap<>();
+        Map<Path, String> all = sources("rsmap/daemon");
+        for (Map.Entry<Path, String> e : all.entrySet()) {
+            String own = feature(e.getValue());
+            if (own.isEmpty()) {
+                continue; // the composition root may name every package
+            }
+            assertThat(LAYERS).as("%s is in a package of the layer list", e.getKey()).contains(own);
+            for (String named : packagesNamed(Files.readString(e.getKey()))) {
+                if (named.equals("rsmap.daemon") || named.startsWith("rsmap.daemon.")) {
+                    String f = feature(named);
+                    if (!f.equals(own) && !allowed(own).contains(f)) {
+                        wrong.computeIfAbsent(ROOT.resolve("bridge/src/main/java").relativize(e.getKey()).toString(),
+                                k -> new TreeSet<>()).add(named);
+                    }
                 }
             }
         }
-        assertThat(HOST_ROOMS.stream().map(r -> dir.resolve(r + ".java"))).allMatch(Files::exists);
-        assertThat(AUTHORITY_ROOMS.stream().map(r -> dir.resolve(r + ".java"))).allMatch(Files::exists);
-        assertThat(reached).as("rooms of one role (or shared) naming rooms of another role").isEmpty();
+        assertThat(all).as("the daemon's sources").hasSizeGreaterThan(90);
+        assertThat(wrong).as("daemon rooms naming a package above their own, or the other role's").isEmpty();
+    }
+
+    /** The rules' own table: what each package may name. */
+    @Test
+    void allowed_table_isTheLayersBelow_lessTheOtherRole() {
+        assertThat(allowed("config")).isEmpty();
+        assertThat(allowed("job")).containsExactly("config", "devices", "records", "state");
+        assertThat(allowed("link")).containsExactly("config", "devices", "health", "job", "records", "state");
+        assertThat(allowed("authority")).containsExactly("config", "devices", "health", "job", "records", "state");
+        assertThat(packagesNamed("import rsmap.daemon.state.Job;\nclass A { rsmap.wire.Frame f; String s = \"rsmap.cli.X\"; }"))
+                .containsExactly("rsmap.daemon.state", "rsmap.wire");
+    }
+
+    /** No circle between any two of bridge's packages (the daemon's, the wire, the journal, the CLI, ...). */
+    @Test
+    void bridgePackages_haveNoCircle() throws IOException {
+        Map<String, Set<String>> uses = new TreeMap<>();
+        for (Map.Entry<Path, String> e : sources("rsmap").entrySet()) {
+            Set<String> named = new TreeSet<>(packagesNamed(Files.readString(e.getKey())));
+            named.remove(e.getValue());
+            uses.computeIfAbsent(e.getValue(), k -> new TreeSet<>()).addAll(named);
+        }
+        List<String> circle = new ArrayList<>();
+        for (String start : uses.keySet()) {
+            List<String> found = circleFrom(start, start, uses, new ArrayList<>(List.of(start)), new TreeSet<>());
+            if (!found.isEmpty()) {
+                circle = found;
+                break;
+            }
+        }
+        assertThat(uses).as("packages scanned").containsKeys("rsmap.daemon", "rsmap.daemon.state", "rsmap.wire");
+        assertThat(circle).as("a circle of packages").isEmpty();
+    }
+
+    private static List<String> circleFrom(String start, String at, Map<String, Set<String>> uses, List<String> path,
+                                           Set<String> seen) {
+        for (String next : uses.getOrDefault(at, Set.of())) {
+            if (next.equals(start)) {
+                List<String> c = new ArrayList<>(path);
+                c.add(start);
+                return c;
+            }
+            if (uses.containsKey(next) && seen.add(next)) {
+                path.add(next);
+                List<String> c = circleFrom(start, next, uses, path, seen);
+                if (!c.isEmpty()) {
+                    return c;
+                }
+                path.remove(path.size() - 1);
+            }
+        }
+        return List.of();
+    }
+
+    /** Each package small enough to see whole (STYLE.md: about 30 files at most). */
+    @Test
+    void daemonPackages_holdAtMost30Files() throws IOException {
+        Map<String, Long> files = sources("rsmap/daemon").values().stream()
+                .collect(Collectors.groupingBy(p -> p, TreeMap::new, Collectors.counting()));
+        assertThat(files.keySet()).as("the daemon's packages").hasSize(LAYERS.size() + 1);
+        assertThat(files).allSatisfy((pkg, n) -> assertThat(n).as(pkg).isLessThanOrEqualTo(30L));
+    }
+
+    /** The command tables of one role, in the composition root's package: each names its own role's package only. */
+    static final Map<String, String> ROLE_TABLES = Map.of("HostCommands", AUTHORITY_ONLY, "AuthorityCommands", HOST_ONLY);
+    /** The composition root: it alone chooses a role's rooms, so it names both. */
+    static final String COMPOSITION_ROOT = "Daemon";
+    /** The process's entry: it reads the role once more, to wait as a standby before the daemon is built. */
+    static final String ENTRY = "Main";
+
+    @Test
+    void roleTables_nameOnlyTheirOwnRolesPackage() throws IOException {
+        Map<String, Set<String>> wrong = new TreeMap<>();
+        for (Map.Entry<String, String> t : ROLE_TABLES.entrySet()) {
+            Path f = ROOT.resolve("bridge/src/main/java/rsmap/daemon/" + t.getKey() + ".java");
+            if (packagesNamed(Files.readString(f)).contains("rsmap.daemon." + t.getValue())) {
+                wrong.put(t.getKey(), Set.of(t.getValue()));
+            }
+        }
+        assertThat(wrong).as("a role's command table naming the other role's package").isEmpty();
+    }
+
+    /** The simple name of a source file's class. */
+    static String room(Path f) {
+        return f.getFileName().toString().replaceFirst("\\.java$", "");
     }
 
     /**
      * The role is read where the rooms are chosen and nowhere else: {@code isAuthority()}, and whether
-     * {@code authority()} is set, are asked in the daemon's code only in Daemon and Scope (Config defines
+     * {@code authority()} is set, are asked in the daemon's code only in Daemon, Main and Scope (Config defines
      * them, Preflight checks the settings each role needs).
      */
     @Test
     void daemonRoles_areReadOnlyWhereTheRoomsAreChosen() throws IOException {
-        Path dir = ROOT.resolve("bridge/src/main/java/rsmap/daemon");
         Set<String> readers = new TreeSet<>();
         Pattern role = Pattern.compile("\\.isAuthority\\(\\)|\\.authority\\(\\)\\s*[!=]=");
-        try (Stream<Path> s = Files.list(dir)) {
-            for (Path f : s.filter(p -> p.toString().endsWith(".java")).collect(Collectors.toList())) {
-                if (role.matcher(codeOnly(Files.readString(f))).find()) {
-                    readers.add(f.getFileName().toString().replaceFirst("\\.java$", ""));
-                }
+        for (Path f : sources("rsmap/daemon").keySet()) {
+            if (role.matcher(codeOnly(Files.readString(f))).find()) {
+                readers.add(room(f));
             }
         }
         readers.removeAll(Set.of("Config", "Preflight"));
@@ -228,40 +325,31 @@ class ArchitectureTest {
                 "Scope");
     }
 
-    /** What a grant makes on the host beyond the core: each rendering a part behind the seam, {@link #DEVICE_SEAM} (issue 45). */
-    static final Set<String> DEVICE_PARTS = Set.of("MigHost", "MigNames", "MigExplain", "CdiSpecs", "EnvFiles",
-            "JournaledSlices", "Leftovers", "ReleaseNarrowing");
-    /** The one seam the job's life, reallocation, reconciliation and RELOAD go through, and its read-only views. */
-    static final Set<String> DEVICE_SEAM = Set.of("HostDevices", "DeviceViews", "HostDeviceViews");
-
-    /** Whether room {@code room} is one of the parts or of their own family (MIG's and CDI's rooms, the file's after-answer rule). */
-    static boolean inDeviceParts(String room) {
-        return DEVICE_PARTS.contains(room) || room.startsWith("Mig") || room.startsWith("Cdi")
-                || room.equals("AfterAnswer") || room.equals("GpuHost");
-    }
+    /** What a grant makes on the host beyond the core, the devices package's face to the other rooms (issue 45). */
+    static final Set<String> DEVICE_FACE = Set.of("HostDevices", "GpuHost", "MigSlot");
 
     /**
-     * No room outside the seam reads MIG, CDI, GPU-variable or environment-file state: the parts are named
-     * only by the seam, by each other and by the composition root that makes them.
+     * No room outside the devices package reads MIG, CDI, GPU-variable or environment-file state: of it they name
+     * only the seam (HostDevices), the reader of the GPUs that RELOAD runs (GpuHost) and a slice's place (MigSlot,
+     * a value the journal's records check); the composition root makes the parts. The state reads the devices'
+     * views through its own interface (DeviceViews).
      */
     @Test
     void deviceParts_areReachedOnlyThroughTheSeam() throws IOException {
-        Path dir = ROOT.resolve("bridge/src/main/java/rsmap/daemon");
         Map<String, Set<String>> reached = new TreeMap<>();
-        try (Stream<Path> s = Files.list(dir)) {
-            for (Path f : s.filter(p -> p.toString().endsWith(".java")).sorted().collect(Collectors.toList())) {
-                String room = f.getFileName().toString().replaceFirst("\\.java$", "");
-                if (room.equals(COMPOSITION_ROOT) || DEVICE_SEAM.contains(room) || inDeviceParts(room)) {
-                    continue;
-                }
-                Set<String> parts = named(Files.readString(f), DEVICE_PARTS);
-                if (!parts.isEmpty()) {
-                    reached.put(room, parts);
+        Pattern devices = Pattern.compile("(?<![\\w$.])rsmap\\.daemon\\.devices\\.([A-Z]\\w*)");
+        for (Map.Entry<Path, String> e : sources("rsmap/daemon").entrySet()) {
+            if (e.getValue().equals("rsmap.daemon.devices") || room(e.getKey()).equals(COMPOSITION_ROOT)) {
+                continue;
+            }
+            Matcher m = devices.matcher(codeOnly(Files.readString(e.getKey())));
+            while (m.find()) {
+                if (!DEVICE_FACE.contains(m.group(1))) {
+                    reached.computeIfAbsent(room(e.getKey()), k -> new TreeSet<>()).add(m.group(1));
                 }
             }
         }
-        assertThat(DEVICE_PARTS.stream().map(r -> dir.resolve(r + ".java"))).allMatch(Files::exists);
-        assertThat(reached).as("rooms reaching a device part around the seam (HostDevices, DeviceViews)").isEmpty();
+        assertThat(reached).as("rooms reaching a device part around the seam (HostDevices)").isEmpty();
     }
 
     /** The daemon's rooms that face the wire: they alone turn refusals into ERROR frames or read ERROR categories. */
@@ -273,18 +361,42 @@ class ArchitectureTest {
      */
     @Test
     void daemonRooms_refuseWithTheDomainsError_notTheWires() throws IOException {
-        Path dir = ROOT.resolve("bridge/src/main/java/rsmap/daemon");
         Pattern wire = Pattern.compile("(?<![\\w$])(CommandException|Category)(?![\\w$])");
         Set<String> naming = new TreeSet<>();
-        try (Stream<Path> s = Files.list(dir)) {
-            for (Path f : s.filter(p -> p.toString().endsWith(".java")).collect(Collectors.toList())) {
-                String room = f.getFileName().toString().replaceFirst("\\.java$", "");
-                if (!WIRE_ADAPTERS.contains(room) && wire.matcher(codeOnly(Files.readString(f))).find()) {
-                    naming.add(room);
-                }
+        for (Path f : sources("rsmap/daemon").keySet()) {
+            if (!WIRE_ADAPTERS.contains(room(f)) && wire.matcher(codeOnly(Files.readString(f))).find()) {
+                naming.add(room(f));
             }
         }
         assertThat(naming).as("rooms naming the wire's exception or categories").isEmpty();
+    }
+
+    /** The layers below the daemon (the wire, its log, the journal, MUNGE, CDI) never name the daemon or the CLI. */
+    @Test
+    void lowerPackages_neverNameTheDaemonOrTheCli() throws IOException {
+        Map<String, Set<String>> wrong = new TreeMap<>();
+        for (String base : List.of("rsmap/wire", "rsmap/log", "rsmap/journal", "rsmap/munge", "rsmap/cdi")) {
+            for (Path f : sources(base).keySet()) {
+                for (String named : packagesNamed(Files.readString(f))) {
+                    if (named.startsWith("rsmap.daemon") || named.startsWith("rsmap.cli")) {
+                        wrong.computeIfAbsent(room(f), k -> new TreeSet<>()).add(named);
+                    }
+                }
+            }
+        }
+        assertThat(wrong).as("lower layers naming the daemon or the CLI").isEmpty();
+    }
+
+    /** The rooms of {@code rooms} that {@code source}'s code names. */
+    static Set<String> named(String source, Set<String> rooms) {
+        String code = codeOnly(source);
+        Set<String> out = new TreeSet<>();
+        for (String room : rooms) {
+            if (Pattern.compile("(?<![\\w$.])" + room + "(?![\\w$])").matcher(code).find()) {
+                out.add(room);
+            }
+        }
+        return out;
     }
 
     @Test
@@ -294,11 +406,5 @@ class ArchitectureTest {
         assertThat(named("class A { AuthorityLink l; Authority a; }", rooms)).containsExactly("Authority", "AuthorityLink");
         assertThat(named("class A { /** {@link Authority} */ String s = \"AuthorityLink\"; }", rooms)).isEmpty();
         assertThat(named("class A { AuthorityCommands c; x.Authority y; }", rooms)).isEmpty();
-    }
-
-    private static Set<String> union(Set<String> a, Set<String> b) {
-        Set<String> u = new TreeSet<>(a);
-        u.addAll(b);
-        return u;
     }
 }

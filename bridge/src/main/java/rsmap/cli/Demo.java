@@ -20,7 +20,7 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
-import rsmap.daemon.Config;
+import rsmap.daemon.config.Config;
 import rsmap.daemon.Daemon;
 import rsmap.device.DevicePolicy;
 import rsmap.device.v1.CgroupV1Backend;
@@ -68,7 +68,7 @@ final class Demo implements java.util.concurrent.Callable<Integer> {
             try {
                 run();
             } finally {
-                rsmap.daemon.Bundled.deleteTree(dir);
+                rsmap.daemon.config.Bundled.deleteTree(dir);
             }
         } catch (IOException e) {
             throw new Refused("demo: " + e.getMessage());
@@ -82,8 +82,8 @@ final class Demo implements java.util.concurrent.Callable<Integer> {
     }
 
     private void run() throws IOException, InterruptedException, Refused {
-        String complexes = rsmap.daemon.Bundled.example("complexes");
-        String values = rsmap.daemon.Bundled.example("node01.complex_values").strip();
+        String complexes = rsmap.daemon.config.Bundled.example("complexes");
+        String values = rsmap.daemon.config.Bundled.example("node01.complex_values").strip();
         ComplexTable table;
         try {
             table = ComplexTable.parse(complexes);
@@ -95,7 +95,7 @@ final class Demo implements java.util.concurrent.Callable<Integer> {
         if (root && new CgroupV1Backend(CgroupV1Backend.DEFAULT_ROOT).availability().available()) {
             backend = "cgroup-v1";
         }
-        Path conf = rsmap.daemon.Bundled.exampleDaemon(dir, backend);
+        Path conf = rsmap.daemon.config.Bundled.exampleDaemon(dir, backend);
         Config config;
         try {
             config = Config.parse(Files.readString(conf), conf, "node01");
@@ -187,7 +187,7 @@ final class Demo implements java.util.concurrent.Callable<Integer> {
         final Path release;
         final Path running;
 
-        Job(String id, Process process, Path release, Path running) {
+        public Job(String id, Process process, Path release, Path running) {
             this.id = id;
             this.process = process;
             this.release = release;

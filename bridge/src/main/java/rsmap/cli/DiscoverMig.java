@@ -9,7 +9,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
 import rsmap.complex.ComplexTable;
-import rsmap.daemon.MigMap;
+import rsmap.daemon.devices.MigMap;
 import rsmap.device.nvml.Inventory;
 import rsmap.device.nvml.Mig;
 import rsmap.device.nvml.MigCard;

@@ -20,12 +20,46 @@ import rsmap.ParseException;
 import rsmap.alloc.Cluster;
 import rsmap.alloc.Grant;
 import rsmap.complex.ComplexTable;
+import rsmap.daemon.authority.Authority;
+import rsmap.daemon.authority.GlobalKeys;
+import rsmap.daemon.authority.JobKeys;
+import rsmap.daemon.authority.Lease;
+import rsmap.daemon.authority.Standby;
+import rsmap.daemon.config.Config;
+import rsmap.daemon.config.Discovery;
+import rsmap.daemon.config.HostAuth;
+import rsmap.daemon.devices.CdiSpecs;
+import rsmap.daemon.devices.EnvFiles;
+import rsmap.daemon.devices.GpuHost;
+import rsmap.daemon.devices.HostDeviceViews;
+import rsmap.daemon.devices.HostDevices;
+import rsmap.daemon.devices.MigHost;
+import rsmap.daemon.health.Health;
+import rsmap.daemon.health.HealthWatch;
+import rsmap.daemon.job.EventHub;
+import rsmap.daemon.job.Generations;
+import rsmap.daemon.job.GlobalPart;
+import rsmap.daemon.job.JobLifecycle;
+import rsmap.daemon.job.Reallocation;
+import rsmap.daemon.job.Reconciliation;
+import rsmap.daemon.job.Recovery;
+import rsmap.daemon.link.AuthorityLink;
+import rsmap.daemon.link.Failover;
+import rsmap.daemon.link.PendingStarts;
+import rsmap.daemon.records.Records;
+import rsmap.daemon.records.StateDirTrust;
+import rsmap.daemon.records.StateLock;
+import rsmap.daemon.state.Access;
+import rsmap.daemon.state.AfterAnswer;
+import rsmap.daemon.state.HostState;
+import rsmap.daemon.state.Job;
+import rsmap.daemon.state.Scope;
 import rsmap.journal.Journal;
 import rsmap.log.LogBook;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
-import rsmap.wire.Session;
 import rsmap.wire.ServerLimits;
+import rsmap.wire.Session;
 import rsmap.wire.SocketServer;
 
 /**
@@ -290,7 +324,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** One command as a session would send it, for tests and the in-process demo. */
-    List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
+    public List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {
         return commands.handle(code, command, session);
     }
 
@@ -332,7 +366,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** The jobs holding grants, by id, in the order they were granted. */
-    Map<String, Job> jobs() {
+    public Map<String, Job> jobs() {
         synchronized (lock) {
             Map<String, Job> jobs = new java.util.LinkedHashMap<>();
             state.jobs().forEach(j -> jobs.put(j.id(), j));

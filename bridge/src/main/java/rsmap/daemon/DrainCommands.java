@@ -7,6 +7,11 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import rsmap.daemon.health.Health;
+import rsmap.daemon.state.Args;
+import rsmap.daemon.state.HostState;
+import rsmap.daemon.state.Refusal;
+import rsmap.daemon.state.Taint;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 

@@ -5,6 +5,17 @@ package rsmap.daemon;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import rsmap.daemon.job.FilterCheck;
+import rsmap.daemon.job.GlobalPart;
+import rsmap.daemon.job.JobAnswer;
+import rsmap.daemon.job.JobLifecycle;
+import rsmap.daemon.job.JobStartArgs;
+import rsmap.daemon.job.StartAlternatives;
+import rsmap.daemon.state.Args;
+import rsmap.daemon.state.HostState;
+import rsmap.daemon.state.Job;
+import rsmap.daemon.state.JobId;
+import rsmap.daemon.state.Refusal;
 import rsmap.wire.Code;
 
 /** docs/architecture.md, "Roles": what a host answers, never reaching the authority's rooms. */

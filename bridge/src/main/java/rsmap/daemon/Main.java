@@ -10,6 +10,12 @@ import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
+import rsmap.daemon.authority.Standby;
+import rsmap.daemon.config.Config;
+import rsmap.daemon.config.ConfigText;
+import rsmap.daemon.config.Discovery;
+import rsmap.daemon.config.HostAuth;
+import rsmap.daemon.job.Notify;
 
 /**
  * {@code rsmapd [--config FILE]} (default /etc/rsmap/rsmapd.conf). A configuration error stops it at

@@ -7,6 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import rsmap.ParseException;
 import rsmap.complex.ComplexTable;
+import rsmap.daemon.config.Bundled;
+import rsmap.daemon.config.Config;
 import rsmap.log.Log;
 import rsmap.wire.Client;
 import rsmap.wire.Code;

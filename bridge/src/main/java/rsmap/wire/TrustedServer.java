@@ -117,7 +117,7 @@ public final class TrustedServer {
     }
 
     /**
-     * daemon_user of rsmapd.conf's text as rsmapd reads it (rsmap.daemon.Config): backslash-newlines joined
+     * daemon_user of rsmapd.conf's text as rsmapd reads it (rsmap.daemon.config.Config): backslash-newlines joined
      * first (a comment or a complex_values continued over a {@code daemon_user =} line swallows it), then
      * {@code #} comments, {@code key = value} trimmed, keys in any case. Empty when unset.
      *

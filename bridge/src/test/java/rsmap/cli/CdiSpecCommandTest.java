@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import rsmap.cdi.CdiSchema;
 import rsmap.complex.ComplexTable;
-import rsmap.daemon.Config;
+import rsmap.daemon.config.Config;
 import rsmap.daemon.Daemon;
 
 @Timeout(60)

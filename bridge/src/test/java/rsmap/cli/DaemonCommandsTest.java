@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import rsmap.complex.ComplexTable;
-import rsmap.daemon.Config;
+import rsmap.daemon.config.Config;
 import rsmap.daemon.Daemon;
 import rsmap.wire.Client;
 import rsmap.wire.Code;

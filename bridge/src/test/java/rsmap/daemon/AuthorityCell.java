@@ -18,6 +18,8 @@ import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
+import rsmap.daemon.authority.AuthorityTest;
+import rsmap.daemon.config.Config;
 import rsmap.munge.MungeD;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
@@ -36,7 +38,7 @@ import rsmap.wire.Ports;
  * <p>An authority is a name: its directory {@code shared/NAME} (rsmapd.conf, rsmapd.sock, log) and a loopback
  * port, taken on first use. A host names every authority whose port was taken, in that order.
  */
-final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, AfterEachCallback, AfterAllCallback {
+public final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, AfterEachCallback, AfterAllCallback {
     private static final ObjectMapper JSON = new ObjectMapper();
     private final String prefix;
     private MungeD munged;
@@ -49,7 +51,7 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
     private final List<AutoCloseable> also = new ArrayList<>();
 
     /** {@code prefix}: the shared directory's name under /tmp, before its random part. */
-    AuthorityCell(String prefix) {
+    public AuthorityCell(String prefix) {
         this.prefix = prefix;
     }
 
@@ -115,22 +117,22 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
     }
 
     /** The test's shared directory (mode 0755): the hosts' and authorities' directories, the jobs' tmpdir. */
-    Path shared() {
+    public Path shared() {
         return shared;
     }
 
     /** Authority {@code name}'s directory. */
-    Path dir(String name) {
+    public Path dir(String name) {
         return shared.resolve(name);
     }
 
     /** Authority {@code name}'s Unix socket. */
-    Path socket(String name) {
+    public Path socket(String name) {
         return dir(name).resolve("rsmapd.sock");
     }
 
     /** Authority {@code name}'s loopback port, a free one taken on first use. */
-    int port(String name) throws Exception {
+    public int port(String name) throws Exception {
         Integer p = ports.get(name);
         if (p == null) {
             p = Ports.free();
@@ -140,7 +142,7 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
     }
 
     /** Authority {@code name}'s process, as last started. */
-    Process authority(String name) {
+    public Process authority(String name) {
         return authorities.get(name);
     }
 
@@ -149,7 +151,7 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
      * setting there replacing the default one); the configuration is written only if absent: after a kill it
      * restarts on the same state.
      */
-    Process startAuthority(String name, String global, String... more) throws Exception {
+    public Process startAuthority(String name, String global, String... more) throws Exception {
         if (!Files.exists(dir(name).resolve("rsmapd.conf"))) {
             List<String> lines = new ArrayList<>(List.of("munge_socket = " + munged.socket()));
             lines.addAll(List.of(more));
@@ -159,7 +161,7 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
     }
 
     /** Authority {@code name} on the rsmapd.conf in its directory, once its socket is there. */
-    Process startAuthority(String name) throws Exception {
+    public Process startAuthority(String name) throws Exception {
         Path d = dir(name);
         Process p = RsmapdProcess.start(d.resolve("rsmapd.conf"), d.resolve("rsmapd.sock"), d.resolve("log"));
         authorities.put(name, p);
@@ -167,12 +169,12 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
     }
 
     /** The class's munged: its socket is in every configuration here; a test's own credentials come from it. */
-    MungeD munged() {
+    public MungeD munged() {
         return munged;
     }
 
     /** Host daemon {@code host} serving {@code values}, linked to every authority with a port; then {@code more}. */
-    Config startHost(String host, String values, String... more) throws Exception {
+    public Config startHost(String host, String values, String... more) throws Exception {
         String links = ports.values().stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
         List<String> lines = new ArrayList<>(List.of("host = " + host, "authority = " + links,
                 "munge_socket = " + munged.socket(), "socket_mode = 0666", "reconcile_interval = 0"));
@@ -183,35 +185,35 @@ final class AuthorityCell implements BeforeAllCallback, BeforeEachCallback, Afte
         return c;
     }
 
-    Daemon host(String host) {
+    public Daemon host(String host) {
         return hosts.get(host);
     }
 
     /** Closes host daemon {@code host} before the test ends. */
-    void stopHost(String host) throws Exception {
+    public void stopHost(String host) throws Exception {
         hosts.remove(host).close();
     }
 
     /** A job through execd-stub and the hooks on {@code host} (spooled in its folder); the job is {@code sh -c script}. */
-    Process job(String host, String id, String request, String script) throws Exception {
+    public Process job(String host, String id, String request, String script) throws Exception {
         return execd.stub(id).host(host).spool(shared.resolve(host).resolve("spool"))
                 .socket(configs.get(host).socket()).request(request).sh(script);
     }
 
     /** A job's output and {@code exit=CODE}, once it ended within 60 s. */
-    static String finish(Process p) throws Exception {
+    public static String finish(Process p) throws Exception {
         return ExecdCell.finish(p, 60);
     }
 
     /** QUERY on authority {@code name}'s socket: its own view, or with {@code cluster} the cluster's. */
-    JsonNode query(String name, boolean cluster) throws Exception {
+    public JsonNode query(String name, boolean cluster) throws Exception {
         try (Client c = Client.connect(socket(name))) {
             return JSON.readTree(c.call(Code.QUERY, cluster ? "{\"cluster\":true}" : "{}").get(0).text(0));
         }
     }
 
     /** {@code kill -SIG PID}. */
-    static void signal(long pid, String sig) {
+    public static void signal(long pid, String sig) {
         try {
             new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).start().waitFor();
         } catch (Exception e) {

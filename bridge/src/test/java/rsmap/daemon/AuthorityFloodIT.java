@@ -21,6 +21,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import rsmap.daemon.authority.PlaceLane;
+import rsmap.daemon.config.Config;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 

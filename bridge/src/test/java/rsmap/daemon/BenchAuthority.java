@@ -4,6 +4,9 @@ package rsmap.daemon;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import rsmap.daemon.authority.AuthorityTest;
+import rsmap.daemon.config.Config;
+import rsmap.daemon.config.HostAuth;
 import rsmap.wire.Authenticator;
 import rsmap.wire.Ports;
 import rsmap.wire.Session;

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import rsmap.cdi.CdiSchema;
+import rsmap.daemon.config.Config;
 
 @Timeout(300)
 class CdiIT {

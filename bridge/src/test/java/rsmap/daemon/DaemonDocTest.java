@@ -14,6 +14,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.daemon.authority.AuthorityTest;
+import rsmap.daemon.config.Config;
 import rsmap.wire.Frame;
 import rsmap.wire.Ports;
 import rsmap.wire.TestClient;

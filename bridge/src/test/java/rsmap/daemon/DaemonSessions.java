@@ -6,12 +6,12 @@ import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
 
-final class DaemonSessions {
+public final class DaemonSessions {
     private DaemonSessions() {
     }
 
     /** An initialised session of {@code user} (uid, pid as SO_PEERCRED would say) whose events go to {@code events}. */
-    static Session as(Daemon daemon, String user, long uid, long pid, List<Frame> events) {
+    public static Session as(Daemon daemon, String user, long uid, long pid, List<Frame> events) {
         Session s = new Session(new Session.Handler() {
             @Override
             public List<Frame> handle(Code code, Frame command, Session session) throws Session.CommandException {

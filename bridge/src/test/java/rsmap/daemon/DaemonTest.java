@@ -18,6 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.daemon.config.Config;
 import rsmap.wire.Category;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;

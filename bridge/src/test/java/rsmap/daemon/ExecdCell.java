@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
+import rsmap.daemon.config.Config;
 import rsmap.wire.Polls;
 
 /**
@@ -26,7 +27,7 @@ import rsmap.wire.Polls;
  * @param tmpdir the jobs' tmpdir, writable by their owner: where markers go
  * @param shell whether rsmap-shell is in {@code dir}, and {@code dir} on the jobs' PATH
  */
-record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements AutoCloseable {
+public record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements AutoCloseable {
     /** rsmap-hook, built by build.sh; each cell has a copy of its own. */
     static final Path HOOK = Path.of("target", "rsmap-hook").toAbsolutePath();
     /** rsmap-shell, built by build.sh. */
@@ -55,7 +56,7 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
      * The user a job runs as: nobody, or one created here. Needs root (execd's shepherd switches users as
      * root); outside CI a non-root run skips with that reason, under CI=true it fails.
      */
-    static String jobUser() throws Exception {
+    public static String jobUser() throws Exception {
         if (!sh("id -u").strip().equals("0")) {
             String why = "switching to the job's owner needs root, as sge_execd does";
             if ("true".equals(System.getenv("CI"))) {
@@ -112,7 +113,7 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
      * A sticky cell that is a stand-in GPU host too ({@link #gpu()}: the stand-in NVML, a folder dev for its
      * cards' nodes): {@link #gpuConfig} names it as gpu_dev_dir.
      */
-    static ExecdCell nvml(String prefix) throws Exception {
+    public static ExecdCell nvml(String prefix) throws Exception {
         String user = require();
         ExecdCell cell = sticky(prefix, user);
         try {
@@ -125,7 +126,7 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
     }
 
     /** The cell as a stand-in GPU host: its description, dev/ and MIG files in the cell's folder. */
-    NvmlHost gpu() {
+    public NvmlHost gpu() {
         return new NvmlHost(dir);
     }
 
@@ -168,7 +169,7 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
     }
 
     /** The nodes of cards 0 to n - 1 as NVIDIA's driver makes them: dev/nvidiaI, c 195:I. */
-    void gpus(int n) throws Exception {
+    public void gpus(int n) throws Exception {
         Files.createDirectories(dir.resolve("dev"));
         gpu().cardNodes(n);
     }
@@ -177,7 +178,7 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
      * A daemon in folder d with no complex values of its own: the map gpu from the stand-in NVML, its cards'
      * nodes in dev, devices through cgroup v1, a socket any job's owner reaches; {@code more} settings.
      */
-    Config gpuConfig(String... more) throws Exception {
+    public Config gpuConfig(String... more) throws Exception {
         return gpu().config(dir.resolve("d"), "NONE", jobSettings(more));
     }
 
@@ -208,17 +209,17 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
      * A job through execd-stub and the hooks as {@link #user}, asking for {@code request}; the job is
      * {@code sh -c script}, {@code env} ("NAME=value") more of its environment.
      */
-    Process job(Config config, String id, String request, String script, String... env) throws Exception {
+    public Process job(Config config, String id, String request, String script, String... env) throws Exception {
         return stub(id).socket(config.socket()).request(request).environment(env).sh(script);
     }
 
     /** What a job printed, then "exit=" and its exit code; it must end within 90 s. */
-    static String finish(Process p) throws Exception {
+    public static String finish(Process p) throws Exception {
         return finish(p, 90);
     }
 
     /** The same, the job ending within {@code seconds}. */
-    static String finish(Process p, int seconds) throws Exception {
+    public static String finish(Process p, int seconds) throws Exception {
         assertThat(p.waitFor(seconds, TimeUnit.SECONDS)).as("the job ends").isTrue();
         return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "exit=" + p.exitValue();
     }
@@ -229,12 +230,12 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
     }
 
     /** A marker file a job or the test creates, in the jobs' tmpdir. */
-    Path marker(String name) {
+    public Path marker(String name) {
         return tmpdir.resolve(name);
     }
 
     /** In a job's script: wait for marker {@code name} (bounded, {@link #waitFor(Path)}), then go on. */
-    String waitFor(String name) {
+    public String waitFor(String name) {
         return waitFor(marker(name)) + "; ";
     }
 
@@ -242,7 +243,7 @@ record ExecdCell(String user, Path dir, Path tmpdir, boolean shell) implements A
      * In a job's script: wait for {@code file}, bounded to 10 minutes (longer than any test waits): a test run
      * killed midway, which never creates the file, leaves no job looping behind it.
      */
-    static String waitFor(Path file) {
+    public static String waitFor(Path file) {
         return "i=0; while [ ! -e " + file + " ] && [ $i -lt 12000 ]; do sleep 0.05; i=$((i+1)); done";
     }
 

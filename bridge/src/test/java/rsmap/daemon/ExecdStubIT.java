@@ -16,6 +16,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import rsmap.daemon.config.Config;
 import rsmap.wire.Polls;
 
 class ExecdStubIT {

@@ -8,6 +8,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 import rsmap.complex.ComplexTable;
+import rsmap.daemon.config.Config;
+import rsmap.daemon.config.ConfigText;
+import rsmap.daemon.config.Discovery;
+import rsmap.daemon.config.HostAuth;
+import rsmap.daemon.devices.CdiSpecs;
 
 public final class FaultingMain {
     /** How long the daemon waits at its fault point at most. */

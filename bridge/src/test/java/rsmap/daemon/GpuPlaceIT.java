@@ -13,6 +13,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import rsmap.daemon.authority.AuthorityIT;
 import rsmap.wire.Polls;
 
 @Timeout(180)

@@ -10,6 +10,8 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import rsmap.daemon.authority.AuthorityIT;
+import rsmap.daemon.config.Config;
 import rsmap.wire.Polls;
 
 @Timeout(180)

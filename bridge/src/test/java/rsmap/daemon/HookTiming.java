@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Map;
+import rsmap.daemon.config.Config;
 
 /**
  * Run: {@code java -cp <bridge test classpath> rsmap.daemon.HookTiming [rounds]} from {@code bridge/}

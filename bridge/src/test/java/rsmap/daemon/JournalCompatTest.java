@@ -13,6 +13,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import rsmap.complex.ComplexTable;
+import rsmap.daemon.config.Config;
+import rsmap.daemon.job.EventHub;
+import rsmap.daemon.job.Views;
 
 class JournalCompatTest {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import rsmap.daemon.job.Notify;
 
 /**
  * Binds {@code /path} or {@code @name} (the NOTIFY_SOCKET forms, encoded by {@link Notify#sockaddr}) and

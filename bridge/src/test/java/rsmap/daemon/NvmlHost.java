@@ -12,6 +12,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import rsmap.daemon.config.Config;
 
 /** @param dir the description, dev/ and the MIG files */
 public record NvmlHost(Path dir) {

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.daemon.config.Config;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;

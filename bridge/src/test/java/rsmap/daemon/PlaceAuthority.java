@@ -4,6 +4,8 @@
 package rsmap.daemon;
 
 import java.nio.file.Path;
+import rsmap.daemon.authority.AuthorityTest;
+import rsmap.daemon.config.Config;
 import rsmap.wire.Client;
 import rsmap.wire.Code;
 import rsmap.wire.Ports;

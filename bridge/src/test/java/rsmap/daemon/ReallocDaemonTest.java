@@ -16,6 +16,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.daemon.config.Config;
+import rsmap.daemon.job.Reallocation;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Polls;

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import rsmap.daemon.config.Config;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.FrameDecoder;

@@ -12,13 +12,14 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import rsmap.daemon.HookBuild.Run;
-import rsmap.wire.Code;
-import rsmap.wire.Frame;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.daemon.HookBuild.Run;
+import rsmap.daemon.config.Config;
+import rsmap.wire.Code;
+import rsmap.wire.Frame;
 
 class RsmapHookIT {
     @TempDir

@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
-final class SeatJobs {
+public final class SeatJobs {
     private static final int JOBS = 200;
     private final Path out;
     private final AtomicInteger done = new AtomicInteger();
@@ -36,7 +36,7 @@ final class SeatJobs {
     }
 
     /** Submits the 200 jobs, 8 at a time, alternating hosts; each tried up to {@code attempts} times, 50 ms apart. */
-    static SeatJobs start(AuthorityCell cell, int attempts) throws Exception {
+    public static SeatJobs start(AuthorityCell cell, int attempts) throws Exception {
         Path out = Files.createDirectories(cell.shared().resolve("out"));
         Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rwxrwxrwx"));
         SeatJobs jobs = new SeatJobs(out);
@@ -69,22 +69,22 @@ final class SeatJobs {
     }
 
     /** Jobs that ran. */
-    int done() {
+    public int done() {
         return done.get();
     }
 
     /** Times a prolog asked to reschedule. */
-    int rescheduled() {
+    public int rescheduled() {
         return rescheduled.get();
     }
 
     /** Jobs that failed otherwise, or never started, each with what it said. */
-    List<String> failures() {
+    public List<String> failures() {
         return failures;
     }
 
     /** Waits for every job (240 s each): none failed, and every one ran exactly once. */
-    void awaitAll() throws Exception {
+    public void awaitAll() throws Exception {
         for (Future<?> f : runs) {
             f.get(240, TimeUnit.SECONDS);
         }
@@ -94,7 +94,7 @@ final class SeatJobs {
     }
 
     /** Every job wrote its span of one of la..ld, and no two spans of one seat overlap. */
-    void assertNoSeatHeldTwice() throws Exception {
+    public void assertNoSeatHeldTwice() throws Exception {
         Map<String, List<long[]>> spans = new HashMap<>();
         try (Stream<Path> files = Files.list(out)) {
             for (Path f : files.toList()) {

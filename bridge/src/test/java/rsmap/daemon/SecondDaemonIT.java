@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.daemon.config.Config;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Polls;

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import rsmap.daemon.config.Config;
 
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(300)

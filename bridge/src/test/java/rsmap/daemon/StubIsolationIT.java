@@ -12,6 +12,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import rsmap.daemon.config.Config;
+import rsmap.daemon.state.Job;
 import rsmap.wire.Polls;
 
 @Timeout(120)

@@ -7,13 +7,17 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import rsmap.complex.ComplexTable;
+import rsmap.daemon.config.Config;
+import rsmap.daemon.config.Discovery;
+import rsmap.daemon.config.HostAuth;
+import rsmap.daemon.devices.CdiSpecs;
 
-final class TestDaemon {
+public final class TestDaemon {
     private TestDaemon() {
     }
 
     /** The configuration of a daemon in {@code dir} serving {@code complexValues} on host node01. */
-    static Config config(Path dir, String complexValues, String... more) throws Exception {
+    public static Config config(Path dir, String complexValues, String... more) throws Exception {
         Files.createDirectories(dir);
         Files.copy(Path.of("..", "examples", "complexes"), dir.resolve("complexes"));
         List<String> lines = new ArrayList<>(List.of("complexes = complexes", "host = node01",
@@ -27,7 +31,7 @@ final class TestDaemon {
     }
 
     /** {@code defaults} with {@code more} ("key = value" each) after them, a setting of {@code more} replacing its default. */
-    static List<String> settings(List<String> defaults, String... more) {
+    public static List<String> settings(List<String> defaults, String... more) {
         List<String> lines = new ArrayList<>(defaults);
         for (String m : more) {
             String key = m.substring(0, m.indexOf('=')).strip();
@@ -38,26 +42,26 @@ final class TestDaemon {
     }
 
     /** A daemon serving {@code config} with the attributes {@code discovery} finds. */
-    static Daemon start(Config config, Discovery discovery) throws Exception {
+    public static Daemon start(Config config, Discovery discovery) throws Exception {
         return new Daemon(config, ComplexTable.parse(Files.readString(config.complexes())),
                 config.complexes().resolveSibling("rsmapd.conf"), discovery).serve();
     }
 
     /** A daemon serving {@code config} whose hosts and authority log in by {@code auth}. */
-    static Daemon start(Config config, HostAuth auth) throws Exception {
+    public static Daemon start(Config config, HostAuth auth) throws Exception {
         return new Daemon(config, ComplexTable.parse(Files.readString(config.complexes())),
                 config.complexes().resolveSibling("rsmapd.conf"), Discovery.system(), auth).serve();
     }
 
     /** A daemon serving {@code config} whose CDI specs stop at {@code cdiFaults}. */
-    static Daemon start(Config config, CdiSpecs.FaultPoint cdiFaults) throws Exception {
+    public static Daemon start(Config config, CdiSpecs.FaultPoint cdiFaults) throws Exception {
         return new Daemon(config, ComplexTable.parse(Files.readString(config.complexes())),
                 config.complexes().resolveSibling("rsmapd.conf"), Discovery.system(), HostAuth.MUNGE, null,
                 cdiFaults).serve();
     }
 
     /** A daemon serving {@code config}, its journal replayed. */
-    static Daemon start(Config config) throws Exception {
+    public static Daemon start(Config config) throws Exception {
         return new Daemon(config, ComplexTable.parse(Files.readString(config.complexes())),
                 config.complexes().resolveSibling("rsmapd.conf")).serve();
     }

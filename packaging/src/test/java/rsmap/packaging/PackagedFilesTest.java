@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
-import rsmap.daemon.Config;
+import rsmap.daemon.config.Config;
 
 class PackagedFilesTest {
     static final Path MAIN = Path.of("src", "main");
@@ -33,11 +33,11 @@ class PackagedFilesTest {
         List<String> keys = new ArrayList<>();
         for (var c : Config.class.getRecordComponents()) {
             if (c.getName().equals("gpus")) { // the GPU settings, one record of their own
-                keys.addAll(rsmap.daemon.GpuSettings.KEYS);
+                keys.addAll(rsmap.daemon.config.GpuSettings.KEYS);
             } else if (c.getName().equals("cdi")) { // the CDI settings, one record of their own
-                keys.addAll(rsmap.daemon.CdiSettings.KEYS);
+                keys.addAll(rsmap.daemon.config.CdiSettings.KEYS);
             } else if (c.getName().equals("health")) { // the health settings, one record of their own
-                keys.addAll(rsmap.daemon.HealthSettings.KEYS);
+                keys.addAll(rsmap.daemon.config.HealthSettings.KEYS);
             } else if (!c.getName().equals("lines")) { // where each key was set, not a key
                 keys.add(c.getName().replaceAll("([A-Z])", "_$1").toLowerCase(Locale.ROOT));
             }
