@@ -211,18 +211,9 @@ final class CommonCommands {
         for (Explanation.MapReport m : x.maps()) {
             List<Explanation.InstanceReport> instances = new ArrayList<>();
             for (Explanation.InstanceReport i : m.instances()) {
-                String why = i.why();
-                if (i.state().equals("held") && why.startsWith("by job ")) {
-                    Job holder = s.job(why.substring("by job ".length())).orElse(null);
-                    if (holder == null || !access.mayQuery(peer, holder)) {
-                        why = "by job " + Views.OTHER;
-                    }
-                }
-                int by = why.indexOf(" held by job ");
-                if (i.state().equals("excluded") && by >= 0 && !shown(peer, why.substring(by + 13)).equals(why.substring(by + 13))) {
-                    why = why.substring(0, by) + " held by job " + Views.OTHER; // a card's slice or the whole card
-                }
-                instances.add(new Explanation.InstanceReport(i.index(), i.id(), i.state(), why));
+                // the holder the reason names, by the core's data: another's job shows as other (as QUERY masks it)
+                boolean hidden = !i.job().isEmpty() && !shown(peer, i.job()).equals(i.job());
+                instances.add(hidden ? i.withWhy(i.why().replace("job " + i.job(), "job " + Views.OTHER)) : i);
             }
             maps.add(new Explanation.MapReport(m.map(), m.pool(), m.needed(), m.same(), instances, m.groups(),
                     m.canStart(), m.verdict()));

@@ -31,8 +31,21 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
         }
     }
 
-    /** @param state free, held, reserved, tainted or filtered; {@code why} says by what */
-    public record InstanceReport(int index, String id, String state, String why) {
+    /**
+     * @param state free, held, reserved, tainted, excluded or filtered; {@code why} says by what
+     * @param job   the job that {@code why} names as holding the instance or its excluding partner ("" for none),
+     *              as data, so that a viewer who may not see that job can be shown it masked
+     */
+    public record InstanceReport(int index, String id, String state, String why,
+                                 @com.fasterxml.jackson.annotation.JsonIgnore String job) {
+        public InstanceReport {
+            java.util.Objects.requireNonNull(job, "job");
+        }
+
+        /** The same report with {@code why} read otherwise (a viewer's masked holder). */
+        public InstanceReport withWhy(String why) {
+            return new InstanceReport(index, id, state, why, job);
+        }
     }
 
     /** A same= group: its key, how many of its instances qualify and are free, and whether that is enough. */
@@ -71,11 +84,13 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
             String filtered = filteredBy(r, pool, i);
             String state;
             String why;
+            String job = "";
             if (filtered != null) {
                 state = "filtered";
                 why = filtered;
             } else if (pool.heldBy[i] != null) {
                 state = "held";
+                job = pool.heldBy[i];
                 why = "by job " + pool.heldBy[i]
                         + (pool.states[i] == InstanceState.RELEASING ? ", being given back" : "")
                         + (pool.taint[i] != null ? "; tainted (" + pool.taint[i] + ")" : "");
@@ -84,10 +99,11 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
                 why = pool.taint[i];
             } else {
                 Hold h = holdNow(pool, i, now);
-                String excluded = Exclusions.why(pool, i, pool.siblings);
+                Exclusions.Block excluded = Exclusions.block(pool, i, pool.siblings);
                 if (excluded != null) {
                     state = "excluded";
-                    why = excluded;
+                    why = excluded.reason();
+                    job = excluded.job() == null ? "" : excluded.job();
                 } else if (h != null) {
                     state = "reserved";
                     why = (h.kind() == Hold.Kind.AR ? "by advance reservation " : "for waiting job ") + h.owner()
@@ -98,7 +114,7 @@ public record Explanation(String host, boolean canStart, List<MapReport> maps) {
                     free[i] = true;
                 }
             }
-            instances.add(new InstanceReport(i, pool.instances[i].id(), state, why));
+            instances.add(new InstanceReport(i, pool.instances[i].id(), state, why, job));
         }
         int needed = r.amount();
         List<GroupReport> groups = new ArrayList<>();
