@@ -18,6 +18,8 @@ public final class ParseException extends Exception {
     private final String input;
     private final int offset;
     private final String found;
+    /** Whether the problem names its place by a document's path, not by the offset. */
+    private final boolean atPath;
 
     /**
      * @param problem what is wrong, one short sentence without a trailing period
@@ -25,11 +27,29 @@ public final class ParseException extends Exception {
      * @param offset  0-based index into {@code input} where the problem starts (clamped to the input)
      */
     public ParseException(String problem, String input, int offset) {
+        this(problem, input, offset, false);
+    }
+
+    private ParseException(String problem, String input, int offset, boolean atPath) {
         super(null, null, false, false);
         this.problem = printable(Objects.requireNonNull(problem));
         this.input = input == null ? "" : input;
         this.offset = Math.max(0, Math.min(offset, this.input.length()));
         this.found = excerpt(this.input, this.offset);
+        this.atPath = atPath;
+    }
+
+    /**
+     * A problem that names where it is by a path in a document (a jobspec's or R's JSON path, RFC 51), which a
+     * reader is shown instead of a column: {@link #atPath()} says so to whoever words the refusal.
+     */
+    public static ParseException atPath(String problem, String input, int offset) {
+        return new ParseException(problem, input, offset, true);
+    }
+
+    /** Whether {@link #problem()} names its place by a document's path ({@link #atPath(String, String, int)}). */
+    public boolean atPath() {
+        return atPath;
     }
 
     /** What was wrong, without the location. */

@@ -74,10 +74,10 @@ public record InstanceNames(Grant ids, Optional<String> r) {
         try {
             g = RDelta.grantOf(R.parse(text, limits), cluster);
         } catch (ParseException e) {
-            throw new ParseException("R: " + e.problem(), e.input(), e.offset());
+            throw ParseException.atPath("R: " + e.problem(), e.input(), e.offset());
         }
         if (g.isEmpty()) {
-            throw new ParseException("R: $.execution.R_lite: names no resource-map instance (cores are not read:"
+            throw ParseException.atPath("R: $.execution.R_lite: names no resource-map instance (cores are not read:"
                     + " rsmapd grants none)", text, 0);
         }
         return g;

@@ -96,11 +96,11 @@ public record ReallocRequest(Optional<String> add, Optional<String> sub, Optiona
         try {
             js = Jobspec.parse(text, limits);
         } catch (ParseException e) {
-            throw new ParseException(key + ": " + e.problem(), e.input(), e.offset());
+            throw ParseException.atPath(key + ": " + e.problem(), e.input(), e.offset());
         }
         String request = SpecRequest.of(js);
         if (request.isEmpty()) {
-            throw new ParseException(key + ": $.resources: names no resource map with a count above 0"
+            throw ParseException.atPath(key + ": $.resources: names no resource map with a count above 0"
                     + " (cores are not resource maps: rsmapd grants none)", text, 0);
         }
         return request;

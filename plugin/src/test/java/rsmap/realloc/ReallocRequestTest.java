@@ -105,6 +105,8 @@ class ReallocRequestTest {
                 () -> read.resolve("7", "t", c, Limits.DEFAULT));
         assertThat(e).as(fields).isNotNull();
         assertThat(e.problem()).startsWith(problem);
+        // a jobspec's or R's problem names its JSON path (the daemon shows it as it is), the language's its column
+        assertThat(e.atPath()).as(fields).isEqualTo(problem.startsWith("spec_") || problem.startsWith("R: "));
     }
 
     @Test

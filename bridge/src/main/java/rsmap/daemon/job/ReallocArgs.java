@@ -84,8 +84,7 @@ public final class ReallocArgs {
             return new Read(Optional.of(r), "");
         } catch (ParseException e) {
             // A jobspec's or R's problem names its JSON path; the request language's its column.
-            boolean pathed = e.problem().startsWith("spec_") || e.problem().startsWith("R: ");
-            return new Read(Optional.empty(), pathed ? e.problem() : "request: " + e.getMessage());
+            return new Read(Optional.empty(), e.atPath() ? e.problem() : "request: " + e.getMessage());
         }
     }
 
