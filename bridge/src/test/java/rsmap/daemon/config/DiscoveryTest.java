@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import rsmap.daemon.Trees;
 
 class DiscoveryTest {
     @TempDir
