@@ -157,7 +157,7 @@ final class Commands {
 
     /**
      * A command's answer was handed to the socket: the work that no answer waits for (a new job's
-     * environment file and log line, {@link AfterAnswer}) is done now, while the client reads.
+     * environment file and log line, {@code AfterAnswer}) is done now, while the client reads.
      */
     void answered() {
         if (s.after.unsettled()) {

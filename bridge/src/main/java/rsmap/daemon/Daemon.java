@@ -66,7 +66,7 @@ import rsmap.wire.SocketServer;
  * The daemon of one execution host, in rooms (docs/architecture.md):
  * <ul>
  *   <li>{@link Preflight} checks the configuration before anything is touched;</li>
- *   <li>{@link Recovery} replays the journal ({@link JournalRecord}) into the {@link HostState};</li>
+ *   <li>{@link Recovery} replays the journal ({@code JournalRecord}) into the {@link HostState};</li>
  *   <li>{@link Commands} dispatches each command to its handler, {@link Access} judges the peer;</li>
  *   <li>{@link JobLifecycle} starts, enters and ends jobs; {@link Reallocation} grows and shrinks running
  *   jobs; {@link Generations} reloads the configuration;</li>

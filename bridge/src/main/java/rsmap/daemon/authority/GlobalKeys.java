@@ -13,7 +13,7 @@ import rsmap.log.LogBook;
 
 /**
  * docs/cluster.md, "One group for the whole job". The authority grants each host's global part as a job
- * of its own ({@code HOST:JOB}); {@link GroupAgreement} decides it as if alone, proposes its groups here,
+ * of its own ({@code HOST:JOB}); {@code GroupAgreement} decides it as if alone, proposes its groups here,
  * and decides it again held to the job's recorded keys ({@link JobKeys#held}, the record JOB_KEY keeps,
  * forced before the answer). A part refused under them is counted out at once ({@link #end}): nothing
  * of it stays. Nothing beyond the authority is global: {@link #start} is never asked (its core holds

@@ -33,7 +33,7 @@ import rsmap.map.ResourceMap;
  * daemon's lock.
  */
 public final class HostDevices {
-    /** The parts, made by the composition root ({@link Daemon}) for its role; the GPUs are read through {@link DeviceViews}. */
+    /** The parts, made by the composition root ({@code Daemon}) for its role; the GPUs are read through {@code DeviceViews}. */
     public record Parts(EnvFiles envFiles, CdiSpecs cdi, MigHost mig, Isolation isolation) {
         /** An authority's: it runs no job, so nothing is made on its host. */
         public static Parts none() {
@@ -150,7 +150,7 @@ public final class HostDevices {
 
     /**
      * {@code job} holds what it says from now on: the state keeps it, its environment file says so when its
-     * environment changed ({@code afterAnswer}: once the command is answered, {@link AfterAnswer}), its CDI
+     * environment changed ({@code afterAnswer}: once the command is answered, {@code AfterAnswer}), its CDI
      * spec follows.
      */
     public void hold(Job job, boolean afterAnswer) {

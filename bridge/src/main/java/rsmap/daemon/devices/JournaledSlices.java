@@ -5,7 +5,7 @@ package rsmap.daemon.devices;
 import java.util.HashMap;
 import java.util.Map;
 
-/** Start-up only: filled by {@link Recovery}, read by {@link MigHost#adopt} and the compaction, then cleared. */
+/** Start-up only: filled by {@code Recovery}, read by {@link MigHost#adopt} and the compaction, then cleared. */
 final class JournaledSlices {
     private final Map<String, Map<String, String>> byJob = new HashMap<>();
 

@@ -381,7 +381,7 @@ public final class MigHost implements MigNames.Source {
         return cards;
     }
 
-    /** The slices rsmapd made, as the checkpoint holds them (QUERY's view, {@link Views#mig}). */
+    /** The slices rsmapd made, as the checkpoint holds them (QUERY's view, {@code Views#mig}). */
     List<MigCheckpoint.Entry> slices() {
         return map().isEmpty() ? List.of() : checkpoint.entries();
     }

@@ -33,7 +33,7 @@ final class MigNames {
     /**
      * The slice at each place of the map of slices that job {@code j} holds on {@code on} (granted, or taken
      * away and not released yet), by its MIG UUID ({@link #uuids}): what its journal records name ({@link
-     * JournalRecord.Started}, {@link JournalRecord.Changed}).
+     * JournalRecord.Started}, {@code JournalRecord.Changed}).
      */
     Map<String, String> slices(Job j, String on) {
         if (host.map().isEmpty()) {

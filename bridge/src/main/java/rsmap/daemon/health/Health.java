@@ -104,8 +104,8 @@ public final class Health {
     }
 
     /**
-     * A slice NVML refused to make on {@code card} ({@link MigHost.Failed}): the card's instances
-     * ({@link MigHost#cardInstances}) tainted, source mig, with NVML's error. Journaled and forced here: the
+     * A slice NVML refused to make on {@code card} ({@code MigHost.Failed}): the card's instances
+     * ({@code MigHost#cardInstances}) tainted, source mig, with NVML's error. Journaled and forced here: the
      * start it refuses is answered without the group commit. A taint that cannot be set is logged, not
      * thrown: the refusal stands either way.
      */
@@ -133,7 +133,7 @@ public final class Health {
 
     /**
      * UNDRAIN's part for a failed MIG creation: clears the mig taint of {@code map}/{@code id} and of every
-     * instance the same failure tainted ({@link HostHealth#alike}: its card's others); false when it had none.
+     * instance the same failure tainted ({@code HostHealth#alike}: its card's others); false when it had none.
      */
     public boolean untaintCreation(String map, String id, boolean now) throws Refusal {
         check(map, id);

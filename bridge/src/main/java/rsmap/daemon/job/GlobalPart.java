@@ -10,7 +10,7 @@ import rsmap.daemon.state.Refusal;
 
 /**
  * What the host's rooms ask of "the global part" without ever asking whether there is one: {@link #NONE}
- * (no {@code authority} in rsmapd.conf: every request is the host's alone) or the {@link AuthorityLink}.
+ * (no {@code authority} in rsmapd.conf: every request is the host's alone) or the {@code AuthorityLink}.
  * The authority's own daemon has none: it is the global part of its hosts.
  */
 public interface GlobalPart extends AutoCloseable {

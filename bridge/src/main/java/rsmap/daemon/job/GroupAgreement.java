@@ -23,7 +23,7 @@ import rsmap.wire.Frame;
  * groups as the proposal; the answer (the first host's proposal) pins the job's scope=job requests, and
  * the start is then decided under the pin: granted in those groups or refused naming them. Without an
  * authority ({@link GlobalPart#NONE}) nothing is asked: scope=job is per host. An authority decides a
- * host's global part the same way, its global part being {@link GlobalKeys}: the job's keys are its own.
+ * host's global part the same way, its global part being {@code GlobalKeys}: the job's keys are its own.
  */
 public final class GroupAgreement {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -30,7 +30,7 @@ import rsmap.wire.Frame;
 import rsmap.wire.PeerCredentials;
 import rsmap.wire.Session;
 
-/** Called under the daemon's lock, with arguments already checked ({@link Commands}). */
+/** Called under the daemon's lock, with arguments already checked ({@code Commands}). */
 public final class JobLifecycle {
     private final HostState s;
     private final Records journal;
@@ -154,7 +154,7 @@ public final class JobLifecycle {
      * global part is asked of the authority and, while it decides, this host forces its record: the two
      * forced writes overlap. Only when both are granted is the job answered; the authority's answer is
      * recorded without a force of its own (the authority holds it durably; a host that lost it learns it
-     * at its next connect, {@link PendingStarts}). Refused by the authority: this host's part is freed,
+     * at its next connect, {@code PendingStarts}). Refused by the authority: this host's part is freed,
      * so that a job never holds half a grant.
      */
     private List<Frame> startWithGlobalPart(long tid, JobId jobId, String user, String request, int slots, JobSpec spec,

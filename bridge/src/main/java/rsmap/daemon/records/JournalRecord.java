@@ -24,7 +24,7 @@ import rsmap.daemon.state.Taint;
  * One line of the journal. Version {@value #VERSION} is what release 0.1.0 wrote, which had no {@code v}
  * field; records now carry {@code "v":1} and a record of a later version is refused rather than guessed
  * at (a newer release's journal read by an older one). Every field is checked when read: a record whose
- * checksum holds but whose content does not make sense stops the daemon (see {@link Recovery}).
+ * checksum holds but whose content does not make sense stops the daemon (see {@code Recovery}).
  *
  * <pre>
  * {"v":1,"op":"config","generation":2,"complex_values":"...","global_complex_values":"..."}
@@ -48,10 +48,10 @@ import rsmap.daemon.state.Taint;
  * place, and in the records of earlier builds, which did not write it): what start-up trusts to adopt a slice
  * again when mig.json was lost (docs/gpus.md, "Crash safety"). A build that does not know the field ignores it.
  * <p>
- * An authority stamps every record with the epoch of its lease ({@link Lease}): {@code {"v":1,"epoch":3,
+ * An authority stamps every record with the epoch of its lease ({@code Lease}): {@code {"v":1,"epoch":3,
  * "op":...}}. A record without one (a host's, or an authority's before leases) is of epoch 0, so old
  * journals read as before; on replay a record of an older epoch after one of a newer epoch was written by
- * an authority that had lost its lease, and is refused ({@link Recovery}).
+ * an authority that had lost its lease, and is refused ({@code Recovery}).
  */
 public sealed interface JournalRecord {
     int VERSION = 1;
@@ -82,7 +82,7 @@ public sealed interface JournalRecord {
             slices = JournalFields.copy(slices);
         }
 
-        /** {@code slices}: the MIG UUID of each slice the job holds here, by its place ({@link MigNames#slices}). */
+        /** {@code slices}: the MIG UUID of each slice the job holds here, by its place ({@code MigNames#slices}). */
         public static Started of(Job j, Map<String, String> slices) {
             return new Started(j.id(), j.user(), j.request(), j.slots(), j.grant(), j.releasing(), j.remote(), j.pids(),
                     slices);

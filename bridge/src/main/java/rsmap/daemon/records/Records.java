@@ -29,7 +29,7 @@ public final class Records {
     private final Fence fence;
 
     /**
-     * What an authority checks before any answer leaves (its {@link Lease}), and the epoch it stamps on every
+     * What an authority checks before any answer leaves (its {@code Lease}), and the epoch it stamps on every
      * record; a host has none (epoch 0: no stamp).
      */
     public interface Fence {

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import rsmap.alloc.Grant;
 
-/** Writes only; each reader checks what it reads against its own rules ({@link JournalFields}, the wire's). */
+/** Writes only; each reader checks what it reads against its own rules ({@code JournalFields}, the wire's). */
 public final class GrantJson {
     private static final ObjectMapper JSON = new ObjectMapper();
 

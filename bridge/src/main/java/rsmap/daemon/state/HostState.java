@@ -17,10 +17,10 @@ import rsmap.log.LogBook;
 import rsmap.map.ComplexValues;
 
 /**
- * Mutable; every change happens under the daemon's lock ({@link Daemon}). The jobs change only through
+ * Mutable; every change happens under the daemon's lock ({@code Daemon}). The jobs change only through
  * the verbs {@link #hold}, {@link #drop} (and {@link #replay} while the journal is read): QUERY's cached
  * answer follows inside the verb. What a job's grant makes on the host (its environment file, slices, CDI
- * spec, device policy) follows through the one seam, {@link HostDevices}, whose verbs call these.
+ * spec, device policy) follows through the one seam, {@code HostDevices}, whose verbs call these.
  * <p>
  * The core has two faces: {@link #cluster} answers what is where and decides whole grants (JOB_START,
  * restores, explanations); {@link #reallocs}, over the same cluster, is how a running job's holding
@@ -43,12 +43,12 @@ public final class HostState {
     private final java.util.Set<String> remotePending = new java.util.LinkedHashSet<>();
     /** Jobs that hold nothing here but entered (the starter enters every job). */
     public final BareJobs bare = new BareJobs();
-    /** Ended jobs with processes left in their cgroup, under a closed policy until they exit ({@link Leftovers}). */
+    /** Ended jobs with processes left in their cgroup, under a closed policy until they exit ({@code Leftovers}). */
     private final Map<String, java.util.List<Long>> leftovers = new LinkedHashMap<>();
     private Cluster cluster;
     /** Every instance's health (docs/health.md): told to each new core as it is installed. */
     public final HostHealth health = new HostHealth();
-    /** What the host's devices name and show (a job's environment, the GPUs, the slices): changed by {@link HostDevices}. */
+    /** What the host's devices name and show (a job's environment, the GPUs, the slices): changed by {@code HostDevices}. */
     public final DeviceViews devices;
     /** Reallocation over {@link #cluster}: a new one with every new cluster ({@link #install}). */
     private rsmap.realloc.Reallocs reallocs;
@@ -70,7 +70,7 @@ public final class HostState {
     private java.util.OptionalInt slots = java.util.OptionalInt.empty();
     /** This host as filters see it, made once from the two above. */
     private rsmap.node.Node node;
-    /** QUERY's answers per viewer, emptied by any change (see {@link Commands#quick}). */
+    /** QUERY's answers per viewer, emptied by any change (see {@code Commands#quick}). */
     private final QueryViews queryViews = new QueryViews();
     /** Whether this host's configurations list devices, remembered for them ({@link #devicesListed()}). */
     private final DevicesListed devicesListed = new DevicesListed();
@@ -266,13 +266,13 @@ public final class HostState {
         return java.util.Collections.unmodifiableCollection(jobs.values());
     }
 
-    /** {@code job} holds what it says from now on (its renderings follow through {@link HostDevices#hold}). */
+    /** {@code job} holds what it says from now on (its renderings follow through {@code HostDevices#hold}). */
     public void hold(Job job) {
         jobs.put(job.id(), job);
         changed();
     }
 
-    /** Job {@code id} holds nothing here any more (its renderings go through {@link HostDevices#ended}). */
+    /** Job {@code id} holds nothing here any more (its renderings go through {@code HostDevices#ended}). */
     public void drop(String id) {
         if (jobs.remove(id) != null) {
             changed();

@@ -6,7 +6,7 @@ import java.util.Objects;
 
 /**
  * Thrown by the rooms (the job's life, reallocation, MIG, health, the authority's link) and caught once, where a
- * command is answered ({@link Commands}); no room below names the wire's exception. Carries no stack trace: a
+ * command is answered ({@code Commands}); no room below names the wire's exception. Carries no stack trace: a
  * refusal is an answer, not a fault (a fault is a RuntimeException, which the wire answers {@code internal}).
  */
 public class Refusal extends Exception {
