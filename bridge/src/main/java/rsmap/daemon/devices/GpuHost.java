@@ -41,12 +41,34 @@ public final class GpuHost {
     private final String missing;
     /** Whether gpu_map was built from the inventory (only then a job is told its cards' UUIDs). */
     private final boolean built;
+    /** The card index of the map rsmapd built (the GPU variable's), NONE when it built none. */
+    private final CardIndex builtIndex;
+    /** The last card index asked for ({@link #cards}), and the configured values it was made over. */
+    private CardIndex index = CardIndex.NONE;
+    private ComplexValues indexed;
 
     private GpuHost(GpuSettings settings, Optional<Inventory> inventory, String missing, boolean built) {
         this.settings = settings;
         this.inventory = inventory;
         this.missing = missing;
         this.built = built;
+        this.builtIndex = built && inventory.isPresent() ? CardIndex.built(inventory.get(), settings) : CardIndex.NONE;
+    }
+
+    /**
+     * Which instance of {@code values}' gpu_map is which card ({@link CardIndex}), made once per configuration
+     * (start, RELOAD); NONE without gpu_map or NVML. Health, MIG and explain ask it.
+     */
+    public synchronized CardIndex cards(ComplexValues values) {
+        if (values == null || settings.gpuMap().isEmpty() || inventory.isEmpty()) {
+            return CardIndex.NONE;
+        }
+        if (values != indexed) {
+            index = values.resourceMap(settings.gpuMap().get()).map(m -> CardIndex.of(inventory.get(), settings, m))
+                    .orElse(CardIndex.NONE);
+            indexed = values;
+        }
+        return index;
     }
 
     /** What NVML says now, with the settings of {@code config}; its failure is kept for {@link #fill} to tell. */
@@ -160,7 +182,7 @@ public final class GpuHost {
         Map<String, String> out = new LinkedHashMap<>(hgr);
         String ids = hgr.getOrDefault("SGE_HGR_" + settings.gpuMap().orElseThrow(), "").strip();
         List<String> granted = ids.isEmpty() ? List.of() : Arrays.asList(ids.split(" +"));
-        out.put(settings.env().get(), String.join(",", GpuMap.uuids(granted, inventory.orElseThrow(), settings.id())));
+        out.put(settings.env().get(), String.join(",", builtIndex.uuids(granted)));
         return out;
     }
 

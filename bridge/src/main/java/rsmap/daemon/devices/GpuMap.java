@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -208,19 +207,6 @@ public final class GpuMap {
             return Optional.empty(); // read when the host was read: cannot happen for a parsed map
         }
         return Optional.empty();
-    }
-
-    /** The UUIDs of the cards behind {@code ids} of a built map, each card once, in their order. */
-    static List<String> uuids(List<String> ids, Inventory inv, GpuSettings.Id id) {
-        LinkedHashSet<String> out = new LinkedHashSet<>();
-        for (String i : ids) {
-            for (Gpu g : inv.gpus()) {
-                if (id(g, id).equals(i)) {
-                    out.add(g.uuid());
-                }
-            }
-        }
-        return List.copyOf(out);
     }
 
     private static Map<String, String> tableLines() {

@@ -135,6 +135,11 @@ public final class HostDeviceViews implements DeviceViews {
 
     /** The instances of card {@code card} in {@code values} that a taint of it goes on ({@link MigHost#cardInstances}). */
     @Override
+    public List<String> cardIds(String uuid, rsmap.map.ComplexValues values) {
+        return gpus.cards(values).ids(uuid);
+    }
+
+    @Override
     public List<rsmap.alloc.Exclusions.Key> cardInstances(rsmap.device.nvml.MigCard card, rsmap.map.ComplexValues values) {
         return mig.cardInstances(card, values);
     }

@@ -50,7 +50,7 @@ final class MigExplain {
                 }
             }
             int total = c.profiles().stream().mapToInt(MigCard.Profile::slices).max().orElse(0);
-            String wholeHolder = mig.wholeCardHolder(c, holders);
+            String wholeHolder = mig.wholeCardHolder(c, holders, values);
             b.append("  card ").append(c.index()).append(" (").append(c.uuid()).append(")")
                     .append(mig.cardInstances(c, values).stream().map(k -> health.shown(k.map(), k.id()))
                             .flatMap(Optional::stream).findFirst().map(t -> ": tainted: " + t.why()).orElse(""))

@@ -5,7 +5,6 @@ package rsmap.daemon.devices;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -18,7 +17,6 @@ import rsmap.daemon.config.GpuSettings;
 import rsmap.daemon.config.MigSettings;
 import rsmap.daemon.state.Job;
 import rsmap.daemon.state.Refusal;
-import rsmap.device.nvml.Inventory;
 import rsmap.device.nvml.Mig;
 import rsmap.device.nvml.MigCard;
 import rsmap.device.nvml.NvmlException;
@@ -40,7 +38,8 @@ public final class MigHost implements MigNames.Source {
     private MigSettings settings = MigSettings.defaults();
     private GpuSettings gpu = GpuSettings.defaults();
     private Optional<Mig> nvml = Optional.empty();
-    private Optional<Inventory> inventory = Optional.empty();
+    /** The GPU layer of the configuration last read: NVML's inventory and the card index over gpu_map. */
+    private GpuHost gpus = GpuHost.NONE;
     /** The cards as NVML last reported them (at start, RELOAD and each reconciliation). */
     private List<MigCard> cards = List.of();
     /** Called after the slices or the cards as read changed (HostState#changed: QUERY's kept answers go). */
@@ -75,13 +74,13 @@ public final class MigHost implements MigNames.Source {
     }
 
     /** What a read of the configuration changes here ({@link #reader}), as it was before it. */
-    record Before(MigSettings settings, GpuSettings gpu, Optional<Mig> nvml, Optional<Inventory> inventory,
+    record Before(MigSettings settings, GpuSettings gpu, Optional<Mig> nvml, GpuHost gpus,
                   List<MigCard> cards) {
     }
 
     /** The state a RELOAD's read is about to change: put back with {@link #restore} when the RELOAD is refused. */
     Before before() {
-        return new Before(settings, gpu, nvml, inventory, cards);
+        return new Before(settings, gpu, nvml, gpus, cards);
     }
 
     /** A refused RELOAD changes nothing here: the settings and cards of before it. */
@@ -89,7 +88,7 @@ public final class MigHost implements MigNames.Source {
         settings = b.settings();
         gpu = b.gpu();
         nvml = b.nvml();
-        inventory = b.inventory();
+        gpus = b.gpus();
         cards = b.cards();
     }
 
@@ -133,8 +132,8 @@ public final class MigHost implements MigNames.Source {
         } catch (NvmlException e) {
             throw new IOException(at + ": " + e.getMessage());
         }
-        inventory = f.gpus().inventory();
-        String entry = MigMap.entry(map, cards, inventory.get(), table, gpu.devDir());
+        gpus = f.gpus();
+        String entry = MigMap.entry(map, cards, gpus.inventory().get(), table, gpu.devDir());
         log.note(Log.Level.INFO, "MIG: " + cards.stream().filter(MigCard::enabled).count() + " cards with MIG on, "
                 + MigMap.slots(cards).size() + " placements in " + map);
         return new GpuHost.Filled(config.withComplexValues(text.equalsIgnoreCase("NONE") || text.isEmpty() ? entry
@@ -183,24 +182,13 @@ public final class MigHost implements MigNames.Source {
                 .map(id -> new Exclusions.Key(m, id)).toList()).orElse(List.of());
     }
 
-    /**
-     * The gpu_map instances of card {@code c}: a built map's by their ids (gpu_id), a hand-written one's by the
-     * card's node in their devices= (what gpu_check matches them by).
-     */
+    /** The gpu_map instances of card {@code c} in {@code values}, by the card index ({@link CardIndex}). */
     private List<Exclusions.Key> wholeCard(MigCard c, ComplexValues values) {
-        if (gpu.gpuMap().isEmpty() || inventory.isEmpty()) {
+        if (gpu.gpuMap().isEmpty()) {
             return List.of();
         }
         String g = gpu.gpuMap().get();
-        List<String> ids = cardIds(c);
-        return values.resourceMap(g).map(r -> r.instances().stream()
-                .filter(i -> GpuMap.minor(i, gpu.devDir()).map(m -> m == c.minor()).orElse(ids.contains(i.id())))
-                .map(rsmap.map.Instance::id).distinct().map(id -> new Exclusions.Key(g, id)).toList()).orElse(List.of());
-    }
-
-    /** The ids a built gpu_map gives card {@code c} (gpu_id); only with gpu_map and an inventory. */
-    private List<String> cardIds(MigCard c) {
-        return inventory.get().gpus().stream().filter(x -> x.index() == c.index()).map(x -> GpuMap.id(x, gpu.id())).toList();
+        return gpus.cards(values).ids(c.uuid()).stream().map(id -> new Exclusions.Key(g, id)).toList();
     }
 
     /** Whether slice {@code x} of {@code c} is one rsmapd made (the checkpoint names it, in any state). */
@@ -365,12 +353,12 @@ public final class MigHost implements MigNames.Source {
         }
     }
 
-    /** The job holding a whole-card instance of {@code c} in gpu_map ("" when none). */
-    String wholeCardHolder(MigCard c, Map<String, List<Map.Entry<String, String>>> holders) {
-        if (gpu.gpuMap().isEmpty() || inventory.isEmpty()) {
+    /** The job holding a whole-card instance of {@code c} in gpu_map ("" when none), of {@code values}. */
+    String wholeCardHolder(MigCard c, Map<String, List<Map.Entry<String, String>>> holders, ComplexValues values) {
+        if (gpu.gpuMap().isEmpty()) {
             return "";
         }
-        List<String> ids = cardIds(c);
+        List<String> ids = gpus.cards(values).ids(c.uuid());
         return holders.getOrDefault(gpu.gpuMap().get(), List.of()).stream()
                 .filter(e -> ids.contains(e.getKey()) && !e.getValue().isEmpty()).map(Map.Entry::getValue).findFirst()
                 .orElse("");

@@ -11,19 +11,14 @@ import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import rsmap.ParseException;
 import rsmap.daemon.config.GpuSettings;
 import rsmap.daemon.config.HealthSettings;
 import rsmap.daemon.state.HostState;
 import rsmap.daemon.state.Refusal;
 import rsmap.daemon.state.Taint;
-import rsmap.device.nvml.Gpu;
 import rsmap.device.nvml.NvmlEvents;
 import rsmap.log.Log;
 import rsmap.log.LogBook;
-import rsmap.map.DeviceList;
-import rsmap.map.Instance;
-import rsmap.map.ResourceMap;
 
 /**
  * NVML's calls and the check run outside the daemon's lock; what they found is applied under it. A card's
@@ -212,39 +207,9 @@ public final class HealthWatch implements AutoCloseable {
         }
     }
 
-    /** The identifiers of gpu_map behind the card {@code uuid}, in configured order, each once. */
+    /** The identifiers of gpu_map behind the card {@code uuid}, in configured order, each once (the card index). */
     List<String> idsOf(String uuid) {
-        Optional<Gpu> card = s.devices.inventory().flatMap(inv -> inv.gpus().stream().filter(g -> g.uuid().equals(uuid))
-                .findFirst());
-        String mapName = s.config.gpus().gpuMap().orElse("");
-        Optional<ResourceMap> map = Optional.ofNullable(s.cluster().hosts().get(s.host()))
-                .flatMap(v -> v.resourceMap(mapName));
-        if (card.isEmpty() || map.isEmpty()) {
-            return List.of();
-        }
-        String node = card.get().node(s.config.gpus().devDir().toString());
-        String index = Integer.toString(card.get().index());
-        boolean byIndex = s.config.gpus().id() == GpuSettings.Id.INDEX;
-        List<String> ids = new ArrayList<>();
-        for (Instance i : map.get().instances()) {
-            if (!ids.contains(i.id()) && (i.id().equals(uuid) || names(i, node) || byIndex && i.id().equals(index)
-                    && i.characteristics().get(DeviceList.CHARACTERISTIC).isEmpty())) {
-                ids.add(i.id());
-            }
-        }
-        return ids;
-    }
-
-    private static boolean names(Instance i, String node) {
-        var devices = i.characteristics().get(DeviceList.CHARACTERISTIC);
-        if (devices.isEmpty()) {
-            return false;
-        }
-        try {
-            return DeviceList.parse(devices.get().text()).devices().stream().anyMatch(d -> d.path().equals(node));
-        } catch (ParseException e) {
-            return false;
-        }
+        return s.devices.cardIds(uuid, s.cluster().hosts().get(s.host()));
     }
 
     @Override

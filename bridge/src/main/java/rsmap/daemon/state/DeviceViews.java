@@ -55,6 +55,9 @@ public interface DeviceViews {
     String explainSlices(HostHealth health, rsmap.map.ComplexValues values, rsmap.request.RequestList request,
                          Map<String, List<Map.Entry<String, String>>> holders, java.util.function.UnaryOperator<String> shown);
 
+    /** The gpu_map identifiers of card {@code uuid} in {@code values}, in configured order (the card index). */
+    List<String> cardIds(String uuid, rsmap.map.ComplexValues values);
+
     /** The instances of card {@code card} in {@code values} that a taint of it goes on. */
     List<rsmap.alloc.Exclusions.Key> cardInstances(rsmap.device.nvml.MigCard card, rsmap.map.ComplexValues values);
 

@@ -86,14 +86,4 @@ class GpuMapTest {
             assertThat(GpuMap.check(m, h100, Path.of("/dev")).isEmpty()).as((String) row[0]).isEqualTo(row[1]);
         }
     }
-
-    @Test
-    void uuids_eachCardOnce_inGrantOrder() {
-        List<Gpu> gpus = List.of(new Gpu(0, "GPU-a", "m", 0, 1, "p", OptionalInt.empty(), "8.0"),
-                new Gpu(1, "GPU-b", "m", 1, 1, "p", OptionalInt.empty(), "8.0"));
-        Inventory inv = new Inventory("1", "2.0", gpus, List.of());
-        assertThat(GpuMap.uuids(List.of("1", "0", "1", "0"), inv, GpuSettings.Id.INDEX)).containsExactly("GPU-b", "GPU-a");
-        assertThat(GpuMap.uuids(List.of("GPU-b"), inv, GpuSettings.Id.UUID)).containsExactly("GPU-b");
-        assertThat(GpuMap.uuids(List.of(), inv, GpuSettings.Id.INDEX)).isEmpty();
-    }
 }
