@@ -116,7 +116,7 @@ public final class GpuHost {
         Optional<ResourceMap> written = values.resourceMap(map);
         if (written.isPresent()) {
             checkWritten(written.get(), config, file, log);
-            return same;
+            return new Filled(config, this, Optional.of(values));
         }
         if (inventory.isEmpty()) {
             throw new IOException(ConfigText.where(config, file, "gpu_map") + ": complex_values has no entry for " + map
@@ -126,11 +126,18 @@ public final class GpuHost {
         String entry = GpuMap.entry(map, inv, table, settings.shares(), settings.id(), settings.devDir());
         String text = config.complexValues().strip();
         return new Filled(config.withComplexValues(text.equalsIgnoreCase("NONE") || text.isEmpty() ? entry
-                : text + "," + entry), new GpuHost(settings, inventory, missing, true));
+                : text + "," + entry), new GpuHost(settings, inventory, missing, true), Optional.of(values));
     }
 
-    /** A configuration with gpu_map built in (or as it was), and the GPU layer that goes with it. */
-    public record Filled(Config config, GpuHost gpus) {
+    /**
+     * A configuration with gpu_map built in (or as it was), and the GPU layer that goes with it; {@code written}: the
+     * admin's complex_values as read here (empty where they were not), so that the next reader (MIG's) need not
+     * parse the same text again.
+     */
+    public record Filled(Config config, GpuHost gpus, Optional<ComplexValues> written) {
+        public Filled(Config config, GpuHost gpus) {
+            this(config, gpus, Optional.empty());
+        }
     }
 
     /** How a configuration gets its GPUs: chosen with the daemon's role, used at start and by RELOAD. */

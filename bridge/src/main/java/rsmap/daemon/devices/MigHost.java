@@ -113,7 +113,9 @@ public final class MigHost implements MigNames.Source {
         }
         String text = config.complexValues().strip();
         try {
-            if (ComplexValues.parse(text, table).resourceMap(map).isPresent()) {
+            // the admin's values as the GPU layer read them (gpu_map's entry, if built, is not the map of slices)
+            ComplexValues written = f.written().isPresent() ? f.written().get() : ComplexValues.parse(text, table);
+            if (written.resourceMap(map).isPresent()) {
                 throw new IOException(at + ": complex_values writes " + map + ", which is built from NVML: remove it");
             }
         } catch (rsmap.ParseException e) {
