@@ -55,9 +55,9 @@ final class AuthorityCommands {
                 FilterCheck.admit(s.config.filter(), a.filter(), node.get());
             }
             if (a.onlyFilter()) {
-                return List.of(JobAnswer.of(c.tid(), Job.bare(a.id().toString(), a.user())));
+                return List.of(JobAnswer.of(c.tid(), Job.bare(a.id(), a.user())));
             }
-            String id = a.id().toString();
+            JobId id = a.id();
             Commands.present(session, Code.JOB_START, id);
             boolean fresh = !s.holds(id); // a retry answered with a held grant is never undone here
             return Commands.startedFor(session, lifecycle, id, fresh,
@@ -65,7 +65,7 @@ final class AuthorityCommands {
         });
         h.put(Code.JOB_END, (c, session) -> {
             JobId id = JobId.ofHost(Args.of(Code.JOB_END.name(), c, JOB_KEYS));
-            lifecycle.end(id.toString(), "epilog");
+            lifecycle.end(id, "epilog");
             keys.left(id.host(), id); // the host's part of a job held to scope=job groups ended
             return List.of();
         });
@@ -73,7 +73,7 @@ final class AuthorityCommands {
         h.put(Code.REGISTER, authority::register);
         h.put(Code.HOST_EVENT, (c, session) -> authority.event(c));
         h.put(Code.RECONCILE, (c, session) -> {
-            Set<String> keyed = JobKeys.listed(c); // checked before anything changes
+            Set<JobId> keyed = JobKeys.listed(c); // checked before anything changes
             String host = Args.object(c).path("host").asText();
             List<Frame> answer;
             keys.spare(host, keyed); // a global part freed here leaves the host in the groups its own maps hold

@@ -18,6 +18,7 @@ import rsmap.log.Log;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
+import rsmap.daemon.state.JobId;
 
 /**
  * the PTP proxy protocol's commands as docs/protocol.md lists them. Access is judged by {@link Access} before a
@@ -127,7 +128,7 @@ final class Commands {
      * granted while its client went away is ended at once (why {@value #CLIENT_GONE}), in the same
      * force as its grant.
      */
-    static void present(Session session, Code code, String id) throws Refusal {
+    static void present(Session session, Code code, JobId id) throws Refusal {
         if (session.gone()) {
             String why = code.name() + " of job " + id + ": the client closed its connection before it was decided;"
                     + " nothing granted";
@@ -140,7 +141,7 @@ final class Commands {
      * A start granted while its client went away ({@code fresh}: it held nothing before) is ended and
      * forced with its grant, and refused like one whose client left before it was decided.
      */
-    static List<Frame> startedFor(Session session, JobLifecycle lifecycle, String id, boolean fresh, List<Frame> granted)
+    static List<Frame> startedFor(Session session, JobLifecycle lifecycle, JobId id, boolean fresh, List<Frame> granted)
             throws Refusal {
         if (fresh && session.gone()) { // it left while this start was decided: undone with its grant
             lifecycle.end(id, CLIENT_GONE);

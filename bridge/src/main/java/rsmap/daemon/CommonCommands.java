@@ -90,7 +90,7 @@ final class CommonCommands {
                 lifecycle.enter(c.tid(), JobId.of(Args.of(Code.JOB_ENTER.name(), c, JOB_KEYS)), session.peer()));
         h.put(Code.REALLOC, (c, session) -> {
             Args a = Args.of(Code.REALLOC.name(), c, ReallocArgs.REALLOC_KEYS);
-            String id = JobId.of(a).toString();
+            JobId id = JobId.of(a);
             String tag = ReallocArgs.tag(a, c.tid(), false);
             ReallocArgs.Read read = ReallocArgs.realloc(a, id, tag, s);
             reallocation.mayChange(id, session.peer(), Code.REALLOC);
@@ -99,14 +99,14 @@ final class CommonCommands {
         });
         h.put(Code.RELEASE, (c, session) -> {
             Args a = Args.of(Code.RELEASE.name(), c, ReallocArgs.RELEASE_KEYS);
-            String id = JobId.of(a).toString();
+            JobId id = JobId.of(a);
             var ids = ReallocArgs.released(a, s);
             reallocation.mayChange(id, session.peer(), Code.RELEASE);
             return reallocation.release(c.tid(), id, ids);
         });
         h.put(Code.REALLOC_CANCEL, (c, session) -> {
             Args a = Args.of(Code.REALLOC_CANCEL.name(), c, ReallocArgs.CANCEL_KEYS);
-            String id = JobId.of(a).toString();
+            JobId id = JobId.of(a);
             String tag = ReallocArgs.tag(a, c.tid(), true);
             reallocation.mayChange(id, session.peer(), Code.REALLOC_CANCEL);
             return reallocation.cancel(c.tid(), id, tag);
@@ -155,7 +155,7 @@ final class CommonCommands {
             throws Refusal {
         Session.Peer peer = session.peer();
         Args a = Args.optional(Code.QUERY.name(), c, QUERY_KEYS);
-        String job = a.has("job") ? JobId.of(a).toString() : null;
+        JobId job = a.has("job") ? JobId.of(a) : null;
         String explain = a.string("explain", null);
         if (job != null && s.job(job).isEmpty()) {
             throw Refusal.refused("job " + job + " holds nothing on " + s.host());
@@ -203,7 +203,7 @@ final class CommonCommands {
 
     /** A job's id as {@code peer} may see it: its own, or "other" (as QUERY masks them). */
     private String shown(Session.Peer peer, String job) {
-        return access.privileged(peer) || s.job(job).filter(j -> access.mayQuery(peer, j)).isPresent() ? job : Views.OTHER;
+        return access.privileged(peer) || JobId.parse(job).flatMap(s::job).filter(j -> access.mayQuery(peer, j)).isPresent() ? job : Views.OTHER;
     }
 
     private Explanation masked(Explanation x, Session.Peer peer) {

@@ -61,6 +61,7 @@ import rsmap.wire.Frame;
 import rsmap.wire.ServerLimits;
 import rsmap.wire.Session;
 import rsmap.wire.SocketServer;
+import rsmap.daemon.state.JobId;
 
 /**
  * The daemon of one execution host, in rooms (docs/architecture.md):
@@ -221,7 +222,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** What the authority said of this host's pending starts at a connect; its link calls it under the lock. */
-    private void resolvePending(Map<String, Optional<Grant>> said) {
+    private void resolvePending(Map<JobId, Optional<Grant>> said) {
         pending.resolve(said);
     }
 
@@ -369,7 +370,7 @@ public final class Daemon implements AutoCloseable {
     public Map<String, Job> jobs() {
         synchronized (lock) {
             Map<String, Job> jobs = new java.util.LinkedHashMap<>();
-            state.jobs().forEach(j -> jobs.put(j.id(), j));
+            state.jobs().forEach(j -> jobs.put(j.id().toString(), j)); // as the wire names them
             return jobs;
         }
     }

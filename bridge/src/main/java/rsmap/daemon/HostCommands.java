@@ -35,9 +35,9 @@ final class HostCommands {
             // This host must pass the admin limit and the job's filter before anything is granted.
             FilterCheck.admit(s.config.filter(), a.filter(), s.node());
             if (a.onlyFilter()) { // only a filter: checked, nothing to grant (the starter enters it bare)
-                return List.of(JobAnswer.of(c.tid(), Job.bare(a.id().toString(), a.user())));
+                return List.of(JobAnswer.of(c.tid(), Job.bare(a.id(), a.user())));
             }
-            String id = a.id().toString();
+            JobId id = a.id();
             Commands.present(session, Code.JOB_START, id);
             boolean fresh = !s.holds(id); // a retry answered with a held grant is never undone here
             return Commands.startedFor(session, lifecycle, id, fresh, a.alternatives().isEmpty()
@@ -45,7 +45,7 @@ final class HostCommands {
                     : StartAlternatives.start(lifecycle, s, c.tid(), a.id(), a.user(), a.slots(), a.alternatives()));
         });
         h.put(Code.JOB_END, (c, session) -> {
-            lifecycle.end(JobId.of(Args.of(Code.JOB_END.name(), c, JOB_KEYS)).toString(), "epilog");
+            lifecycle.end(JobId.of(Args.of(Code.JOB_END.name(), c, JOB_KEYS)), "epilog");
             return List.of();
         });
         // unavailable, not refused: a client that asks a host is set up wrong (job_submit.lua pointed at a

@@ -17,6 +17,7 @@ import rsmap.journal.Journal;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
+import rsmap.daemon.state.JobId;
 
 class EpochReplayTest {
     @TempDir
@@ -24,7 +25,7 @@ class EpochReplayTest {
 
     @Test
     void stamped_table_readsBackItsEpoch_unstampedIsEpochZero() throws Exception {
-        String line = new JournalRecord.Ended("node01:7", "epilog").line();
+        String line = new JournalRecord.Ended(JobId.parse("node01:7").orElseThrow(), "epilog").line();
         Object[][] rows = {
             {line, 0L, line},
             {JournalRecord.stamped(line, 0), 0L, line},

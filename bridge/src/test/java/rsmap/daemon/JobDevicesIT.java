@@ -169,7 +169,7 @@ class JobDevicesIT {
                 assertThat(r.code()).as("try " + i + ": " + r.out() + r.err()).isNotZero();
                 assertThat(r.err()).matches("(?s).*process [0-9]+ still holds " + cards[1] + " \\(c 10:200\\) open on "
                         + "descriptor 3.*");
-                assertThat(daemon.state().job(a).orElseThrow().releasing().byHost().toString()).as("still the job's")
+                assertThat(daemon.state().job(rsmap.daemon.state.JobId.parse(a).orElseThrow()).orElseThrow().releasing().byHost().toString()).as("still the job's")
                         .contains("gpu1");
             }
             Files.writeString(cell.marker("stop"), "");
@@ -238,7 +238,7 @@ class JobDevicesIT {
                 } else {
                     refused++; // nothing changed: card 1 is still taken away, the next try releases it again
                     assertThat(r.err()).contains("still holds " + cards[1] + " (c 10:200) open on descriptor");
-                    assertThat(daemon.state().job(a).orElseThrow().releasing().byHost().toString()).contains("gpu1");
+                    assertThat(daemon.state().job(rsmap.daemon.state.JobId.parse(a).orElseThrow()).orElseThrow().releasing().byHost().toString()).contains("gpu1");
                 }
             }
             System.out.println("close-and-reopen: " + released + " released, " + refused + " refused of 100");

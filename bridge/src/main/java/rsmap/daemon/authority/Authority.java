@@ -115,11 +115,16 @@ public final class Authority {
         if (jobs == null || !jobs.isObject()) {
             throw Refusal.malformed("RECONCILE needs \"jobs\": job -> its grant of global maps");
         }
+        // The host's own name of each of its jobs, as this authority holds it (HOST:JOB); null: no job id at all.
+        Map<String, JobId> named = new java.util.LinkedHashMap<>();
+        jobs.fieldNames().forEachRemaining(k -> named.put(k, JobId.parse(k).filter(j -> j.host().isEmpty())
+                .map(j -> j.onHost(host)).orElse(null)));
+        java.util.Set<JobId> listed = new java.util.HashSet<>(named.values());
         ArrayNode freed = JSON.createArrayNode();
         for (Job j : new ArrayList<>(s.jobs())) {
-            JobId id = JobId.parse(j.id()).orElseThrow();
-            if (id.host().equals(host) && !jobs.has(id.local().toString())) {
-                lifecycle.end(j.id(), "reconciled: host " + host + " no longer holds it");
+            JobId id = j.id();
+            if (id.host().equals(host) && !listed.contains(id)) {
+                lifecycle.end(id, "reconciled: host " + host + " no longer holds it");
                 freed.add(id.local().toString());
             }
         }
@@ -129,9 +134,7 @@ public final class Authority {
         ArrayNode notHeld = JSON.createArrayNode();
         for (Iterator<Map.Entry<String, JsonNode>> it = jobs.fields(); it.hasNext();) {
             Map.Entry<String, JsonNode> e = it.next();
-            // The host's own name of its job, as this authority holds it (HOST:JOB); null: no job id at all.
-            String id = JobId.parse(e.getKey()).filter(j -> j.host().isEmpty()).map(j -> j.onHost(host).toString())
-                    .orElse(null);
+            JobId id = named.get(e.getKey());
             Job held = id == null ? null : s.job(id).orElse(null);
             if (e.getValue().isTextual() && e.getValue().asText().equals("pending")) {
                 // The host did not get what it holds on disk: what this authority holds is its answer.
@@ -175,7 +178,7 @@ public final class Authority {
      * authority does not know (its state was lost), when those instances are free; journaled like a
      * grant, ended by the job's JOB_END. False, changing nothing, when they are not free.
      */
-    private boolean hold(String id, Grant grant) {
+    private boolean hold(JobId id, Grant grant) {
         if (grant.isEmpty() || s.holds(id)) {
             return false;
         }

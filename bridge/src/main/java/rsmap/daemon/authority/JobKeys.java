@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import rsmap.alloc.GroupKeys;
 import rsmap.daemon.records.JournalRecord;
@@ -44,7 +45,7 @@ public final class JobKeys {
     private final LogBook log;
     /** See {@link #spare}. */
     private String sparingHost;
-    private Set<String> spared = Set.of();
+    private Set<JobId> spared = Set.of();
 
     public JobKeys(HostState s, Records records, LogBook log) {
         this.s = s;
@@ -61,7 +62,7 @@ public final class JobKeys {
         Args a = Args.of(Code.JOB_KEY.name(), c, KEYS);
         JobId id = JobId.ofHost(a);
         GroupKeys keys = held(id.host(), id, new GroupKeys(proposal(a.node().get("keys"))));
-        ObjectNode answer = JSON.createObjectNode().put("job", id.local().toString());
+        ObjectNode answer = JSON.createObjectNode().put("job", id.local().toString()); // the frame's text
         ObjectNode k = answer.putObject("keys");
         keys.byMap().forEach(k::put);
         return List.of(Frame.of(c.tid(), Code.STATE.value(), answer.toString()));
@@ -75,7 +76,7 @@ public final class JobKeys {
      * one record per job, one key per map.
      */
     GroupKeys held(String host, JobId id, GroupKeys proposed) throws Refusal {
-        String job = id.local().toString();
+        JobId job = id.local();
         JobGroups.Held was = s.jobGroups.of(job).orElse(new JobGroups.Held(GroupKeys.NONE, Set.of()));
         Map<String, String> keys = new LinkedHashMap<>(was.keys().byMap());
         proposed.byMap().forEach(keys::putIfAbsent); // first proposal wins, map by map
@@ -114,14 +115,14 @@ public final class JobKeys {
      * maps: the end of a global part of one of them, freed by that reconciliation, does not count the host
      * out. Under the daemon's lock, like every call here.
      */
-    public void spare(String host, Set<String> listed) {
+    public void spare(String host, Set<JobId> listed) {
         sparingHost = host;
         spared = Set.copyOf(listed);
     }
 
     /** Host {@code host}'s part of job {@code local} ended: it holds the keys no more; the last host's end forgets them. */
     public void left(String host, JobId local) throws Refusal {
-        String job = local.local().toString();
+        JobId job = local.local();
         if (host.equals(sparingHost) && spared.contains(job)) {
             return; // its own maps still hold the job's groups (RECONCILE's "keys")
         }
@@ -139,9 +140,9 @@ public final class JobKeys {
     }
 
     /** RECONCILE's {@code "keys"}: the host's jobs held to scope=job groups (none when absent). */
-    public static Set<String> listed(Frame c) throws Refusal {
+    public static Set<JobId> listed(Frame c) throws Refusal {
         JsonNode listed = Args.object(c).get("keys");
-        Set<String> out = new HashSet<>();
+        Set<JobId> out = new HashSet<>();
         if (listed == null) {
             return out;
         }
@@ -150,11 +151,12 @@ public final class JobKeys {
                     + "scope=job groups, not " + Args.quote(listed.toString()));
         }
         for (JsonNode j : listed) {
-            if (!j.isTextual() || JobId.parse(j.asText()).filter(id -> id.host().isEmpty()).isEmpty()) {
+            Optional<JobId> id = j.isTextual() ? JobId.parse(j.asText()).filter(x -> x.host().isEmpty()) : Optional.empty();
+            if (id.isEmpty()) {
                 throw Refusal.malformed("RECONCILE: \"keys\" holds a job id, not "
                         + Args.quote(j.toString()));
             }
-            out.add(j.asText());
+            out.add(id.get());
         }
         return out;
     }
@@ -167,17 +169,16 @@ public final class JobKeys {
      * older than the record, is learnt from it); one in another group than the job's is logged (nothing
      * is taken away).
      */
-    public void reconciled(String host, Set<String> listed) throws Refusal {
-        for (String job : s.jobGroups.heldBy(host)) {
-            JobId local = JobId.parse(job).orElseThrow();
-            if (!listed.contains(job) && !s.holds(local.onHost(host).toString())) {
+    public void reconciled(String host, Set<JobId> listed) throws Refusal {
+        for (JobId local : s.jobGroups.heldBy(host)) {
+            if (!listed.contains(local) && !s.holds(local.onHost(host))) {
                 left(host, local);
             }
         }
 
         for (Job j : new java.util.ArrayList<>(s.jobs())) {
-            JobId id = JobId.parse(j.id()).orElseThrow();
-            GroupKeys holds = s.cluster().groupKeys(j.id());
+            JobId id = j.id();
+            GroupKeys holds = s.cluster().groupKeys(id.toString());
             if (!id.host().equals(host) || holds.isEmpty()) {
                 continue;
             }
@@ -195,7 +196,7 @@ public final class JobKeys {
     public ObjectNode view() {
         ObjectNode v = JSON.createObjectNode();
         s.jobGroups.all().forEach((job, h) -> {
-            ObjectNode j = v.putObject(job);
+            ObjectNode j = v.putObject(job.toString());
             h.keys().byMap().forEach(j.putObject("keys")::put);
             h.hosts().forEach(j.putArray("hosts")::add);
         });

@@ -218,8 +218,8 @@ final class Placing {
             }
         });
         for (Job j : in.jobs()) { // HOST:JOB holding global instances
-            held.merge(j.id(), j.grant(), Grant::plus);
-            where.putIfAbsent(j.id(), Map.of(s.hostOf(j.id()), j.slots()));
+            held.merge(j.id().toString(), j.grant(), Grant::plus); // as the core names it
+            where.putIfAbsent(j.id().toString(), Map.of(s.hostOf(j.id()), j.slots()));
         }
         held.forEach((id, grant) -> {
             Map<String, Integer> hosts = where.get(id);

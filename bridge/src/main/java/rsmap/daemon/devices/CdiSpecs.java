@@ -57,7 +57,7 @@ public final class CdiSpecs {
     private final LogBook log;
     private final FaultPoint faults;
     /** The content of each job's file as last written or found (a write of the same content is skipped). */
-    private final Map<String, String> written = new HashMap<>();
+    private final Map<JobId, String> written = new HashMap<>();
     /**
      * The job just brought in step by {@link #held}, the very instance: a start asks twice in a row (before its
      * record, and when the job is held), and the second finds nothing to do. Any other call forgets it.
@@ -86,14 +86,12 @@ public final class CdiSpecs {
     }
 
     /** The job's device name: {@code rsmap.io/job=NAME}. */
-    static String device(String job) {
-        JobId id = JobId.parse(job).orElseThrow(() -> new IllegalArgumentException("not a job id: " + job));
+    static String device(JobId id) {
         return CdiSpec.VENDOR + "/" + CdiSpec.JOB_CLASS + "=" + CdiSpec.jobDeviceName(id.job(), id.task());
     }
 
     /** The file of {@code job}'s spec. */
-    Path of(String job) {
-        JobId id = JobId.parse(job).orElseThrow(() -> new IllegalArgumentException("not a job id: " + job));
+    Path of(JobId id) {
         return settings.dir().resolve(PREFIX + CdiSpec.jobDeviceName(id.job(), id.task()) + ".json");
     }
 
@@ -120,7 +118,7 @@ public final class CdiSpecs {
                 env.add(k + "=" + v);
             }
         });
-        JobId id = JobId.parse(job.id()).orElseThrow();
+        JobId id = job.id();
         return new CdiSpec(CdiSpec.VENDOR + "/" + CdiSpec.JOB_CLASS, List.of(new CdiSpec.Device(
                 CdiSpec.jobDeviceName(id.job(), id.task()), CdiSpec.nodes(held).found(), env)));
     }
@@ -169,7 +167,7 @@ public final class CdiSpecs {
      * for: start-up ({@link #sync}) read cdi_dir, and every file since was written here, so a job not in
      * {@link #written} has none (a file put there by hand goes at the next reconciliation).
      */
-    void removed(String job) {
+    void removed(JobId job) {
         if (!on()) {
             return;
         }
@@ -198,19 +196,19 @@ public final class CdiSpecs {
     /** {@link #sync} of {@code jobs}' specs: theirs written, every other file of rsmapd's in cdi_dir removed. */
     private void step(java.util.Collection<Job> jobs, java.util.function.Function<Job, List<Instance>> holding) {
         inStep = null;
-        Map<String, List<Instance>> heldByJob = new java.util.LinkedHashMap<>();
-        Map<String, Job> byId = new HashMap<>();
+        Map<JobId, List<Instance>> heldByJob = new java.util.LinkedHashMap<>();
+        Map<JobId, Job> byId = new HashMap<>();
         jobs.forEach(j -> {
             heldByJob.put(j.id(), holding.apply(j));
             byId.put(j.id(), j);
         });
-        Map<String, String> files = new HashMap<>(); // file name -> job
+        Map<String, JobId> files = new HashMap<>(); // file name -> job
         heldByJob.keySet().forEach(j -> files.put(of(j).getFileName().toString(), j));
         if (Files.isDirectory(settings.dir())) {
-            java.util.Set<String> present = new java.util.HashSet<>();
+            java.util.Set<JobId> present = new java.util.HashSet<>();
             try (DirectoryStream<Path> dir = Files.newDirectoryStream(settings.dir(), "{,.}" + PREFIX + "*")) {
                 for (Path p : dir) {
-                    String owner = files.get(p.getFileName().toString());
+                    JobId owner = files.get(p.getFileName().toString());
                     if (owner == null || !CdiSpec.listsDevices(heldByJob.get(owner))
                             || !Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) { // a link or a FIFO is never read
                         delete(p, owner == null ? "a job that holds nothing here" : "job " + owner); // or a kill's temporary file

@@ -20,6 +20,7 @@ import rsmap.daemon.state.AfterAnswer;
 import rsmap.daemon.state.Job;
 import rsmap.log.Log;
 import rsmap.log.LogBook;
+import rsmap.daemon.state.JobId;
 
 /**
  * {@code <state_dir>/env/<job>}: one {@code NAME=value} line per map the job holds or held, the value
@@ -73,7 +74,7 @@ public final class EnvFiles implements AfterAnswer.Files {
     }
 
     /** Files waiting for their command's answer ({@link #settle}), by job (guarded by the daemon's lock). */
-    private final Map<String, Due> due = new java.util.LinkedHashMap<>();
+    private final Map<JobId, Due> due = new java.util.LinkedHashMap<>();
     /** Whether {@link #due} holds any: read by a worker before it takes the lock. */
     private volatile boolean anyDue;
 
@@ -103,15 +104,15 @@ public final class EnvFiles implements AfterAnswer.Files {
     }
 
     /** The file of {@code job} (job ids are [A-Za-z0-9_+-] and '.': no path separators). */
-    Path of(String job) {
-        return dir.resolve(job);
+    Path of(JobId job) {
+        return dir.resolve(job.toString());
     }
 
     /**
      * {@link #write}, or with {@code afterAnswer} kept until {@link #settle}: a job's first file waits for
      * the answer of the JOB_START that granted it, since nothing reads it before the job's JOB_ENTER.
      */
-    void write(String job, String user, Map<String, String> env, boolean afterAnswer) {
+    void write(JobId job, String user, Map<String, String> env, boolean afterAnswer) {
         if (afterAnswer && dir != null) {
             due.put(job, new Due(user, env));
             anyDue = true;
@@ -138,10 +139,10 @@ public final class EnvFiles implements AfterAnswer.Files {
         if (!anyDue) {
             return;
         }
-        List<Map.Entry<String, Due>> now = List.copyOf(due.entrySet());
+        List<Map.Entry<JobId, Due>> now = List.copyOf(due.entrySet());
         due.clear();
         anyDue = false;
-        for (Map.Entry<String, Due> e : now) {
+        for (Map.Entry<JobId, Due> e : now) {
             try {
                 write(e.getKey(), e.getValue().user(), e.getValue().env());
             } catch (RuntimeException x) { // the next client's command is not the one to fail for it
@@ -151,7 +152,7 @@ public final class EnvFiles implements AfterAnswer.Files {
         }
     }
 
-    void write(String job, String user, Map<String, String> env) {
+    void write(JobId job, String user, Map<String, String> env) {
         if (dir == null) {
             return;
         }
@@ -192,7 +193,7 @@ public final class EnvFiles implements AfterAnswer.Files {
      * through a temporary file and a rename), mode 0400 and root's from the start, written, then given to
      * its owner. Nobody but root reads it before it is whole: the owner gets it after the last byte.
      */
-    private boolean fresh(String job, String user, byte[] content) throws IOException {
+    private boolean fresh(JobId job, String user, byte[] content) throws IOException {
         Path f = of(job);
         try (var out = Files.newByteChannel(f, CREATE, ROOT_READ_ONLY)) {
             try {
@@ -212,7 +213,7 @@ public final class EnvFiles implements AfterAnswer.Files {
         return true;
     }
 
-    private void cannotGive(String job, String user, IOException e) {
+    private void cannotGive(JobId job, String user, IOException e) {
         log.note(Log.Level.WARNING, "job " + job + ": its environment file " + of(job) + " stays readable by root only:"
                 + " cannot give it to '" + user + "': " + e);
     }
@@ -275,7 +276,7 @@ public final class EnvFiles implements AfterAnswer.Files {
      * What the file of {@code job} says, name by name (start-up reads what a job was told); empty when there is
      * none, it cannot be read, or it is not a plain file of at most 1 MiB. Never through a link.
      */
-    Map<String, String> read(String job) {
+    Map<String, String> read(JobId job) {
         if (dir == null) {
             return Map.of();
         }
@@ -368,7 +369,7 @@ public final class EnvFiles implements AfterAnswer.Files {
         return contents(f).equals(j.env()); // a plain file, as its mode said
     }
 
-    void remove(String job) {
+    void remove(JobId job) {
         if (dir == null) {
             return;
         }

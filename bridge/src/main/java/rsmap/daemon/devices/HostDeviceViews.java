@@ -14,6 +14,7 @@ import rsmap.daemon.state.DeviceViews;
 import rsmap.daemon.state.HostHealth;
 import rsmap.daemon.state.Job;
 import rsmap.device.nvml.Inventory;
+import rsmap.daemon.state.JobId;
 
 /** Under the daemon's lock; {@link HostDevices} changes what it reads (the GPUs at RELOAD, the slices through MIG). */
 public final class HostDeviceViews implements DeviceViews {
@@ -75,7 +76,7 @@ public final class HostDeviceViews implements DeviceViews {
 
     /** The MIG UUIDs of the slices a grow added to {@code job}, for its ALLOC and {@code alloc} event; null: none. */
     @Override
-    public ObjectNode addedSlices(String job, Grant added) {
+    public ObjectNode addedSlices(JobId job, Grant added) {
         return mig.names.added(job, added, host);
     }
 
@@ -154,19 +155,19 @@ public final class HostDeviceViews implements DeviceViews {
 
     /** While the journal is replayed: the MIG UUIDs the records of job {@code id} name. */
     @Override
-    public void journaled(String id, Map<String, String> slices) {
+    public void journaled(JobId id, Map<String, String> slices) {
         journaled.replay(id, slices);
     }
 
     /** The MIG UUIDs the replayed records of job {@code id} named (start-up's compaction writes them, not mig.json's). */
     @Override
-    public Map<String, String> journaledSlices(String id) {
+    public Map<String, String> journaledSlices(JobId id) {
         return journaled.of(id);
     }
 
     /** While the journal is replayed: job {@code id} ended. */
     @Override
-    public void journaledEnd(String id) {
+    public void journaledEnd(JobId id) {
         journaled.forget(id);
     }
 

@@ -18,6 +18,7 @@ import rsmap.log.Log;
 import rsmap.log.LogBook;
 import rsmap.map.Instance;
 import rsmap.map.ResourceMap;
+import rsmap.daemon.state.JobId;
 
 /**
  * The shape of a Kubernetes DRA driver's {@code Prepare/Unprepare} and YARN's {@code preLaunchContainer /
@@ -61,7 +62,7 @@ public final class HostDevices {
 
         /** The start taken back: the core's grant freed, its spec removed, its slices destroyed. */
         public void undo() {
-            s.cluster().finish(job.id(), s.cluster().now());
+            s.cluster().finish(job.id().toString(), s.cluster().now());
             cdi.removed(job.id());
             mig.destroy(job.id());
         }
@@ -96,7 +97,7 @@ public final class HostDevices {
 
     /** The instances behind a job's grant on this host (and the global host), for its device policy and spec. */
     List<Instance> instances(Job job) {
-        return views.withCaps(s.cluster().instancesOf(job.id()));
+        return views.withCaps(s.cluster().instancesOf(job.id().toString()));
     }
 
     /** The configured instances behind {@code grant}'s identifiers (one per identifier), with their slices' nodes. */
@@ -124,11 +125,11 @@ public final class HostDevices {
      * a grant.
      */
     public Prepared prepare(Job granted) throws Refusal {
-        String id = granted.id();
+        JobId id = granted.id();
         try {
             mig.create(id, granted.grant(), s.host());
         } catch (Refusal e) {
-            s.cluster().finish(id, s.cluster().now());
+            s.cluster().finish(id.toString(), s.cluster().now());
             s.cluster().reapplyExclusions(s.host());
             log.note(Log.Level.WARNING, e.getMessage());
             throw e;
@@ -172,7 +173,7 @@ public final class HostDevices {
      * host lists devices); a warning of the backend's, if it has one.
      */
     public Optional<String> enter(Job job, long pid) throws DevicePolicyException {
-        return isolation.apply(job.id(), policy(job), pid);
+        return isolation.apply(job.id().toString(), policy(job), pid);
     }
 
     /** Whether {@code job}'s policy grants every device (no map of the host lists devices, or isolation off). */
@@ -194,7 +195,7 @@ public final class HostDevices {
      * creation that fails leaves the job holding the place without a slice (its policy has no capability
      * node for it: it cannot use it), logged, and taints the card.
      */
-    public void grown(String job, Grant added, String tag) {
+    public void grown(JobId job, Grant added, String tag) {
         try {
             mig.create(job, added, s.host());
         } catch (Refusal e) {
@@ -209,7 +210,7 @@ public final class HostDevices {
             return;
         }
         try {
-            isolation.update(now.id(), policy(now)).ifPresent(w -> log.note(Log.Level.WARNING, w));
+            isolation.update(now.id().toString(), policy(now)).ifPresent(w -> log.note(Log.Level.WARNING, w));
         } catch (DevicePolicyException e) {
             // Failing closed: the job holds the instances but cannot open their devices.
             log.note(Log.Level.ERROR, "job " + now.id() + ": its device policy could not be widened to "
@@ -240,7 +241,7 @@ public final class HostDevices {
      * policy is removed (closed while processes are left in it), then its slices are destroyed (no process
      * of the job reaches them any more).
      */
-    public void ended(String id) {
+    public void ended(JobId id) {
         s.drop(id);
         envFiles.remove(id);
         cdi.removed(id);
@@ -252,7 +253,7 @@ public final class HostDevices {
      * Drops the device policy of a job, held or bare; processes left in its cgroup keep a closed policy that
      * grants no device until they exit ({@link Leftovers}).
      */
-    public void removePolicy(String id) {
+    public void removePolicy(JobId id) {
         s.bare.drop(id);
         leftovers.ended(id);
     }

@@ -4,13 +4,14 @@ package rsmap.daemon.devices;
 
 import java.util.HashMap;
 import java.util.Map;
+import rsmap.daemon.state.JobId;
 
 /** Start-up only: filled by {@code Recovery}, read by {@link MigHost#adopt} and the compaction, then cleared. */
 final class JournaledSlices {
-    private final Map<String, Map<String, String>> byJob = new HashMap<>();
+    private final Map<JobId, Map<String, String>> byJob = new HashMap<>();
 
     /** Job {@code id}'s last record named {@code slices} (place to MIG UUID, "" for none; empty: no field). */
-    void replay(String id, Map<String, String> slices) {
+    void replay(JobId id, Map<String, String> slices) {
         if (slices.isEmpty()) {
             byJob.remove(id);
         } else {
@@ -19,12 +20,12 @@ final class JournaledSlices {
     }
 
     /** Job {@code id} ended. */
-    void forget(String id) {
+    void forget(JobId id) {
         byJob.remove(id);
     }
 
     /** What job {@code id}'s records named (empty when none). */
-    Map<String, String> of(String id) {
+    Map<String, String> of(JobId id) {
         return byJob.getOrDefault(id, Map.of());
     }
 

@@ -11,6 +11,7 @@ import rsmap.device.DevicePolicyException;
 import rsmap.device.Isolation;
 import rsmap.log.Log;
 import rsmap.log.LogBook;
+import rsmap.daemon.state.JobId;
 
 /**
  * At JOB_END the job's instances go back to the pool; a process of the job the batch system did not kill
@@ -36,7 +37,8 @@ final class Leftovers {
     }
 
     /** The policy of job {@code id}, which ended: removed when nothing is left in it, else closed and kept. */
-    void ended(String id) {
+    void ended(JobId job) {
+        String id = job.toString(); // the policy's name
         sweep();
         List<Long> left;
         try {
@@ -70,7 +72,7 @@ final class Leftovers {
             return;
         }
         for (String name : names) {
-            if (s.holds(name) || s.bare.of(name).isPresent()) {
+            if (JobId.parse(name).filter(j -> s.holds(j) || s.bare.of(j).isPresent()).isPresent()) {
                 continue;
             }
             s.leftover(name, List.of()); // looked at by the sweep below, with this run's own
@@ -86,7 +88,7 @@ final class Leftovers {
     /** Removes the policies of ended jobs whose last process has exited; refreshes the rest's processes. */
     void sweep() {
         for (Map.Entry<String, List<Long>> e : s.leftovers().entrySet()) {
-            if (s.holds(e.getKey())) {
+            if (JobId.parse(e.getKey()).filter(s::holds).isPresent()) {
                 s.leftoverGone(e.getKey()); // started again under the same name: its cgroup is the job's, looked at its end
                 continue;
             }

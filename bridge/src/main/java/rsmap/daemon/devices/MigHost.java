@@ -23,6 +23,7 @@ import rsmap.device.nvml.NvmlException;
 import rsmap.log.Log;
 import rsmap.log.LogBook;
 import rsmap.map.ComplexValues;
+import rsmap.daemon.state.JobId;
 
 /**
  * Mutable, under the daemon's lock. Every creation is journaled in {@link MigCheckpoint} before NVML is asked
@@ -205,10 +206,11 @@ public final class MigHost implements MigNames.Source {
      * A failure destroys what this call made, is refused BUSY (the job is rescheduled) naming NVML's error,
      * and, where NVML refused, is told ({@link #onFailedCreation}: the card is tainted).
      */
-    void create(String job, Grant grant, String host) throws Refusal {
+    void create(JobId jobId, Grant grant, String host) throws Refusal {
         if (map().isEmpty()) {
             return;
         }
+        String job = jobId.toString(); // as mig.json names it
         List<String> ids = grant.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of());
         java.util.Set<MigSlot> made = new java.util.LinkedHashSet<>();
         for (String id : ids) {
@@ -261,19 +263,21 @@ public final class MigHost implements MigNames.Source {
     }
 
     /** Destroys the slices of {@code job} (after its policy was narrowed); a failure is logged and retried later. */
-    void destroy(String job) {
+    void destroy(JobId id) {
         if (checkpoint == null) {
             return;
         }
+        String job = id.toString(); // as mig.json names it
         checkpoint.entries().stream().filter(e -> e.job().equals(job)).forEach(e -> destroySlot(e.slot(), "job " + job
                 + " ended"));
     }
 
     /** Destroys the slices of {@code job} that {@code holds} (on {@code host}) no longer names: a RELEASE. */
-    void destroyReleased(String job, Grant holds, String host) {
+    void destroyReleased(JobId id, Grant holds, String host) {
         if (map().isEmpty()) {
             return;
         }
+        String job = id.toString(); // as mig.json names it
         List<String> kept = holds.byHost().getOrDefault(host, Map.of()).getOrDefault(map().get(), List.of());
         checkpoint.entries().stream().filter(e -> e.job().equals(job) && !kept.contains(e.slot().toString()))
                 .forEach(e -> destroySlot(e.slot(), "released by job " + job));
@@ -310,9 +314,9 @@ public final class MigHost implements MigNames.Source {
      * ({@link MigRepair#adopt}). Returns each job at whose places an entry was adopted or dropped, whose
      * environment is to be made again from the checkpoint as it is now.
      */
-    Set<String> adopt(java.util.Collection<Job> held, String host,
-                      java.util.function.Function<String, Map<String, String>> journaled,
-                      java.util.function.Function<String, Map<String, String>> told) {
+    Set<JobId> adopt(java.util.Collection<Job> held, String host,
+                      java.util.function.Function<JobId, Map<String, String>> journaled,
+                      java.util.function.Function<JobId, Map<String, String>> told) {
         if (map().isEmpty()) {
             return Set.of();
         }
@@ -324,7 +328,7 @@ public final class MigHost implements MigNames.Source {
      * Start-up and reconciliation: slices rsmapd made that no job in {@code held} holds are destroyed, the held
      * ones kept; NVML is read again (an admin's slices count as used from here on).
      */
-    void reconcile(Set<String> held) {
+    void reconcile(Set<JobId> held) {
         if (map().isEmpty()) {
             return;
         }
@@ -337,7 +341,7 @@ public final class MigHost implements MigNames.Source {
         MigRepair repair = new MigRepair(checkpoint, log, changed);
         boolean destroyed = false;
         for (MigCheckpoint.Entry e : checkpoint.entries()) {
-            if ((!held.contains(e.job()) || !e.state().equals("created")) && (now == null || repair.stillThere(e, now))) {
+            if ((!JobId.parse(e.job()).filter(held::contains).isPresent() || !e.state().equals("created")) && (now == null || repair.stillThere(e, now))) {
                 destroySlot(e.slot(), "no job holds it");
                 destroyed = true;
             }

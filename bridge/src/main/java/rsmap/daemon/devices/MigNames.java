@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 import rsmap.alloc.Grant;
 import rsmap.daemon.state.Job;
+import rsmap.daemon.state.JobId;
 
 /** Readers only: nothing here creates, destroys or writes a slice ({@link MigHost} does). */
 final class MigNames {
@@ -47,13 +48,14 @@ final class MigNames {
      * {@code on}, as mig.json's created entry of the job names it; "" where it names none (a grow whose
      * creation failed).
      */
-    Map<String, String> uuids(String job, Grant held, String on) {
+    Map<String, String> uuids(JobId job, Grant held, String on) {
         if (host.map().isEmpty()) {
             return Map.of();
         }
+        String name = job.toString(); // as mig.json names it
         Map<String, String> out = new java.util.LinkedHashMap<>();
         for (String id : held.byHost().getOrDefault(on, Map.of()).getOrDefault(host.map().get(), List.of())) {
-            out.put(id, host.checkpoint().uuidOf(job, id));
+            out.put(id, host.checkpoint().uuidOf(name, id));
         }
         return out;
     }
@@ -102,7 +104,7 @@ final class MigNames {
      * Each slot of {@code g} on {@code on} with a slice of {@code job}, to its MIG UUID (ALLOC answers and
      * events), or null.
      */
-    com.fasterxml.jackson.databind.node.ObjectNode added(String job, Grant g, String on) {
+    com.fasterxml.jackson.databind.node.ObjectNode added(JobId job, Grant g, String on) {
         var n = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
         uuids(job, g, on).forEach((id, uuid) -> {
             if (!uuid.isEmpty()) {

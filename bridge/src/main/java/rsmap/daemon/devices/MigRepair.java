@@ -15,6 +15,7 @@ import rsmap.daemon.state.Job;
 import rsmap.device.nvml.MigCard;
 import rsmap.log.Log;
 import rsmap.log.LogBook;
+import rsmap.daemon.state.JobId;
 
 /** Under the daemon's lock, for one pass of {@link MigHost}'s start-up or reconciliation. */
 final class MigRepair {
@@ -50,16 +51,17 @@ final class MigRepair {
      * file as written (empty: none or unreadable). Returns each job at whose places an entry was adopted or
      * dropped: its environment, made from the checkpoint as it was, is to be made again.
      */
-    Set<String> adopt(Collection<Job> held, String host, String map, List<MigCard> cards,
-                      Function<String, Map<String, String>> journaled, Function<String, Map<String, String>> told,
+    Set<JobId> adopt(Collection<Job> held, String host, String map, List<MigCard> cards,
+                      Function<JobId, Map<String, String>> journaled, Function<JobId, Map<String, String>> told,
                       Caps caps) {
         String key = "SGE_HGR_" + map;
-        Set<String> touched = new LinkedHashSet<>();
+        Set<JobId> touched = new LinkedHashSet<>();
         for (Job job : held) {
             List<String> granted = job.grant().byHost().getOrDefault(host, Map.of()).getOrDefault(map, List.of());
             List<String> all = job.grant().plus(job.releasing()).byHost().getOrDefault(host, Map.of())
                     .getOrDefault(map, List.of());
             Map<String, String> named = journaled.apply(job.id()); // empty: records of an earlier build
+            String name = job.id().toString(); // as mig.json names it
             Map<String, String> file = null;
             for (String id : all) {
                 Optional<MigSlot> slot = MigSlot.parse(id);
@@ -68,7 +70,7 @@ final class MigRepair {
                 }
                 Optional<MigCheckpoint.Entry> entry = checkpoint.of(slot.get());
                 String uuid = named.get(id); // "": its record says no slice was made there
-                if (entry.isPresent() && entry.get().job().equals(job.id()) && (uuid == null
+                if (entry.isPresent() && entry.get().job().equals(name) && (uuid == null
                         || entry.get().state().equals("created") && entry.get().uuid().equals(uuid)
                         || entry.get().state().equals("creating") && uuid.isEmpty())) {
                     // the job's own entry, as its record says (or as an earlier build's cannot say); an intent
@@ -76,7 +78,7 @@ final class MigRepair {
                     continue;
                 }
                 if (entry.isPresent()) {
-                    if (!dropStale(entry.get(), job.id(), uuid)) {
+                    if (!dropStale(entry.get(), name, uuid)) {
                         continue;
                     }
                     touched.add(job.id()); // its environment may name the dropped entry's UUID
@@ -85,7 +87,7 @@ final class MigRepair {
                     if (uuid == null || uuid.isEmpty()) {
                         log.note(Log.Level.WARNING, "job " + job.id() + " holds place " + slot.get() + ", where its"
                                 + " journal record names no slice (its creation failed): nothing there is adopted");
-                    } else if (adopt(job.id(), slot.get(), cards, caps, List.of(uuid), "its journal record")) {
+                    } else if (adopt(name, slot.get(), cards, caps, List.of(uuid), "its journal record")) {
                         touched.add(job.id());
                     }
                     continue;
@@ -100,7 +102,7 @@ final class MigRepair {
                 if (file == null) {
                     file = told.apply(job.id());
                 }
-                if (adopt(job.id(), slot.get(), cards, caps, file.isEmpty() ? null
+                if (adopt(name, slot.get(), cards, caps, file.isEmpty() ? null
                         : List.of(file.getOrDefault(key, "").strip().split(" +")), "its environment file")) {
                     touched.add(job.id());
                 }

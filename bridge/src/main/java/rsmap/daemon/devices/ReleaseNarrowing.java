@@ -43,7 +43,7 @@ final class ReleaseNarrowing {
      * changed, when a process of it still holds a device of {@code released} that {@code kept} lacks.
      */
     void narrow(Job job, Grant ids, List<Instance> released, List<Instance> kept) throws Refusal {
-        String id = job.id();
+        String id = job.id().toString(); // the policy's name
         List<DeviceRule> givenUp = OpenDevices.givenUp(released, kept);
         boolean narrowed = false;
         if (!job.pids().isEmpty()) {
@@ -78,7 +78,7 @@ final class ReleaseNarrowing {
             return;
         }
         try {
-            isolation.update(job.id(), DevicePolicy.of(holding.apply(job), s.devicesListed()))
+            isolation.update(job.id().toString(), DevicePolicy.of(holding.apply(job), s.devicesListed()))
                     .ifPresent(w -> log.note(Log.Level.WARNING, w));
         } catch (DevicePolicyException e) {
             // Failing closed: the job keeps the instances but cannot open what it was to give back.

@@ -28,6 +28,7 @@ import rsmap.device.nvml.MigCard;
 import rsmap.log.Log;
 import rsmap.log.LogBook;
 import rsmap.map.ComplexValues;
+import rsmap.daemon.state.JobId;
 
 /**
  * Called under the daemon's lock. rsmapd never kills a job for a taint: the jobs holding the instance keep
@@ -190,7 +191,8 @@ public final class Health {
      * remain). Root and the admin see every one; a job owner sees those naming a job of theirs.
      */
     private void publish(String kind, Taint t, List<String> jobs) {
-        List<Job> holding = jobs.stream().map(s::job).flatMap(Optional::stream).toList();
+        List<Job> holding = jobs.stream().map(JobId::parse).flatMap(Optional::stream).map(s::job).flatMap(Optional::stream)
+                .toList(); // the core names its holders by their text (module plugin)
         events.publish(kind, Set.of(t.map()), null, null, () -> {
             ObjectNode diff = JSON.createObjectNode().put("event", kind).put("map", t.map()).put("id", t.id())
                     .put("source", t.source().text()).put("reason", t.reason()).put("since", t.since().toString());

@@ -15,6 +15,7 @@ import rsmap.realloc.Answer;
 import rsmap.realloc.RDelta;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
+import rsmap.daemon.state.JobId;
 
 /** Renders only: what an answer changes is journaled and applied by {@link Reallocation}. */
 final class AllocFrame {
@@ -27,14 +28,14 @@ final class AllocFrame {
      * ALLOC: the answer as JSON, the type's number, the reason, then the job's SGE_HGR_* lines (the C
      * client reads no JSON).
      */
-    static Frame of(long tid, Answer a, HostState s) {
+    static Frame of(long tid, JobId id, Answer a, HostState s) {
         ObjectNode n = JSON.createObjectNode().put("job", a.job()).put("tag", a.tag()).put("alloc_id", a.allocId())
                 .put("type", a.type().code());
         List<String> hosts = new ArrayList<>(s.cluster().hosts().keySet());
         if (!a.added().isEmpty()) {
             n.set("added", GrantJson.of(a.added()));
             n.set("R_delta_add", RDelta.of(a.added(), a.addedAt(), hosts).toJson());
-            var slices = s.devices.addedSlices(a.job(), a.added()); // each added slice's MIG UUID (docs/gpus.md)
+            var slices = s.devices.addedSlices(id, a.added()); // each added slice's MIG UUID (docs/gpus.md)
             if (slices != null) {
                 n.set("mig", slices);
             }
@@ -46,7 +47,7 @@ final class AllocFrame {
         if (a.type() != Answer.Type.SUCCESS) {
             n.put("error", a.error());
         }
-        Job job = s.job(a.job()).orElse(null);
+        Job job = s.job(id).orElse(null);
         Map<String, String> env = job == null ? Map.of() : job.env();
         if (job != null) {
             n.set("grants", GrantJson.of(job.grant()));

@@ -37,17 +37,28 @@ public final class EventHub {
             "untaint");
 
     /** What one session wants to see. Empty sets mean "everything". */
-    public record Filters(Map<String, Set<String>> byKey) {
+    public record Filters(Map<String, Set<String>> byKey, Set<JobId> jobs) {
         public static final Filters NONE = new Filters(Map.of());
 
-        /** Whether an event about these maps, this job and user, of this kind, passes. */
-        boolean pass(String kind, Set<String> maps, String job, String user) {
-            return allows("event", Set.of(kind)) && allows("map", maps)
-                    && (job == null || allows("job", jobAndParent(job))) && (user == null || allows("user", Set.of(user)));
+        /** {@code jobs}: the "job" filter's values read as job ids once (one that is none matches no job). */
+        public Filters(Map<String, Set<String>> byKey) {
+            this(byKey, jobsOf(byKey.getOrDefault("job", Set.of())));
         }
 
-        boolean passJob(String job, String user, Set<String> maps) {
-            return allows("job", jobAndParent(job)) && allows("user", Set.of(user)) && allows("map", maps);
+        private static Set<JobId> jobsOf(Set<String> texts) {
+            Set<JobId> out = new LinkedHashSet<>();
+            texts.forEach(t -> JobId.parse(t).ifPresent(out::add));
+            return Set.copyOf(out);
+        }
+
+        /** Whether an event about these maps, this job and user, of this kind, passes. */
+        boolean pass(String kind, Set<String> maps, JobId job, String user) {
+            return allows("event", Set.of(kind)) && allows("map", maps)
+                    && (job == null || allowsJob(job)) && (user == null || allows("user", Set.of(user)));
+        }
+
+        boolean passJob(JobId job, String user, Set<String> maps) {
+            return allowsJob(job) && allows("user", Set.of(user)) && allows("map", maps);
         }
 
         boolean passMap(String map) {
@@ -68,9 +79,10 @@ public final class EventHub {
         }
 
         /** A filter on job 7 also shows its array tasks 7.1, 7.2, ... */
-        private static Set<String> jobAndParent(String job) {
-            return JobId.parse(job).filter(id -> !id.task().isEmpty())
-                    .map(id -> Set.of(job, id.withoutTask().toString())).orElse(Set.of(job));
+        private boolean allowsJob(JobId job) {
+            Set<String> wanted = byKey.get("job");
+            return wanted == null || wanted.isEmpty() || jobs.contains(job)
+                    || !job.task().isEmpty() && jobs.contains(job.withoutTask());
         }
 
         public ObjectNode toJson(ObjectNode into) {
@@ -146,7 +158,7 @@ public final class EventHub {
      * Sends one change to every open stream it passes. {@code visible} says whether a session's peer
      * may see it at all (a job owner sees only its own jobs).
      */
-    public void publish(String kind, Set<String> maps, String job, String user, java.util.function.Supplier<ObjectNode> diff,
+    public void publish(String kind, Set<String> maps, JobId job, String user, java.util.function.Supplier<ObjectNode> diff,
                  java.util.function.Predicate<Session> visible) {
         List<Stream> dropped = new ArrayList<>();
         // Built for the first who wants it: no stream open and no authority, no JSON on the job path.

@@ -11,6 +11,7 @@ import rsmap.daemon.config.MaxGrow;
 import rsmap.daemon.state.Job;
 import rsmap.realloc.Realloc;
 import rsmap.request.ResourceRequest;
+import rsmap.daemon.state.JobId;
 
 /**
  * A REALLOC that adds is refused (DENY, naming the limit) when the job would then hold more instances of
@@ -21,7 +22,7 @@ import rsmap.request.ResourceRequest;
  */
 final class GrowthLimit {
     /** Job -> map -> instances held at its first realloc here. */
-    private final Map<String, Map<String, Integer>> atStart = new HashMap<>();
+    private final Map<JobId, Map<String, Integer>> atStart = new HashMap<>();
 
     /** Why {@code r} would take {@code job} over its ceiling, if it would. */
     Optional<String> refusal(Job job, Realloc r, MaxGrow limit, String host) {
@@ -49,7 +50,7 @@ final class GrowthLimit {
     }
 
     /** Drops what it remembers of jobs no longer held here. */
-    void retain(java.util.Set<String> jobs) {
+    void retain(java.util.Set<JobId> jobs) {
         atStart.keySet().retainAll(jobs);
     }
 

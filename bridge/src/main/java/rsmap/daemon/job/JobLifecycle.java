@@ -63,7 +63,7 @@ public final class JobLifecycle {
      * refused with the core's reason, and nothing is left behind.
      */
     public List<Frame> start(long tid, JobId jobId, String user, String request, int slots) throws Refusal {
-        String id = jobId.toString();
+        JobId id = jobId;
         Job held = s.job(id).orElse(null);
         if (held != null) {
             if (held.request().equals(request) && held.user().equals(user) && held.slots() == slots
@@ -112,7 +112,7 @@ public final class JobLifecycle {
     }
 
     /** The core decides now or says why not; nothing is queued (execd already started the job here). */
-    private Decision grantNow(JobSpec spec, String id) throws Refusal {
+    private Decision grantNow(JobSpec spec, JobId id) throws Refusal {
         Decision d = s.cluster().grantNow(spec, s.cluster().now());
         if (d.isRefused() || d.result() == Decision.Result.NOT_NOW) {
             throw Refusal.busy(d.isRefused() ? d.error() : "job " + id + " cannot be granted now: "
@@ -159,7 +159,7 @@ public final class JobLifecycle {
      */
     private List<Frame> startWithGlobalPart(long tid, JobId jobId, String user, String request, int slots, JobSpec spec,
                                             String globalRequest) throws Refusal {
-        String id = jobId.toString();
+        JobId id = jobId;
         Decision d = grantNow(spec, id);
         HostDevices.Prepared p = devices.prepare(new Job(id, user, request, slots, d.grant(), Grant.NONE, Grant.NONE,
                 Map.of(), Map.of()));
@@ -208,7 +208,7 @@ public final class JobLifecycle {
      * a retry after a lost answer, or a job that requested no map); its policy goes by name, also
      * one applied before a restart.
      */
-    public void end(String id, String why) throws Refusal {
+    public void end(JobId id, String why) throws Refusal {
         Job job = s.job(id).orElse(null);
         if (job == null) {
             devices.removePolicy(id);
@@ -217,13 +217,13 @@ public final class JobLifecycle {
         s.after.work(); // a grant's line still waiting comes before its end's; its file is dropped unwritten
         journal.write(new JournalRecord.Ended(id, why)); // forced before the answer, or by the caller
         journal.forceSoon(); // while the grant is freed and its files removed
-        boolean keyed = global.agreesGroups() && !s.cluster().groupKeys(id).isEmpty(); // before the core frees it
+        boolean keyed = global.agreesGroups() && !s.cluster().groupKeys(id.toString()).isEmpty(); // before the core frees it
         // Its waiting reallocs are answered CANCEL; what it held, taken-away instances included, is free.
-        rsmap.realloc.Outcome o = s.reallocs().finish(id, s.cluster().now());
+        rsmap.realloc.Outcome o = s.reallocs().finish(id.toString(), s.cluster().now());
         devices.ended(id); // its file, spec and policy; then its slices, which no process of the job reaches now
         reallocation.dispatch(o.events());
         if (!job.remote().isEmpty() || keyed) {
-            global.end(JobId.parse(id).orElseThrow()); // told now, or as soon as the authority is back
+            global.end(id); // told now, or as soon as the authority is back
         }
         if (why.equals("epilog")) {
             log.note(Log.Level.INFO, "job " + id + " released " + job.env());
@@ -242,7 +242,7 @@ public final class JobLifecycle {
      * the job's {@code active_jobs} directory when the job ends on this host, and no epilog runs here.
      */
     private Optional<Job> slaveStart(long tid, JobId jobId, Session.Peer peer) throws Refusal {
-        String id = jobId.toString();
+        JobId id = jobId;
         SlaveSpool.Start t = SlaveSpool.read(s.config.execdSpool(), jobId).orElse(null);
         if (t == null) {
             return Optional.empty();
@@ -271,7 +271,7 @@ public final class JobLifecycle {
      * granted none); only hosts whose maps list no devices, or isolation = off, leave it unrestricted.
      */
     public List<Frame> enter(long tid, JobId jobId, Session.Peer peer) throws Refusal {
-        String id = jobId.toString();
+        JobId id = jobId;
         Job job = s.job(id).orElse(null);
         if (job != null && !access.mayQuery(peer, job)) {
             throw Refusal.denied("job " + id + " belongs to '" + job.user() + "', not '" + peer.user() + "'");
@@ -281,7 +281,7 @@ public final class JobLifecycle {
                     ? "the kernel did not say" : PeerCredentials.UNAVAILABLE));
         }
         try {
-            Optional<String> other = JobCgroups.foreignJob(peer.pid(), id);
+            Optional<String> other = JobCgroups.foreignJob(peer.pid(), id.toString());
             if (other.isPresent()) {
                 throw Refusal.denied("process " + peer.pid() + " is in the cgroup of job " + other.get()
                         + ", not of job " + id + "; refused");

@@ -13,6 +13,7 @@ import rsmap.daemon.state.Refusal;
 import rsmap.realloc.InstanceNames;
 import rsmap.realloc.Realloc;
 import rsmap.realloc.ReallocRequest;
+import rsmap.daemon.state.JobId;
 
 /**
  * Two kinds of wrong, read by the core's own readers ({@link ReallocRequest}, {@link InstanceNames}):
@@ -54,7 +55,7 @@ public final class ReallocArgs {
     }
 
     /** REALLOC's request of {@code job} tagged {@code tag}: its form is checked first (ERROR), then its content. */
-    public static Read realloc(Args a, String job, String tag, HostState s) throws Refusal {
+    public static Read realloc(Args a, JobId job, String tag, HostState s) throws Refusal {
         if (a.has("filter")) { // a grow may carry a node filter this host must pass (else DENY)
             try {
                 FilterCheck.admit(s.config.filter(), FilterCheck.parse(a.string("filter", ""),
@@ -72,7 +73,7 @@ public final class ReallocArgs {
             throw Refusal.malformed("REALLOC: " + e.problem());
         }
         try {
-            Realloc r = request.resolve(job, tag, s.cluster(), s.limits);
+            Realloc r = request.resolve(job.toString(), tag, s.cluster(), s.limits);
             for (Optional<rsmap.request.RequestList> part : java.util.List.of(r.add(), r.sub())) {
                 if (part.isPresent() && !s.split(part.get(), true).requests().isEmpty()) {
                     // TODO: forward a realloc's global part to the authority, as JOB_START's is.

@@ -31,6 +31,7 @@ import rsmap.realloc.Waiting;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
+import rsmap.daemon.state.JobId;
 
 /**
  * The core ({@link Reallocs}) decides; this room applies. A SUCCESS is in the journal before it is
@@ -57,7 +58,7 @@ public final class Reallocation {
     /** REALLOC commands left open by a waiting realloc, by job and tag. */
     private final Map<Key, Open> open = new LinkedHashMap<>();
 
-    private record Key(String job, String tag) {
+    private record Key(JobId job, String tag) {
     }
 
     private record Open(Session session, long tid) {
@@ -73,7 +74,7 @@ public final class Reallocation {
     }
 
     /** Refuses {@code peer} a job it neither owns nor administers; a job unknown here passes (DENY says so). */
-    public void mayChange(String job, Session.Peer peer, Code code) throws Refusal {
+    public void mayChange(JobId job, Session.Peer peer, Code code) throws Refusal {
         Job j = s.job(job).orElse(null);
         if (j != null && !access.mayQuery(peer, j)) {
             throw Refusal.denied(code + " of job " + job + " is for its owner '" + j.user()
@@ -82,38 +83,39 @@ public final class Reallocation {
     }
 
     /** REALLOC: its ALLOC now, or nothing and the command left open until it is decided. */
-    public List<Frame> realloc(long tid, Session session, ReallocArgs.Read read, String job, String tag)
+    public List<Frame> realloc(long tid, Session session, ReallocArgs.Read read, JobId job, String tag)
             throws Refusal {
+        String name = job.toString(); // as the core names it
         if (read.realloc().isEmpty()) {
-            Answer a = s.reallocs().refuse(job, tag, read.refusal());
+            Answer a = s.reallocs().refuse(name, tag, read.refusal());
             log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " " + a.type() + ": " + a.error());
-            return List.of(alloc(tid, idsOnDisk(a)));
+            return List.of(alloc(tid, job, idsOnDisk(a)));
         }
         if (!s.holds(job) && s.bare.of(job).isPresent()) {
             // The core knows only jobs holding something here: a job that asked for no map has no request
             // whose rules an addition could follow.
-            Answer a = s.reallocs().refuse(job, tag, "job " + job + " holds nothing on " + s.host()
+            Answer a = s.reallocs().refuse(name, tag, "job " + job + " holds nothing on " + s.host()
                     + " (it asked for no resource map here): it cannot grow");
-            return List.of(alloc(tid, idsOnDisk(a)));
+            return List.of(alloc(tid, job, idsOnDisk(a)));
         }
         Realloc r = read.realloc().get();
         growth.retain(s.jobIds());
         Optional<String> over = s.holds(job)
                 ? growth.refusal(s.job(job).orElse(null), r, s.config.reallocMaxGrow(), s.host()) : Optional.empty();
         if (over.isPresent()) {
-            Answer a = s.reallocs().refuse(job, tag, over.get());
+            Answer a = s.reallocs().refuse(name, tag, over.get());
             log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " " + a.type() + ": " + a.error());
-            return List.of(alloc(tid, idsOnDisk(a)));
+            return List.of(alloc(tid, job, idsOnDisk(a)));
         }
         Key key = new Key(job, tag);
         if (open.containsKey(key)) {
-            Answer a = s.reallocs().refuse(job, tag, "job " + job + " has a waiting realloc tagged " + tag);
-            return List.of(alloc(tid, idsOnDisk(a)));
+            Answer a = s.reallocs().refuse(name, tag, "job " + job + " has a waiting realloc tagged " + tag);
+            return List.of(alloc(tid, job, idsOnDisk(a)));
         }
         Outcome o = s.reallocs().realloc(r, s.cluster().now());
         List<Frame> out = new ArrayList<>();
         if (o.answer().isPresent()) {
-            out.add(alloc(tid, idsOnDisk(applied(o.answer().get()))));
+            out.add(alloc(tid, job, idsOnDisk(applied(job, o.answer().get()))));
         } else {
             open.put(key, new Open(session, tid));
             session.keepOpen();
@@ -124,15 +126,15 @@ public final class Reallocation {
     }
 
     /** REALLOC_CANCEL: the waiting realloc's CANCEL, to its own command and to this one. */
-    public List<Frame> cancel(long tid, String job, String tag) throws Refusal {
-        Outcome o = s.reallocs().cancel(job, tag);
+    public List<Frame> cancel(long tid, JobId job, String tag) throws Refusal {
+        Outcome o = s.reallocs().cancel(job.toString(), tag);
         if (!o.ok()) {
             throw Refusal.refused(o.error());
         }
         Answer a = o.answer().orElseThrow();
-        answerOpen(a);
+        answerOpen(job, a);
         log.note(Log.Level.INFO, "job " + job + ": realloc " + tag + " cancelled");
-        return List.of(alloc(tid, idsOnDisk(a)));
+        return List.of(alloc(tid, job, idsOnDisk(a)));
     }
 
     /**
@@ -141,7 +143,7 @@ public final class Reallocation {
      * devices open; else the policy narrows, the journal records it, the instances are free, and what
      * waited for them is answered.
      */
-    public List<Frame> release(long tid, String id, Optional<Grant> which) throws Refusal {
+    public List<Frame> release(long tid, JobId id, Optional<Grant> which) throws Refusal {
         Job job = s.job(id).orElse(null);
         if (job == null) {
             throw Refusal.refused("job " + id + " holds nothing on " + s.host());
@@ -156,7 +158,7 @@ public final class Reallocation {
         }
         Grant left = job.releasing().minus(ids);
         devices.narrow(job, ids, job.grant().plus(left));
-        Outcome o = s.reallocs().release(id, ids, s.cluster().now());
+        Outcome o = s.reallocs().release(id.toString(), ids, s.cluster().now());
         if (!o.ok()) {
             devices.widenBack(job);
             throw Refusal.refused(o.error());
@@ -178,7 +180,7 @@ public final class Reallocation {
             Map.Entry<Key, Open> e = it.next();
             if (e.getValue().session() == session) {
                 it.remove();
-                s.reallocs().cancel(e.getKey().job(), e.getKey().tag());
+                s.reallocs().cancel(e.getKey().job().toString(), e.getKey().tag());
                 log.note(Log.Level.INFO, "job " + e.getKey().job() + ": realloc " + e.getKey().tag()
                         + " cancelled: its connection closed");
             }
@@ -192,7 +194,7 @@ public final class Reallocation {
     public void dispatch(List<Event> caused) {
         for (Event e : caused) {
             if (e.kind() == Event.Kind.REPLY) {
-                answerOpen(applied(((Event.Reply) e).answer()));
+                answered(((Event.Reply) e).answer());
             }
         }
     }
@@ -212,23 +214,29 @@ public final class Reallocation {
                 }
             });
         }
-        answered.forEach(a -> answerOpen(applied(a)));
+        answered.forEach(this::answered);
     }
 
     // --- the parts ---
 
     /** A SUCCESS changes the job here before it is sent: journal, policy, environment file, events. */
-    private Answer applied(Answer a) {
+    /** A waiting realloc the core answered: applied, and sent to its open command. */
+    private void answered(Answer a) {
+        JobId id = idOf(a);
+        answerOpen(id, applied(id, a));
+    }
+
+    private Answer applied(JobId id, Answer a) {
         if (a.type() != Answer.Type.SUCCESS) {
             log.note(Log.Level.INFO, "job " + a.job() + ": realloc " + a.tag() + " " + a.type() + ": " + a.error());
             return a;
         }
-        Job job = s.job(a.job()).orElse(null);
+        Job job = s.job(id).orElse(null);
         Grant held = s.cluster().grantOf(a.job()).orElse(Grant.NONE);
         Grant releasing = s.reallocs().releasingOf(a.job());
-        devices.grown(a.job(), a.added(), a.tag()); // the added slices, made before the job is told
+        devices.grown(id, a.added(), a.tag()); // the added slices, made before the job is told
         Job now = job.holding(held, releasing, s.devices.environment(job, held));
-        journaled(new JournalRecord.Changed(a.job(), "realloc", a.allocId(), held, releasing, s.devices.slices(now)));
+        journaled(new JournalRecord.Changed(id, "realloc", a.allocId(), held, releasing, s.devices.slices(now)));
         devices.hold(now); // its environment file and spec follow
         devices.widened(now, a.added());
         log.note(Log.Level.INFO, "job " + a.job() + ": realloc " + a.tag() + " SUCCESS alloc_id " + a.allocId()
@@ -237,7 +245,7 @@ public final class Reallocation {
         if (!a.added().isEmpty()) {
             publish("alloc", now, () -> {
                 ObjectNode n = event("alloc", now).put("alloc_id", a.allocId()).set("added", GrantJson.of(a.added()));
-                var slices = s.devices.addedSlices(a.job(), a.added()); // the added slices' MIG UUIDs
+                var slices = s.devices.addedSlices(id, a.added()); // the added slices' MIG UUIDs
                 return slices == null ? n : n.set("mig", slices);
             });
         }
@@ -265,17 +273,22 @@ public final class Reallocation {
     }
 
     /** Sends {@code a} to its open REALLOC command, then closes that command with OK. */
-    private void answerOpen(Answer a) {
-        Open o = open.remove(new Key(a.job(), a.tag()));
+    private void answerOpen(JobId id, Answer a) {
+        Open o = open.remove(new Key(id, a.tag()));
         if (o == null || o.session().closed()) {
             return;
         }
-        o.session().post(alloc(o.tid(), idsOnDisk(a)), true);
+        o.session().post(alloc(o.tid(), id, idsOnDisk(a)), true);
         o.session().post(Session.ok(o.tid()), true);
     }
 
-    private Frame alloc(long tid, Answer a) {
-        return AllocFrame.of(tid, a, s);
+    /** The job a core's answer is about: the core names jobs by their text (module plugin). */
+    private static JobId idOf(Answer a) {
+        return JobId.parse(a.job()).orElseThrow();
+    }
+
+    private Frame alloc(long tid, JobId id, Answer a) {
+        return AllocFrame.of(tid, id, a, s);
     }
 
     /**
@@ -304,7 +317,7 @@ public final class Reallocation {
     }
 
     private ObjectNode event(String kind, Job job) {
-        return JSON.createObjectNode().put("event", kind).put("job", job.id()).put("user", job.user());
+        return JSON.createObjectNode().put("event", kind).put("job", job.id().toString()).put("user", job.user());
     }
 
     private void publish(String kind, Job job, Supplier<ObjectNode> diff) {

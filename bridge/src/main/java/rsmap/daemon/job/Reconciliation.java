@@ -50,14 +50,14 @@ public final class Reconciliation {
             devices.specsInStep(); // the held jobs' specs in step all the same
             return;
         }
-        Map<String, String> gone = new LinkedHashMap<>(); // job -> why; released after the walk over jobs
+        Map<JobId, String> gone = new LinkedHashMap<>(); // job -> why; released after the walk over jobs
         for (Job j : s.jobs()) {
             String why = goneReason(j);
             if (why != null) {
                 gone.put(j.id(), why);
             }
         }
-        for (Map.Entry<String, String> g : gone.entrySet()) {
+        for (Map.Entry<JobId, String> g : gone.entrySet()) {
             try {
                 lifecycle.end(g.getKey(), "reconciled");
                 log.note(Log.Level.WARNING, "released job " + g.getKey() + " (" + g.getValue() + ")");
@@ -65,7 +65,7 @@ public final class Reconciliation {
                 log.note(Log.Level.ERROR, "could not release job " + g.getKey() + ": " + e.getMessage());
             }
         }
-        List<String> bareGone = new ArrayList<>();
+        List<JobId> bareGone = new ArrayList<>();
         for (Job j : s.bare.all()) {
             if (goneReason(j) != null) {
                 bareGone.add(j.id());
@@ -90,7 +90,7 @@ public final class Reconciliation {
     private String goneReason(Job j) {
         Path spool = s.config.execdSpool();
         if (spool != null) {
-            String dir = JobId.parse(j.id()).map(JobId::spoolDir).orElse(j.id());
+            String dir = j.id().spoolDir();
             try {
                 Files.readAttributes(spool.resolve("active_jobs").resolve(dir), BasicFileAttributes.class);
                 return null;

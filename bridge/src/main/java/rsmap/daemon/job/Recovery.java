@@ -140,7 +140,7 @@ public final class Recovery {
                 throw new IOException("a change of job " + c.job() + ", which holds nothing");
             }
             s.allocIdsUpTo(c.allocId());
-            s.cluster().finish(j.id(), 0);
+            s.cluster().finish(j.id().toString(), 0);
             Outcome o = s.reallocs().restore(s.spec(j.id(), j.request(), j.slots()), c.grant(), c.releasing(), 0);
             if (!o.ok()) {
                 throw new IOException("job " + j.id() + " cannot be restored as changed: " + o.error());
@@ -165,7 +165,7 @@ public final class Recovery {
         } else if (record instanceof JournalRecord.Ended e) {
             s.confirmed(e.job());
             if (s.replayEnd(e.job())) {
-                s.cluster().finish(e.job(), 0);
+                s.cluster().finish(e.job().toString(), 0);
             }
         }
     }

@@ -56,7 +56,7 @@ public final class StartAlternatives {
     /** Grants the first of {@code requests} that can be granted now. */
     public static List<Frame> start(JobLifecycle lifecycle, HostState s, long tid, JobId id, String user, int slots,
                              List<String> requests) throws Refusal {
-        Job held = s.job(id.toString()).orElse(null);
+        Job held = s.job(id).orElse(null);
         if (held != null && requests.contains(held.request())) { // a retry after a lost answer
             return with(lifecycle.start(tid, id, user, held.request(), slots), requests.indexOf(held.request()));
         }

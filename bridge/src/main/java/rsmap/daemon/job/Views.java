@@ -27,6 +27,7 @@ import rsmap.map.ResourceMap;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
+import rsmap.daemon.state.JobId;
 
 /** JSON views of a daemon's {@link HostState}; called under the daemon's lock. */
 public final class Views {
@@ -39,7 +40,7 @@ public final class Views {
 
     /** {job, user, request, slots, grants, env}: one job as JOB_START, JOB_ENTER and the diffs show it. */
     public static ObjectNode job(Job j) {
-        ObjectNode n = JSON.createObjectNode().put("job", j.id()).put("user", j.user()).put("request", j.request())
+        ObjectNode n = JSON.createObjectNode().put("job", j.id().toString()).put("user", j.user()).put("request", j.request())
                 .put("slots", j.slots());
         n.set("grants", GrantJson.of(j.grant()));
         if (!j.releasing().isEmpty()) {
@@ -52,7 +53,7 @@ public final class Views {
 
     /** {@link #job}'s text, written straight (the answer of every job start; {@code JsonTextTest}). */
     public static String jobText(Job j) {
-        JsonText t = new JsonText().put("job", j.id()).put("user", j.user()).put("request", j.request())
+        JsonText t = new JsonText().put("job", j.id().toString()).put("user", j.user()).put("request", j.request())
                 .put("slots", j.slots()).put("grants", j.grant());
         if (!j.releasing().isEmpty()) {
             t.put("releasing", j.releasing());
@@ -65,12 +66,12 @@ public final class Views {
      * holders, jobs, reservations (none: the scheduler keeps those). A job owner sees its own jobs; other
      * holders show as {@value #OTHER}. {@code onlyJob} narrows the jobs to one.
      */
-    public static ObjectNode state(HostState d, Access access, Session.Peer peer, EventHub.Filters filters, String onlyJob) {
+    public static ObjectNode state(HostState d, Access access, Session.Peer peer, EventHub.Filters filters, JobId onlyJob) {
         ObjectNode q = JSON.createObjectNode().put("host", d.host()).put("generation", d.generation());
         hostAttributes(d, q);
         for (JsonNode slice : q.path("mig")) { // another user's slice shows its job as the maps show its holder
             String job = slice.path("job").asText();
-            Job j = d.job(job).orElse(null);
+            Job j = JobId.parse(job).flatMap(d::job).orElse(null); // as mig.json names it
             // A slice left by an ended job (its destroy failed; reconciliation tries again) is nobody's to see.
             if (!job.isEmpty() && (j == null ? !access.privileged(peer) : !access.mayQuery(peer, j))) {
                 ((ObjectNode) slice).put("job", OTHER);
@@ -151,7 +152,7 @@ public final class Views {
 
     /** Job {@code job} as {@code peer} may see it holding something: itself, or {@value #OTHER} ("" stays ""). */
     private static String shown(HostState d, Access access, Session.Peer peer, String job) {
-        Job j = d.job(job).orElse(null);
+        Job j = JobId.parse(job).flatMap(d::job).orElse(null); // as the core names it
         return job.isEmpty() || j == null || access.mayQuery(peer, j) ? job : OTHER;
     }
 

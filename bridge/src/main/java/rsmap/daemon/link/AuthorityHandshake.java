@@ -28,6 +28,7 @@ import rsmap.wire.Client;
 import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Session;
+import rsmap.daemon.state.JobId;
 
 /** docs/cluster.md, "the host reconnects". The snapshot is taken under the daemon's lock, the calls outside it. */
 final class AuthorityHandshake {
@@ -45,7 +46,7 @@ final class AuthorityHandshake {
      * instance until an admin decides) and what it said of the pending starts (held: the grant; not held:
      * empty).
      */
-    record Answer(Set<String> unconfirmed, Map<String, Optional<Grant>> said) {
+    record Answer(Set<String> unconfirmed, Map<JobId, Optional<Grant>> said) {
     }
 
     /** The snapshot; called under the daemon's lock. */
@@ -56,17 +57,17 @@ final class AuthorityHandshake {
         state.put("complex_values", String.valueOf(s.cluster().hosts().get(s.host())));
         ObjectNode jobs = JSON.createObjectNode();
         Map<String, String> remote = new HashMap<>();
-        for (String id : s.pendingJobs()) {
-            jobs.put(id, "pending"); // the authority says what it holds for it
+        for (JobId id : s.pendingJobs()) {
+            jobs.put(id.toString(), "pending"); // the authority says what it holds for it
         }
         com.fasterxml.jackson.databind.node.ArrayNode keyed = JSON.createArrayNode();
         for (Job j : s.jobs()) {
             if (!j.remote().isEmpty()) {
-                jobs.set(j.id(), GrantJson.of(j.remote()));
-                remote.put(j.id(), j.remote().byHost().toString());
+                jobs.set(j.id().toString(), GrantJson.of(j.remote()));
+                remote.put(j.id().toString(), j.remote().byHost().toString());
             }
-            if (!s.cluster().groupKeys(j.id()).isEmpty()) {
-                keyed.add(j.id()); // held to scope=job groups: the authority lets go of the others
+            if (!s.cluster().groupKeys(j.id().toString()).isEmpty()) {
+                keyed.add(j.id().toString()); // held to scope=job groups: the authority lets go of the others
             }
         }
         ObjectNode reconcile = JSON.createObjectNode().put("host", s.host()).set("jobs", jobs);
@@ -93,13 +94,14 @@ final class AuthorityHandshake {
                         + ": it gets no new global instance until an admin decides (JOB_END frees it)");
             }
         }
-        Map<String, Optional<Grant>> said = new LinkedHashMap<>();
+        Map<JobId, Optional<Grant>> said = new LinkedHashMap<>(); // a job that is none is no job of this host's
         for (Iterator<Map.Entry<String, JsonNode>> it = answer.path("held").fields(); it.hasNext();) {
             Map.Entry<String, JsonNode> e = it.next();
-            said.put(e.getKey(), Optional.of(JournalFields.grant(e.getValue())));
+            Grant g = JournalFields.grant(e.getValue());
+            JobId.parse(e.getKey()).ifPresent(id -> said.put(id, Optional.of(g)));
         }
         for (JsonNode id : answer.path("not_held")) {
-            said.put(id.asText(), Optional.empty());
+            JobId.parse(id.asText()).ifPresent(j -> said.put(j, Optional.empty()));
         }
         if (answer.path("freed").size() > 0) {
             log.note(Log.Level.INFO, "the authority freed the global instances of jobs that ended here: "

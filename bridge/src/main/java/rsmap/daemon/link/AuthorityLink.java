@@ -65,7 +65,7 @@ public final class AuthorityLink implements GlobalPart {
     private final LogBook log;
     private final Access access;
     /** Applies what a handshake said of pending starts; called with the daemon's lock held. */
-    private final Consumer<Map<String, Optional<Grant>>> afterConnect;
+    private final Consumer<Map<JobId, Optional<Grant>>> afterConnect;
     private final Thread thread;
 
     // --- the state, guarded by this link's lock ---
@@ -77,16 +77,16 @@ public final class AuthorityLink implements GlobalPart {
     private long nextTry;
     private String lastError = "not connected yet";
     /** Jobs whose global part could not be given back yet: the next connect's RECONCILE does. */
-    private final Set<String> givenBackLater = new LinkedHashSet<>();
+    private final Set<JobId> givenBackLater = new LinkedHashSet<>();
     /** Jobs whose global grant the authority said it does not know: refused new global instances. */
     private Set<String> unconfirmed = Set.of();
 
     private final HostEvents events = new HostEvents();
     /** What handshakes said of pending starts, until applied under the daemon's lock. */
-    private final ConcurrentLinkedQueue<Map<String, Optional<Grant>>> resolved = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Map<JobId, Optional<Grant>>> resolved = new ConcurrentLinkedQueue<>();
 
     public AuthorityLink(String where, AuthorityChannel.Connector connector, HostState s, Object daemonLock, LogBook log, Access access,
-                  Consumer<Map<String, Optional<Grant>>> afterConnect) {
+                  Consumer<Map<JobId, Optional<Grant>>> afterConnect) {
         this.where = where;
         this.connector = connector;
         this.s = s;
@@ -158,7 +158,7 @@ public final class AuthorityLink implements GlobalPart {
 
     /** A job's global part waits to be given back: DOWN tries again within {@link #GIVE_BACK_RETRY_MS}. */
     private void giveBackLater(JobId id) {
-        givenBackLater.add(id.toString());
+        givenBackLater.add(id);
         nextTry = Math.min(nextTry, System.currentTimeMillis() + GIVE_BACK_RETRY_MS);
     }
 
@@ -239,7 +239,7 @@ public final class AuthorityLink implements GlobalPart {
 
     /** Applies what handshakes said of pending jobs; the caller holds the daemon's lock. */
     private void applyResolved() {
-        for (Map<String, Optional<Grant>> said = resolved.poll(); said != null; said = resolved.poll()) {
+        for (Map<JobId, Optional<Grant>> said = resolved.poll(); said != null; said = resolved.poll()) {
             afterConnect.accept(said);
         }
     }

@@ -14,6 +14,7 @@ import rsmap.daemon.state.Job;
 import rsmap.daemon.state.Refusal;
 import rsmap.log.Log;
 import rsmap.log.LogBook;
+import rsmap.daemon.state.JobId;
 
 /** Only a host with an authority has them (JournalRecord.PENDING); the AuthorityLink's handshake asks. */
 public final class PendingStarts {
@@ -38,7 +39,7 @@ public final class PendingStarts {
      * a grant it holds is the job's (recorded, forced, its environment rewritten); none means the job's
      * start never completed (its JOB_START was not answered OK), and the job ends here. Under the daemon's lock.
      */
-    public void resolve(Map<String, Optional<Grant>> said) {
+    public void resolve(Map<JobId, Optional<Grant>> said) {
         said.forEach((id, grant) -> {
             Job job = s.job(id).orElse(null);
             if (job == null || !s.isPending(id)) {

@@ -75,7 +75,7 @@ public sealed interface JournalRecord {
     }
 
     /** A job was granted (or, after compaction, holds) this grant; the processes it entered so far. */
-    record Started(String job, String user, String request, int slots, Grant grant, Grant releasing, Grant remote,
+    record Started(JobId job, String user, String request, int slots, Grant grant, Grant releasing, Grant remote,
                    Map<Long, Instant> pids, Map<String, String> slices) implements JournalRecord {
         public Started {
             pids = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(pids));
@@ -97,7 +97,7 @@ public sealed interface JournalRecord {
         /** Written straight, not through a tree: every job start writes one ({@code JsonTextTest}). */
         @Override
         public String line() {
-            JsonText r = new JsonText().put("v", VERSION).put("op", "start").put("job", job).put("user", user)
+            JsonText r = new JsonText().put("v", VERSION).put("op", "start").put("job", job.toString()).put("user", user)
                     .put("request", request).put("slots", slots).put("grant", grant);
             if (!releasing.isEmpty()) {
                 r.put("releasing", releasing);
@@ -118,16 +118,16 @@ public sealed interface JournalRecord {
     }
 
     /** A process entered a job holding a grant. */
-    record Entered(String job, long pid, Optional<Instant> start) implements JournalRecord {
+    record Entered(JobId job, long pid, Optional<Instant> start) implements JournalRecord {
         @Override
         public String line() {
-            return head("enter").put("job", job).put("pid", pid).put("pid_start", start.map(Instant::toString)
+            return head("enter").put("job", job.toString()).put("pid", pid).put("pid_start", start.map(Instant::toString)
                     .orElse(null)).toString();
         }
     }
 
     /** What a job holds changed: a realloc's SUCCESS or a RELEASE. */
-    record Changed(String job, String why, long allocId, Grant grant, Grant releasing, Map<String, String> slices)
+    record Changed(JobId job, String why, long allocId, Grant grant, Grant releasing, Map<String, String> slices)
             implements JournalRecord {
         public Changed {
             slices = JournalFields.copy(slices);
@@ -135,7 +135,7 @@ public sealed interface JournalRecord {
 
         @Override
         public String line() {
-            ObjectNode r = head("change").put("job", job).put("why", why);
+            ObjectNode r = head("change").put("job", job.toString()).put("why", why);
             if (allocId > 0) {
                 r.put("alloc_id", allocId);
             }
@@ -194,10 +194,10 @@ public sealed interface JournalRecord {
      * being forced before the answer: the authority holds it durably, and a host that lost it asks the
      * authority at its next connect ({@link #PENDING}).
      */
-    record Remote(String job, Grant remote) implements JournalRecord {
+    record Remote(JobId job, Grant remote) implements JournalRecord {
         @Override
         public String line() {
-            ObjectNode r = head("remote").put("job", job);
+            ObjectNode r = head("remote").put("job", job.toString());
             JournalFields.put(r, "remote", remote);
             return r.toString();
         }
@@ -214,19 +214,19 @@ public sealed interface JournalRecord {
      * hosts that were told them (docs/cluster.md, "One group for the whole job"); no hosts: forgotten.
      * The job is named as its hosts name it (no host part): one job, several hosts.
      */
-    record Keyed(String job, rsmap.alloc.GroupKeys keys, List<String> hosts) implements JournalRecord {
+    record Keyed(JobId job, rsmap.alloc.GroupKeys keys, List<String> hosts) implements JournalRecord {
         public Keyed {
             hosts = List.copyOf(hosts);
         }
 
         /** The key record of {@code job} holding {@code held}. */
-        public static Keyed of(String job, JobGroups.Held held) {
+        public static Keyed of(JobId job, JobGroups.Held held) {
             return new Keyed(job, held.keys(), List.copyOf(held.hosts()));
         }
 
         @Override
         public String line() {
-            ObjectNode r = head("key").put("job", job);
+            ObjectNode r = head("key").put("job", job.toString());
             ObjectNode k = r.putObject("keys");
             keys.byMap().forEach(k::put);
             hosts.forEach(r.putArray("hosts")::add);
@@ -235,10 +235,10 @@ public sealed interface JournalRecord {
     }
 
     /** A job's grant was freed: by its epilog, or by reconciliation. */
-    record Ended(String job, String why) implements JournalRecord {
+    record Ended(JobId job, String why) implements JournalRecord {
         @Override
         public String line() {
-            return head("end").put("job", job).put("why", why).toString();
+            return head("end").put("job", job.toString()).put("why", why).toString();
         }
     }
 
@@ -296,7 +296,7 @@ public sealed interface JournalRecord {
                     + VERSION + " (written by a newer release?)");
         }
         String op = r.path("op").asText();
-        String job = r.path("job").asText("");
+        String text = r.path("job").asText("");
         if (op.equals("alloc_ids")) {
             if (!r.path("up_to").isIntegralNumber() || !r.path("up_to").canConvertToLong() || r.path("up_to").asLong() < 1) {
                 throw new IOException("an alloc_ids record needs up_to, a whole number of at least 1");
@@ -306,9 +306,8 @@ public sealed interface JournalRecord {
         if (op.equals("health")) {
             return Health.read(r);
         }
-        if (!op.equals("config") && JobId.parse(job).isEmpty()) {
-            throw new IOException("\"job\" is missing or not a job id: " + Args.quote(job));
-        }
+        JobId job = op.equals("config") ? null : JobId.parse(text).orElseThrow(() -> new IOException(
+                "\"job\" is missing or not a job id: " + Args.quote(text)));
         switch (op) {
             case "config":
                 if (!r.path("complex_values").isTextual() || !r.path("global_complex_values").isTextual()
@@ -367,7 +366,7 @@ public sealed interface JournalRecord {
         }
     }
 
-    private static Keyed keyed(String job, JsonNode r) throws IOException {
+    private static Keyed keyed(JobId job, JsonNode r) throws IOException {
         if (!r.path("keys").isObject() || !r.path("hosts").isArray()) {
             throw new IOException("a key record needs keys (map -> group key) and hosts");
         }

@@ -13,10 +13,10 @@ import java.util.Optional;
  * journaled: after a restart a JOB_END still removes the policy by the job's name.
  */
 public final class BareJobs {
-    private final Map<String, Job> byId = new LinkedHashMap<>();
+    private final Map<JobId, Job> byId = new LinkedHashMap<>();
 
     /** Job {@code id}, if it holds nothing here but its processes entered. */
-    public Optional<Job> of(String id) {
+    public Optional<Job> of(JobId id) {
         return Optional.ofNullable(byId.get(id));
     }
 
@@ -30,7 +30,7 @@ public final class BareJobs {
         byId.put(job.id(), job);
     }
 
-    public void drop(String id) {
+    public void drop(JobId id) {
         byId.remove(id);
     }
 }

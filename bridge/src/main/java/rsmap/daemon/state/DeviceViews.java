@@ -31,7 +31,7 @@ public interface DeviceViews {
     Map<String, String> slices(Job job);
 
     /** The MIG UUIDs of the slices a grow added to {@code job}, for its ALLOC and {@code alloc} event; null: none. */
-    ObjectNode addedSlices(String job, Grant added);
+    ObjectNode addedSlices(JobId job, Grant added);
 
     /** NVML's inventory as last read, where gpu_map is built from it. */
     Optional<Inventory> inventory();
@@ -65,13 +65,13 @@ public interface DeviceViews {
     rsmap.alloc.Exclusions exclusions(rsmap.map.ComplexValues values);
 
     /** While the journal is replayed: the MIG UUIDs the records of job {@code id} name. */
-    void journaled(String id, Map<String, String> slices);
+    void journaled(JobId id, Map<String, String> slices);
 
     /** The MIG UUIDs the replayed records of job {@code id} named (start-up's compaction writes them, not mig.json's). */
-    Map<String, String> journaledSlices(String id);
+    Map<String, String> journaledSlices(JobId id);
 
     /** While the journal is replayed: job {@code id} ended. */
-    void journaledEnd(String id);
+    void journaledEnd(JobId id);
 
     /** Start-up applied what the records named: forgotten. */
     void journaledApplied();

@@ -31,7 +31,7 @@ public final class HostState {
     public final ComplexTable table;
     public final Limits limits;
     /** Jobs holding a grant here, in the order they were granted. */
-    private final Map<String, Job> jobs = new LinkedHashMap<>();
+    private final Map<JobId, Job> jobs = new LinkedHashMap<>();
     /** What the command being answered leaves for after its answer: a new job's file and log line. */
     public final AfterAnswer after;
     /** What the core covers: chosen by the daemon's role. */
@@ -40,7 +40,7 @@ public final class HostState {
      * Jobs whose global part was being asked of the authority when their start was forced, and whose
      * answer is not on disk: the authority says at the next connect (JournalRecord.PENDING).
      */
-    private final java.util.Set<String> remotePending = new java.util.LinkedHashSet<>();
+    private final java.util.Set<JobId> remotePending = new java.util.LinkedHashSet<>();
     /** Jobs that hold nothing here but entered (the starter enters every job). */
     public final BareJobs bare = new BareJobs();
     /** Ended jobs with processes left in their cgroup, under a closed policy until they exit ({@code Leftovers}). */
@@ -215,20 +215,20 @@ public final class HostState {
     }
 
     /** Job {@code id}'s global part is not on disk: the authority says at the next connect. */
-    public void pending(String id) {
+    public void pending(JobId id) {
         remotePending.add(id);
     }
 
-    public boolean isPending(String id) {
+    public boolean isPending(JobId id) {
         return remotePending.contains(id);
     }
 
     /** Job {@code id}'s global part is known (or the job ended). */
-    public void confirmed(String id) {
+    public void confirmed(JobId id) {
         remotePending.remove(id);
     }
 
-    public java.util.Set<String> pendingJobs() {
+    public java.util.Set<JobId> pendingJobs() {
         return java.util.Collections.unmodifiableSet(remotePending);
     }
 
@@ -248,16 +248,16 @@ public final class HostState {
     }
 
     /** The job {@code id} holding a grant here. */
-    public Optional<Job> job(String id) {
+    public Optional<Job> job(JobId id) {
         return Optional.ofNullable(jobs.get(id));
     }
 
-    public boolean holds(String id) {
+    public boolean holds(JobId id) {
         return jobs.containsKey(id);
     }
 
     /** The ids of the jobs holding grants (a view: read it under the lock). */
-    public Set<String> jobIds() {
+    public Set<JobId> jobIds() {
         return java.util.Collections.unmodifiableSet(jobs.keySet());
     }
 
@@ -273,7 +273,7 @@ public final class HostState {
     }
 
     /** Job {@code id} holds nothing here any more (its renderings go through {@code HostDevices#ended}). */
-    public void drop(String id) {
+    public void drop(JobId id) {
         if (jobs.remove(id) != null) {
             changed();
         }
@@ -285,7 +285,7 @@ public final class HostState {
     }
 
     /** While the journal is replayed: the job ended; false when it held nothing. */
-    public boolean replayEnd(String id) {
+    public boolean replayEnd(JobId id) {
         devices.journaledEnd(id);
         return jobs.remove(id) != null;
     }
@@ -304,15 +304,15 @@ public final class HostState {
     }
 
     /** The host a job runs on: this one, or (on an authority) the host its id names. */
-    public String hostOf(String id) {
-        return JobId.parse(id).map(JobId::host).filter(h -> !h.isEmpty()).orElse(config.host());
+    public String hostOf(JobId id) {
+        return id.host().isEmpty() ? config.host() : id.host();
     }
 
     /**
      * {@code c} knows the host of job {@code id}: on an authority, a host's job brings its host (with no
      * maps of its own: the host's maps are its own rsmapd's), so that the core can place its global part.
      */
-    public void prepare(Cluster c, String id) throws ParseException {
+    public void prepare(Cluster c, JobId id) throws ParseException {
         String host = hostOf(id);
         if (!c.knows(host)) {
             c.configure(host, values("NONE"), c.now());
@@ -320,9 +320,9 @@ public final class HostState {
     }
 
     /** A job start on this host as the core takes it. */
-    public JobSpec spec(String id, String request, int slots) throws ParseException {
+    public JobSpec spec(JobId id, String request, int slots) throws ParseException {
         String host = hostOf(id);
-        return new JobSpec(id, split(parsed(request), false), Map.of(host, slots), host, JobSpec.UNLIMITED,
+        return new JobSpec(id.toString(), split(parsed(request), false), Map.of(host, slots), host, JobSpec.UNLIMITED,
                 Optional.empty(), false);
     }
 

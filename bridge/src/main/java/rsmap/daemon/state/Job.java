@@ -19,7 +19,7 @@ import rsmap.alloc.Grant;
  * maps the authority granted the job (under host {@value rsmap.alloc.Cluster#GLOBAL}), never in
  * this host's core.
  */
-public record Job(String id, String user, String request, int slots, Grant grant, Grant releasing, Grant remote,
+public record Job(JobId id, String user, String request, int slots, Grant grant, Grant releasing, Grant remote,
            Map<String, String> env, Map<Long, Instant> pids) {
     /** Unknown start time of an entered process (pid reuse then cannot be told apart). */
     static final Instant UNKNOWN = Instant.EPOCH;
@@ -29,7 +29,7 @@ public record Job(String id, String user, String request, int slots, Grant grant
     }
 
     /** A job that holds nothing here, entered by a process of {@code user}. */
-    public static Job bare(String id, String user) {
+    public static Job bare(JobId id, String user) {
         return new Job(id, user, "", 1, Grant.NONE, Grant.NONE, Grant.NONE, Map.of(), Map.of());
     }
 

@@ -24,14 +24,14 @@ public final class JobGroups {
         }
     }
 
-    private final Map<String, Held> jobs = new LinkedHashMap<>();
+    private final Map<JobId, Held> jobs = new LinkedHashMap<>();
 
-    public Optional<Held> of(String job) {
+    public Optional<Held> of(JobId job) {
         return Optional.ofNullable(jobs.get(job));
     }
 
     /** Records {@code held} for {@code job}; a job held by no host is forgotten. */
-    public void put(String job, Held held) {
+    public void put(JobId job, Held held) {
         if (held.hosts().isEmpty()) {
             jobs.remove(job);
         } else {
@@ -40,13 +40,13 @@ public final class JobGroups {
     }
 
     /** A key record read back from the journal: {@code job}'s {@code keys}, held by {@code hosts}. */
-    public void replay(String job, GroupKeys keys, List<String> hosts) {
+    public void replay(JobId job, GroupKeys keys, List<String> hosts) {
         put(job, new Held(keys, new LinkedHashSet<>(hosts)));
     }
 
     /** The jobs {@code host} holds keys of. */
-    public List<String> heldBy(String host) {
-        List<String> out = new ArrayList<>();
+    public List<JobId> heldBy(String host) {
+        List<JobId> out = new ArrayList<>();
         jobs.forEach((job, h) -> {
             if (h.hosts().contains(host)) {
                 out.add(job);
@@ -60,7 +60,7 @@ public final class JobGroups {
     }
 
 
-    public Map<String, Held> all() {
+    public Map<JobId, Held> all() {
         return java.util.Collections.unmodifiableMap(jobs);
     }
 }

@@ -142,14 +142,14 @@ public class AuthorityIT {
                     for (String id : ids) {
                         assertThat(holder.get(id)).as("seat " + id + " granted to " + s.job() + " while held")
                                 .isNull();
-                        holder.put(id, s.job());
+                        holder.put(id, s.job().toString());
                     }
-                    held.put(s.job(), ids);
+                    held.put(s.job().toString(), ids);
                 } else if (r instanceof JournalRecord.Ended e) {
-                    for (String id : held.getOrDefault(e.job(), List.of())) {
+                    for (String id : held.getOrDefault(e.job().toString(), List.of())) {
                         holder.remove(id);
                     }
-                    held.remove(e.job());
+                    held.remove(e.job().toString());
                 }
             }
         }

@@ -28,6 +28,7 @@ import rsmap.wire.Code;
 import rsmap.wire.Frame;
 import rsmap.wire.Ports;
 import rsmap.wire.Session;
+import rsmap.daemon.state.JobId;
 
 @Timeout(60)
 class JobKeysTest {
@@ -160,7 +161,7 @@ class JobKeysTest {
 
     @Test
     void aKeyRecord_readsBackAsWritten_andABadOneStopsTheReplayNamingIt() throws Exception {
-        JournalRecord.Keyed k = new JournalRecord.Keyed("7.3", new rsmap.alloc.GroupKeys(java.util.Map.of("gpu", "0",
+        JournalRecord.Keyed k = new JournalRecord.Keyed(JobId.parse("7.3").orElseThrow(), new rsmap.alloc.GroupKeys(java.util.Map.of("gpu", "0",
                 "nic", "1")), List.of("node01", "node02"));
         assertThat(k.line()).isEqualTo("{\"v\":1,\"op\":\"key\",\"job\":\"7.3\",\"keys\":{\"gpu\":\"0\",\"nic\":\"1\"},"
                 + "\"hosts\":[\"node01\",\"node02\"]}");

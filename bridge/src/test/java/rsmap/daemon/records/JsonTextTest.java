@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import rsmap.alloc.Grant;
 import rsmap.daemon.job.Views;
 import rsmap.daemon.state.Job;
+import rsmap.daemon.state.JobId;
 
 class JsonTextTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -23,6 +24,16 @@ class JsonTextTest {
     /** Characters a hostile or careless client may put in a job's request or user: every escape class. */
     private static final char[] SPECIAL = {'"', '\\', '/', '\b', '\t', '\n', '\f', '\r', 0, 1, 0x1b, 0x1f, 0x7f,
         '\u00e9', '\u2028', '\u2029', '\ud83d', '\ude00', '\ufeff', '\uffff'};
+
+    /** A job id: its text is only [A-Za-z0-9_+-] and '.', nothing to escape. */
+    private static JobId jobId(Random r) {
+        String chars = "abcXYZ019_+-";
+        StringBuilder b = new StringBuilder();
+        for (int n = 1 + r.nextInt(8); n > 0; n--) {
+            b.append(chars.charAt(r.nextInt(chars.length())));
+        }
+        return new JobId("", b.toString(), r.nextBoolean() ? "" : Integer.toString(1 + r.nextInt(1000)));
+    }
 
     private static String draw(Random r, int max) {
         StringBuilder b = new StringBuilder();
@@ -64,7 +75,7 @@ class JsonTextTest {
 
     /** The start record as the tree wrote it before JsonText. */
     private static String tree(JournalRecord.Started s) {
-        ObjectNode r = JSON.createObjectNode().put("v", JournalRecord.VERSION).put("op", "start").put("job", s.job())
+        ObjectNode r = JSON.createObjectNode().put("v", JournalRecord.VERSION).put("op", "start").put("job", s.job().toString())
                 .put("user", s.user()).put("request", s.request()).put("slots", s.slots());
         JournalFields.put(r, "grant", s.grant());
         if (!s.releasing().isEmpty()) {
@@ -102,12 +113,12 @@ class JsonTextTest {
             for (int p = r.nextInt(3); p > 0; p--) {
                 pids.put((long) r.nextInt(1 << 22) + 1, Instant.ofEpochSecond(r.nextInt(2_000_000_000), r.nextInt(1_000_000_000)));
             }
-            JournalRecord.Started s = new JournalRecord.Started(draw(r, 8), draw(r, 8), draw(r, 30), 1 + r.nextInt(100),
+            JournalRecord.Started s = new JournalRecord.Started(jobId(r), draw(r, 8), draw(r, 30), 1 + r.nextInt(100),
                     grant(r), r.nextBoolean() ? Grant.NONE : grant(r), r.nextBoolean() ? Grant.NONE : grant(r), pids,
                     r.nextBoolean() ? Map.of() : Map.of("0:1g.10gb@" + r.nextInt(7), r.nextBoolean() ? "" : "MIG-" + i));
             assertThat(s.line()).as("draw %d", i).isEqualTo(tree(s));
         }
-        JournalRecord.Started real = new JournalRecord.Started("7.1", "alice", "gpu=2[same=id],mig=1[profile=1g.10gb]", 2,
+        JournalRecord.Started real = new JournalRecord.Started(JobId.parse("7.1").orElseThrow(), "alice", "gpu=2[same=id],mig=1[profile=1g.10gb]", 2,
                 new Grant(Map.of("node01", Map.of("gpu", List.of("0", "0")))), Grant.NONE, Grant.NONE,
                 Map.of(4711L, Instant.parse("2026-12-06T23:30:00.123456789Z")), Map.of("0:1g.10gb@6", "MIG-a"));
         assertThat(JournalRecord.parse(real.line())).isEqualTo(real);
@@ -117,7 +128,7 @@ class JsonTextTest {
     void anyJob_isTheAnswersObjectTheTreeWrote() {
         Random r = new Random(SEED);
         for (int i = 0; i < 5_000; i++) {
-            Job j = new Job(draw(r, 8), draw(r, 8), draw(r, 30), 1 + r.nextInt(100), grant(r),
+            Job j = new Job(jobId(r), draw(r, 8), draw(r, 30), 1 + r.nextInt(100), grant(r),
                     r.nextBoolean() ? Grant.NONE : grant(r), Grant.NONE, strings(r), Map.of());
             assertThat(Views.jobText(j)).as("draw %d", i).isEqualTo(Views.job(j).toString());
         }

@@ -42,7 +42,7 @@ class HostStateTest {
     }
 
     private static Job job(String id, String gpus) {
-        return new Job(id, System.getProperty("user.name"), "gpu=1", 1, Grant.NONE, Grant.NONE, Grant.NONE,
+        return new Job(JobId.parse(id).orElseThrow(), System.getProperty("user.name"), "gpu=1", 1, Grant.NONE, Grant.NONE, Grant.NONE,
                 Map.of("SGE_HGR_gpu", gpus), Map.of());
     }
 
@@ -50,7 +50,7 @@ class HostStateTest {
     void everyVerb_dropsTheCachedQueryAnswerOfEveryViewer() throws Exception {
         HostState s = state();
         List<Runnable> verbs = List.of(() -> s.hold(job("7", "0")), () -> s.hold(job("7", "0 1")),
-                () -> s.drop("7"), () -> s.configured(2, "gpu=2(0 1)", ""), () -> s.reallocSettings(false,
+                () -> s.drop(JobId.parse("7").orElseThrow()), () -> s.configured(2, "gpu=2(0 1)", ""), () -> s.reallocSettings(false,
                         rsmap.realloc.Policy.named("fifo").orElseThrow()), () -> s.leftover("9", List.of(4711L)),
                 () -> s.leftoverGone("9"));
         for (Runnable verb : verbs) {
@@ -70,9 +70,9 @@ class HostStateTest {
         assertThat(Files.readString(file)).isEqualTo("SGE_HGR_gpu=0\n");
         devices.hold(job("7", "0 1")); // a realloc's new environment
         assertThat(Files.readString(file)).isEqualTo("SGE_HGR_gpu=0 1\n");
-        devices.ended("7");
+        devices.ended(JobId.parse("7").orElseThrow());
         assertThat(file).doesNotExist();
-        assertThat(s.job("7")).isEmpty();
+        assertThat(s.job(JobId.parse("7").orElseThrow())).isEmpty();
     }
 
     @Test
@@ -81,7 +81,7 @@ class HostStateTest {
         HostState s = new HostState(config, ComplexTable.parse(Files.readString(config.complexes())),
                 Scope.AUTHORITY, new AfterAnswer(EnvFiles.none()), HostDeviceViews.none(config.host()));
         new HostDevices(s, HostDeviceViews.none(config.host()), HostDevices.Parts.none(), new LogBook()).hold(job("node01:7", "0"));
-        assertThat(s.job("node01:7")).isPresent();
+        assertThat(s.job(JobId.parse("node01:7").orElseThrow())).isPresent();
         assertThat(tmp.resolve("a").resolve("state").resolve("env")).doesNotExist();
     }
 
