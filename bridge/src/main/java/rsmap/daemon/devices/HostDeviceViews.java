@@ -92,12 +92,6 @@ public final class HostDeviceViews implements DeviceViews {
         return gpus.facts();
     }
 
-    /** The host's GPU attributes NVML gave (discovery's). */
-    @Override
-    public Map<String, String> attributes() {
-        return gpus.attributes();
-    }
-
     /** The slices on demand: the map of slices, when mig_map is set. */
     @Override
     public Optional<String> migMap() {

@@ -169,19 +169,15 @@ public final class HostDevices {
     }
 
     /**
-     * Puts process {@code pid} under {@code job}'s device policy (closed where the job holds no device and the
-     * host lists devices); a warning of the backend's, if it has one.
+     * Puts process {@code pid} under {@code policy}, {@code job}'s ({@link #policy}); a warning of the backend's,
+     * if it has one.
      */
-    public Optional<String> enter(Job job, long pid) throws DevicePolicyException {
-        return isolation.apply(job.id().toString(), policy(job), pid);
+    public Optional<String> enter(Job job, DevicePolicy policy, long pid) throws DevicePolicyException {
+        return isolation.apply(job.id().toString(), policy, pid);
     }
 
-    /** Whether {@code job}'s policy grants every device (no map of the host lists devices, or isolation off). */
-    public boolean open(Job job) {
-        return policy(job).isOpen();
-    }
-
-    private DevicePolicy policy(Job job) {
+    /** {@code job}'s device policy: closed where it holds no device and the host's maps list devices. */
+    public DevicePolicy policy(Job job) {
         return DevicePolicy.of(instances(job), s.devicesListed());
     }
 

@@ -22,6 +22,7 @@ import rsmap.daemon.state.HostState;
 import rsmap.daemon.state.Job;
 import rsmap.daemon.state.JobId;
 import rsmap.daemon.state.Refusal;
+import rsmap.device.DevicePolicy;
 import rsmap.device.DevicePolicyException;
 import rsmap.device.JobCgroups;
 import rsmap.log.Log;
@@ -297,8 +298,9 @@ public final class JobLifecycle {
         if (job == null) {
             job = s.bare.of(id).orElse(Job.bare(id, peer.user()));
         }
+        DevicePolicy policy = devices.policy(job);
         try {
-            devices.enter(job, peer.pid()).ifPresent(w -> log.note(Log.Level.WARNING, w));
+            devices.enter(job, policy, peer.pid()).ifPresent(w -> log.note(Log.Level.WARNING, w));
         } catch (DevicePolicyException e) {
             if (slave) { // granted for this task alone, which does not run: given back now
                 end(id, "unenforceable");
@@ -310,7 +312,7 @@ public final class JobLifecycle {
         if (!s.holds(id)) {
             s.bare.entered(entered);
             log.note(Log.Level.INFO, "job " + id + " holds nothing here: process " + peer.pid() + " entered under "
-                    + (devices.open(job) ? "no device policy (no map lists devices)" : "a closed policy with no granted device"));
+                    + (policy.isOpen() ? "no device policy (no map lists devices)" : "a closed policy with no granted device"));
             return List.of(JobAnswer.of(tid, entered));
         }
         journal.write(new JournalRecord.Entered(id, peer.pid(), Optional.ofNullable(start)));

@@ -39,9 +39,6 @@ public interface DeviceViews {
     /** The driver and each card, where NVML was read (docs/gpus.md), for QUERY. */
     ObjectNode facts();
 
-    /** The host's GPU attributes NVML gave (discovery's). */
-    Map<String, String> attributes();
-
     /** The slices on demand: the map of slices, when mig_map is set. */
     Optional<String> migMap();
 
